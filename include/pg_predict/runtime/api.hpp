@@ -1,0 +1,52 @@
+// The torch-free interface between PostgreSQL (src/pg/) and everything that uses libtorch.
+// Every function may throw pg_predict::Error; src/pg calls them inside its guard only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pg_predict::runtime {
+
+// Everything create_model stores about one model.
+struct BuiltModel {
+    std::string format;                 // the detected source format
+    std::string spec_json;              // spec::to_json of the imported pipeline
+    std::string program;                // serialized TorchScript module
+    std::string strategy;               // compiler::strategy_name of the strategy used
+    std::string task;                   // "regression" | "classification"
+    std::vector<double> classes;        // classification labels, output column order
+    std::vector<std::string> features;  // the model's feature names, input order
+    std::vector<std::string> columns;   // the column each feature reads (options.columns)
+    std::string summary_json;           // {"objective", "trees", "depth", "features", ...}
+};
+
+// Import, validate and compile a model artifact. `options_json` is the create_model options
+// object minus what the PostgreSQL side consumes itself ("replace"): "features" (names for a
+// model without them), "columns" ({feature: column}), "strategy" (auto | gemm |
+// tree_traversal | perfect_tree_traversal). Unknown options are an error.
+BuiltModel* build_model(const std::string& artifact_json, const std::string& format,
+                        const std::string& options_json);
+void free_built_model(BuiltModel*);
+
+// A loaded program. Programs are cached per backend by catalog row id (a new id for every
+// create or replace), so a backend loads each version once.
+struct Program;
+
+// The cached program for `id`, with its reference count raised, or nullptr.
+Program* acquire_cached_program(int64_t id);
+// Load program bytes, cache them under `id`, return them with a reference held.
+Program* load_program(int64_t id, const void* bytes, size_t length);
+void release_program(Program*);
+
+int program_output_width(const Program*);
+
+// Run the program over a row-major rows × cols float32 batch; out gets rows × output_width.
+void run_program(Program*, const float* x, int64_t rows, int64_t cols, float* out);
+
+// Intra-op threads for this backend; applied lazily before the next run, never in the
+// postmaster.
+void set_num_threads(int threads);
+
+}  // namespace pg_predict::runtime

@@ -1,0 +1,80 @@
+// The pipeline spec: what a model computes, independent of the library that trained it and of
+// the tensor program it is compiled to. Importers produce it, the compiler consumes it, and the
+// catalog keeps its JSON form beside the compiled program so a user can read what was loaded.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pg_predict::spec {
+
+enum class Task { Regression, Classification };
+
+// Which way a split sends x: XGBoost goes left when x < threshold, scikit-learn and LightGBM
+// when x <= threshold.
+enum class Comparison { Less, LessEqual };
+
+// Applied to the raw margins (the sum of the leaves plus the base margin).
+enum class PostTransform {
+    Identity,   // regression values, or raw margins
+    Logistic,   // 1 / (1 + exp(-m)); a one-group classifier outputs [1 - p, p]
+    Softmax,    // over the groups
+    Exp,        // count:poisson
+};
+
+// One decision tree in array form, node 0 the root. A leaf has left = right = -1 and its
+// value in `value`; for an internal node `value` is ignored.
+struct Tree {
+    std::vector<int32_t> left;
+    std::vector<int32_t> right;
+    std::vector<int32_t> feature;
+    std::vector<float> threshold;
+    std::vector<uint8_t> default_left;  // where a missing (NaN) input goes at this node
+    std::vector<float> value;
+    int32_t group = 0;                  // the output column this tree's leaves add to
+
+    size_t size() const { return left.size(); }
+    bool is_leaf(size_t node) const { return left[node] < 0; }
+    int depth() const;                  // a single leaf has depth 0
+};
+
+struct TreeEnsemble {
+    int32_t num_features = 0;
+    int32_t num_groups = 1;             // width of the raw margin
+    Comparison comparison = Comparison::Less;
+    std::vector<float> base_margin;     // one per group, in margin space
+    std::vector<Tree> trees;
+
+    int max_depth() const;
+};
+
+struct Pipeline {
+    std::string source_format;          // e.g. "xgboost"
+    std::string objective;              // the source library's name for it
+    Task task = Task::Regression;
+    std::vector<double> classes;        // classification: the label of each output column
+    std::vector<std::string> features;  // input names in input order; "" where unknown
+    TreeEnsemble model;
+    PostTransform transform = PostTransform::Identity;
+
+    // Columns of the program's output: 1 for regression, one per class for classification.
+    int output_width() const;
+};
+
+const char* task_name(Task);
+const char* transform_name(PostTransform);
+
+// JSON form stored in the catalog. Floats are written so they read back bit for bit.
+std::string to_json(const Pipeline&);
+Pipeline from_json(const std::string& text);  // throws Error(InvalidModel)
+
+// Structural checks (child indices in range and acyclic, features < num_features, groups <
+// num_groups, sizes agree). Throws Error(InvalidModel) naming the tree and node.
+void validate(const Pipeline&);
+
+// A plain recursive evaluation of the pipeline: the reference the compiled strategies are
+// tested against. x is rows × num_features, row-major; out is rows × output_width().
+void reference_predict(const Pipeline&, const float* x, int64_t rows, float* out);
+
+}  // namespace pg_predict::spec
