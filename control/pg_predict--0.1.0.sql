@@ -1,0 +1,100 @@
+-- pg_predict 0.1.0
+\echo Use "CREATE EXTENSION pg_predict" to load this file. \quit
+
+-- The catalog. Ordinary roles get no privileges on it: the compiled program bytes are executed
+-- by libtorch's loader, so only bytes the extension itself produced may ever land here. The C
+-- functions below write it as the table's owner after checking model ownership.
+CREATE SEQUENCE @extschema@.model_catalog_id_seq;
+
+CREATE TABLE @extschema@.model_catalog (
+    id          bigint PRIMARY KEY,          -- new for every create or replace (cache key)
+    name        text NOT NULL UNIQUE CHECK (name <> ''),
+    owner       regrole NOT NULL,
+    format      text NOT NULL,               -- source format, e.g. 'xgboost'
+    source      jsonb NOT NULL,              -- the artifact as given to create_model
+    spec        jsonb NOT NULL,              -- the imported pipeline, readable
+    program     bytea NOT NULL,              -- the compiled TorchScript module
+    features    text[] NOT NULL,             -- the model's feature names, input order
+    columns     text[] NOT NULL,             -- the column each feature reads
+    task        text NOT NULL CHECK (task IN ('regression', 'classification')),
+    classes     float8[],                    -- class labels, output order (classifiers)
+    strategy    text NOT NULL,               -- how trees were compiled
+    options     jsonb NOT NULL,              -- create_model's options
+    summary     jsonb NOT NULL,              -- objective, trees, depth, ...
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    CHECK (cardinality(features) = cardinality(columns))
+);
+ALTER SEQUENCE @extschema@.model_catalog_id_seq OWNED BY @extschema@.model_catalog.id;
+REVOKE ALL ON @extschema@.model_catalog FROM PUBLIC;
+REVOKE ALL ON SEQUENCE @extschema@.model_catalog_id_seq FROM PUBLIC;
+
+-- pg_dump includes the models.
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.model_catalog', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.model_catalog_id_seq', '');
+
+CREATE VIEW @extschema@.models AS
+SELECT name,
+       owner,
+       format,
+       task,
+       classes,
+       features,
+       columns,
+       strategy,
+       (summary ->> 'objective') AS objective,
+       (summary ->> 'trees')::int AS trees,
+       (summary ->> 'depth')::int AS depth,
+       pg_catalog.octet_length(program) AS program_bytes,
+       created_at
+  FROM @extschema@.model_catalog;
+GRANT SELECT ON @extschema@.models TO PUBLIC;
+
+COMMENT ON VIEW @extschema@.models IS 'Models registered with create_model()';
+
+CREATE FUNCTION @extschema@.create_model(name text, model jsonb, format text DEFAULT 'auto',
+                                         options jsonb DEFAULT '{}')
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_create_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.create_model(text, jsonb, text, jsonb) IS
+'Import a model artifact (XGBoost JSON), compile it and store it under a name. options: features, columns, strategy, replace';
+
+CREATE FUNCTION @extschema@.drop_model(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_drop_model'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+-- predict: the value for a regressor, the class label for a classifier.
+-- The row form reads the model's features from the row's columns by name; the array forms
+-- read them by position. A NULL feature is a missing value; a NULL row or array gives NULL.
+CREATE FUNCTION @extschema@.predict(name text, "row" anyelement)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict(name text, features real[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict(name text, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+-- predict_proba: class probabilities in the model's class order (classifiers only).
+CREATE FUNCTION @extschema@.predict_proba(name text, "row" anyelement)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_proba'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_proba(name text, features real[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_proba'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_proba(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_proba'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;

@@ -1,0 +1,64 @@
+-- create_model / drop_model / the models view, and every error they can give.
+CREATE EXTENSION pg_predict;
+\getenv abs_srcdir PG_ABS_SRCDIR
+\set fixtures :abs_srcdir '/regress/fixtures/'
+\set binary_file :fixtures 'binary_tiny.json'
+\set regression_file :fixtures 'regression_tiny.json'
+\set multiclass_file :fixtures 'multiclass_tiny.json'
+SELECT pg_read_file(:'binary_file') AS binary_model \gset
+SELECT pg_read_file(:'regression_file') AS regression_model \gset
+SELECT pg_read_file(:'multiclass_file') AS multiclass_model \gset
+
+SELECT create_model('churn', :'binary_model'::jsonb);
+SELECT create_model('spend', :'regression_model'::jsonb, 'xgboost');
+SELECT create_model('segment', :'multiclass_model'::jsonb, options => '{"strategy": "tree_traversal"}');
+SELECT name, format, task, classes, features, columns, strategy, objective, trees, depth,
+       program_bytes > 0 AS has_program
+  FROM models ORDER BY name;
+
+-- a name is unique; replace needs options.replace
+SELECT create_model('churn', :'regression_model'::jsonb);
+SELECT create_model('churn', :'regression_model'::jsonb, options => '{"replace": true}');
+SELECT name, task, objective FROM models WHERE name = 'churn';
+SELECT create_model('churn', :'binary_model'::jsonb, options => '{"replace": "yes"}');
+SELECT create_model('churn', :'binary_model'::jsonb, options => '{"replace": true}');
+
+-- transactional: a rolled-back create or drop leaves no trace
+BEGIN;
+SELECT create_model('temp', :'binary_model'::jsonb);
+SELECT count(*) FROM models WHERE name = 'temp';
+ROLLBACK;
+SELECT count(*) FROM models WHERE name = 'temp';
+BEGIN;
+SELECT drop_model('spend');
+ROLLBACK;
+SELECT count(*) FROM models WHERE name = 'spend';
+
+-- bad arguments
+SELECT create_model(NULL, :'binary_model'::jsonb);
+SELECT create_model('', :'binary_model'::jsonb);
+SELECT create_model('m', NULL);
+SELECT create_model('m', :'binary_model'::jsonb, 'onnx');
+SELECT create_model('m', :'binary_model'::jsonb, options => '{"strategy": "fastest"}');
+SELECT create_model('m', :'binary_model'::jsonb, options => '{"colour": "red"}');
+SELECT create_model('m', :'binary_model'::jsonb, options => '[1, 2]');
+SELECT create_model('m', :'binary_model'::jsonb, options => '{"features": ["a", "b"]}');
+SELECT create_model('m', :'binary_model'::jsonb, options => '{"columns": {"nope": "x"}}');
+
+-- malformed or unsupported models
+SELECT create_model('m', '{}');
+SELECT create_model('m', '[1, 2, 3]');
+SELECT create_model('m', '"a string"');
+SELECT create_model('m', '{"learner": {}, "version": [1, 7, 4]}');
+SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,objective,name}', '"rank:pairwise"'));
+SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,model,trees,0,left_children}', '[1, 7, -1]'));
+SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,model,trees,0,split_indices}', '[9, 0, 0]'));
+SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,model,trees,0,left_children}', '"oops"'));
+SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,name}', '"gblinear"'));
+SELECT count(*) FROM models WHERE name = 'm';
+
+-- drop
+SELECT drop_model('nope');
+SELECT drop_model(NULL);
+SELECT drop_model('segment');
+SELECT name FROM models ORDER BY name;

@@ -1,0 +1,305 @@
+#include "catalog.hpp"
+
+#include "pg_predict/runtime/api.hpp"
+
+// No C++ object with a destructor may live in these frames: SPI and ereport longjmp.
+
+namespace pg_predict::pg {
+
+namespace {
+
+// PostgreSQL 15 does not export get_extension_schema(); this is its body.
+Oid extension_schema(Oid extension) {
+    Relation relation = table_open(ExtensionRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(extension));
+    SysScanDesc scan = systable_beginscan(relation, ExtensionOidIndexId, true, NULL, 1, &key);
+    HeapTuple tuple = systable_getnext(scan);
+    Oid schema = HeapTupleIsValid(tuple) ? ((Form_pg_extension)GETSTRUCT(tuple))->extnamespace
+                                         : InvalidOid;
+    systable_endscan(scan);
+    table_close(relation, AccessShareLock);
+    if (!OidIsValid(schema)) elog(ERROR, "pg_predict: extension %u has no schema", extension);
+    return schema;
+}
+
+struct CatalogTable {
+    char* qualified_table;     // "schema".model_catalog
+    char* qualified_sequence;  // "schema".model_catalog_id_seq
+    Oid owner;
+};
+
+CatalogTable catalog_table() {
+    Oid extension = get_extension_oid("pg_predict", true);
+    if (!OidIsValid(extension))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("extension \"pg_predict\" is not installed in this database"),
+                        errhint("Run CREATE EXTENSION pg_predict.")));
+    Oid schema = extension_schema(extension);
+    const char* schema_name = quote_identifier(get_namespace_name(schema));
+    Oid relation = get_relname_relid("model_catalog", schema);
+    if (!OidIsValid(relation))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+                        errmsg("pg_predict's catalog table %s.model_catalog is missing",
+                               schema_name)));
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relation));
+    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for relation %u", relation);
+    CatalogTable table;
+    table.owner = ((Form_pg_class)GETSTRUCT(tuple))->relowner;
+    ReleaseSysCache(tuple);
+    table.qualified_table = psprintf("%s.model_catalog", schema_name);
+    table.qualified_sequence = psprintf("%s.model_catalog_id_seq", schema_name);
+    return table;
+}
+
+// Runs the catalog statements as the table's owner, in a restricted security context, the way
+// PostgreSQL's own RI triggers do. An error inside is fine: transaction abort restores the
+// user id and security context.
+struct OwnerSwitch {
+    Oid saved_user;
+    int saved_context;
+};
+
+OwnerSwitch become_catalog_owner(Oid owner) {
+    OwnerSwitch saved;
+    GetUserIdAndSecContext(&saved.saved_user, &saved.saved_context);
+    SetUserIdAndSecContext(owner, saved.saved_context | SECURITY_LOCAL_USERID_CHANGE |
+                                      SECURITY_RESTRICTED_OPERATION);
+    return saved;
+}
+
+void restore_user(const OwnerSwitch& saved) {
+    SetUserIdAndSecContext(saved.saved_user, saved.saved_context);
+}
+
+char** text_array_to_cstrings(Datum array_datum, int* count) {
+    ArrayType* array = DatumGetArrayTypeP(array_datum);
+    Datum* elements;
+    bool* nulls;
+    deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elements, &nulls, count);
+    char** result = (char**)palloc(sizeof(char*) * (*count > 0 ? *count : 1));
+    for (int i = 0; i < *count; i++)
+        result[i] = nulls[i] ? pstrdup("") : TextDatumGetCString(elements[i]);
+    return result;
+}
+
+Datum cstrings_to_text_array(const std::vector<std::string>& strings) {
+    int count = (int)strings.size();
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
+    for (int i = 0; i < count; i++) elements[i] = CStringGetTextDatum(strings[i].c_str());
+    return PointerGetDatum(construct_array(elements, count, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+Datum doubles_to_float8_array(const std::vector<double>& values) {
+    int count = (int)values.size();
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
+    for (int i = 0; i < count; i++) elements[i] = Float8GetDatum(values[i]);
+    return PointerGetDatum(
+        construct_array(elements, count, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+Datum bytes_to_bytea(const std::string& bytes) {
+    bytea* result = (bytea*)palloc(VARHDRSZ + bytes.size());
+    SET_VARSIZE(result, VARHDRSZ + bytes.size());
+    memcpy(VARDATA(result), bytes.data(), bytes.size());
+    return PointerGetDatum(result);
+}
+
+Datum cstring_to_jsonb(const char* json) {
+    return DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+}
+
+// Reads the owner of `name` under a row lock; InvalidOid when there is no such model.
+Oid lock_model_row(const CatalogTable& table, const char* name) {
+    char* query = psprintf("SELECT owner FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+                           table.qualified_table);
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 1);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    if (SPI_processed == 0) return InvalidOid;
+    bool isnull;
+    Datum owner = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    return DatumGetObjectId(owner);
+}
+
+}  // namespace
+
+void check_model_owner(const char* name, Oid owner) {
+    if (!has_privs_of_role(GetUserId(), owner))
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                        errmsg("must be owner of model \"%s\"", name),
+                        errdetail("The model is owned by role \"%s\".",
+                                  GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true)
+                                                                 : "(dropped role)")));
+}
+
+CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
+    CatalogTable table = catalog_table();
+    MemoryContext caller = CurrentMemoryContext;
+    char* query = psprintf(
+        "SELECT id, name, owner, format, strategy, features, columns, task, classes "
+        "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+        table.qualified_table);
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    // read_only: run in the calling query's snapshot, so every use of a model within one
+    // statement sees the same version even if a replace commits meanwhile.
+    int rc = SPI_execute_with_args(query, 1, types, values, NULL, true, 1);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+
+    CatalogEntry* entry = NULL;
+    if (SPI_processed > 0) {
+        HeapTuple row = SPI_tuptable->vals[0];
+        TupleDesc desc = SPI_tuptable->tupdesc;
+        bool isnull;
+        MemoryContext spi = MemoryContextSwitchTo(caller);
+        entry = (CatalogEntry*)palloc0(sizeof(CatalogEntry));
+        entry->id = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+        entry->name = pstrdup(name);
+        entry->owner = DatumGetObjectId(SPI_getbinval(row, desc, 3, &isnull));
+        entry->format = TextDatumGetCString(SPI_getbinval(row, desc, 4, &isnull));
+        entry->strategy = TextDatumGetCString(SPI_getbinval(row, desc, 5, &isnull));
+        int columns_count;
+        entry->features = text_array_to_cstrings(SPI_getbinval(row, desc, 6, &isnull), &entry->num_features);
+        entry->columns = text_array_to_cstrings(SPI_getbinval(row, desc, 7, &isnull), &columns_count);
+        if (columns_count != entry->num_features)
+            elog(ERROR, "pg_predict: catalog row of model \"%s\" is inconsistent (features/columns)", name);
+        char* task = TextDatumGetCString(SPI_getbinval(row, desc, 8, &isnull));
+        entry->classification = strcmp(task, "classification") == 0;
+        Datum classes = SPI_getbinval(row, desc, 9, &isnull);
+        if (!isnull) {
+            ArrayType* array = DatumGetArrayTypeP(classes);
+            Datum* elements;
+            bool* nulls;
+            deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+                              &elements, &nulls, &entry->num_classes);
+            entry->classes = (double*)palloc(sizeof(double) * (entry->num_classes > 0 ? entry->num_classes : 1));
+            for (int i = 0; i < entry->num_classes; i++) entry->classes[i] = DatumGetFloat8(elements[i]);
+        }
+        MemoryContextSwitchTo(spi);
+    }
+    SPI_finish();
+    restore_user(saved);
+
+    if (entry == NULL && !missing_ok)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("model \"%s\" does not exist", name),
+                        errhint("SELECT name FROM models lists the models; create_model() adds one.")));
+    return entry;
+}
+
+bytea* catalog_program(int64 id) {
+    CatalogTable table = catalog_table();
+    MemoryContext caller = CurrentMemoryContext;
+    char* query = psprintf("SELECT program FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
+                           table.qualified_table);
+    Oid types[1] = {INT8OID};
+    Datum values[1] = {Int64GetDatum(id)};
+
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    int rc = SPI_execute_with_args(query, 1, types, values, NULL, true, 1);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    if (SPI_processed == 0) elog(ERROR, "pg_predict: model version %lld vanished from the catalog", (long long)id);
+    bool isnull;
+    Datum program = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    MemoryContext spi = MemoryContextSwitchTo(caller);
+    bytea* result = DatumGetByteaPCopy(program);
+    MemoryContextSwitchTo(spi);
+    SPI_finish();
+    restore_user(saved);
+    return result;
+}
+
+void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source_jsonb,
+                   Datum options_jsonb, bool replace) {
+    CatalogTable table = catalog_table();
+    Oid caller = GetUserId();
+
+    // $1 name, $2 format, $3 source, $4 spec, $5 program, $6 features, $7 columns, $8 task,
+    // $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only)
+    Datum values[13];
+    Oid types[13] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
+                     TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
+                     JSONBOID,     JSONBOID,     OIDOID};
+    char nulls[13];
+    memset(nulls, ' ', sizeof(nulls));
+    values[0] = CStringGetTextDatum(name);
+    values[1] = CStringGetTextDatum(built->format.c_str());
+    values[2] = source_jsonb;
+    values[3] = cstring_to_jsonb(built->spec_json.c_str());
+    values[4] = bytes_to_bytea(built->program);
+    values[5] = cstrings_to_text_array(built->features);
+    values[6] = cstrings_to_text_array(built->columns);
+    values[7] = CStringGetTextDatum(built->task.c_str());
+    if (built->classes.empty()) {
+        values[8] = (Datum)0;
+        nulls[8] = 'n';
+    } else {
+        values[8] = doubles_to_float8_array(built->classes);
+    }
+    values[9] = CStringGetTextDatum(built->strategy.c_str());
+    values[10] = options_jsonb;
+    values[11] = cstring_to_jsonb(built->summary_json.c_str());
+    values[12] = ObjectIdGetDatum(caller);
+
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    Oid existing_owner = lock_model_row(table, name);
+    char* statement;
+    if (OidIsValid(existing_owner)) {
+        if (!replace)
+            ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
+                            errmsg("model \"%s\" already exists", name),
+                            errhint("Pass options => '{\"replace\": true}' to replace it, or drop_model() it first.")));
+        restore_user(saved);  // the ownership check is about the caller, not the table owner
+        check_model_owner(name, existing_owner);
+        saved = become_catalog_owner(table.owner);
+        // A replace keeps the row (and its owner) but takes a new id: backends that cached
+        // the old program see a different key and load the new one.
+        statement = psprintf(
+            "UPDATE %s SET id = pg_catalog.nextval('%s'), format = $2, source = $3, spec = $4, "
+            "program = $5, features = $6, columns = $7, task = $8, classes = $9, strategy = $10, "
+            "options = $11, summary = $12, created_at = pg_catalog.now() "
+            "WHERE name OPERATOR(pg_catalog.=) $1",
+            table.qualified_table, table.qualified_sequence);
+    } else {
+        statement = psprintf(
+            "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
+            "classes, strategy, options, summary, owner) "
+            "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+            "$13::pg_catalog.regrole)",
+            table.qualified_table, table.qualified_sequence);
+    }
+    int rc = SPI_execute_with_args(statement, 13, types, values, nulls, false, 0);
+    if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
+        elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    SPI_finish();
+    restore_user(saved);
+}
+
+void catalog_delete(const char* name) {
+    CatalogTable table = catalog_table();
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    Oid owner = lock_model_row(table, name);
+    if (!OidIsValid(owner))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
+    restore_user(saved);
+    check_model_owner(name, owner);
+    saved = become_catalog_owner(table.owner);
+    char* statement = psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1", table.qualified_table);
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+    int rc = SPI_execute_with_args(statement, 1, types, values, NULL, false, 0);
+    if (rc != SPI_OK_DELETE) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    SPI_finish();
+    restore_user(saved);
+}
+
+}  // namespace pg_predict::pg

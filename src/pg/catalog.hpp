@@ -1,0 +1,44 @@
+// The model catalog: an ordinary table in the extension's schema, so it is transactional,
+// MVCC-visible, replicated and dumped. Ordinary roles have no privileges on it; the functions
+// here read and write it as the table's owner and check model ownership themselves.
+#pragma once
+
+#include "postgres_headers.hpp"
+
+namespace pg_predict::runtime { struct BuiltModel; }
+
+namespace pg_predict::pg {
+
+// One catalog row without the heavy columns (source, spec, program). Allocated in the
+// memory context that was current when catalog_lookup was called.
+struct CatalogEntry {
+    int64 id;             // a new id for every create or replace: the program cache key
+    char* name;
+    Oid owner;
+    char* format;
+    char* strategy;
+    int num_features;
+    char** features;      // the model's feature names
+    char** columns;       // the column each feature reads ("" when the model has no names)
+    bool classification;
+    int num_classes;
+    double* classes;
+};
+
+// The row visible to the current snapshot, or NULL when missing_ok and there is none.
+CatalogEntry* catalog_lookup(const char* name, bool missing_ok);
+
+// The compiled program bytes of row `id` (detoasted, in the current memory context).
+bytea* catalog_program(int64 id);
+
+// Insert a model, or replace it when `replace` (only its owner or a superuser may).
+void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source_jsonb,
+                   Datum options_jsonb, bool replace);
+
+// Delete a model (only its owner or a superuser may).
+void catalog_delete(const char* name);
+
+// Errors unless the current user may replace or drop a model owned by `owner`.
+void check_model_owner(const char* name, Oid owner);
+
+}  // namespace pg_predict::pg

@@ -1,0 +1,131 @@
+#include "features.hpp"
+
+#include <cmath>
+
+namespace pg_predict::pg {
+
+namespace {
+
+float from_int2(Datum v) { return (float)DatumGetInt16(v); }
+float from_int4(Datum v) { return (float)DatumGetInt32(v); }
+float from_int8(Datum v) { return (float)DatumGetInt64(v); }
+float from_float4(Datum v) { return DatumGetFloat4(v); }
+float from_float8(Datum v) { return (float)DatumGetFloat8(v); }
+float from_bool(Datum v) { return DatumGetBool(v) ? 1.0f : 0.0f; }
+float from_numeric(Datum v) {
+    return (float)DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v));
+}
+
+const char* const numeric_types_hint =
+    "Features must be smallint, integer, bigint, real, double precision, numeric or boolean.";
+
+}  // namespace
+
+FeatureConverter converter_for_type(Oid type) {
+    switch (getBaseType(type)) {
+        case INT2OID: return from_int2;
+        case INT4OID: return from_int4;
+        case INT8OID: return from_int8;
+        case FLOAT4OID: return from_float4;
+        case FLOAT8OID: return from_float8;
+        case NUMERICOID: return from_numeric;
+        case BOOLOID: return from_bool;
+        default: return NULL;
+    }
+}
+
+RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
+                           MemoryContext context) {
+    const CatalogEntry* entry = model->entry;
+    MemoryContext old = MemoryContextSwitchTo(context);
+    RowReader* reader = (RowReader*)palloc0(sizeof(RowReader));
+    reader->type_id = type_id;
+    reader->typmod = typmod;
+    reader->tupdesc = lookup_rowtype_tupdesc_copy(type_id, typmod);
+    reader->num_features = entry->num_features;
+    reader->attnums = (AttrNumber*)palloc0(sizeof(AttrNumber) * Max(entry->num_features, 1));
+    reader->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * Max(entry->num_features, 1));
+    const char* row_type = format_type_be(type_id);
+
+    for (int f = 0; f < entry->num_features; f++) {
+        const char* column = entry->columns[f];
+        if (column[0] == '\0')
+            ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                            errmsg("model \"%s\" has no feature names, so it cannot read a row",
+                                   entry->name),
+                            errhint("Give the names with create_model(..., options => "
+                                    "'{\"features\": [...], \"replace\": true}'), or pass the "
+                                    "features as an array.")));
+        AttrNumber found = InvalidAttrNumber;
+        for (int a = 0; a < reader->tupdesc->natts; a++) {
+            Form_pg_attribute attribute = TupleDescAttr(reader->tupdesc, a);
+            if (!attribute->attisdropped && strcmp(NameStr(attribute->attname), column) == 0) {
+                found = attribute->attnum;
+                break;
+            }
+        }
+        if (found == InvalidAttrNumber)
+            ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                            errmsg("model \"%s\" needs column \"%s\", which %s does not have",
+                                   entry->name, column, row_type),
+                            errhint("Rename the column, or map the feature to a column with "
+                                    "options => '{\"columns\": {\"%s\": \"...\"}}'.",
+                                    entry->features[f])));
+        Oid column_type = TupleDescAttr(reader->tupdesc, found - 1)->atttypid;
+        reader->convert[f] = converter_for_type(column_type);
+        if (reader->convert[f] == NULL)
+            ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                            errmsg("column \"%s\" of %s has type %s, which model \"%s\" cannot "
+                                   "read as a feature",
+                                   column, row_type, format_type_be(column_type), entry->name),
+                            errhint("%s", numeric_types_hint)));
+        reader->attnums[f] = found;
+    }
+    MemoryContextSwitchTo(old);
+    return reader;
+}
+
+void read_row(const RowReader* reader, HeapTupleHeader row, float* x) {
+    HeapTupleData tuple;
+    tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+    ItemPointerSetInvalid(&tuple.t_self);
+    tuple.t_tableOid = InvalidOid;
+    tuple.t_data = row;
+    for (int f = 0; f < reader->num_features; f++) {
+        bool isnull;
+        Datum value = heap_getattr(&tuple, reader->attnums[f], reader->tupdesc, &isnull);
+        x[f] = isnull ? NAN : reader->convert[f](value);
+    }
+}
+
+void read_array(const BoundModel* model, ArrayType* array, float* x) {
+    const CatalogEntry* entry = model->entry;
+    Oid element_type = ARR_ELEMTYPE(array);
+    FeatureConverter convert = converter_for_type(element_type);
+    if (convert == NULL)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("model \"%s\" cannot read an array of %s", entry->name,
+                               format_type_be(element_type)),
+                        errhint("%s", numeric_types_hint)));
+    if (ARR_NDIM(array) > 1)
+        ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                        errmsg("model \"%s\" needs a one-dimensional feature array, not %d "
+                               "dimensions", entry->name, ARR_NDIM(array))));
+    int16 element_length;
+    bool by_value;
+    char align;
+    get_typlenbyvalalign(element_type, &element_length, &by_value, &align);
+    Datum* elements;
+    bool* nulls;
+    int count;
+    deconstruct_array(array, element_type, element_length, by_value, align, &elements, &nulls, &count);
+    if (count != entry->num_features)
+        ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                        errmsg("model \"%s\" expects %d features, but the array has %d elements",
+                               entry->name, entry->num_features, count)));
+    for (int f = 0; f < count; f++) x[f] = nulls[f] ? NAN : convert(elements[f]);
+    pfree(elements);
+    pfree(nulls);
+}
+
+}  // namespace pg_predict::pg

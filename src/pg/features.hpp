@@ -1,0 +1,37 @@
+// Turning SQL values into the model's float32 features: by column name for rows, by position
+// for arrays. SQL NULL becomes NaN, which the model treats as a missing value.
+#pragma once
+
+#include "model_binding.hpp"
+
+namespace pg_predict::pg {
+
+// Converts one non-NULL datum of a numeric type to float32 the way a training library would
+// (float64 → float32 rounds to nearest).
+typedef float (*FeatureConverter)(Datum value);
+
+// The converter for a column type (domains resolved), or NULL if the type is not numeric.
+FeatureConverter converter_for_type(Oid type);
+
+// Where each of a model's features sits in a row type, and how to convert it. Resolved once
+// per row type; errors name the missing or ill-typed column.
+struct RowReader {
+    Oid type_id;
+    int32 typmod;
+    TupleDesc tupdesc;
+    int num_features;
+    AttrNumber* attnums;        // per feature, 1-based
+    FeatureConverter* convert;  // per feature
+};
+
+RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
+                           MemoryContext context);
+
+// Fills x[0 .. num_features) from one row value.
+void read_row(const RowReader* reader, HeapTupleHeader row, float* x);
+
+// Fills x[0 .. num_features) from a one-dimensional numeric array with exactly that many
+// elements.
+void read_array(const BoundModel* model, ArrayType* array, float* x);
+
+}  // namespace pg_predict::pg

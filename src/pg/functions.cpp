@@ -1,0 +1,201 @@
+// The SQL functions: create_model, drop_model, and the per-row predict / predict_proba path
+// (the batching executor node takes over where the planner can use it).
+#include "features.hpp"
+#include "guard.hpp"
+#include "model_binding.hpp"
+#include "pg_predict/runtime/api.hpp"
+
+namespace pg_predict::pg {
+
+namespace {
+
+char* required_text_arg(FunctionCallInfo fcinfo, int arg, const char* what) {
+    if (PG_ARGISNULL(arg))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", what)));
+    return text_to_cstring(PG_GETARG_TEXT_PP(arg));
+}
+
+void free_built_model_callback(void* arg) {
+    try {
+        runtime::free_built_model(static_cast<runtime::BuiltModel*>(arg));
+    } catch (...) {
+    }
+}
+
+// create_model's options.replace, checked here because the catalog write is ours.
+bool replace_option(Jsonb* options) {
+    if (!JB_ROOT_IS_OBJECT(options))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("create_model options must be a JSON object")));
+    JsonbValue* value = getKeyJsonValueFromContainer(&options->root, "replace", strlen("replace"), NULL);
+    if (value == NULL || value->type == jbvNull) return false;
+    if (value->type != jbvBool)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("create_model option \"replace\" must be true or false")));
+    return value->val.boolean;
+}
+
+// What one predict() call site keeps for the whole query: one entry per model name it has
+// seen (usually one), each with the model version bound on first use and a row reader.
+struct CallSiteModel {
+    CallSiteModel* next;
+    char* name;
+    BoundModel* model;
+    RowReader* reader;  // for the last row type seen
+    float* x;           // num_features
+    float* out;         // output_width
+};
+
+enum class ArgumentKind { Unknown, Row, Array };
+
+struct CallSite {
+    CallSiteModel* models;
+    ArgumentKind kind;
+};
+
+CallSiteModel* call_site_model(FunctionCallInfo fcinfo, const char* name) {
+    FmgrInfo* flinfo = fcinfo->flinfo;
+    CallSite* site = (CallSite*)flinfo->fn_extra;
+    if (site == NULL) {
+        site = (CallSite*)MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(CallSite));
+        flinfo->fn_extra = site;
+    }
+    for (CallSiteModel* m = site->models; m != NULL; m = m->next)
+        if (strcmp(m->name, name) == 0) return m;
+
+    MemoryContext old = MemoryContextSwitchTo(flinfo->fn_mcxt);
+    CallSiteModel* m = (CallSiteModel*)palloc0(sizeof(CallSiteModel));
+    m->name = pstrdup(name);
+    m->model = bind_model(name, flinfo->fn_mcxt);
+    m->x = (float*)palloc0(sizeof(float) * Max(m->model->entry->num_features, 1));
+    m->out = (float*)palloc0(sizeof(float) * Max(m->model->output_width, 1));
+    m->next = site->models;
+    site->models = m;
+    MemoryContextSwitchTo(old);
+    return m;
+}
+
+ArgumentKind argument_kind(FunctionCallInfo fcinfo) {
+    CallSite* site = (CallSite*)fcinfo->flinfo->fn_extra;
+    if (site->kind != ArgumentKind::Unknown) return site->kind;
+    Oid type = get_fn_expr_argtype(fcinfo->flinfo, 1);
+    if (type == InvalidOid) elog(ERROR, "pg_predict: could not determine the argument type");
+    if (type_is_rowtype(type))
+        site->kind = ArgumentKind::Row;
+    else if (OidIsValid(get_element_type(getBaseType(type))))
+        site->kind = ArgumentKind::Array;
+    else
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("predict() needs a row or an array of features, not %s",
+                               format_type_be(type)),
+                        errhint("Pass the table's row, as in predict('model', t) FROM t, or an "
+                                "array such as ARRAY[1.0, 2.0]::real[].")));
+    return site->kind;
+}
+
+// Scores argument 1 of the call with the model named by argument 0; false if it is NULL.
+bool score_one(FunctionCallInfo fcinfo, CallSiteModel** scored) {
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    CallSiteModel* m = call_site_model(fcinfo, name);
+    *scored = m;
+    if (PG_ARGISNULL(1)) return false;
+    if (argument_kind(fcinfo) == ArgumentKind::Row) {
+        HeapTupleHeader row = PG_GETARG_HEAPTUPLEHEADER(1);
+        Oid type_id = HeapTupleHeaderGetTypeId(row);
+        int32 typmod = HeapTupleHeaderGetTypMod(row);
+        if (m->reader == NULL || m->reader->type_id != type_id || m->reader->typmod != typmod)
+            m->reader = make_row_reader(m->model, type_id, typmod, fcinfo->flinfo->fn_mcxt);
+        read_row(m->reader, row, m->x);
+    } else {
+        read_array(m->model, PG_GETARG_ARRAYTYPE_P(1), m->x);
+    }
+    runtime::Program* program = m->model->program;
+    int64 cols = m->model->entry->num_features;
+    float* x = m->x;
+    float* out = m->out;
+    guarded([&] { runtime::run_program(program, x, 1, cols, out); });
+    return true;
+}
+
+}  // namespace
+
+}  // namespace pg_predict::pg
+
+using namespace pg_predict::pg;
+
+extern "C" {
+
+PG_FUNCTION_INFO_V1(pg_predict_create_model);
+PG_FUNCTION_INFO_V1(pg_predict_drop_model);
+PG_FUNCTION_INFO_V1(pg_predict_predict);
+PG_FUNCTION_INFO_V1(pg_predict_predict_proba);
+
+Datum pg_predict_create_model(PG_FUNCTION_ARGS) {
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    if (name[0] == '\0')
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("model name must not be empty")));
+    if (PG_ARGISNULL(1))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model must not be NULL")));
+    Datum source = PG_GETARG_DATUM(1);
+    Jsonb* model = DatumGetJsonbP(source);
+    const char* format = PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2));
+    Datum options_datum = PG_ARGISNULL(3) ? DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))
+                                          : PG_GETARG_DATUM(3);
+    Jsonb* options = DatumGetJsonbP(options_datum);
+    bool replace = replace_option(options);
+
+    // Fail fast, before the expensive compile, on a name that exists or a model we may not
+    // replace; catalog_store checks again under a row lock.
+    CatalogEntry* existing = catalog_lookup(name, true);
+    if (existing != NULL) {
+        if (!replace)
+            ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
+                            errmsg("model \"%s\" already exists", name),
+                            errhint("Pass options => '{\"replace\": true}' to replace it, or drop_model() it first.")));
+        check_model_owner(name, existing->owner);
+    }
+
+    char* artifact = JsonbToCString(NULL, &model->root, VARSIZE(model));
+    char* options_text = JsonbToCString(NULL, &options->root, VARSIZE(options));
+    MemoryContextCallback* callback = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
+    pg_predict::runtime::BuiltModel* built = guarded(
+        [&] { return pg_predict::runtime::build_model(artifact, format, options_text); });
+    callback->func = free_built_model_callback;
+    callback->arg = built;
+    MemoryContextRegisterResetCallback(CurrentMemoryContext, callback);
+    pfree(artifact);
+
+    catalog_store(name, built, source, options_datum, replace);
+    PG_RETURN_VOID();
+}
+
+Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    catalog_delete(name);
+    PG_RETURN_VOID();
+}
+
+Datum pg_predict_predict(PG_FUNCTION_ARGS) {
+    CallSiteModel* m;
+    if (!score_one(fcinfo, &m)) PG_RETURN_NULL();
+    PG_RETURN_FLOAT8(prediction_from_output(m->model, m->out));
+}
+
+Datum pg_predict_predict_proba(PG_FUNCTION_ARGS) {
+    CallSiteModel* m;
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    m = call_site_model(fcinfo, name);
+    if (!m->model->entry->classification)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("model \"%s\" is a regression model; predict_proba() needs a classifier",
+                               name),
+                        errhint("Use predict() for the predicted value.")));
+    if (!score_one(fcinfo, &m)) PG_RETURN_NULL();
+    int width = m->model->output_width;
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
+    for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)m->out[k]);
+    PG_RETURN_ARRAYTYPE_P(construct_array(elements, width, FLOAT8OID, sizeof(float8),
+                                          FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+}  // extern "C"

@@ -1,0 +1,59 @@
+#include "model_binding.hpp"
+
+#include "guard.hpp"
+#include "pg_predict/runtime/api.hpp"
+
+namespace pg_predict::pg {
+
+namespace {
+
+void release_program_callback(void* arg) {
+    // Runs during memory context reset, possibly during abort: must not throw or error.
+    try {
+        runtime::release_program(static_cast<runtime::Program*>(arg));
+    } catch (...) {
+    }
+}
+
+}  // namespace
+
+BoundModel* bind_model(const char* name, MemoryContext context) {
+    MemoryContext old = MemoryContextSwitchTo(context);
+    BoundModel* model = (BoundModel*)palloc0(sizeof(BoundModel));
+    model->entry = catalog_lookup(name, false);
+    int64 id = model->entry->id;
+    // Allocated before the program is acquired, so nothing can fail between acquiring the
+    // reference and registering its release.
+    MemoryContextCallback* callback = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
+
+    runtime::Program* program = guarded([&] { return runtime::acquire_cached_program(id); });
+    if (program == nullptr) {
+        bytea* bytes = catalog_program(id);
+        const char* data = VARDATA_ANY(bytes);
+        size_t length = VARSIZE_ANY_EXHDR(bytes);
+        program = guarded([&] { return runtime::load_program(id, data, length); });
+        pfree(bytes);
+    }
+    callback->func = release_program_callback;
+    callback->arg = program;
+    MemoryContextRegisterResetCallback(context, callback);
+    model->program = program;
+    model->output_width = guarded([&] { return runtime::program_output_width(program); });
+    if (model->entry->classification && model->output_width != model->entry->num_classes)
+        ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+                        errmsg("model \"%s\" gives %d outputs but lists %d classes", name,
+                               model->output_width, model->entry->num_classes)));
+    MemoryContextSwitchTo(old);
+    return model;
+}
+
+double prediction_from_output(const BoundModel* model, const float* output_row) {
+    const CatalogEntry* entry = model->entry;
+    if (!entry->classification) return output_row[0];
+    int best = 0;
+    for (int k = 1; k < model->output_width; k++)
+        if (output_row[k] > output_row[best]) best = k;
+    return best < entry->num_classes ? entry->classes[best] : best;
+}
+
+}  // namespace pg_predict::pg

@@ -1,0 +1,25 @@
+// A model as one query sees it: its catalog entry (version fixed by the query's snapshot) and
+// its loaded program, held for as long as the memory context it was bound in lives.
+#pragma once
+
+#include "catalog.hpp"
+
+namespace pg_predict::runtime { struct Program; }
+
+namespace pg_predict::pg {
+
+struct BoundModel {
+    CatalogEntry* entry;
+    runtime::Program* program;
+    int output_width;
+};
+
+// Looks the model up, takes the program from the backend's cache or loads it from the
+// catalog, and releases it when `context` is reset or deleted.
+BoundModel* bind_model(const char* name, MemoryContext context);
+
+// The value predict() returns for one output row: the label of the most probable class for a
+// classifier (the first on ties, as numpy's argmax), the value for a regressor.
+double prediction_from_output(const BoundModel* model, const float* output_row);
+
+}  // namespace pg_predict::pg
