@@ -63,7 +63,7 @@ COMMENT ON FUNCTION @extschema@.create_model(text, jsonb, text, jsonb) IS
 CREATE FUNCTION @extschema@.drop_model(name text)
 RETURNS void
 AS 'MODULE_PATHNAME', 'pg_predict_drop_model'
-LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- predict: the value for a regressor, the class label for a classifier.
 -- The row form reads the model's features from the row's columns by name; the array forms

@@ -24,7 +24,7 @@ INSERT INTO customers VALUES
   (5, 10, 50, 2, 'exactly on both thresholds: x < t is false');
 
 SELECT id, predict('churn', c) AS label,
-       round(predict_proba('churn', c)[2]::numeric, 6) AS p1,
+       round((predict_proba('churn', c))[2]::numeric, 6) AS p1,
        round((1 / (1 + exp(-((CASE WHEN coalesce(tenure < 10, true) THEN 1 ELSE -1 END)
                             + (CASE WHEN coalesce(monthly_charges < 50, false) THEN 0.5 ELSE -0.5 END)))))::numeric, 6) AS by_hand
   FROM customers c ORDER BY id;
@@ -47,7 +47,7 @@ SELECT count(*) AS disagreements FROM customers c
 SELECT predict('churn', ARRAY[5, 30, 1]::real[]),
        predict('churn', ARRAY[20, 80, 2]::float8[]),
        predict('churn', ARRAY[20, 80, 2]),
-       round(predict_proba('churn', ARRAY[NULL, 80, 3]::real[])[2]::numeric, 6),
+       round((predict_proba('churn', ARRAY[NULL, 80, 3]::real[]))[2]::numeric, 6),
        predict('spend', ARRAY[1, 1, 1.5]::numeric[]);
 -- the row and the array paths agree
 SELECT count(*) AS disagreements FROM customers c
@@ -77,7 +77,7 @@ SELECT predict('churn', t) FROM text_charges t;
 -- features by name, whatever the column order; other column types convert
 CREATE TABLE shuffled (note text, plan_id bigint, monthly_charges real, extra bool, tenure float8);
 INSERT INTO shuffled VALUES ('x', 1, 30, true, 5), ('y', 2, 80, false, 20);
-SELECT note, predict('churn', s), round(predict_proba('churn', s)[2]::numeric, 6) FROM shuffled s ORDER BY note;
+SELECT note, predict('churn', s), round((predict_proba('churn', s))[2]::numeric, 6) FROM shuffled s ORDER BY note;
 
 -- a model without feature names: arrays work, rows need options.features
 SELECT create_model('anon', :'unnamed_model'::jsonb);
@@ -116,5 +116,5 @@ EXECUTE score(1);
 EXECUTE score(2);
 DEALLOCATE score;
 
-DROP TABLE customers, no_charges, text_charges, shuffled, renamed;
 DROP FUNCTION churn_label;
+DROP TABLE customers, no_charges, text_charges, shuffled, renamed;

@@ -27,6 +27,7 @@ Oid extension_schema(Oid extension) {
 struct CatalogTable {
     char* qualified_table;     // "schema".model_catalog
     char* qualified_sequence;  // "schema".model_catalog_id_seq
+    Oid relation;
     Oid owner;
 };
 
@@ -46,6 +47,7 @@ CatalogTable catalog_table() {
     HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relation));
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for relation %u", relation);
     CatalogTable table;
+    table.relation = relation;
     table.owner = ((Form_pg_class)GETSTRUCT(tuple))->relowner;
     ReleaseSysCache(tuple);
     table.qualified_table = psprintf("%s.model_catalog", schema_name);
@@ -126,6 +128,8 @@ Oid lock_model_row(const CatalogTable& table, const char* name) {
 
 }  // namespace
 
+Oid catalog_relation_id() { return catalog_table().relation; }
+
 void check_model_owner(const char* name, Oid owner) {
     if (!has_privs_of_role(GetUserId(), owner))
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -139,16 +143,21 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
     CatalogTable table = catalog_table();
     MemoryContext caller = CurrentMemoryContext;
     char* query = psprintf(
-        "SELECT id, name, owner, format, strategy, features, columns, task, classes "
+        "SELECT id, name, owner, format, strategy, features, columns, task, classes, "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'trees')::pg_catalog.int4, 0), "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0) "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
         table.qualified_table);
     Oid types[1] = {TEXTOID};
     Datum values[1] = {CStringGetTextDatum(name)};
 
+    // read_only: run in the calling query's snapshot, so every use of a model within one
+    // statement sees the same version even if a replace commits meanwhile. Planning may
+    // happen without an active snapshot; then take the transaction's.
+    bool pushed_snapshot = !ActiveSnapshotSet();
+    if (pushed_snapshot) PushActiveSnapshot(GetTransactionSnapshot());
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
-    // read_only: run in the calling query's snapshot, so every use of a model within one
-    // statement sees the same version even if a replace commits meanwhile.
     int rc = SPI_execute_with_args(query, 1, types, values, NULL, true, 1);
     if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
 
@@ -181,10 +190,13 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
             entry->classes = (double*)palloc(sizeof(double) * (entry->num_classes > 0 ? entry->num_classes : 1));
             for (int i = 0; i < entry->num_classes; i++) entry->classes[i] = DatumGetFloat8(elements[i]);
         }
+        entry->trees = DatumGetInt32(SPI_getbinval(row, desc, 10, &isnull));
+        entry->depth = DatumGetInt32(SPI_getbinval(row, desc, 11, &isnull));
         MemoryContextSwitchTo(spi);
     }
     SPI_finish();
     restore_user(saved);
+    if (pushed_snapshot) PopActiveSnapshot();
 
     if (entry == NULL && !missing_ok)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -201,6 +213,8 @@ bytea* catalog_program(int64 id) {
     Oid types[1] = {INT8OID};
     Datum values[1] = {Int64GetDatum(id)};
 
+    bool pushed_snapshot = !ActiveSnapshotSet();
+    if (pushed_snapshot) PushActiveSnapshot(GetTransactionSnapshot());
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
     int rc = SPI_execute_with_args(query, 1, types, values, NULL, true, 1);
@@ -213,6 +227,7 @@ bytea* catalog_program(int64 id) {
     MemoryContextSwitchTo(spi);
     SPI_finish();
     restore_user(saved);
+    if (pushed_snapshot) PopActiveSnapshot();
     return result;
 }
 
@@ -281,6 +296,7 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     SPI_finish();
     restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
 }
 
 void catalog_delete(const char* name) {
@@ -300,6 +316,7 @@ void catalog_delete(const char* name) {
     if (rc != SPI_OK_DELETE) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     SPI_finish();
     restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
 }
 
 }  // namespace pg_predict::pg

@@ -23,7 +23,13 @@ struct CatalogEntry {
     bool classification;
     int num_classes;
     double* classes;
+    int trees;            // from the summary, for EXPLAIN
+    int depth;
 };
+
+// The catalog table's OID: plans that use a model depend on it, and create/replace/drop
+// invalidate it so cached plans are rebuilt.
+Oid catalog_relation_id();
 
 // The row visible to the current snapshot, or NULL when missing_ok and there is none.
 CatalogEntry* catalog_lookup(const char* name, bool missing_ok);

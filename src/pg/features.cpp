@@ -34,19 +34,8 @@ FeatureConverter converter_for_type(Oid type) {
     }
 }
 
-RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
-                           MemoryContext context) {
-    const CatalogEntry* entry = model->entry;
-    MemoryContext old = MemoryContextSwitchTo(context);
-    RowReader* reader = (RowReader*)palloc0(sizeof(RowReader));
-    reader->type_id = type_id;
-    reader->typmod = typmod;
-    reader->tupdesc = lookup_rowtype_tupdesc_copy(type_id, typmod);
-    reader->num_features = entry->num_features;
-    reader->attnums = (AttrNumber*)palloc0(sizeof(AttrNumber) * Max(entry->num_features, 1));
-    reader->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * Max(entry->num_features, 1));
-    const char* row_type = format_type_be(type_id);
-
+void resolve_feature_columns(const CatalogEntry* entry, TupleDesc tupdesc, const char* row_type,
+                             AttrNumber* attnums) {
     for (int f = 0; f < entry->num_features; f++) {
         const char* column = entry->columns[f];
         if (column[0] == '\0')
@@ -57,8 +46,8 @@ RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
                                     "'{\"features\": [...], \"replace\": true}'), or pass the "
                                     "features as an array.")));
         AttrNumber found = InvalidAttrNumber;
-        for (int a = 0; a < reader->tupdesc->natts; a++) {
-            Form_pg_attribute attribute = TupleDescAttr(reader->tupdesc, a);
+        for (int a = 0; a < tupdesc->natts; a++) {
+            Form_pg_attribute attribute = TupleDescAttr(tupdesc, a);
             if (!attribute->attisdropped && strcmp(NameStr(attribute->attname), column) == 0) {
                 found = attribute->attnum;
                 break;
@@ -71,16 +60,32 @@ RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
                             errhint("Rename the column, or map the feature to a column with "
                                     "options => '{\"columns\": {\"%s\": \"...\"}}'.",
                                     entry->features[f])));
-        Oid column_type = TupleDescAttr(reader->tupdesc, found - 1)->atttypid;
-        reader->convert[f] = converter_for_type(column_type);
-        if (reader->convert[f] == NULL)
+        Oid column_type = TupleDescAttr(tupdesc, found - 1)->atttypid;
+        if (converter_for_type(column_type) == NULL)
             ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                             errmsg("column \"%s\" of %s has type %s, which model \"%s\" cannot "
                                    "read as a feature",
                                    column, row_type, format_type_be(column_type), entry->name),
                             errhint("%s", numeric_types_hint)));
-        reader->attnums[f] = found;
+        attnums[f] = found;
     }
+}
+
+RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
+                           MemoryContext context) {
+    const CatalogEntry* entry = model->entry;
+    MemoryContext old = MemoryContextSwitchTo(context);
+    RowReader* reader = (RowReader*)palloc0(sizeof(RowReader));
+    reader->type_id = type_id;
+    reader->typmod = typmod;
+    reader->tupdesc = lookup_rowtype_tupdesc_copy(type_id, typmod);
+    reader->num_features = entry->num_features;
+    reader->attnums = (AttrNumber*)palloc0(sizeof(AttrNumber) * Max(entry->num_features, 1));
+    reader->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * Max(entry->num_features, 1));
+    resolve_feature_columns(entry, reader->tupdesc, format_type_be(type_id), reader->attnums);
+    for (int f = 0; f < entry->num_features; f++)
+        reader->convert[f] =
+            converter_for_type(TupleDescAttr(reader->tupdesc, reader->attnums[f] - 1)->atttypid);
     MemoryContextSwitchTo(old);
     return reader;
 }

@@ -13,6 +13,11 @@ typedef float (*FeatureConverter)(Datum value);
 // The converter for a column type (domains resolved), or NULL if the type is not numeric.
 FeatureConverter converter_for_type(Oid type);
 
+// Finds each feature's column in `tupdesc` by name (entry->columns), checking it exists and is
+// numeric; errors name the model, the column and `row_type`. Fills attnums (1-based).
+void resolve_feature_columns(const CatalogEntry* entry, TupleDesc tupdesc, const char* row_type,
+                             AttrNumber* attnums);
+
 // Where each of a model's features sits in a row type, and how to convert it. Resolved once
 // per row type; errors name the missing or ill-typed column.
 struct RowReader {

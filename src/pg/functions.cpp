@@ -125,10 +125,10 @@ using namespace pg_predict::pg;
 
 extern "C" {
 
-PG_FUNCTION_INFO_V1(pg_predict_create_model);
-PG_FUNCTION_INFO_V1(pg_predict_drop_model);
-PG_FUNCTION_INFO_V1(pg_predict_predict);
-PG_FUNCTION_INFO_V1(pg_predict_predict_proba);
+PG_PREDICT_SQL_FUNCTION(pg_predict_create_model);
+PG_PREDICT_SQL_FUNCTION(pg_predict_drop_model);
+PG_PREDICT_SQL_FUNCTION(pg_predict_predict);
+PG_PREDICT_SQL_FUNCTION(pg_predict_predict_proba);
 
 Datum pg_predict_create_model(PG_FUNCTION_ARGS) {
     char* name = required_text_arg(fcinfo, 0, "model name");

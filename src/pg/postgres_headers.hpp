@@ -21,6 +21,8 @@ extern "C" {
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/snapmgr.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -31,3 +33,9 @@ extern "C" {
 // Exported symbols: the module is built with -fvisibility=hidden.
 #undef PGDLLEXPORT
 #define PGDLLEXPORT __attribute__((visibility("default")))
+
+// A SQL-callable C function. PostgreSQL 15's PG_FUNCTION_INFO_V1 marks only the info record
+// visible, so the function itself needs PGDLLEXPORT too. Use inside extern "C".
+#define PG_PREDICT_SQL_FUNCTION(name) \
+    PG_FUNCTION_INFO_V1(name);        \
+    PGDLLEXPORT Datum name(PG_FUNCTION_ARGS)

@@ -1,0 +1,413 @@
+#include "batch_node.hpp"
+
+#include <cmath>
+
+#include "batch_plan.hpp"
+#include "features.hpp"
+#include "guard.hpp"
+#include "model_binding.hpp"
+#include "pg_predict/runtime/api.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/datum.h"
+#include "portability/instr_time.h"
+#include "utils/ruleutils.h"
+}
+
+// No C++ object with a destructor lives in these frames: executor calls may longjmp.
+
+namespace pg_predict::pg {
+
+namespace {
+
+constexpr int first_batch_rows = 64;  // batches grow ×4 from here, so LIMIT 5 scores 64 rows
+
+struct InputState {
+    const BatchInput* plan;
+    BoundModel* model;           // NULL under EXPLAIN without ANALYZE
+    int num_features;
+    int width;                   // model outputs per row
+    // FeatureSource::Columns: a child column, or an expression evaluated per row
+    AttrNumber* column;          // per feature: child attno, or 0
+    Oid* column_type;            // per feature, when column != 0
+    ExprState** feature_expr;    // per feature, when column == 0
+    FeatureConverter* convert;   // per feature, for expressions
+    // FeatureSource::Row / Array: one expression
+    ExprState* argument;
+    RowReader* reader;
+    float* x;                    // capacity × num_features, row-major
+    float* out;                  // capacity × width
+    bool* row_null;              // capacity: the row or array argument was NULL
+};
+
+struct PredictBatchState {
+    CustomScanState css;
+    BatchPlan* plan;
+    InputState* inputs;
+    int capacity;                // pg_predict.batch_size when the query started
+    int target;                  // rows to pull for the next batch
+    int child_width;             // columns of the child's tuples, all kept
+    int16* typlen;
+    bool* typbyval;
+    Datum* values;               // capacity × child_width
+    bool* nulls;
+    int count;                   // rows in the current batch
+    int position;                // next row to hand up
+    bool child_done;
+    MemoryContext batch_context; // by-reference values of the current batch
+    // EXPLAIN ANALYZE
+    int64 batches;
+    int64 rows_scored;
+    instr_time model_time;
+};
+
+Node* create_state(CustomScan* cscan);
+void begin(CustomScanState* node, EState* estate, int eflags);
+TupleTableSlot* exec(CustomScanState* node);
+void end(CustomScanState* node);
+void rescan(CustomScanState* node);
+void explain(CustomScanState* node, List* ancestors, ExplainState* es);
+
+CustomExecMethods exec_methods = {
+    .CustomName = "PredictBatch",
+    .BeginCustomScan = begin,
+    .ExecCustomScan = exec,
+    .EndCustomScan = end,
+    .ReScanCustomScan = rescan,
+    .MarkPosCustomScan = NULL,
+    .RestrPosCustomScan = NULL,
+    .EstimateDSMCustomScan = NULL,
+    .InitializeDSMCustomScan = NULL,
+    .ReInitializeDSMCustomScan = NULL,
+    .InitializeWorkerCustomScan = NULL,
+    .ShutdownCustomScan = NULL,
+    .ExplainCustomScan = explain,
+};
+
+Node* create_state(CustomScan* cscan) {
+    PredictBatchState* state = (PredictBatchState*)newNode(sizeof(PredictBatchState), T_CustomScanState);
+    state->css.methods = &exec_methods;
+    state->css.flags = cscan->flags;
+    return (Node*)state;
+}
+
+void init_input(PredictBatchState* state, InputState* input, const BatchInput* plan, EState* estate,
+                bool explain_only) {
+    input->plan = plan;
+    input->num_features = plan->num_features;
+    if (!explain_only) {
+        input->model = bind_model(plan->model, estate->es_query_cxt);
+        if (input->model->entry->num_features != plan->num_features)
+            ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                            errmsg("model \"%s\" changed since this statement was planned",
+                                   plan->model),
+                            errhint("Run the statement again.")));
+        input->width = input->model->output_width;
+    }
+    PlanState* parent = &state->css.ss.ps;
+    int features = Max(plan->num_features, 1);
+    if (plan->source == FeatureSource::Columns) {
+        input->column = (AttrNumber*)palloc0(sizeof(AttrNumber) * features);
+        input->column_type = (Oid*)palloc0(sizeof(Oid) * features);
+        input->feature_expr = (ExprState**)palloc0(sizeof(ExprState*) * features);
+        input->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * features);
+        int f = 0;
+        ListCell* lc;
+        foreach (lc, plan->exprs) {
+            Node* expr = (Node*)lfirst(lc);
+            Oid type = getBaseType(exprType(expr));
+            if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR) {
+                input->column[f] = ((Var*)expr)->varattno;
+                input->column_type[f] = type;
+            } else {
+                input->feature_expr[f] = ExecInitExpr((Expr*)expr, parent);
+            }
+            input->convert[f] = converter_for_type(type);
+            if (input->convert[f] == NULL)
+                elog(ERROR, "pg_predict: feature %d of model \"%s\" is not numeric", f + 1, plan->model);
+            f++;
+        }
+    } else {
+        input->argument = ExecInitExpr((Expr*)linitial(plan->exprs), parent);
+    }
+    if (!explain_only) {
+        input->x = (float*)palloc(sizeof(float) * (size_t)state->capacity * features);
+        input->out = (float*)palloc(sizeof(float) * (size_t)state->capacity * Max(input->width, 1));
+        input->row_null = (bool*)palloc0(sizeof(bool) * state->capacity);
+    }
+}
+
+void begin(CustomScanState* node, EState* estate, int eflags) {
+    PredictBatchState* state = (PredictBatchState*)node;
+    CustomScan* cscan = (CustomScan*)node->ss.ps.plan;
+    bool explain_only = (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0;
+    state->plan = batch_plan_load(cscan->custom_private, cscan->custom_exprs);
+    state->capacity = batch_size;
+    state->target = Min(first_batch_rows, state->capacity);
+
+    outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
+    TupleDesc child = ExecGetResultType(outerPlanState(node));
+    state->child_width = child->natts;
+    state->typlen = (int16*)palloc0(sizeof(int16) * Max(child->natts, 1));
+    state->typbyval = (bool*)palloc0(sizeof(bool) * Max(child->natts, 1));
+    for (int a = 0; a < child->natts; a++) {
+        state->typlen[a] = TupleDescAttr(child, a)->attlen;
+        state->typbyval[a] = TupleDescAttr(child, a)->attbyval;
+    }
+
+    state->inputs = (InputState*)palloc0(sizeof(InputState) * Max(state->plan->num_inputs, 1));
+    for (int i = 0; i < state->plan->num_inputs; i++)
+        init_input(state, &state->inputs[i], &state->plan->inputs[i], estate, explain_only);
+    if (explain_only) return;
+
+    size_t cells = (size_t)state->capacity * Max(state->child_width, 1);
+    state->values = (Datum*)palloc(sizeof(Datum) * cells);
+    state->nulls = (bool*)palloc(sizeof(bool) * cells);
+    state->batch_context = AllocSetContextCreate(estate->es_query_cxt, "PredictBatch batch",
+                                                 ALLOCSET_DEFAULT_SIZES);
+    INSTR_TIME_SET_ZERO(state->model_time);
+}
+
+// Keeps one child tuple: its values, by-reference ones copied, since the child reuses its slot.
+void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
+    slot_getallattrs(slot);
+    Datum* values = state->values + (size_t)row * state->child_width;
+    bool* nulls = state->nulls + (size_t)row * state->child_width;
+    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+    for (int a = 0; a < state->child_width; a++) {
+        nulls[a] = slot->tts_isnull[a];
+        values[a] = nulls[a] || state->typbyval[a]
+                        ? slot->tts_values[a]
+                        : datumCopy(slot->tts_values[a], false, state->typlen[a]);
+    }
+    MemoryContextSwitchTo(old);
+}
+
+// Features that are expressions or whole arguments are evaluated while the child's tuple is
+// current; plain columns are filled afterwards, a column at a time.
+void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) {
+    ExprContext* econtext = state->css.ss.ps.ps_ExprContext;
+    econtext->ecxt_outertuple = slot;
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        InputState* input = &state->inputs[i];
+        float* x = input->x + (size_t)row * input->num_features;
+        if (input->plan->source == FeatureSource::Columns) {
+            for (int f = 0; f < input->num_features; f++) {
+                if (input->column[f] != 0) continue;
+                bool isnull;
+                Datum value = ExecEvalExpr(input->feature_expr[f], econtext, &isnull);
+                x[f] = isnull ? NAN : input->convert[f](value);
+            }
+            continue;
+        }
+        bool isnull;
+        Datum value = ExecEvalExpr(input->argument, econtext, &isnull);
+        input->row_null[row] = isnull;
+        if (isnull) continue;
+        if (input->plan->source == FeatureSource::Row) {
+            HeapTupleHeader tuple = DatumGetHeapTupleHeader(value);
+            Oid type_id = HeapTupleHeaderGetTypeId(tuple);
+            int32 typmod = HeapTupleHeaderGetTypMod(tuple);
+            if (input->reader == NULL || input->reader->type_id != type_id || input->reader->typmod != typmod)
+                input->reader = make_row_reader(input->model, type_id, typmod, state->css.ss.ps.state->es_query_cxt);
+            read_row(input->reader, tuple, x);
+        } else {
+            read_array(input->model, DatumGetArrayTypeP(value), x);
+        }
+    }
+    ResetExprContext(econtext);
+}
+
+template <typename Read>
+void fill_column(PredictBatchState* state, InputState* input, int f, AttrNumber column, Read read) {
+    const int width = state->child_width;
+    const int features = input->num_features;
+    const Datum* values = state->values + (column - 1);
+    const bool* nulls = state->nulls + (column - 1);
+    float* x = input->x + f;
+    for (int r = 0; r < state->count; r++)
+        x[(size_t)r * features] = nulls[(size_t)r * width] ? NAN : read(values[(size_t)r * width]);
+}
+
+void fill_columns(PredictBatchState* state, InputState* input) {
+    for (int f = 0; f < input->num_features; f++) {
+        AttrNumber column = input->column[f];
+        if (column == 0) continue;
+        switch (input->column_type[f]) {
+            case FLOAT4OID: fill_column(state, input, f, column, [](Datum v) { return DatumGetFloat4(v); }); break;
+            case FLOAT8OID: fill_column(state, input, f, column, [](Datum v) { return (float)DatumGetFloat8(v); }); break;
+            case INT4OID: fill_column(state, input, f, column, [](Datum v) { return (float)DatumGetInt32(v); }); break;
+            case INT8OID: fill_column(state, input, f, column, [](Datum v) { return (float)DatumGetInt64(v); }); break;
+            case INT2OID: fill_column(state, input, f, column, [](Datum v) { return (float)DatumGetInt16(v); }); break;
+            default: {
+                FeatureConverter convert = input->convert[f];
+                fill_column(state, input, f, column, [convert](Datum v) { return convert(v); });
+            }
+        }
+    }
+}
+
+void score_batch(PredictBatchState* state) {
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        InputState* input = &state->inputs[i];
+        if (input->plan->source == FeatureSource::Columns) fill_columns(state, input);
+        runtime::Program* program = input->model->program;
+        const float* x = input->x;
+        float* out = input->out;
+        int64 rows = state->count;
+        int64 cols = input->num_features;
+        instr_time start, elapsed;
+        INSTR_TIME_SET_CURRENT(start);
+        guarded([&] { runtime::run_program(program, x, rows, cols, out); });
+        INSTR_TIME_SET_CURRENT(elapsed);
+        INSTR_TIME_SUBTRACT(elapsed, start);
+        INSTR_TIME_ADD(state->model_time, elapsed);
+    }
+    state->batches++;
+    state->rows_scored += state->count;
+}
+
+// Pulls the next batch from the child and scores it. False when the child is exhausted.
+bool next_batch(PredictBatchState* state) {
+    if (state->child_done) return false;
+    CHECK_FOR_INTERRUPTS();
+    MemoryContextReset(state->batch_context);
+    state->count = 0;
+    state->position = 0;
+    PlanState* child = outerPlanState(state);
+    while (state->count < state->target) {
+        TupleTableSlot* slot = ExecProcNode(child);
+        if (TupIsNull(slot)) {
+            state->child_done = true;
+            break;
+        }
+        keep_row(state, slot, state->count);
+        read_row_features(state, slot, state->count);
+        state->count++;
+    }
+    state->target = Min(state->capacity, state->target * 4);
+    if (state->count == 0) return false;
+    score_batch(state);
+    return true;
+}
+
+Datum output_value(PredictBatchState* state, const BatchOutput* output, int row, bool* isnull) {
+    InputState* input = &state->inputs[output->input];
+    if (input->plan->source != FeatureSource::Columns && input->row_null[row]) {
+        *isnull = true;
+        return (Datum)0;
+    }
+    *isnull = false;
+    const float* scores = input->out + (size_t)row * input->width;
+    if (output->kind == PredictCallKind::Predict)
+        return Float8GetDatum(prediction_from_output(input->model, scores));
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * input->width);
+    for (int k = 0; k < input->width; k++) elements[k] = Float8GetDatum((double)scores[k]);
+    return PointerGetDatum(construct_array(elements, input->width, FLOAT8OID, sizeof(float8),
+                                           FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+TupleTableSlot* exec(CustomScanState* node) {
+    PredictBatchState* state = (PredictBatchState*)node;
+    ExprContext* econtext = node->ss.ps.ps_ExprContext;
+    ExprState* qual = node->ss.ps.qual;
+    ProjectionInfo* projection = node->ss.ps.ps_ProjInfo;
+    TupleTableSlot* scan = node->ss.ss_ScanTupleSlot;
+    const int passthrough = state->plan->passthrough;
+
+    for (;;) {
+        if (state->position >= state->count && !next_batch(state)) return NULL;
+        int row = state->position++;
+        ResetExprContext(econtext);
+        MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+        ExecClearTuple(scan);
+        memcpy(scan->tts_values, state->values + (size_t)row * state->child_width, sizeof(Datum) * passthrough);
+        memcpy(scan->tts_isnull, state->nulls + (size_t)row * state->child_width, sizeof(bool) * passthrough);
+        for (int j = 0; j < state->plan->num_outputs; j++)
+            scan->tts_values[passthrough + j] =
+                output_value(state, &state->plan->outputs[j], row, &scan->tts_isnull[passthrough + j]);
+        MemoryContextSwitchTo(old);
+        ExecStoreVirtualTuple(scan);
+
+        econtext->ecxt_scantuple = scan;
+        if (qual != NULL && !ExecQual(qual, econtext)) {
+            InstrCountFiltered1(node, 1);
+            continue;
+        }
+        return projection != NULL ? ExecProject(projection) : scan;
+    }
+}
+
+void end(CustomScanState* node) { ExecEndNode(outerPlanState(node)); }
+
+void rescan(CustomScanState* node) {
+    PredictBatchState* state = (PredictBatchState*)node;
+    state->count = state->position = 0;
+    state->child_done = false;
+    state->target = Min(first_batch_rows, state->capacity);
+    if (state->batch_context != NULL) MemoryContextReset(state->batch_context);
+    PlanState* child = outerPlanState(node);
+    if (child->chgParam == NULL) ExecReScan(child);
+}
+
+const char* source_name(FeatureSource source) {
+    switch (source) {
+        case FeatureSource::Columns: return "columns";
+        case FeatureSource::Row: return "row";
+        case FeatureSource::Array: return "array";
+    }
+    return "?";
+}
+
+void explain(CustomScanState* node, List* ancestors, ExplainState* es) {
+    PredictBatchState* state = (PredictBatchState*)node;
+    List* context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+    bool use_prefix = list_length(es->rtable) > 1 || es->verbose;
+    const bool many = state->plan->num_inputs > 1;
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        const BatchInput* in = &state->plan->inputs[i];
+        char label[64];
+        const char* suffix = many ? psprintf(" %d", i + 1) : "";
+        snprintf(label, sizeof(label), "Model%s", suffix);
+        ExplainPropertyText(label, psprintf("%s (%s, %d trees, depth %d)", in->model, in->format, in->trees,
+                                            in->depth), es);
+        snprintf(label, sizeof(label), "Strategy%s", suffix);
+        const char* strategy = strcmp(strategy_setting, "auto") == 0 ? in->strategy : strategy_setting;
+        ExplainPropertyText(label, strategy, es);
+        snprintf(label, sizeof(label), "Device%s", suffix);
+        ExplainPropertyText(label, "cpu", es);
+        snprintf(label, sizeof(label), "Features%s", suffix);
+        StringInfoData columns;
+        initStringInfo(&columns);
+        appendStringInfo(&columns, "%s:", source_name(in->source));
+        ListCell* lc;
+        foreach (lc, in->exprs) {
+            appendStringInfoString(&columns, lc == list_head(in->exprs) ? " " : ", ");
+            appendStringInfoString(&columns, deparse_expression((Node*)lfirst(lc), context, use_prefix, false));
+        }
+        ExplainPropertyText(label, columns.data, es);
+    }
+    ExplainPropertyInteger("Batch Size", NULL, state->capacity, es);
+    if (es->analyze) {
+        ExplainPropertyInteger("Batches", NULL, state->batches, es);
+        ExplainPropertyInteger("Rows Scored", NULL, state->rows_scored, es);
+        if (es->timing)
+            ExplainPropertyFloat("Model Time", "ms", INSTR_TIME_GET_MILLISEC(state->model_time), 3, es);
+    }
+}
+
+}  // namespace
+
+CustomScanMethods predict_batch_scan_methods = {
+    .CustomName = "PredictBatch",
+    .CreateCustomScanState = create_state,
+};
+
+void register_batch_node() { RegisterCustomScanMethods(&predict_batch_scan_methods); }
+
+}  // namespace pg_predict::pg

@@ -1,0 +1,65 @@
+#include "batch_plan.hpp"
+
+namespace pg_predict::pg {
+
+// custom_private = (passthrough, inputs, outputs)
+//   input  = (model, source, expr_count, num_features, format, strategy, trees, depth)
+//   output = (input, kind)
+// custom_exprs = every input's exprs, concatenated in input order.
+
+void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custom_exprs) {
+    List* inputs = NIL;
+    List* exprs = NIL;
+    for (int i = 0; i < plan->num_inputs; i++) {
+        const BatchInput* in = &plan->inputs[i];
+        inputs = lappend(inputs, list_make4(makeString(pstrdup(in->model)),
+                                            makeInteger((int)in->source),
+                                            makeInteger(list_length(in->exprs)),
+                                            makeInteger(in->num_features)));
+        inputs = lappend(inputs, list_make4(makeString(pstrdup(in->format)),
+                                            makeString(pstrdup(in->strategy)),
+                                            makeInteger(in->trees), makeInteger(in->depth)));
+        exprs = list_concat(exprs, in->exprs);
+    }
+    List* outputs = NIL;
+    for (int j = 0; j < plan->num_outputs; j++)
+        outputs = lappend(outputs, list_make2(makeInteger(plan->outputs[j].input),
+                                              makeInteger((int)plan->outputs[j].kind)));
+    *custom_private = list_make3(makeInteger(plan->passthrough), inputs, outputs);
+    *custom_exprs = exprs;
+}
+
+BatchPlan* batch_plan_load(List* custom_private, List* custom_exprs) {
+    BatchPlan* plan = (BatchPlan*)palloc0(sizeof(BatchPlan));
+    plan->passthrough = intVal(linitial(custom_private));
+    List* inputs = (List*)lsecond(custom_private);
+    List* outputs = (List*)lthird(custom_private);
+    plan->num_inputs = list_length(inputs) / 2;
+    plan->inputs = (BatchInput*)palloc0(sizeof(BatchInput) * Max(plan->num_inputs, 1));
+    int next_expr = 0;
+    for (int i = 0; i < plan->num_inputs; i++) {
+        List* first = (List*)list_nth(inputs, 2 * i);
+        List* second = (List*)list_nth(inputs, 2 * i + 1);
+        BatchInput* in = &plan->inputs[i];
+        in->model = strVal(linitial(first));
+        in->source = (FeatureSource)intVal(lsecond(first));
+        int count = intVal(lthird(first));
+        in->num_features = intVal(lfourth(first));
+        in->format = strVal(linitial(second));
+        in->strategy = strVal(lsecond(second));
+        in->trees = intVal(lthird(second));
+        in->depth = intVal(lfourth(second));
+        in->exprs = list_copy_head(list_copy_tail(custom_exprs, next_expr), count);
+        next_expr += count;
+    }
+    plan->num_outputs = list_length(outputs);
+    plan->outputs = (BatchOutput*)palloc0(sizeof(BatchOutput) * Max(plan->num_outputs, 1));
+    for (int j = 0; j < plan->num_outputs; j++) {
+        List* output = (List*)list_nth(outputs, j);
+        plan->outputs[j].input = intVal(linitial(output));
+        plan->outputs[j].kind = (PredictCallKind)intVal(lsecond(output));
+    }
+    return plan;
+}
+
+}  // namespace pg_predict::pg

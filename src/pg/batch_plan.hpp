@@ -1,0 +1,47 @@
+// What the planner hook tells a PredictBatch node, stored in CustomScan.custom_private and
+// custom_exprs so that it survives copyObject, plan caching and the trip to parallel workers.
+//
+// A node scores one or more *inputs*: a model plus where its features come from in the child
+// plan's output. Each distinct predict()/predict_proba() call it replaces is an *output*: one
+// column appended to the child's columns in the node's scan tuple.
+#pragma once
+
+#include "predict_calls.hpp"
+
+namespace pg_predict::pg {
+
+enum class FeatureSource {
+    Columns = 0,  // one scalar expression per feature (pushed-down columns, ARRAY[...] items)
+    Row = 1,      // one composite expression, features read by column name per row
+    Array = 2,    // one array expression, features by position per row
+};
+
+struct BatchInput {
+    char* model;
+    FeatureSource source;
+    List* exprs;          // over the child's output (OUTER_VAR)
+    int num_features;     // at plan time; checked again at executor start
+    // plan-time facts, for EXPLAIN
+    char* format;
+    char* strategy;
+    int trees;
+    int depth;
+};
+
+struct BatchOutput {
+    int input;
+    PredictCallKind kind;
+};
+
+struct BatchPlan {
+    int passthrough;      // child columns copied into the scan tuple, before the outputs
+    int num_inputs;
+    BatchInput* inputs;
+    int num_outputs;
+    BatchOutput* outputs;
+};
+
+void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custom_exprs);
+BatchPlan* batch_plan_load(List* custom_private, List* custom_exprs);
+
+}  // namespace pg_predict::pg

@@ -1,0 +1,688 @@
+// The planner hook: after PostgreSQL has planned a statement, find predict()/predict_proba()
+// calls with a constant model name and move their evaluation into PredictBatch nodes.
+//
+// Two rewrites, depending on where a call sits:
+//
+//  * In a scan or join node (a target list or a filter), the call is evaluated over that
+//    node's own tuples, and a node cannot be put below a scan. So the node P becomes
+//    PredictBatch(P'): P' returns only the Vars the moved expressions need plus the features
+//    (a whole-row argument becomes the model's feature columns: projection push-down), and the
+//    PredictBatch node evaluates P's target list and filters over P's output plus the scores.
+//
+//  * In a node that reads one child (Agg, WindowAgg, Result, ProjectSet, Group), the call is
+//    evaluated over the child's output: PredictBatch goes between the node and its child,
+//    passes the child's columns through and appends the scores, which the node reads as
+//    plain columns. A whole-row argument coming from a scan child is pushed down into it.
+//
+// Calls that cannot be batched (model name not a constant, a join clause of an outer join,
+// odd arguments) stay as they are and run through the per-row function.
+#include "batch_node.hpp"
+#include "batch_plan.hpp"
+#include "catalog.hpp"
+#include "features.hpp"
+#include "planner_hook.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/planmain.h"
+#include "optimizer/planner.h"
+#include "parser/parsetree.h"
+#include "access/relation.h"
+#include "executor/executor.h"
+}
+
+namespace pg_predict::pg {
+
+namespace {
+
+planner_hook_type previous_planner_hook = NULL;
+
+// One node's rewrite in progress.
+struct Rewrite {
+    PlannedStmt* stmt;
+    Plan* node;               // the node whose expressions hold the calls
+    Plan* child;              // Case 2: the node's child; Case 1: NULL
+    int scanrelid;            // Case 1 on a scan: its range table index, else 0
+    List* inputs;             // BatchInput*
+    List* input_args;         // the call argument each input was made from (for dedupe)
+    List* calls;              // FuncExpr* of each output, deduplicated with equal()
+    List* outputs;            // BatchOutput*
+    bool failed;              // something we cannot batch here: leave the node alone
+};
+
+bool is_scan(const Plan* plan) {
+    switch (nodeTag(plan)) {
+        case T_SeqScan:
+        case T_SampleScan:
+        case T_IndexScan:
+        case T_IndexOnlyScan:
+        case T_BitmapHeapScan:
+        case T_TidScan:
+        case T_TidRangeScan:
+        case T_SubqueryScan:
+        case T_FunctionScan:
+        case T_TableFuncScan:
+        case T_ValuesScan:
+        case T_CteScan:
+        case T_NamedTuplestoreScan:
+        case T_WorkTableScan:
+            return true;
+        default:
+            return false;
+    }
+}
+
+bool is_join(const Plan* plan) {
+    return IsA(plan, NestLoop) || IsA(plan, MergeJoin) || IsA(plan, HashJoin);
+}
+
+// Nodes whose expressions are evaluated over the single child's output.
+bool reads_one_child(const Plan* plan) {
+    if (plan->lefttree == NULL || plan->righttree != NULL) return false;
+    switch (nodeTag(plan)) {
+        case T_Agg:
+            // A combining (finalize) Agg does not evaluate its aggregates' arguments.
+            return !DO_AGGSPLIT_COMBINE(((Agg*)plan)->aggsplit);
+        case T_WindowAgg:
+        case T_Result:
+        case T_ProjectSet:
+        case T_Group:
+            return true;
+        default:
+            return false;
+    }
+}
+
+Node* strip_relabel(Node* node) {
+    while (node != NULL && IsA(node, RelabelType)) node = (Node*)((RelabelType*)node)->arg;
+    return node;
+}
+
+// The constant model name of a call, or NULL.
+const char* constant_model_name(FuncExpr* call) {
+    if (list_length(call->args) != 2) return NULL;
+    Node* name = strip_relabel((Node*)linitial(call->args));
+    if (name == NULL || !IsA(name, Const) || ((Const*)name)->constisnull) return NULL;
+    Const* constant = (Const*)name;
+    if (constant->consttype != TEXTOID && constant->consttype != VARCHAROID) return NULL;
+    return TextDatumGetCString(constant->constvalue);
+}
+
+// A whole-row Var of a plain table (seen through a partition's row-type conversion), or NULL.
+Var* whole_row_var(Node* node) {
+    node = strip_relabel(node);
+    if (node != NULL && IsA(node, ConvertRowtypeExpr)) node = (Node*)((ConvertRowtypeExpr*)node)->arg;
+    if (node == NULL || !IsA(node, Var)) return NULL;
+    Var* var = (Var*)node;
+    return var->varattno == 0 && !IS_SPECIAL_VARNO(var->varno) ? var : NULL;
+}
+
+// Feature Vars for a whole-row Var of relation `rtindex`, in the scan's own terms; NIL if the
+// range table entry is not a plain relation. Errors (missing or non-numeric column) here are
+// the plan-time errors users see.
+List* feature_columns_of_relation(PlannedStmt* stmt, Index rtindex, const CatalogEntry* entry) {
+    RangeTblEntry* rte = rt_fetch(rtindex, stmt->rtable);
+    if (rte->rtekind != RTE_RELATION) return NIL;
+    Relation relation = relation_open(rte->relid, NoLock);
+    TupleDesc desc = RelationGetDescr(relation);
+    AttrNumber* attnums = (AttrNumber*)palloc(sizeof(AttrNumber) * Max(entry->num_features, 1));
+    resolve_feature_columns(entry, desc, RelationGetRelationName(relation), attnums);
+    List* vars = NIL;
+    for (int f = 0; f < entry->num_features; f++) {
+        Form_pg_attribute attribute = TupleDescAttr(desc, attnums[f] - 1);
+        vars = lappend(vars, makeVar(rtindex, attnums[f], attribute->atttypid, attribute->atttypmod,
+                                     attribute->attcollation, 0));
+    }
+    relation_close(relation, NoLock);
+    return vars;
+}
+
+// Position (1-based) of `expr` in `plan`'s target list, appending it if absent.
+AttrNumber target_position(Plan* plan, Expr* expr) {
+    ListCell* lc;
+    foreach (lc, plan->targetlist) {
+        TargetEntry* tle = (TargetEntry*)lfirst(lc);
+        if (equal(tle->expr, expr)) return tle->resno;
+    }
+    AttrNumber resno = list_length(plan->targetlist) + 1;
+    plan->targetlist = lappend(plan->targetlist, makeTargetEntry(expr, resno, NULL, false));
+    return resno;
+}
+
+Var* outer_var_for(Plan* child, AttrNumber resno) {
+    TargetEntry* tle = (TargetEntry*)list_nth(child->targetlist, resno - 1);
+    Node* expr = (Node*)tle->expr;
+    return makeVar(OUTER_VAR, resno, exprType(expr), exprTypmod(expr), exprCollation(expr), 0);
+}
+
+// The feature source of a call's argument, in the context of the node being rewritten.
+// Returns false when the argument is nothing we batch.
+bool feature_source(Rewrite* rw, Node* arg, const CatalogEntry* entry, FeatureSource* source,
+                    List** exprs) {
+    Node* bare = strip_relabel(arg);
+    if (bare != NULL && IsA(bare, ArrayExpr) && !((ArrayExpr*)bare)->multidims) {
+        List* elements = ((ArrayExpr*)bare)->elements;
+        if (converter_for_type(((ArrayExpr*)bare)->element_typeid) == NULL) return false;
+        if (list_length(elements) != entry->num_features)
+            ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+                            errmsg("model \"%s\" expects %d features, but the array has %d elements",
+                                   entry->name, entry->num_features, list_length(elements))));
+        *source = FeatureSource::Columns;
+        *exprs = list_copy(elements);
+        return true;
+    }
+    Var* whole_row = whole_row_var(arg);
+    if (rw->child == NULL && whole_row != NULL && (int)whole_row->varno == rw->scanrelid) {
+        List* columns = feature_columns_of_relation(rw->stmt, whole_row->varno, entry);
+        if (columns != NIL) {
+            *source = FeatureSource::Columns;
+            *exprs = columns;
+            return true;
+        }
+    }
+    if (rw->child != NULL && bare != NULL && IsA(bare, Var) && ((Var*)bare)->varno == OUTER_VAR &&
+        is_scan(rw->child) && ((Scan*)rw->child)->scanrelid > 0) {
+        TargetEntry* tle = (TargetEntry*)list_nth(rw->child->targetlist, ((Var*)bare)->varattno - 1);
+        Var* scanned = whole_row_var((Node*)tle->expr);
+        if (scanned != NULL && (Index)scanned->varno == ((Scan*)rw->child)->scanrelid) {
+            List* columns = feature_columns_of_relation(rw->stmt, scanned->varno, entry);
+            if (columns != NIL) {
+                List* vars = NIL;
+                ListCell* lc;
+                foreach (lc, columns)
+                    vars = lappend(vars, outer_var_for(rw->child, target_position(rw->child, (Expr*)lfirst(lc))));
+                *source = FeatureSource::Columns;
+                *exprs = vars;
+                return true;
+            }
+        }
+    }
+    Oid type = exprType(arg);
+    if (type_is_rowtype(type)) {
+        *source = FeatureSource::Row;
+        *exprs = list_make1(arg);
+        return true;
+    }
+    if (OidIsValid(get_element_type(getBaseType(type)))) {
+        *source = FeatureSource::Array;
+        *exprs = list_make1(arg);
+        return true;
+    }
+    return false;
+}
+
+// Registers a call as an output of the node; returns its index or -1 if it cannot be batched.
+int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
+    int j = 0;
+    ListCell* lc;
+    foreach (lc, rw->calls) {
+        if (equal(lfirst(lc), call)) return j;
+        j++;
+    }
+    const char* model = constant_model_name(call);
+    if (model == NULL) return -1;
+    Node* arg = (Node*)lsecond(call->args);
+
+    int input = -1, i = 0;
+    foreach (lc, rw->inputs) {
+        BatchInput* in = (BatchInput*)lfirst(lc);
+        if (strcmp(in->model, model) == 0 && equal(list_nth(rw->input_args, i), arg)) {
+            input = i;
+            break;
+        }
+        i++;
+    }
+    if (input < 0) {
+        CatalogEntry* entry = catalog_lookup(model, false);
+        if (kind == PredictCallKind::PredictProba && !entry->classification)
+            ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                            errmsg("model \"%s\" is a regression model; predict_proba() needs a classifier",
+                                   model),
+                            errhint("Use predict() for the predicted value.")));
+        BatchInput* in = (BatchInput*)palloc0(sizeof(BatchInput));
+        if (!feature_source(rw, arg, entry, &in->source, &in->exprs)) return -1;
+        in->model = pstrdup(model);
+        in->num_features = entry->num_features;
+        in->format = entry->format;
+        in->strategy = entry->strategy;
+        in->trees = entry->trees;
+        in->depth = entry->depth;
+        rw->inputs = lappend(rw->inputs, in);
+        rw->input_args = lappend(rw->input_args, arg);
+        input = list_length(rw->inputs) - 1;
+    }
+    BatchOutput* out = (BatchOutput*)palloc0(sizeof(BatchOutput));
+    out->input = input;
+    out->kind = kind;
+    rw->outputs = lappend(rw->outputs, out);
+    rw->calls = lappend(rw->calls, call);
+    return list_length(rw->calls) - 1;
+}
+
+// Walks expressions, registering every batchable call (not descending into one).
+bool collect_calls_walker(Node* node, Rewrite* rw) {
+    if (node == NULL) return false;
+    if (IsA(node, SubPlan) || IsA(node, AlternativeSubPlan)) {
+        rw->failed = true;  // moving a SubPlan between nodes is not worth the risk
+        return true;
+    }
+    if (IsA(node, FuncExpr)) {
+        PredictCallKind kind = predict_call_kind(((FuncExpr*)node)->funcid);
+        if (kind != PredictCallKind::None && add_call(rw, (FuncExpr*)node, kind) >= 0) return false;
+    }
+    return expression_tree_walker(node, (bool (*)())collect_calls_walker, (void*)rw);
+}
+
+struct ReplaceContext {
+    Rewrite* rw;
+    int output_varno;        // INDEX_VAR (Case 1) or OUTER_VAR (Case 2)
+    int output_base;         // attno of output 0, minus 1
+    List* vars;              // Case 1: Vars moved into P'.tlist, by position
+    bool map_vars;           // Case 1: replace Vars by INDEX_VAR references
+};
+
+Var* output_var(ReplaceContext* cx, int j) {
+    PredictCallKind kind = ((BatchOutput*)list_nth(cx->rw->outputs, j))->kind;
+    Oid type = kind == PredictCallKind::Predict ? FLOAT8OID : FLOAT8ARRAYOID;
+    return makeVar(cx->output_varno, cx->output_base + j + 1, type, -1, InvalidOid, 0);
+}
+
+Node* replace_mutator(Node* node, ReplaceContext* cx) {
+    if (node == NULL) return NULL;
+    if (IsA(node, FuncExpr)) {
+        int j = 0;
+        ListCell* lc;
+        foreach (lc, cx->rw->calls) {
+            if (equal(lfirst(lc), node)) return (Node*)output_var(cx, j);
+            j++;
+        }
+    }
+    if (cx->map_vars && IsA(node, Var)) {
+        int position = 1;
+        ListCell* lc;
+        foreach (lc, cx->vars) {
+            if (equal(lfirst(lc), node)) break;
+            position++;
+        }
+        Var* var = (Var*)node;
+        return (Node*)makeVar(INDEX_VAR, position, var->vartype, var->vartypmod, var->varcollid, 0);
+    }
+    return expression_tree_mutator(node, (Node * (*)()) replace_mutator, (void*)cx);
+}
+
+// Collects the Vars an expression uses outside the batched calls.
+bool collect_vars_walker(Node* node, ReplaceContext* cx) {
+    if (node == NULL) return false;
+    if (IsA(node, FuncExpr)) {
+        ListCell* lc;
+        foreach (lc, cx->rw->calls)
+            if (equal(lfirst(lc), node)) return false;
+    }
+    if (IsA(node, Var)) {
+        if (!list_member(cx->vars, node)) cx->vars = lappend(cx->vars, node);
+        return false;
+    }
+    return expression_tree_walker(node, (bool (*)())collect_vars_walker, (void*)cx);
+}
+
+bool references_outer_column(Node* node, AttrNumber* attno) {
+    if (node == NULL) return false;
+    if (IsA(node, Var) && ((Var*)node)->varno == OUTER_VAR && ((Var*)node)->varattno == *attno) return true;
+    return expression_tree_walker(node, (bool (*)())references_outer_column, (void*)attno);
+}
+
+// custom_scan_tlist: the child's columns (as the child's Vars) and one entry per output.
+List* scan_tlist_for(Plan* child, int passthrough, Rewrite* rw) {
+    List* tlist = NIL;
+    for (int i = 1; i <= passthrough; i++)
+        tlist = lappend(tlist, makeTargetEntry((Expr*)outer_var_for(child, i), i, NULL, false));
+    int j = 0;
+    ListCell* lc;
+    foreach (lc, rw->calls) {
+        // For EXPLAIN VERBOSE: show the call with its model name, features elided.
+        FuncExpr* call = (FuncExpr*)copyObjectImpl(lfirst(lc));
+        BatchOutput* out = (BatchOutput*)list_nth(rw->outputs, j);
+        BatchInput* in = (BatchInput*)list_nth(rw->inputs, out->input);
+        lsecond(call->args) = in->source == FeatureSource::Columns
+                                  ? (Node*)makeNullConst(RECORDOID, -1, InvalidOid)
+                                  : (Node*)linitial(in->exprs);
+        if (in->source == FeatureSource::Columns) {
+            RowExpr* row = makeNode(RowExpr);
+            row->args = in->exprs;
+            row->row_typeid = RECORDOID;
+            row->row_format = COERCE_IMPLICIT_CAST;
+            row->location = -1;
+            lsecond(call->args) = (Node*)row;
+        }
+        tlist = lappend(tlist, makeTargetEntry((Expr*)call, passthrough + j + 1, NULL, false));
+        j++;
+    }
+    return tlist;
+}
+
+Bitmapset* params_of(List* exprs) {
+    Bitmapset* params = NULL;
+    ListCell* lc;
+    foreach (lc, exprs) params = bms_join(params, pull_paramids((Expr*)lfirst(lc)));
+    return params;
+}
+
+CustomScan* make_batch_node(Rewrite* rw, Plan* child, int passthrough, List* tlist, List* qual) {
+    BatchPlan plan;
+    plan.passthrough = passthrough;
+    plan.num_inputs = list_length(rw->inputs);
+    plan.inputs = (BatchInput*)palloc0(sizeof(BatchInput) * plan.num_inputs);
+    for (int i = 0; i < plan.num_inputs; i++) plan.inputs[i] = *(BatchInput*)list_nth(rw->inputs, i);
+    plan.num_outputs = list_length(rw->outputs);
+    plan.outputs = (BatchOutput*)palloc0(sizeof(BatchOutput) * plan.num_outputs);
+    for (int j = 0; j < plan.num_outputs; j++) plan.outputs[j] = *(BatchOutput*)list_nth(rw->outputs, j);
+
+    CustomScan* cscan = makeNode(CustomScan);
+    cscan->methods = &predict_batch_scan_methods;
+    cscan->scan.scanrelid = 0;
+    cscan->scan.plan.lefttree = child;
+    cscan->scan.plan.targetlist = tlist;
+    cscan->scan.plan.qual = qual;
+    cscan->custom_scan_tlist = scan_tlist_for(child, passthrough, rw);
+    batch_plan_store(&plan, &cscan->custom_private, &cscan->custom_exprs);
+
+    Plan* node = &cscan->scan.plan;
+    node->startup_cost = child->startup_cost;
+    node->total_cost = child->total_cost;
+    node->plan_rows = child->plan_rows;
+    node->plan_width = child->plan_width;
+    node->parallel_aware = false;
+    node->parallel_safe = child->parallel_safe;
+    Bitmapset* params = params_of(cscan->custom_exprs);
+    params = bms_join(params, params_of(tlist));
+    params = bms_join(params, params_of(qual));
+    node->extParam = bms_union(child->extParam, params);
+    node->allParam = bms_union(child->allParam, params);
+    node->plan_node_id = -1;  // numbered once the whole statement is rewritten
+    return cscan;
+}
+
+void reset_rewrite(Rewrite* rw) {
+    rw->inputs = rw->input_args = rw->calls = rw->outputs = NIL;
+    rw->failed = false;
+}
+
+// Case 1: P (a scan or a join) becomes PredictBatch(P').
+Plan* rewrite_above(PlannedStmt* stmt, Plan* node) {
+    Rewrite rw = {};
+    rw.stmt = stmt;
+    rw.node = node;
+    rw.scanrelid = is_scan(node) ? (int)((Scan*)node)->scanrelid : 0;
+    collect_calls_walker((Node*)node->targetlist, &rw);
+    // Only whole filter conjuncts move; the others stay in P' and filter early.
+    List* moved_qual = NIL;
+    List* kept_qual = NIL;
+    ListCell* lc;
+    foreach (lc, node->qual) {
+        int before = list_length(rw.calls);
+        collect_calls_walker((Node*)lfirst(lc), &rw);
+        bool has_call = list_length(rw.calls) > before || contain_predict_call((Node*)lfirst(lc));
+        if (has_call)
+            moved_qual = lappend(moved_qual, lfirst(lc));
+        else
+            kept_qual = lappend(kept_qual, lfirst(lc));
+    }
+    if (rw.failed || rw.calls == NIL) return node;
+
+    ReplaceContext cx = {};
+    cx.rw = &rw;
+    collect_vars_walker((Node*)node->targetlist, &cx);
+    collect_vars_walker((Node*)moved_qual, &cx);
+
+    // P' returns the Vars, then every input expression.
+    List* original_tlist = node->targetlist;
+    node->targetlist = NIL;
+    foreach (lc, cx.vars) target_position(node, (Expr*)lfirst(lc));
+    int var_count = list_length(node->targetlist);
+    foreach (lc, rw.inputs) {
+        BatchInput* in = (BatchInput*)lfirst(lc);
+        List* mapped = NIL;
+        ListCell* e;
+        foreach (e, in->exprs) mapped = lappend(mapped, outer_var_for(node, target_position(node, (Expr*)lfirst(e))));
+        in->exprs = mapped;
+    }
+    (void)var_count;
+    node->qual = kept_qual;
+    int passthrough = list_length(node->targetlist);
+
+    cx.output_varno = INDEX_VAR;
+    cx.output_base = passthrough;
+    cx.map_vars = true;
+    List* tlist = (List*)replace_mutator((Node*)original_tlist, &cx);
+    List* qual = (List*)replace_mutator((Node*)moved_qual, &cx);
+    CustomScan* batch = make_batch_node(&rw, node, passthrough, tlist, qual);
+    batch->scan.plan.plan_rows = node->plan_rows;
+    batch->scan.plan.plan_width = node->plan_width;
+    return &batch->scan.plan;
+}
+
+// Case 2: PredictBatch goes between P and its child.
+void rewrite_below(PlannedStmt* stmt, Plan* node) {
+    Plan* child = node->lefttree;
+    int original_width = list_length(child->targetlist);
+    Rewrite rw = {};
+    rw.stmt = stmt;
+    rw.node = node;
+    rw.child = child;
+    collect_calls_walker((Node*)node->targetlist, &rw);
+    collect_calls_walker((Node*)node->qual, &rw);
+    if (rw.failed || rw.calls == NIL) {
+        // Undo any feature columns pushed into the child while collecting.
+        child->targetlist = list_truncate(child->targetlist, original_width);
+        return;
+    }
+    ReplaceContext cx = {};
+    cx.rw = &rw;
+    cx.output_varno = OUTER_VAR;
+    cx.output_base = original_width;
+    cx.map_vars = false;
+    node->targetlist = (List*)replace_mutator((Node*)node->targetlist, &cx);
+    node->qual = (List*)replace_mutator((Node*)node->qual, &cx);
+
+    // A whole row the child built only for the model is not needed any more: return NULL in
+    // its place so the scan deforms just the feature columns.
+    if (is_scan(child)) {
+        for (AttrNumber attno = 1; attno <= original_width; attno++) {
+            TargetEntry* tle = (TargetEntry*)list_nth(child->targetlist, attno - 1);
+            if (whole_row_var((Node*)tle->expr) == NULL) continue;
+            if (references_outer_column((Node*)node->targetlist, &attno) ||
+                references_outer_column((Node*)node->qual, &attno))
+                continue;
+            bool used_by_input = false;
+            ListCell* lc;
+            foreach (lc, rw.inputs) {
+                BatchInput* in = (BatchInput*)lfirst(lc);
+                if (references_outer_column((Node*)in->exprs, &attno)) used_by_input = true;
+            }
+            if (used_by_input) continue;
+            Oid type = exprType((Node*)tle->expr);
+            tle->expr = (Expr*)makeNullConst(type, -1, InvalidOid);
+        }
+    }
+
+    List* tlist = NIL;
+    for (int i = 1; i <= original_width + list_length(rw.calls); i++) {
+        TargetEntry* scan_entry = i <= original_width
+                                      ? (TargetEntry*)list_nth(child->targetlist, i - 1)
+                                      : NULL;
+        Oid type;
+        int32 typmod;
+        Oid collation;
+        if (scan_entry != NULL) {
+            type = exprType((Node*)scan_entry->expr);
+            typmod = exprTypmod((Node*)scan_entry->expr);
+            collation = exprCollation((Node*)scan_entry->expr);
+        } else {
+            PredictCallKind kind = ((BatchOutput*)list_nth(rw.outputs, i - original_width - 1))->kind;
+            type = kind == PredictCallKind::Predict ? FLOAT8OID : FLOAT8ARRAYOID;
+            typmod = -1;
+            collation = InvalidOid;
+        }
+        tlist = lappend(tlist, makeTargetEntry((Expr*)makeVar(INDEX_VAR, i, type, typmod, collation, 0), i,
+                                               NULL, false));
+    }
+    CustomScan* batch = make_batch_node(&rw, child, original_width, tlist, NIL);
+    node->lefttree = &batch->scan.plan;
+}
+
+Plan* rewrite_plan(PlannedStmt* stmt, Plan* plan, bool needs_mark_restore);
+
+List* rewrite_plan_list(PlannedStmt* stmt, List* plans) {
+    ListCell* lc;
+    foreach (lc, plans) lfirst(lc) = rewrite_plan(stmt, (Plan*)lfirst(lc), false);
+    return plans;
+}
+
+Plan* rewrite_plan(PlannedStmt* stmt, Plan* plan, bool needs_mark_restore) {
+    if (plan == NULL) return NULL;
+    CHECK_FOR_INTERRUPTS();
+    check_stack_depth();
+
+    // Children first: a rewrite of this node looks at its child as it finally is.
+    bool child_keeps_mark = needs_mark_restore && (IsA(plan, Result) || IsA(plan, ProjectSet));
+    if (IsA(plan, MergeJoin)) {
+        plan->lefttree = rewrite_plan(stmt, plan->lefttree, false);
+        plan->righttree = rewrite_plan(stmt, plan->righttree, true);
+    } else {
+        plan->lefttree = rewrite_plan(stmt, plan->lefttree, child_keeps_mark);
+        plan->righttree = rewrite_plan(stmt, plan->righttree, false);
+    }
+    switch (nodeTag(plan)) {
+        case T_Append: ((Append*)plan)->appendplans = rewrite_plan_list(stmt, ((Append*)plan)->appendplans); break;
+        case T_MergeAppend: ((MergeAppend*)plan)->mergeplans = rewrite_plan_list(stmt, ((MergeAppend*)plan)->mergeplans); break;
+        case T_SubqueryScan: ((SubqueryScan*)plan)->subplan = rewrite_plan(stmt, ((SubqueryScan*)plan)->subplan, false); break;
+        case T_CustomScan: ((CustomScan*)plan)->custom_plans = rewrite_plan_list(stmt, ((CustomScan*)plan)->custom_plans); break;
+        default: break;
+    }
+    if (needs_mark_restore) return plan;  // a PredictBatch node cannot mark and restore
+
+    if (is_scan(plan) || is_join(plan)) return rewrite_above(stmt, plan);
+    if (reads_one_child(plan)) rewrite_below(stmt, plan);
+    return plan;
+}
+
+bool number_plan_nodes_walker(Plan* plan, int* next_id);
+
+void number_list(List* plans, int* next_id) {
+    ListCell* lc;
+    foreach (lc, plans) number_plan_nodes_walker((Plan*)lfirst(lc), next_id);
+}
+
+// Gives every node made here an id after the highest one the planner used.
+bool number_plan_nodes_walker(Plan* plan, int* next_id) {
+    if (plan == NULL) return false;
+    if (plan->plan_node_id < 0) plan->plan_node_id = (*next_id)++;
+    number_plan_nodes_walker(plan->lefttree, next_id);
+    number_plan_nodes_walker(plan->righttree, next_id);
+    switch (nodeTag(plan)) {
+        case T_Append: number_list(((Append*)plan)->appendplans, next_id); break;
+        case T_MergeAppend: number_list(((MergeAppend*)plan)->mergeplans, next_id); break;
+        case T_SubqueryScan: number_plan_nodes_walker(((SubqueryScan*)plan)->subplan, next_id); break;
+        case T_CustomScan: number_list(((CustomScan*)plan)->custom_plans, next_id); break;
+        default: break;
+    }
+    return false;
+}
+
+bool max_plan_node_id_walker(Plan* plan, int* max_id);
+
+void max_list(List* plans, int* max_id) {
+    ListCell* lc;
+    foreach (lc, plans) max_plan_node_id_walker((Plan*)lfirst(lc), max_id);
+}
+
+bool max_plan_node_id_walker(Plan* plan, int* max_id) {
+    if (plan == NULL) return false;
+    *max_id = Max(*max_id, plan->plan_node_id);
+    max_plan_node_id_walker(plan->lefttree, max_id);
+    max_plan_node_id_walker(plan->righttree, max_id);
+    switch (nodeTag(plan)) {
+        case T_Append: max_list(((Append*)plan)->appendplans, max_id); break;
+        case T_MergeAppend: max_list(((MergeAppend*)plan)->mergeplans, max_id); break;
+        case T_SubqueryScan: max_plan_node_id_walker(((SubqueryScan*)plan)->subplan, max_id); break;
+        case T_CustomScan: max_list(((CustomScan*)plan)->custom_plans, max_id); break;
+        default: break;
+    }
+    return false;
+}
+
+bool contains_call_walker(Node* node, void* context) {
+    if (node == NULL) return false;
+    if (IsA(node, FuncExpr) && predict_call_kind(((FuncExpr*)node)->funcid) != PredictCallKind::None)
+        return true;
+    return expression_tree_walker(node, (bool (*)())contains_call_walker, context);
+}
+
+bool plan_has_calls(Plan* plan);
+
+bool list_has_calls(List* plans) {
+    ListCell* lc;
+    foreach (lc, plans)
+        if (plan_has_calls((Plan*)lfirst(lc))) return true;
+    return false;
+}
+
+bool plan_has_calls(Plan* plan) {
+    if (plan == NULL) return false;
+    if (contains_call_walker((Node*)plan->targetlist, NULL) || contains_call_walker((Node*)plan->qual, NULL))
+        return true;
+    if (plan_has_calls(plan->lefttree) || plan_has_calls(plan->righttree)) return true;
+    switch (nodeTag(plan)) {
+        case T_Append: return list_has_calls(((Append*)plan)->appendplans);
+        case T_MergeAppend: return list_has_calls(((MergeAppend*)plan)->mergeplans);
+        case T_SubqueryScan: return plan_has_calls(((SubqueryScan*)plan)->subplan);
+        case T_CustomScan: return list_has_calls(((CustomScan*)plan)->custom_plans);
+        default: return false;
+    }
+}
+
+PlannedStmt* batching_planner(Query* parse, const char* query_string, int cursor_options,
+                              ParamListInfo bound_params) {
+    PlannedStmt* stmt = previous_planner_hook
+                            ? previous_planner_hook(parse, query_string, cursor_options, bound_params)
+                            : standard_planner(parse, query_string, cursor_options, bound_params);
+    if (!batching_enabled) return stmt;
+    if (!plan_has_calls(stmt->planTree) && !list_has_calls(stmt->subplans)) return stmt;
+
+    int max_id = 0;
+    max_plan_node_id_walker(stmt->planTree, &max_id);
+    max_list(stmt->subplans, &max_id);
+
+    stmt->planTree = rewrite_plan(stmt, stmt->planTree, false);
+    stmt->subplans = rewrite_plan_list(stmt, stmt->subplans);
+
+    int next_id = max_id + 1;
+    number_plan_nodes_walker(stmt->planTree, &next_id);
+    number_list(stmt->subplans, &next_id);
+
+    // A scrollable cursor over a node that cannot go backwards needs a Material on top, as
+    // standard_planner would have added.
+    if ((cursor_options & CURSOR_OPT_SCROLL) && !ExecSupportsBackwardScan(stmt->planTree)) {
+        Plan* material = materialize_finished_plan(stmt->planTree);
+        material->plan_node_id = next_id++;
+        stmt->planTree = material;
+    }
+    // Cached plans depend on the model catalog: create/replace/drop invalidate them.
+    stmt->relationOids = lappend_oid(stmt->relationOids, catalog_relation_id());
+    return stmt;
+}
+
+}  // namespace
+
+bool contain_predict_call(Node* node) { return contains_call_walker(node, NULL); }
+
+void install_planner_hook() {
+    previous_planner_hook = planner_hook;
+    planner_hook = batching_planner;
+}
+
+}  // namespace pg_predict::pg

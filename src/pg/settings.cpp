@@ -1,0 +1,52 @@
+#include "settings.hpp"
+
+#include "postgres_headers.hpp"
+#include "pg_predict/runtime/api.hpp"
+
+namespace pg_predict::pg {
+
+bool batching_enabled = true;
+int batch_size = 4096;
+char* strategy_setting = NULL;
+
+namespace {
+
+int threads_setting = 1;
+
+// Only records the wish: torch must not be touched here, as this can run in the postmaster.
+void assign_threads(int value, void* extra) { runtime::set_num_threads(value); }
+
+bool check_strategy(char** value, void** extra, GucSource source) {
+    static const char* const known[] = {"auto", "gemm", "tree_traversal", "perfect_tree_traversal",
+                                        "native"};
+    for (const char* name : known)
+        if (strcmp(*value, name) == 0) return true;
+    GUC_check_errdetail("Valid strategies are auto, gemm, tree_traversal, perfect_tree_traversal and native.");
+    return false;
+}
+
+}  // namespace
+
+void define_settings() {
+    DefineCustomBoolVariable(
+        "pg_predict.enable_batching", "Score predict() calls in batches with a PredictBatch plan node.",
+        "When off, every call runs the model for one row at a time.", &batching_enabled, true,
+        PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.batch_size", "Largest number of rows a PredictBatch node scores in one model call.",
+        "Batches start small and grow to this size, so a LIMIT stops early.", &batch_size, 4096, 1,
+        1 << 20, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.threads", "Threads each backend uses to evaluate a model.",
+        "Intra-operator threads of libtorch in this backend. Parallel workers each get their own; "
+        "keep threads x workers within the cores you can spare.",
+        &threads_setting, 1, 1, 256, PGC_USERSET, 0, NULL, assign_threads, NULL);
+    DefineCustomStringVariable(
+        "pg_predict.strategy", "Tree strategy used at run time instead of each model's own.",
+        "auto uses the program compiled at create_model; gemm, tree_traversal, "
+        "perfect_tree_traversal and native recompile the model's spec once per backend.",
+        &strategy_setting, "auto", PGC_USERSET, 0, check_strategy, NULL, NULL);
+    MarkGUCPrefixReserved("pg_predict");
+}
+
+}  // namespace pg_predict::pg
