@@ -1,0 +1,42 @@
+# pg_predict: a thin driver around CMake (build dir: build/).
+#   make          configure + build (extension and unit tests)
+#   make install  install the extension into pg_config's dirs (root or sudo)
+#   make run      deps + build + install, start a demo PostgreSQL in ./.pgdata, show predictions
+#   make test     deps + build + install, then every test suite; last line 'N passed, M failed'
+#   make stop     stop the demo server started by `make run`
+#   make clean    remove build/
+BUILD_DIR   ?= build
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE       ?= cmake
+CMAKE_FLAGS ?=
+SUDO        := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
+
+.PHONY: all build configure install deps run test stop clean
+
+all: build
+
+$(BUILD_DIR)/CMakeCache.txt:
+	$(CMAKE) -S . -B $(BUILD_DIR) $(CMAKE_FLAGS)
+
+configure: $(BUILD_DIR)/CMakeCache.txt
+
+build: $(BUILD_DIR)/CMakeCache.txt
+	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
+
+install: build
+	$(SUDO) $(CMAKE) --install $(BUILD_DIR)
+
+deps:
+	bash scripts/install-deps.sh
+
+run:
+	bash scripts/run-demo.sh
+
+test:
+	bash scripts/test.sh
+
+stop:
+	bash scripts/run-demo.sh --stop
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# `make test`: install what is missing, build, install the extension, then run every suite:
+#   unit         build/unit_tests (GoogleTest)
+#   pg_regress   sql/ + expected/ with regress/schedule, on a temporary instance
+#   conformance  every regress/conformance/test_*.py (/usr/bin/python3)
+# Each suite reports its counts; the last line is '<N> passed, <M> failed' summed over all
+# suites. A suite that cannot run counts as failed, never as skipped. Exit status 0 iff M = 0.
+#
+# Environment: PGPREDICT_USER (OS user for initdb/pg_regress when root; default postgres),
+# TEST_SUITES (subset, e.g. "unit regress"), SKIP_DEPS=1 / SKIP_BUILD=1 (developer shortcuts).
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$ROOT"
+
+SUITES=${TEST_SUITES:-"unit regress conformance"}
+RESULTS_DIR=$ROOT/build/test-results
+TOTAL_PASS=0
+TOTAL_FAIL=0
+SUMMARY=()
+
+record() {  # suite passed failed [note]
+  TOTAL_PASS=$((TOTAL_PASS + $2))
+  TOTAL_FAIL=$((TOTAL_FAIL + $3))
+  SUMMARY+=("$(printf '  %-28s %4d passed, %4d failed%s' "$1" "$2" "$3" "${4:+  ($4)}")")
+  echo "--- $1: $2 passed, $3 failed${4:+ ($4)}"
+}
+
+finish() {
+  echo
+  echo "=== summary"
+  printf '%s\n' "${SUMMARY[@]}"
+  echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
+  [ "$TOTAL_FAIL" -eq 0 ]
+  exit $?
+}
+
+# Everything failed before any suite could run: count each requested suite as one failure.
+fail_all() {
+  for s in $SUITES; do record "$s" 0 1 "$1"; done
+  finish
+}
+
+show_tail() {  # file lines
+  echo "----- last $2 lines of $1"
+  tail -n "$2" "$1"
+  echo "-----"
+}
+
+# ---- setup --------------------------------------------------------------------------------
+mkdir -p "$RESULTS_DIR"
+if [ "${SKIP_DEPS:-0}" != 1 ]; then
+  echo "=== dependencies"
+  bash "$ROOT/scripts/install-deps.sh" || fail_all "install-deps failed"
+fi
+pg_setup || fail_all "no PostgreSQL"
+
+build_ok=1
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+  echo "=== build (log: build/test-results/build.log)"
+  if ! make --no-print-directory build >"$RESULTS_DIR/build.log" 2>&1; then
+    show_tail "$RESULTS_DIR/build.log" 60
+    build_ok=0
+  elif ! make --no-print-directory install >"$RESULTS_DIR/install.log" 2>&1; then
+    show_tail "$RESULTS_DIR/install.log" 30
+    build_ok=0
+  fi
+fi
+[ "$build_ok" -eq 1 ] || fail_all "build or install failed"
+
+# ---- unit: GoogleTest ---------------------------------------------------------------------
+suite_unit() {
+  echo
+  echo "=== unit tests (build/unit_tests)"
+  local bin=$ROOT/build/unit_tests log=$RESULTS_DIR/unit.log
+  if [ ! -x "$bin" ]; then
+    record unit 0 1 "build/unit_tests was not built (no regress/unit/*.cpp?)"
+    return
+  fi
+  timeout -k 10 900 "$bin" --gtest_color=no >"$log" 2>&1
+  local rc=$?
+  cat "$log"
+  local passed failed
+  passed=$(grep -cE '^\[ +OK \] ' "$log")
+  failed=$(grep -cE '^\[ +FAILED \] [^ ]+ .*\([0-9]+ ms\)$' "$log")
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    record unit "$passed" 1 "unit_tests exited with status $rc"
+  else
+    record unit "$passed" "$failed"
+  fi
+}
+
+# ---- pg_regress ---------------------------------------------------------------------------
+suite_regress() {
+  echo
+  echo "=== pg_regress (sql/, expected/, regress/schedule)"
+  local pg_regress
+  pg_regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
+  local n_sched=1
+  if [ -f "$ROOT/regress/schedule" ]; then
+    n_sched=$(grep -E '^test:' "$ROOT/regress/schedule" | sed 's/^test://' | wc -w)
+    [ "$n_sched" -gt 0 ] || n_sched=1
+  fi
+  [ -x "$pg_regress" ] || { record pg_regress 0 "$n_sched" "no $pg_regress"; return; }
+  [ -f "$ROOT/regress/schedule" ] || { record pg_regress 0 1 "no regress/schedule"; return; }
+
+  local tmp
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg_predict-regress.XXXXXX")
+  # Inputs: the repository itself when the unprivileged user can read it, else a copy.
+  local src=$ROOT
+  if ! as_pg_user test -r "$ROOT/regress/schedule" -a -x "$ROOT/sql"; then
+    src=$tmp/src
+    mkdir -p "$src/regress"
+    for d in sql expected input output data; do [ -d "$ROOT/$d" ] && cp -r "$ROOT/$d" "$src/"; done
+    cp -r "$ROOT/regress/." "$src/regress/"
+  fi
+  mkdir -p "$tmp/out"
+  give_to_pg_user "$tmp"
+
+  local log=$RESULTS_DIR/regress.log
+  local as_user=()
+  [ "$(id -u)" -eq 0 ] && as_user=(runuser -u "$PG_OS_USER" --)
+  (cd "$src" && timeout -k 30 1800 "${as_user[@]}" "$pg_regress" \
+      --temp-instance="$tmp/instance" \
+      --inputdir="$src" \
+      --outputdir="$tmp/out" \
+      --bindir="$PG_BINDIR" \
+      --temp-config="$src/regress/regression.conf" \
+      --schedule="$src/regress/schedule" \
+      --encoding=UTF8 --no-locale) >"$log" 2>&1
+  local rc=$?
+  cat "$log"
+  local passed failed
+  # PG 15: "test name ... ok 12 ms" / "     name ... FAILED"; PG 16+: TAP "ok 1 - name".
+  passed=$(grep -cE '\.\.\. ok( |$)|^ok [0-9]+ +[-+] ' "$log")
+  failed=$(grep -ciE '\.\.\. failed|^not ok [0-9]+ ' "$log")
+  # "failed (ignored)" tests do not fail the run.
+  local ignored
+  ignored=$(grep -ciE '\.\.\. failed \(ignored\)' "$log")
+  failed=$((failed - ignored))
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    local missing=$((n_sched - passed))
+    [ "$missing" -gt 0 ] || missing=1
+    record pg_regress "$passed" "$missing" "pg_regress exited with status $rc"
+  else
+    record pg_regress "$passed" "$failed"
+  fi
+  if [ "$rc" -ne 0 ] || [ "$failed" -gt 0 ]; then
+    if [ -s "$tmp/out/regression.diffs" ]; then
+      cp "$tmp/out/regression.diffs" "$RESULTS_DIR/regression.diffs"
+      echo "----- regression.diffs (full copy: build/test-results/regression.diffs)"
+      head -n 500 "$tmp/out/regression.diffs"
+      echo "-----"
+    fi
+    # The server log helps when the instance did not start or a backend crashed.
+    if { [ "$failed" -eq 0 ] || grep -q 'server closed the connection' "$tmp/out/regression.diffs" 2>/dev/null; } \
+       && [ -f "$tmp/out/log/postmaster.log" ]; then
+      show_tail "$tmp/out/log/postmaster.log" 40
+    fi
+    if [ "$passed" -eq 0 ] && [ "$failed" -eq 0 ] && [ -f "$tmp/out/log/initdb.log" ]; then
+      show_tail "$tmp/out/log/initdb.log" 20
+    fi
+  fi
+  rm -rf "$tmp"
+}
+
+# ---- conformance: Python suites -------------------------------------------------------------
+suite_conformance() {
+  echo
+  echo "=== conformance (regress/conformance/test_*.py with $PYTHON)"
+  local files=("$ROOT"/regress/conformance/test_*.py)
+  if [ ! -f "${files[0]}" ]; then
+    record conformance 0 1 "no regress/conformance/test_*.py"
+    return
+  fi
+  local f
+  for f in "${files[@]}"; do
+    local name log
+    name=$(basename "$f" .py)
+    log=$RESULTS_DIR/$name.log
+    echo "--- $name"
+    PYTHONPATH="$ROOT/regress${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 \
+      timeout -k 30 2700 "$PYTHON" "$f" 2>&1 | tee "$log"
+    local rc=${PIPESTATUS[0]}
+    local line passed=0 failed=0
+    line=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    if [ -n "$line" ]; then
+      read -r passed _ failed _ <<<"${line//,/}"
+    fi
+    if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+      record "conformance/$name" "$passed" 1 "exited with status $rc"
+    else
+      record "conformance/$name" "$passed" "$failed"
+    fi
+  done
+}
+
+for s in $SUITES; do
+  case $s in
+    unit) suite_unit ;;
+    regress) suite_regress ;;
+    conformance) suite_conformance ;;
+    *) record "$s" 0 1 "unknown suite" ;;
+  esac
+done
+finish
