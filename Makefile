@@ -15,12 +15,12 @@ SUDO        := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
 all: build
 
-$(BUILD_DIR)/CMakeCache.txt:
+$(BUILD_DIR)/Makefile:
 	$(CMAKE) -S . -B $(BUILD_DIR) $(CMAKE_FLAGS)
 
-configure: $(BUILD_DIR)/CMakeCache.txt
+configure: $(BUILD_DIR)/Makefile
 
-build: $(BUILD_DIR)/CMakeCache.txt
+build: $(BUILD_DIR)/Makefile
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
 install: build

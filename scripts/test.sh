@@ -36,7 +36,10 @@ finish() {
 
 # Everything failed before any suite could run: count each requested suite as one failure.
 fail_all() {
-  for s in $SUITES; do record "$s" 0 1 "$1"; done
+  local s
+  for s in $SUITES; do
+    case $s in regress) record pg_regress 0 1 "$1" ;; *) record "$s" 0 1 "$1" ;; esac
+  done
   finish
 }
 
