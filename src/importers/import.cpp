@@ -1,0 +1,36 @@
+// Format detection and dispatch to the per-format importers.
+#include <string>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/importers/import.hpp"
+
+namespace pg_predict::importers {
+
+namespace {
+
+constexpr const char* kKnownFormats = "auto, xgboost";
+
+bool looks_like_xgboost(const nlohmann::json& a) {
+    // Booster.save_model writes {"learner": {..., "gradient_booster": ...}, "version": [...]}.
+    if (!a.is_object()) return false;
+    auto learner = a.find("learner");
+    return learner != a.end() && learner->is_object() && learner->contains("gradient_booster");
+}
+
+}  // namespace
+
+std::string detect_format(const nlohmann::json& artifact) {
+    if (looks_like_xgboost(artifact)) return "xgboost";
+    fail(ErrorCategory::InvalidModel,
+         "cannot tell the model format: the document is no format we know (known: xgboost, "
+         "detected by a top-level \"learner\" object with a \"gradient_booster\")");
+}
+
+spec::Pipeline import_model(const nlohmann::json& artifact, const std::string& format) {
+    std::string f = format == "auto" ? detect_format(artifact) : format;
+    if (f == "xgboost") return import_xgboost(artifact);
+    fail(ErrorCategory::InvalidParameter,
+         "unknown model format \"" + format + "\"; known formats: " + kKnownFormats);
+}
+
+}  // namespace pg_predict::importers

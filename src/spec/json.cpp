@@ -1,0 +1,267 @@
+// The spec's JSON form, as stored in the catalog and shown to users.
+//
+// Floats are the delicate part: the document must read back bit for bit, yet stay readable.
+// A float32 is written with the shortest digits that identify it ("0.3", not
+// "0.30000001192092896"); nlohmann keeps numbers as double, so we check that those digits also
+// survive the decimal → double → float path and fall back to 9 significant digits (always
+// exact) when they do not. Non-finite values, which JSON cannot hold, are the strings "NaN",
+// "Infinity" and "-Infinity".
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/pipeline.hpp"
+
+namespace pg_predict::spec {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kFormatVersion = 1;
+
+const char* comparison_name(Comparison c) {
+    return c == Comparison::Less ? "<" : "<=";
+}
+
+json float_to_json(float f) {
+    if (std::isnan(f)) return "NaN";
+    if (std::isinf(f)) return f > 0 ? "Infinity" : "-Infinity";
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, f);
+    *res.ptr = '\0';
+    double d = std::strtod(buf, nullptr);
+    if (static_cast<float>(d) != f) {
+        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
+        d = std::strtod(buf, nullptr);
+    }
+    return d;
+}
+
+json floats_to_json(const std::vector<float>& v) {
+    json a = json::array();
+    for (float f : v) a.push_back(float_to_json(f));
+    return a;
+}
+
+// --- reading: every accessor names the field it complains about -------------------------
+
+[[noreturn]] void bad(const std::string& field, const std::string& what) {
+    fail(ErrorCategory::InvalidModel, "pipeline spec: field \"" + field + "\" " + what);
+}
+
+std::string join(const std::string& path, const char* key) {
+    return path.empty() ? key : path + "." + key;
+}
+
+const json& member(const json& obj, const std::string& path, const char* key) {
+    auto it = obj.find(key);
+    if (it == obj.end()) bad(join(path, key), "is missing");
+    return *it;
+}
+
+const json& object_at(const json& obj, const std::string& path, const char* key) {
+    const json& v = member(obj, path, key);
+    if (!v.is_object()) bad(join(path, key), "must be an object");
+    return v;
+}
+
+const json& array_at(const json& obj, const std::string& path, const char* key) {
+    const json& v = member(obj, path, key);
+    if (!v.is_array()) bad(join(path, key), "must be an array");
+    return v;
+}
+
+std::string string_at(const json& obj, const std::string& path, const char* key) {
+    const json& v = member(obj, path, key);
+    if (!v.is_string()) bad(join(path, key), "must be a string");
+    return v.get<std::string>();
+}
+
+int32_t int_of(const json& v, const std::string& field) {
+    if (!v.is_number_integer()) bad(field, "must be an integer");
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT32_MAX))
+        bad(field, "is out of the int32 range");
+    int64_t i = v.get<int64_t>();
+    if (i < INT32_MIN || i > INT32_MAX) bad(field, "is out of the int32 range");
+    return static_cast<int32_t>(i);
+}
+
+int32_t int_at(const json& obj, const std::string& path, const char* key) {
+    return int_of(member(obj, path, key), join(path, key));
+}
+
+float float_of(const json& v, const std::string& field) {
+    if (v.is_number()) return static_cast<float>(v.get<double>());
+    if (v.is_string()) {
+        const std::string& s = v.get_ref<const std::string&>();
+        if (s == "NaN") return NAN;
+        if (s == "Infinity") return INFINITY;
+        if (s == "-Infinity") return -INFINITY;
+    }
+    bad(field, "must be a number (or \"NaN\", \"Infinity\", \"-Infinity\")");
+}
+
+std::string item(const std::string& field, size_t i) {
+    return field + "[" + std::to_string(i) + "]";
+}
+
+std::vector<float> floats_at(const json& obj, const std::string& path, const char* key) {
+    const json& a = array_at(obj, path, key);
+    std::vector<float> out;
+    out.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i) out.push_back(float_of(a[i], item(join(path, key), i)));
+    return out;
+}
+
+std::vector<int32_t> ints_at(const json& obj, const std::string& path, const char* key) {
+    const json& a = array_at(obj, path, key);
+    std::vector<int32_t> out;
+    out.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i) out.push_back(int_of(a[i], item(join(path, key), i)));
+    return out;
+}
+
+std::vector<uint8_t> flags_at(const json& obj, const std::string& path, const char* key) {
+    const json& a = array_at(obj, path, key);
+    std::vector<uint8_t> out;
+    out.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        const json& v = a[i];
+        if (v.is_boolean()) {
+            out.push_back(v.get<bool>() ? 1 : 0);
+        } else if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) {
+            out.push_back(static_cast<uint8_t>(v.get<int64_t>()));
+        } else {
+            bad(item(join(path, key), i), "must be a boolean");
+        }
+    }
+    return out;
+}
+
+Task task_of(const std::string& s, const std::string& field) {
+    for (Task t : {Task::Regression, Task::Classification})
+        if (s == task_name(t)) return t;
+    bad(field, "must be \"regression\" or \"classification\", not \"" + s + "\"");
+}
+
+PostTransform transform_of(const std::string& s, const std::string& field) {
+    for (PostTransform t : {PostTransform::Identity, PostTransform::Logistic,
+                            PostTransform::Softmax, PostTransform::Exp})
+        if (s == transform_name(t)) return t;
+    bad(field, "must be one of identity, logistic, softmax, exp, not \"" + s + "\"");
+}
+
+Comparison comparison_of(const std::string& s, const std::string& field) {
+    for (Comparison c : {Comparison::Less, Comparison::LessEqual})
+        if (s == comparison_name(c)) return c;
+    bad(field, "must be \"<\" or \"<=\", not \"" + s + "\"");
+}
+
+Tree tree_from_json(const json& t, const std::string& path) {
+    if (!t.is_object()) bad(path, "must be an object");
+    Tree tree;
+    tree.group = int_at(t, path, "group");
+    tree.left = ints_at(t, path, "left");
+    tree.right = ints_at(t, path, "right");
+    tree.feature = ints_at(t, path, "feature");
+    tree.threshold = floats_at(t, path, "threshold");
+    tree.default_left = flags_at(t, path, "default_left");
+    tree.value = floats_at(t, path, "value");
+    return tree;
+}
+
+}  // namespace
+
+std::string to_json(const Pipeline& p) {
+    json trees = json::array();
+    for (const Tree& t : p.model.trees) {
+        json dl = json::array();
+        for (uint8_t b : t.default_left) dl.push_back(b != 0);
+        trees.push_back({
+            {"group", t.group},
+            {"left", t.left},
+            {"right", t.right},
+            {"feature", t.feature},
+            {"threshold", floats_to_json(t.threshold)},
+            {"default_left", dl},
+            {"value", floats_to_json(t.value)},
+        });
+    }
+    // classes are doubles: nlohmann writes doubles with round-trip precision already.
+    json doc = {
+        {"format_version", kFormatVersion},
+        {"source_format", p.source_format},
+        {"objective", p.objective},
+        {"task", task_name(p.task)},
+        {"classes", p.classes},
+        {"features", p.features},
+        {"transform", transform_name(p.transform)},
+        {"model",
+         {
+             {"type", "tree_ensemble"},
+             {"num_features", p.model.num_features},
+             {"num_groups", p.model.num_groups},
+             {"comparison", comparison_name(p.model.comparison)},
+             {"base_margin", floats_to_json(p.model.base_margin)},
+             {"trees", trees},
+         }},
+    };
+    // Compact: the catalog keeps it as jsonb, and jsonb_pretty() is there for reading.
+    return doc.dump();
+}
+
+Pipeline from_json(const std::string& text) {
+    json doc;
+    try {
+        doc = json::parse(text);
+    } catch (const json::exception& e) {
+        fail(ErrorCategory::InvalidModel, std::string("pipeline spec is not valid JSON: ") + e.what());
+    }
+    if (!doc.is_object()) fail(ErrorCategory::InvalidModel, "pipeline spec must be a JSON object");
+
+    int version = int_at(doc, "", "format_version");
+    if (version != kFormatVersion)
+        bad("format_version", "is " + std::to_string(version) + "; this build reads version " +
+                                  std::to_string(kFormatVersion));
+
+    Pipeline p;
+    p.source_format = string_at(doc, "", "source_format");
+    p.objective = string_at(doc, "", "objective");
+    p.task = task_of(string_at(doc, "", "task"), "task");
+    p.transform = transform_of(string_at(doc, "", "transform"), "transform");
+
+    const json& classes = array_at(doc, "", "classes");
+    for (size_t i = 0; i < classes.size(); ++i) {
+        if (!classes[i].is_number()) bad(item("classes", i), "must be a number");
+        p.classes.push_back(classes[i].get<double>());
+    }
+    const json& features = array_at(doc, "", "features");
+    for (size_t i = 0; i < features.size(); ++i) {
+        if (!features[i].is_string()) bad(item("features", i), "must be a string");
+        p.features.push_back(features[i].get<std::string>());
+    }
+
+    const json& m = object_at(doc, "", "model");
+    std::string type = string_at(m, "model", "type");
+    if (type != "tree_ensemble")
+        fail(ErrorCategory::Unsupported, "pipeline spec: model type \"" + type + "\" is not supported");
+    p.model.num_features = int_at(m, "model", "num_features");
+    p.model.num_groups = int_at(m, "model", "num_groups");
+    p.model.comparison = comparison_of(string_at(m, "model", "comparison"), "model.comparison");
+    p.model.base_margin = floats_at(m, "model", "base_margin");
+    const json& trees = array_at(m, "model", "trees");
+    p.model.trees.reserve(trees.size());
+    for (size_t i = 0; i < trees.size(); ++i)
+        p.model.trees.push_back(tree_from_json(trees[i], item("model.trees", i)));
+    // Whoever reads a spec goes on to index its arrays: hand out only sound ones.
+    validate(p);
+    return p;
+}
+
+}  // namespace pg_predict::spec

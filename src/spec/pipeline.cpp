@@ -1,0 +1,59 @@
+// Small queries on the spec types: depths, output width, names.
+#include <algorithm>
+
+#include "pg_predict/spec/pipeline.hpp"
+
+namespace pg_predict::spec {
+
+int Tree::depth() const {
+    // Level by level rather than recursion: a deep (degenerate) tree must not blow the stack,
+    // and capping the walk at size() levels keeps a cyclic, not yet validated tree finite.
+    if (left.empty()) return 0;
+    std::vector<int32_t> level{0}, next;
+    int d = 0;
+    for (size_t guard = 0; guard <= size(); ++guard) {
+        next.clear();
+        for (int32_t n : level) {
+            if (n < 0 || static_cast<size_t>(n) >= size() || is_leaf(n)) continue;
+            next.push_back(left[n]);
+            if (static_cast<size_t>(n) < right.size()) next.push_back(right[n]);
+        }
+        if (next.empty()) return d;
+        ++d;
+        level.swap(next);
+    }
+    return d;
+}
+
+int TreeEnsemble::max_depth() const {
+    int d = 0;
+    for (const Tree& t : trees) d = std::max(d, t.depth());
+    return d;
+}
+
+int Pipeline::output_width() const {
+    // A one-group binary classifier still has two output columns ([1 - p, p]); its classes
+    // list has two labels, so the class count is the width in every classification case.
+    if (task == Task::Classification) return static_cast<int>(classes.size());
+    return 1;
+}
+
+const char* task_name(Task t) {
+    switch (t) {
+        case Task::Regression: return "regression";
+        case Task::Classification: return "classification";
+    }
+    return "unknown";
+}
+
+const char* transform_name(PostTransform t) {
+    switch (t) {
+        case PostTransform::Identity: return "identity";
+        case PostTransform::Logistic: return "logistic";
+        case PostTransform::Softmax: return "softmax";
+        case PostTransform::Exp: return "exp";
+    }
+    return "unknown";
+}
+
+}  // namespace pg_predict::spec

@@ -1,0 +1,119 @@
+// Structural checks on a pipeline spec. Everything downstream (optimizer, compiler, the
+// reference evaluator) indexes the tree arrays without bounds checks, so this is the one place
+// that makes sure they can.
+#include <cmath>
+#include <string>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/pipeline.hpp"
+
+namespace pg_predict::spec {
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& msg) {
+    fail(ErrorCategory::InvalidModel, "invalid pipeline: " + msg);
+}
+
+std::string at(size_t tree, size_t node) {
+    return "tree " + std::to_string(tree) + ", node " + std::to_string(node) + ": ";
+}
+
+void check_tree(const Tree& t, size_t ti, const TreeEnsemble& m) {
+    const std::string where = "tree " + std::to_string(ti) + ": ";
+    const size_t n = t.left.size();
+    if (n == 0) invalid(where + "has no nodes");
+    auto same = [&](size_t size, const char* name) {
+        if (size != n)
+            invalid(where + name + " has " + std::to_string(size) + " entries, left has " +
+                    std::to_string(n));
+    };
+    same(t.right.size(), "right");
+    same(t.feature.size(), "feature");
+    same(t.threshold.size(), "threshold");
+    same(t.default_left.size(), "default_left");
+    same(t.value.size(), "value");
+    if (t.group < 0 || t.group >= m.num_groups)
+        invalid(where + "group " + std::to_string(t.group) + " is outside [0, " +
+                std::to_string(m.num_groups) + ")");
+
+    // Each node must be reached exactly once from the root: in-range children, no node with
+    // two parents, no cycle (a cycle through the root would give the root a parent), nothing
+    // unreachable.
+    std::vector<uint8_t> seen(n, 0);
+    seen[0] = 1;
+    for (size_t i = 0; i < n; ++i) {
+        const int32_t l = t.left[i], r = t.right[i];
+        if (l < 0 || r < 0) {
+            if (l != -1 || r != -1)
+                invalid(at(ti, i) + "a leaf must have left = right = -1, got " +
+                        std::to_string(l) + " and " + std::to_string(r));
+            if (std::isnan(t.value[i])) invalid(at(ti, i) + "leaf value is NaN");
+            continue;
+        }
+        for (int32_t c : {l, r}) {
+            if (static_cast<size_t>(c) >= n)
+                invalid(at(ti, i) + "child " + std::to_string(c) + " is outside [0, " +
+                        std::to_string(n) + ")");
+            if (seen[c])
+                invalid(at(ti, i) + "child " + std::to_string(c) +
+                        " is reached twice (shared node or cycle)");
+            seen[c] = 1;
+        }
+        if (t.feature[i] < 0 || t.feature[i] >= m.num_features)
+            invalid(at(ti, i) + "feature " + std::to_string(t.feature[i]) + " is outside [0, " +
+                    std::to_string(m.num_features) + ")");
+        if (std::isnan(t.threshold[i])) invalid(at(ti, i) + "threshold is NaN");
+        if (t.default_left[i] > 1) invalid(at(ti, i) + "default_left must be 0 or 1");
+    }
+    // n - 1 child slots were each filled once, so all nodes are reachable from the root
+    // unless some subtree forms a cycle detached from it; find that case explicitly.
+    std::vector<int32_t> stack{0};
+    size_t reached = 0;
+    while (!stack.empty()) {
+        int32_t i = stack.back();
+        stack.pop_back();
+        ++reached;
+        if (!t.is_leaf(i)) {
+            stack.push_back(t.left[i]);
+            stack.push_back(t.right[i]);
+        }
+    }
+    if (reached != n)
+        invalid(where + std::to_string(n - reached) + " node(s) are not reachable from the root");
+}
+
+}  // namespace
+
+void validate(const Pipeline& p) {
+    const TreeEnsemble& m = p.model;
+    if (m.num_features < 0) invalid("num_features is negative");
+    if (p.features.size() != static_cast<size_t>(m.num_features))
+        invalid("features lists " + std::to_string(p.features.size()) +
+                " names, num_features is " + std::to_string(m.num_features));
+    if (m.num_groups < 1) invalid("num_groups must be at least 1");
+    if (m.base_margin.size() != static_cast<size_t>(m.num_groups))
+        invalid("base_margin has " + std::to_string(m.base_margin.size()) +
+                " entries, num_groups is " + std::to_string(m.num_groups));
+    for (float b : m.base_margin)
+        if (!std::isfinite(b)) invalid("base_margin must be finite");
+
+    if (p.task == Task::Classification) {
+        if (p.classes.empty()) invalid("a classifier needs a non-empty classes list");
+        // One group is a binary margin (output [1 - p, p]); otherwise one margin per class.
+        const size_t want = m.num_groups == 1 ? 2 : static_cast<size_t>(m.num_groups);
+        if (p.classes.size() != want)
+            invalid("classes lists " + std::to_string(p.classes.size()) + " labels, " +
+                    std::to_string(m.num_groups) + " group(s) need " + std::to_string(want));
+    } else {
+        if (m.num_groups != 1) invalid("a regression has one group, not " +
+                                       std::to_string(m.num_groups));
+        if (!p.classes.empty()) invalid("a regression has no classes");
+    }
+    if (p.transform == PostTransform::Softmax && m.num_groups < 2)
+        invalid("softmax needs at least two groups");
+
+    for (size_t i = 0; i < m.trees.size(); ++i) check_tree(m.trees[i], i, m);
+}
+
+}  // namespace pg_predict::spec
