@@ -53,7 +53,15 @@ struct CallSite {
     ArgumentKind kind;
 };
 
-CallSiteModel* call_site_model(FunctionCallInfo fcinfo, const char* name) {
+// The model named by argument 0 at this call site, bound on first use. Compares the name's
+// bytes with what is cached, so the per-row path allocates nothing to find it.
+CallSiteModel* call_site_model(FunctionCallInfo fcinfo) {
+    if (PG_ARGISNULL(0))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model name must not be NULL")));
+    text* name_text = PG_GETARG_TEXT_PP(0);
+    const char* name_bytes = VARDATA_ANY(name_text);
+    size_t name_length = VARSIZE_ANY_EXHDR(name_text);
+
     FmgrInfo* flinfo = fcinfo->flinfo;
     CallSite* site = (CallSite*)flinfo->fn_extra;
     if (site == NULL) {
@@ -61,12 +69,12 @@ CallSiteModel* call_site_model(FunctionCallInfo fcinfo, const char* name) {
         flinfo->fn_extra = site;
     }
     for (CallSiteModel* m = site->models; m != NULL; m = m->next)
-        if (strcmp(m->name, name) == 0) return m;
+        if (strlen(m->name) == name_length && memcmp(m->name, name_bytes, name_length) == 0) return m;
 
     MemoryContext old = MemoryContextSwitchTo(flinfo->fn_mcxt);
     CallSiteModel* m = (CallSiteModel*)palloc0(sizeof(CallSiteModel));
-    m->name = pstrdup(name);
-    m->model = bind_model(name, flinfo->fn_mcxt);
+    m->name = pnstrdup(name_bytes, name_length);
+    m->model = bind_model(m->name, flinfo->fn_mcxt);
     m->x = (float*)palloc0(sizeof(float) * Max(m->model->entry->num_features, 1));
     m->out = (float*)palloc0(sizeof(float) * Max(m->model->output_width, 1));
     m->next = site->models;
@@ -95,8 +103,7 @@ ArgumentKind argument_kind(FunctionCallInfo fcinfo) {
 
 // Scores argument 1 of the call with the model named by argument 0; false if it is NULL.
 bool score_one(FunctionCallInfo fcinfo, CallSiteModel** scored) {
-    char* name = required_text_arg(fcinfo, 0, "model name");
-    CallSiteModel* m = call_site_model(fcinfo, name);
+    CallSiteModel* m = call_site_model(fcinfo);
     *scored = m;
     if (PG_ARGISNULL(1)) return false;
     if (argument_kind(fcinfo) == ArgumentKind::Row) {
@@ -182,9 +189,8 @@ Datum pg_predict_predict(PG_FUNCTION_ARGS) {
 }
 
 Datum pg_predict_predict_proba(PG_FUNCTION_ARGS) {
-    CallSiteModel* m;
-    char* name = required_text_arg(fcinfo, 0, "model name");
-    m = call_site_model(fcinfo, name);
+    CallSiteModel* m = call_site_model(fcinfo);
+    const char* name = m->name;
     if (!m->model->entry->classification)
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("model \"%s\" is a regression model; predict_proba() needs a classifier",

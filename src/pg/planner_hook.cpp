@@ -329,6 +329,30 @@ bool collect_vars_walker(Node* node, ReplaceContext* cx) {
     return expression_tree_walker(node, (bool (*)())collect_vars_walker, (void*)cx);
 }
 
+// Whether the node reads child column `attno` through a key array rather than an expression
+// (grouping, partitioning, ordering columns).
+bool used_as_key(const Plan* plan, AttrNumber attno) {
+    auto contains = [attno](const AttrNumber* columns, int count) {
+        for (int i = 0; i < count; i++)
+            if (columns[i] == attno) return true;
+        return false;
+    };
+    switch (nodeTag(plan)) {
+        case T_Agg: {
+            const Agg* agg = (const Agg*)plan;
+            if (agg->chain != NIL) return true;  // grouping sets: be conservative
+            return contains(agg->grpColIdx, agg->numCols);
+        }
+        case T_Group: return contains(((const Group*)plan)->grpColIdx, ((const Group*)plan)->numCols);
+        case T_WindowAgg: {
+            const WindowAgg* window = (const WindowAgg*)plan;
+            return contains(window->partColIdx, window->partNumCols) ||
+                   contains(window->ordColIdx, window->ordNumCols);
+        }
+        default: return false;
+    }
+}
+
 bool references_outer_column(Node* node, AttrNumber* attno) {
     if (node == NULL) return false;
     if (IsA(node, Var) && ((Var*)node)->varno == OUTER_VAR && ((Var*)node)->varattno == *attno) return true;
@@ -494,7 +518,7 @@ void rewrite_below(PlannedStmt* stmt, Plan* node) {
         for (AttrNumber attno = 1; attno <= original_width; attno++) {
             TargetEntry* tle = (TargetEntry*)list_nth(child->targetlist, attno - 1);
             if (whole_row_var((Node*)tle->expr) == NULL) continue;
-            if (references_outer_column((Node*)node->targetlist, &attno) ||
+            if (used_as_key(node, attno) || references_outer_column((Node*)node->targetlist, &attno) ||
                 references_outer_column((Node*)node->qual, &attno))
                 continue;
             bool used_by_input = false;
