@@ -1,0 +1,128 @@
+// The native tree-ensemble kernel (torch-free interface).
+//
+// A spec::TreeEnsemble is packed once into flat arrays (what the compiled program keeps as
+// module buffers) and scored over float32 row-major batches [rows × cols] into raw margins
+// [rows × num_groups] (sum of the leaves; no base margin, no link: the program adds those).
+//
+// Two layouts:
+//   Perfect  (depth ≤ kMaxPerfectDepth, ≤ 128 features): trees padded to perfect trees of the
+//            ensemble's depth D and gathered in blocks of 16 (one SIMD lane per tree; trees of
+//            one output group per block, padded with zero trees). Thresholds are replaced by
+//            their rank among the feature's distinct thresholds, so one 32-bit node word holds
+//            rank, default direction and feature:  word = rank << 8 | default_left << 7 | feature.
+//            Each row's inputs are turned into ranks once (binary search in `cuts`); a node
+//            test is then one unsigned integer compare, with exactly the decisions of the float
+//            compare (x < t or x <= t; NaN takes the default direction).
+//   Generic  (anything else, e.g. deep trees): explicit child pointers, float compares.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace pg_predict::spec { struct TreeEnsemble; }
+
+namespace pg_predict::kernels {
+
+constexpr int kMaxPerfectDepth = 12;
+constexpr int kLanes = 16;             // trees per block in the perfect layout
+constexpr int64_t kFormatVersion = 1;
+
+enum class Layout : int64_t { Perfect = 0, Generic = 1 };
+
+// Which implementation scores: Auto picks AVX-512 when the CPU has it.
+enum class Isa { Auto, Portable, Avx512 };
+
+// meta[] slots (an int64 tensor in the program).
+enum MetaSlot : int {
+    kMetaVersion = 0,
+    kMetaLayout,
+    kMetaFeatures,
+    kMetaGroups,
+    kMetaComparison,    // 0: x < t goes left, 1: x <= t
+    kMetaDepth,         // perfect: padded depth D; generic: max depth
+    kMetaUnits,         // perfect: number of 16-tree blocks; generic: number of trees
+    kMetaSize
+};
+
+struct PackedEnsemble {
+    std::vector<int64_t> meta;   // kMetaSize
+    // perfect: per block 16 × (2^D - 1) node words, level l at 16·(2^l - 1), entry lane·2^l + pos
+    // generic: per node 4 words {feature | default_left << 31, threshold bits, left, right}
+    std::vector<int32_t> nodes;
+    // perfect: per block 16 × 2^D leaf values, entry lane·2^D + pos.  generic: per node value
+    std::vector<float> leaves;
+    // perfect: per feature its sorted distinct thresholds, padded with NaN to 2^k - 1 entries
+    // (k = cut_steps[f]) then one more NaN; generic: empty
+    std::vector<float> cuts;
+    // perfect: cut_offset[F + 1], cut_steps[F], block_group[units]
+    // generic: tree_root[T], tree_group[T]
+    std::vector<int32_t> aux;
+};
+
+// Throws Error(InvalidModel) for an ensemble that fails the structural checks it needs.
+PackedEnsemble pack(const spec::TreeEnsemble&, bool allow_perfect = true);
+
+// A non-owning, checked view of the arrays (from a PackedEnsemble or from tensors).
+struct PackedView {
+    Layout layout = Layout::Perfect;
+    int32_t num_features = 0;
+    int32_t num_groups = 1;
+    bool less_equal = false;
+    int depth = 0;
+    int64_t units = 0;
+    const int32_t* nodes = nullptr;
+    int64_t num_nodes = 0;
+    const float* leaves = nullptr;
+    int64_t num_leaves = 0;
+    const float* cuts = nullptr;
+    int64_t num_cuts = 0;
+    const int32_t* aux = nullptr;
+    int64_t num_aux = 0;
+
+    // perfect layout helpers
+    const int32_t* cut_offset() const { return aux; }
+    const int32_t* cut_steps() const { return aux + num_features + 1; }
+    const int32_t* block_group() const { return aux + 2 * num_features + 1; }
+    // generic layout helpers
+    const int32_t* tree_root() const { return aux; }
+    const int32_t* tree_group() const { return aux + units; }
+};
+
+// Validates sizes and indices so that scoring never reads out of bounds or loops forever;
+// throws Error(InvalidModel) otherwise.
+PackedView make_view(const int64_t* meta, int64_t meta_size, const int32_t* nodes, int64_t num_nodes,
+                     const float* leaves, int64_t num_leaves, const float* cuts, int64_t num_cuts,
+                     const int32_t* aux, int64_t num_aux);
+PackedView make_view(const PackedEnsemble&);
+
+// margins: rows × num_groups, overwritten. cols must equal num_features. Runs on torch's
+// intra-op thread pool (at::parallel_for) over row blocks.
+void score(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins,
+           Isa isa = Isa::Auto);
+
+bool cpu_has_avx512();
+
+// Defined beside the TORCH_LIBRARY registration of torch.ops.pg_predict.tree_ensemble; code that
+// emits calls to the op references it so a static link keeps the registrar.
+int native_op_anchor();
+// The implementation Auto resolves to (PG_PREDICT_KERNEL_ISA=portable forces the portable one).
+Isa resolve_isa(Isa);
+const char* isa_name(Isa);
+
+namespace detail {
+// at::parallel_for, defined in the torch TU so the kernel TUs stay torch-free.
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn);
+
+// Per-row ranks of a block of rows (perfect layout): q[r * qstride + f] = rank << 8 | 0xFF,
+// 0xFFFFFFFF for NaN; entries f ≥ F are 0xFFFFFFFF. has_nan[r] tells whether the row has one.
+constexpr uint32_t kNanRank = 0xFFFFFFFFu;
+
+bool avx512_compiled();
+void score_perfect_avx512(const PackedView&, const float* x, int64_t rows, int64_t cols,
+                          float* margins);
+}  // namespace detail
+
+}  // namespace pg_predict::kernels

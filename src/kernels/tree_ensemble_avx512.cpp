@@ -1,0 +1,295 @@
+// AVX-512 scoring of the perfect layout (compiled with -mavx512f/bw/dq/vl; only called after
+// the run-time CPU check). One 16-lane vector = the same row in 16 trees of a block:
+//   * the row's feature ranks live in registers (2 or 4 zmm for ≤ 32 / ≤ 64 features), so
+//     "x[feature of the node]" is one vpermt2d instead of a gather;
+//   * the top levels' node words come from registers: level l of the block is 2^l vectors,
+//     picked by a tree of blends on the decisions already taken (no gather);
+//   * a node test is one unsigned compare of rank words (see tree_ensemble.hpp);
+//   * below, one 32-bit gather per level fetches the node word; one more gathers the leaf.
+#include "pg_predict/kernels/tree_ensemble.hpp"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#include <immintrin.h>
+
+// GCC 12 warns about the undefined source operand inside its own gather intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace pg_predict::kernels {
+namespace detail {
+namespace {
+
+constexpr int64_t kBlockRows = 64;  // rows traversed per block of trees (multiple of 16)
+constexpr int kQStride = 128;       // rank words per row
+constexpr bool kBlendLevel4 = true; // level 4 by blends from L1 instead of a gather
+
+struct Scratch {
+    uint32_t* q;       // kBlockRows × kQStride
+    float* acc;        // kBlockRows × 16
+    uint8_t* has_nan;  // kBlockRows
+    void* mem;
+    Scratch() {
+        const size_t bytes = kBlockRows * kQStride * 4 + kBlockRows * 16 * 4 + kBlockRows;
+        mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (!mem) throw std::bad_alloc();
+        q = static_cast<uint32_t*>(mem);
+        acc = reinterpret_cast<float*>(q + kBlockRows * kQStride);
+        has_nan = reinterpret_cast<uint8_t*>(acc + kBlockRows * 16);
+        for (int64_t i = 0; i < kBlockRows * kQStride; ++i) q[i] = kNanRank;
+    }
+    ~Scratch() { std::free(mem); }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+};
+
+// Ranks of rows [0, n) of x (row-major, `cols` wide) for every feature, 16 rows per vector:
+// a branch-free binary search with gathers over the feature's NaN-padded cut table.
+void compute_ranks(const PackedView& v, const float* x, int64_t n, int64_t cols, Scratch& s) {
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i row_off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(cols)));
+    const __m512i q_off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(kQStride));
+    const __m512i all_ones = _mm512_set1_epi32(-1), low_ff = _mm512_set1_epi32(0xFF);
+    const int pred = v.less_equal ? _CMP_LT_OQ : _CMP_LE_OQ;  // cut < x, or cut ≤ x
+    for (int64_t r0 = 0; r0 < n; r0 += 16) {
+        const __mmask16 live = n - r0 >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - r0)) - 1);
+        __mmask16 nan_rows = 0;
+        const float* xr = x + r0 * cols;
+        for (int f = 0; f < v.num_features; ++f) {
+            const __m512 xv = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, row_off, xr + f, 4);
+            const float* cuts = v.cuts + v.cut_offset()[f];
+            __m512i base = _mm512_setzero_si512();
+            for (int st = v.cut_steps()[f] - 1; st >= 0; --st) {
+                const __m512i cand = _mm512_add_epi32(base, _mm512_set1_epi32(1 << st));
+                const __m512 u = _mm512_i32gather_ps(cand, cuts - 1, 4);
+                const __mmask16 m = pred == _CMP_LT_OQ ? _mm512_cmp_ps_mask(u, xv, _CMP_LT_OQ)
+                                                       : _mm512_cmp_ps_mask(u, xv, _CMP_LE_OQ);
+                base = _mm512_mask_mov_epi32(base, m, cand);
+            }
+            __m512i qv = _mm512_or_si512(_mm512_slli_epi32(base, 8), low_ff);
+            const __mmask16 nan = _mm512_cmp_ps_mask(xv, xv, _CMP_UNORD_Q);
+            qv = _mm512_mask_mov_epi32(qv, nan, all_ones);
+            nan_rows |= nan;
+            _mm512_mask_i32scatter_epi32(s.q + r0 * kQStride + f, live, q_off, qv, 4);
+        }
+        for (int i = 0; i < 16 && r0 + i < n; ++i) s.has_nan[r0 + i] = (nan_rows >> i) & 1;
+    }
+}
+
+// The rank words of one row, in registers.
+template <int FW>
+struct RowRanks {
+    __m512i r[FW == 128 ? 1 : FW / 16];
+    const uint32_t* row;
+    void load(const uint32_t* q) {
+        row = q;
+        if constexpr (FW <= 64)
+            for (int i = 0; i < FW / 16; ++i) r[i] = _mm512_load_si512(q + 16 * i);
+    }
+    // rank word of feature (w & 0x7F) per lane
+    __m512i lookup(__m512i w) const {
+        if constexpr (FW == 32) {
+            return _mm512_permutex2var_epi32(r[0], w, r[1]);
+        } else if constexpr (FW == 64) {
+            const __m512i lo = _mm512_permutex2var_epi32(r[0], w, r[1]);
+            const __m512i hi = _mm512_permutex2var_epi32(r[2], w, r[3]);
+            return _mm512_mask_blend_epi32(_mm512_test_epi32_mask(w, _mm512_set1_epi32(32)), lo, hi);
+        } else {
+            return _mm512_i32gather_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x7F)), row, 4);
+        }
+    }
+};
+
+// Lanes that go right at node words w.
+template <int FW, bool NaN>
+inline __mmask16 go_right(__m512i w, const RowRanks<FW>& q) {
+    const __m512i v = q.lookup(w);
+    const __mmask16 ge = _mm512_cmpge_epu32_mask(v, w);
+    if constexpr (!NaN) {
+        return ge;
+    } else {
+        // NaN's rank word is all ones (≥ every word: right); default-left nodes send it left.
+        const __mmask16 nan = _mm512_cmpeq_epi32_mask(v, _mm512_set1_epi32(-1));
+        const __mmask16 dl = _mm512_test_epi32_mask(w, _mm512_set1_epi32(0x80));
+        return _kandn_mask16(_kand_mask16(nan, dl), ge);
+    }
+}
+
+inline __m512i step(__m512i idx, __mmask16 right) {
+    idx = _mm512_add_epi32(idx, idx);
+    return _mm512_mask_sub_epi32(idx, right, idx, _mm512_set1_epi32(-1));
+}
+
+// One block of 16 trees over rows [0, n): acc[r] += leaf values. K rows are interleaved so
+// the gathers of independent rows overlap.
+template <int FW, bool NaN, int K>
+inline void rows_k(const uint32_t* words, const float* leaves, int D, const __m512i* lv,
+                   const __m512i* lv4, const uint32_t* q, float* acc) {
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    RowRanks<FW> rr[K];
+    __m512i idx[K];
+    __mmask16 d0[K], d1[K], d2[K], d3[K];
+    for (int k = 0; k < K; ++k) {
+        rr[k].load(q + k * kQStride);
+        idx[k] = lane;
+    }
+    if (D > 0) {
+        for (int k = 0; k < K; ++k) {
+            d0[k] = go_right<FW, NaN>(lv[0], rr[k]);
+            idx[k] = step(idx[k], d0[k]);
+        }
+    }
+    if (D > 1) {
+        for (int k = 0; k < K; ++k) {
+            const __m512i w = _mm512_mask_blend_epi32(d0[k], lv[1], lv[2]);
+            d1[k] = go_right<FW, NaN>(w, rr[k]);
+            idx[k] = step(idx[k], d1[k]);
+        }
+    }
+    if (D > 2) {
+        for (int k = 0; k < K; ++k) {
+            const __m512i a = _mm512_mask_blend_epi32(d1[k], lv[3], lv[4]);
+            const __m512i b = _mm512_mask_blend_epi32(d1[k], lv[5], lv[6]);
+            const __m512i w = _mm512_mask_blend_epi32(d0[k], a, b);
+            d2[k] = go_right<FW, NaN>(w, rr[k]);
+            idx[k] = step(idx[k], d2[k]);
+        }
+    }
+    if (D > 3) {
+        for (int k = 0; k < K; ++k) {
+            const __m512i a = _mm512_mask_blend_epi32(d2[k], lv[7], lv[8]);
+            const __m512i b = _mm512_mask_blend_epi32(d2[k], lv[9], lv[10]);
+            const __m512i c = _mm512_mask_blend_epi32(d2[k], lv[11], lv[12]);
+            const __m512i e = _mm512_mask_blend_epi32(d2[k], lv[13], lv[14]);
+            const __m512i ab = _mm512_mask_blend_epi32(d1[k], a, b);
+            const __m512i ce = _mm512_mask_blend_epi32(d1[k], c, e);
+            const __m512i w = _mm512_mask_blend_epi32(d0[k], ab, ce);
+            d3[k] = go_right<FW, NaN>(w, rr[k]);
+            idx[k] = step(idx[k], d3[k]);
+        }
+    }
+    if (kBlendLevel4 && D > 4) {
+        // Level 4 from 16 L1-resident vectors (position-major copy) by a tree of 15 blends.
+        for (int k = 0; k < K; ++k) {
+            __m512i a[8];
+            for (int i = 0; i < 8; ++i)
+                a[i] = _mm512_mask_blend_epi32(d3[k], _mm512_load_si512(lv4 + 2 * i), _mm512_load_si512(lv4 + 2 * i + 1));
+            for (int i = 0; i < 4; ++i) a[i] = _mm512_mask_blend_epi32(d2[k], a[2 * i], a[2 * i + 1]);
+            for (int i = 0; i < 2; ++i) a[i] = _mm512_mask_blend_epi32(d1[k], a[2 * i], a[2 * i + 1]);
+            const __m512i w = _mm512_mask_blend_epi32(d0[k], a[0], a[1]);
+            idx[k] = step(idx[k], go_right<FW, NaN>(w, rr[k]));
+        }
+    }
+    const uint32_t* level = words + kLanes * (kBlendLevel4 && D > 4 ? 31 : 15);
+    for (int l = kBlendLevel4 && D > 4 ? 5 : 4; l < D; ++l) {
+        for (int k = 0; k < K; ++k) {
+            const __m512i w = _mm512_i32gather_epi32(idx[k], level, 4);
+            idx[k] = step(idx[k], go_right<FW, NaN>(w, rr[k]));
+        }
+        level += kLanes << l;
+    }
+    for (int k = 0; k < K; ++k) {
+        const __m512 leaf = _mm512_i32gather_ps(idx[k], leaves, 4);
+        float* a = acc + k * kLanes;
+        _mm512_store_ps(a, _mm512_add_ps(_mm512_load_ps(a), leaf));
+    }
+}
+
+template <int FW>
+void block_rows(const uint32_t* words, const float* leaves, int D, const Scratch& s, int64_t n) {
+    // Node words of levels 0..3 (15 vectors, padded with zeros when D < 4).
+    __m512i lv[15];
+    const int64_t top = kLanes * ((int64_t(1) << std::min(D, 4)) - 1);
+    for (int i = 0; i < 15; ++i) {
+        // Level l vector p holds position p of all 16 trees: word[16·(2^l-1) + lane·2^l + p].
+        int l = 0;
+        while ((2 << l) - 1 <= i) ++l;
+        const int p = i - ((1 << l) - 1);
+        const int64_t first = kLanes * ((int64_t(1) << l) - 1);
+        if (first >= top) {
+            lv[i] = _mm512_setzero_si512();
+            continue;
+        }
+        lv[i] = _mm512_i32gather_epi32(
+            _mm512_add_epi32(_mm512_slli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), l),
+                             _mm512_set1_epi32(p)),
+            words + first, 4);
+    }
+    alignas(64) __m512i lv4[16];
+    if (kBlendLevel4 && D > 4)
+        for (int p = 0; p < 16; ++p)
+            lv4[p] = _mm512_i32gather_epi32(
+                _mm512_add_epi32(_mm512_slli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 4),
+                                 _mm512_set1_epi32(p)),
+                words + kLanes * 15, 4);
+    constexpr int K = 4;
+    int64_t r = 0;
+    for (; r + K <= n; r += K) {
+        bool nan = false;
+        for (int k = 0; k < K; ++k) nan |= s.has_nan[r + k] != 0;
+        if (nan) rows_k<FW, true, K>(words, leaves, D, lv, lv4, s.q + r * kQStride, s.acc + r * kLanes);
+        else rows_k<FW, false, K>(words, leaves, D, lv, lv4, s.q + r * kQStride, s.acc + r * kLanes);
+    }
+    for (; r < n; ++r) rows_k<FW, true, 1>(words, leaves, D, lv, lv4, s.q + r * kQStride, s.acc + r * kLanes);
+}
+
+template <int FW>
+void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end, int64_t cols,
+                 float* margins) {
+    Scratch s;
+    const int G = v.num_groups, D = v.depth;
+    const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(v.nodes);
+    for (int64_t r0 = begin; r0 < end; r0 += kBlockRows) {
+        const int64_t n = std::min(kBlockRows, end - r0);
+        compute_ranks(v, x + r0 * cols, n, cols, s);
+        for (int64_t r = 0; r < n; ++r) std::fill(margins + (r0 + r) * G, margins + (r0 + r + 1) * G, 0.0f);
+        int64_t b = 0;
+        while (b < v.units) {
+            const int g = v.block_group()[b];
+            std::memset(s.acc, 0, sizeof(float) * kLanes * n);
+            for (; b < v.units && v.block_group()[b] == g; ++b)
+                block_rows<FW>(words + b * node_words, v.leaves + b * leaf_words, D, s, n);
+            for (int64_t r = 0; r < n; ++r) {
+                float sum = 0.0f;  // lane order, as the portable path
+                for (int lane = 0; lane < kLanes; ++lane) sum += s.acc[r * kLanes + lane];
+                margins[(r0 + r) * G + g] = sum;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+bool avx512_compiled() { return true; }
+
+void score_perfect_avx512(const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins) {
+    auto run = [&](auto fw) {
+        constexpr int FW = decltype(fw)::value;
+        parallel_for(0, rows, kBlockRows, [&](int64_t begin, int64_t end) {
+            score_range<FW>(v, x, begin, end, cols, margins);
+        });
+    };
+    if (v.num_features <= 32) run(std::integral_constant<int, 32>());
+    else if (v.num_features <= 64) run(std::integral_constant<int, 64>());
+    else run(std::integral_constant<int, 128>());
+}
+
+}  // namespace detail
+}  // namespace pg_predict::kernels
+
+#else  // no AVX-512 flags for this file (e.g. another architecture)
+
+#include "pg_predict/common/error.hpp"
+
+namespace pg_predict::kernels::detail {
+bool avx512_compiled() { return false; }
+void score_perfect_avx512(const PackedView&, const float*, int64_t, int64_t, float*) {
+    fail(ErrorCategory::Internal, "native tree kernel: AVX-512 path not compiled");
+}
+}  // namespace pg_predict::kernels::detail
+
+#endif
