@@ -1,0 +1,50 @@
+// The compiler's only torch-including file: program parts → torch::jit::Module → bytes.
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include <torch/script.h>
+
+#include "pg_predict/common/error.hpp"
+#include "program_parts.hpp"
+
+namespace pg_predict::compiler {
+namespace {
+
+at::Tensor to_tensor(const Buffer& b) {
+    const c10::ScalarType type = b.dtype == DType::Float32 ? at::kFloat
+                               : b.dtype == DType::Int64   ? at::kLong
+                                                           : at::kBool;
+    at::Tensor t = at::empty(b.shape, at::TensorOptions().dtype(type));
+    if (b.numel() == 0) return t;
+    // bool is one byte holding 0 or 1, the same layout as the uint8 vector.
+    const void* src = b.dtype == DType::Float32 ? static_cast<const void*>(b.f32.data())
+                    : b.dtype == DType::Int64   ? static_cast<const void*>(b.i64.data())
+                                                : static_cast<const void*>(b.b8.data());
+    std::memcpy(t.data_ptr(), src, static_cast<size_t>(b.nbytes()));
+    return t;
+}
+
+}  // namespace
+
+std::string build_module(const ProgramParts& parts) {
+    try {
+        torch::jit::Module module("PgPredictProgram");
+        for (const Buffer& b : parts.buffers) module.register_buffer(b.name, to_tensor(b));
+        // Read back by runtime::load_program to check batches and size outputs.
+        module.register_attribute("num_features", c10::IntType::get(), parts.num_features);
+        module.register_attribute("output_width", c10::IntType::get(), parts.output_width);
+        module.define(parts.source);
+        std::ostringstream out;
+        module.save(out);
+        return out.str();
+    } catch (const c10::Error& e) {
+        fail(ErrorCategory::Internal, std::string("building the TorchScript program failed: ") +
+                                          e.what_without_backtrace() + "\nsource:\n" + parts.source);
+    } catch (const std::exception& e) {
+        fail(ErrorCategory::Internal, std::string("building the TorchScript program failed: ") +
+                                          e.what() + "\nsource:\n" + parts.source);
+    }
+}
+
+}  // namespace pg_predict::compiler

@@ -1,0 +1,109 @@
+// The torch-free intermediate form of a compiled program: named constant tensors plus
+// TorchScript source. Strategy files produce it without including torch (a torch TU costs
+// ~25 s and 1.3 GB to compile); module_builder.cpp alone turns it into a torch::jit::Module.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pg_predict/compiler/strategy.hpp"
+#include "pg_predict/spec/pipeline.hpp"
+
+namespace pg_predict::compiler {
+
+enum class DType { Float32, Int64, Bool };
+
+// A constant tensor that becomes a module buffer `self.<name>`. Exactly one of the data
+// vectors is filled, matching dtype, with product(shape) elements (row-major).
+struct Buffer {
+    std::string name;
+    DType dtype = DType::Float32;
+    std::vector<int64_t> shape;
+    std::vector<float> f32;
+    std::vector<int64_t> i64;
+    std::vector<uint8_t> b8;
+
+    int64_t numel() const;
+    int64_t nbytes() const;
+};
+
+struct ProgramParts {
+    std::vector<Buffer> buffers;
+    // TorchScript method definitions. A strategy defines
+    //   def margin(self, x: Tensor) -> Tensor      # [N, F] -> [N, num_groups], sum of trees
+    // and postprocess adds forward(), which applies chunking, base margin and the link.
+    std::string source;
+    // Rows per call of margin() (0 = the whole batch at once): bounds the intermediate
+    // tensors of strategies whose memory grows with rows × trees × nodes.
+    int64_t chunk_rows = 0;
+    int64_t num_features = 0;
+    int64_t output_width = 0;
+
+    int64_t total_bytes() const;
+};
+
+// Programs whose constant tensors exceed this are refused rather than built.
+constexpr int64_t kMaxProgramBytes = int64_t(1) << 30;
+
+// --- strategies: each fills `parts` with buffers and a margin() method -------------------
+void build_gemm(const spec::TreeEnsemble&, ProgramParts& parts);
+void build_tree_traversal(const spec::TreeEnsemble&, ProgramParts& parts);
+void build_perfect_tree_traversal(const spec::TreeEnsemble&, ProgramParts& parts);
+
+// --- shared pieces -----------------------------------------------------------------------
+// Buffer constructors.
+Buffer make_f32(std::string name, std::vector<int64_t> shape, std::vector<float> data);
+Buffer make_i64(std::string name, std::vector<int64_t> shape, std::vector<int64_t> data);
+Buffer make_bool(std::string name, std::vector<int64_t> shape, std::vector<uint8_t> data);
+
+// TorchScript lines that reduce `per_tree` [N, T] (one leaf value per tree) into `margin`
+// [N, G]; adds the tree → group buffer to `parts` when there is more than one group.
+std::string reduce_trees_source(const spec::TreeEnsemble&, ProgramParts& parts,
+                                const std::string& indent);
+
+// How split tests are written. When every internal threshold is finite, missing values are
+// folded into the inputs instead of tested per node: margin() first builds
+//   xa = [x with NaN → -inf | x with NaN → +inf]   ([N, 2F])
+// and a node reads column f (NaN goes left) or F + f (NaN goes right), which turns
+// where(isnan(v), default_left, v < t) into plain v < t — two fewer gathers per level.
+// Otherwise (an infinite or NaN threshold) xa = x and the default is looked up per node.
+struct SplitCode {
+    spec::Comparison comparison = spec::Comparison::Less;
+    bool folded = false;
+    int64_t num_features = 0;
+};
+SplitCode split_code(const spec::TreeEnsemble&);
+
+// The input column a node reads.
+int64_t split_column(const SplitCode&, int32_t feature, bool default_left);
+// `indent` + "xa = ..." line.
+std::string inputs_source(const SplitCode&, const std::string& indent);
+// Boolean expressions over values `v`, thresholds `t` and (unfolded only) default-left flags
+// `d`; exactly the reference's decisions.
+std::string go_left_expr(const SplitCode&, const std::string& v, const std::string& t,
+                         const std::string& d);
+std::string go_right_expr(const SplitCode&, const std::string& v, const std::string& t,
+                          const std::string& d);
+
+// `table`[idx] for an [n, T] index tensor (index_select: faster than take or gather here).
+std::string lookup_expr(const std::string& table, const std::string& idx, int64_t trees);
+
+// Rows per margin() call that keep [rows × trees] intermediates cache-sized.
+int64_t traversal_chunk_rows(int64_t trees);
+
+// Adds forward(): margin over row chunks, + base margin, post transform.
+void add_postprocess(const spec::Pipeline&, ProgramParts& parts);
+
+// Throws Error(InvalidParameter) if constants of `bytes` exceed kMaxProgramBytes. Strategies
+// call it with their estimate before allocating anything.
+void check_program_bytes(int64_t bytes, Strategy);
+
+// Columns of the output for this pipeline's task, groups and transform (the post transform
+// rule shared by the compiled program and the reference).
+int transformed_width(const spec::Pipeline&);
+
+// Torch side (module_builder.cpp): build the module and serialize it.
+std::string build_module(const ProgramParts&);
+
+}  // namespace pg_predict::compiler

@@ -1,0 +1,139 @@
+// create_model's work: parse the artifact, import it, apply the options, validate, compile.
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/compiler/compile.hpp"
+#include "pg_predict/importers/import.hpp"
+#include "pg_predict/runtime/api.hpp"
+
+namespace pg_predict::runtime {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kOptions[] = {"features", "columns", "strategy"};
+
+json parse(const std::string& text, const char* what, ErrorCategory category) {
+    try {
+        return json::parse(text);
+    } catch (const json::exception& e) {
+        fail(category, std::string("cannot parse the ") + what + " as JSON: " + e.what());
+    }
+}
+
+void check_option_keys(const json& options) {
+    for (const auto& item : options.items()) {
+        bool known = false;
+        std::string valid;
+        for (const char* k : kOptions) {
+            known = known || item.key() == k;
+            valid += valid.empty() ? "" : ", ";
+            valid += k;
+        }
+        if (!known)
+            fail(ErrorCategory::InvalidParameter,
+                 "unknown option \"" + item.key() + "\"; valid options are: " + valid);
+    }
+}
+
+void apply_feature_names(const json& names, spec::Pipeline& p) {
+    if (!names.is_array())
+        fail(ErrorCategory::InvalidParameter, "option \"features\" must be an array of strings");
+    if (names.size() != static_cast<size_t>(p.model.num_features))
+        fail(ErrorCategory::InvalidParameter,
+             "option \"features\" has " + std::to_string(names.size()) + " names but the model has " +
+                 std::to_string(p.model.num_features) + " features");
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    for (const json& n : names) {
+        if (!n.is_string() || n.get<std::string>().empty())
+            fail(ErrorCategory::InvalidParameter, "option \"features\" must hold non-empty strings");
+        if (!seen.insert(n.get<std::string>()).second)
+            fail(ErrorCategory::InvalidParameter,
+                 "option \"features\" names \"" + n.get<std::string>() + "\" twice");
+        out.push_back(n.get<std::string>());
+    }
+    p.features = std::move(out);
+}
+
+// Default column = the feature's name; unnamed features keep "" (scored positionally).
+std::vector<std::string> map_columns(const json* columns, const std::vector<std::string>& features) {
+    std::vector<std::string> out(features);
+    if (columns == nullptr) return out;
+    if (!columns->is_object())
+        fail(ErrorCategory::InvalidParameter, "option \"columns\" must be an object {feature: column}");
+    for (const auto& item : columns->items()) {
+        size_t i = 0;
+        while (i < features.size() && (features[i].empty() || features[i] != item.key())) ++i;
+        if (i == features.size())
+            fail(ErrorCategory::InvalidParameter,
+                 "option \"columns\" names \"" + item.key() + "\", which is not a feature of the model");
+        if (!item.value().is_string() || item.value().get<std::string>().empty())
+            fail(ErrorCategory::InvalidParameter,
+                 "option \"columns\": the column for \"" + item.key() + "\" must be a non-empty string");
+        out[i] = item.value().get<std::string>();
+    }
+    return out;
+}
+
+std::string summary(const spec::Pipeline& p, size_t program_bytes, compiler::Strategy s) {
+    json j;
+    j["objective"] = p.objective;
+    j["trees"] = p.model.trees.size();
+    j["depth"] = p.model.max_depth();
+    j["num_features"] = p.model.num_features;
+    j["num_groups"] = p.model.num_groups;
+    j["program_bytes"] = program_bytes;
+    j["strategy"] = compiler::strategy_name(s);
+    return j.dump();
+}
+
+}  // namespace
+
+BuiltModel* build_model(const std::string& artifact_json, const std::string& format,
+                        const std::string& options_json) {
+    const json artifact = parse(artifact_json, "model artifact", ErrorCategory::InvalidModel);
+    json options = options_json.empty() ? json::object()
+                                        : parse(options_json, "options", ErrorCategory::InvalidParameter);
+    if (options.is_null()) options = json::object();
+    if (!options.is_object()) fail(ErrorCategory::InvalidParameter, "options must be a JSON object");
+    check_option_keys(options);
+
+    spec::Pipeline p = importers::import_model(artifact, format);
+    if (p.features.empty()) p.features.assign(static_cast<size_t>(std::max(0, p.model.num_features)), "");
+    if (options.contains("features")) apply_feature_names(options["features"], p);
+
+    compiler::Strategy strategy = compiler::Strategy::Auto;
+    if (options.contains("strategy")) {
+        if (!options["strategy"].is_string())
+            fail(ErrorCategory::InvalidParameter, "option \"strategy\" must be a string");
+        strategy = compiler::parse_strategy(options["strategy"].get<std::string>());
+    }
+    spec::validate(p);
+    if (strategy == compiler::Strategy::Auto) strategy = compiler::choose_strategy(p);
+    std::vector<std::string> columns =
+        map_columns(options.contains("columns") ? &options["columns"] : nullptr, p.features);
+
+    auto built = std::make_unique<BuiltModel>();
+    built->program = compiler::compile(p, strategy);
+    built->format = !p.source_format.empty() ? p.source_format
+                    : format == "auto"       ? importers::detect_format(artifact)
+                                             : format;
+    built->spec_json = spec::to_json(p);
+    built->strategy = compiler::strategy_name(strategy);
+    built->task = spec::task_name(p.task);
+    built->classes = p.classes;
+    built->features = p.features;
+    built->columns = std::move(columns);
+    built->summary_json = summary(p, built->program.size(), strategy);
+    return built.release();
+}
+
+void free_built_model(BuiltModel* m) { delete m; }
+
+}  // namespace pg_predict::runtime

@@ -1,0 +1,28 @@
+// What the runtime's files share: the Program record (torch-free; the loaded module sits
+// behind an opaque pointer owned by program.cpp) and the pending thread request.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pg_predict::runtime {
+
+struct LoadedModule;  // defined in program.cpp, the runtime's only torch file
+
+struct Program {
+    int64_t id = 0;
+    int refs = 0;
+    uint64_t last_used = 0;  // cache clock tick, for LRU eviction
+    int64_t num_features = 0;
+    int output_width = 0;
+    LoadedModule* module = nullptr;
+};
+
+// program.cpp: deserialize bytes (Error(Runtime) on failure) / free a loaded module.
+LoadedModule* load_module(const void* bytes, size_t length, int64_t& num_features, int& output_width);
+void free_module(LoadedModule*);
+
+// threads.cpp: the thread count asked for since the last call, or 0 if none.
+int take_thread_request();
+
+}  // namespace pg_predict::runtime

@@ -1,0 +1,84 @@
+// The plain evaluation every compiled strategy is tested against: walk each tree, sum the
+// leaves per group in float32 in tree order, add the base margin, apply the link.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/pipeline.hpp"
+
+namespace pg_predict::spec {
+namespace {
+
+float leaf_value(const Tree& tree, Comparison cmp, const float* row) {
+    size_t node = 0;
+    // A validated tree is acyclic, so the walk ends; the bound only guards a corrupt one.
+    for (size_t steps = 0; steps <= tree.size(); ++steps) {
+        if (tree.is_leaf(node)) return tree.value[node];
+        const float v = row[tree.feature[node]];
+        const float t = tree.threshold[node];
+        bool left;
+        if (std::isnan(v))
+            left = tree.default_left[node] != 0;
+        else
+            left = cmp == Comparison::Less ? v < t : v <= t;
+        node = static_cast<size_t>(left ? tree.left[node] : tree.right[node]);
+    }
+    fail(ErrorCategory::InvalidModel, "reference_predict: tree has a cycle");
+}
+
+float sigmoid(float m) { return 1.0f / (1.0f + std::exp(-m)); }
+
+}  // namespace
+
+void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* out) {
+    const TreeEnsemble& e = p.model;
+    const int groups = e.num_groups;
+    const int width = p.output_width();
+    const bool binary = p.transform == PostTransform::Logistic &&
+                        p.task == Task::Classification && groups == 1;
+    if (width != (binary ? 2 : groups))
+        fail(ErrorCategory::Unsupported,
+             std::string("reference_predict: transform ") + transform_name(p.transform) +
+                 " over " + std::to_string(groups) + " groups does not give " +
+                 std::to_string(width) + " output columns");
+
+    std::vector<float> margin(groups);
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* row = x + r * e.num_features;
+        std::fill(margin.begin(), margin.end(), 0.0f);
+        for (const Tree& tree : e.trees) margin[tree.group] += leaf_value(tree, e.comparison, row);
+        for (int g = 0; g < groups; ++g)
+            if (static_cast<size_t>(g) < e.base_margin.size()) margin[g] += e.base_margin[g];
+
+        float* o = out + r * width;
+        switch (p.transform) {
+        case PostTransform::Identity:
+            for (int g = 0; g < groups; ++g) o[g] = margin[g];
+            break;
+        case PostTransform::Exp:
+            for (int g = 0; g < groups; ++g) o[g] = std::exp(margin[g]);
+            break;
+        case PostTransform::Logistic:
+            if (binary) {
+                const float prob = sigmoid(margin[0]);
+                o[0] = 1.0f - prob;
+                o[1] = prob;
+            } else {
+                for (int g = 0; g < groups; ++g) o[g] = sigmoid(margin[g]);
+            }
+            break;
+        case PostTransform::Softmax: {
+            float top = margin[0];
+            for (int g = 1; g < groups; ++g) top = std::max(top, margin[g]);
+            float total = 0.0f;
+            for (int g = 0; g < groups; ++g) total += (o[g] = std::exp(margin[g] - top));
+            for (int g = 0; g < groups; ++g) o[g] /= total;
+            break;
+        }
+        }
+    }
+}
+
+}  // namespace pg_predict::spec
