@@ -16,7 +16,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kOptions[] = {"features", "columns", "strategy"};
+// "replace" is create_model's own (the catalog write is PostgreSQL's side); it is accepted
+// here so the error for an unknown key can list every valid option.
+constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace"};
 
 json parse(const std::string& text, const char* what, ErrorCategory category) {
     try {

@@ -40,6 +40,15 @@ Program* acquire_cached_program(int64_t id);
 Program* load_program(int64_t id, const void* bytes, size_t length);
 void release_program(Program*);
 
+// The same model compiled with another strategy (the pg_predict.strategy setting overrides the
+// one chosen at create_model). Cached per backend under (id, strategy) like the programs above;
+// `strategy` is a compiler::strategy_name other than "auto".
+Program* acquire_cached_variant(int64_t id, const char* strategy);
+// Compile spec_json (the catalog's spec column) with `strategy`, cache and return it with a
+// reference held. Throws Error(InvalidParameter) for an unknown strategy or one that does not
+// fit the model (e.g. GEMM over 1 GiB).
+Program* compile_variant(int64_t id, const char* strategy, const char* spec_json, size_t length);
+
 int program_output_width(const Program*);
 
 // Run the program over a row-major rows × cols float32 batch; out gets rows × output_width.
