@@ -16,11 +16,11 @@ SELECT i AS id, i % 30 AS tenure, (i * 7) % 100 AS monthly_charges, i % 3 AS pla
 CREATE FUNCTION replace_elsewhere(id int, at int, model text) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
   IF id = at THEN
-    PERFORM dblink_exec(format('dbname=%s port=%s host=%s', current_database(),
-                               current_setting('port'),
-                               split_part(current_setting('unix_socket_directories'), ',', 1)),
-                        format('SELECT create_model(%L, %L::jsonb, options => ''{"replace": true}'')',
-                               'flip', model));
+    PERFORM * FROM dblink(format('dbname=%s port=%s host=%s', current_database(),
+                                 current_setting('port'),
+                                 split_part(current_setting('unix_socket_directories'), ',', 1)),
+                          format('SELECT create_model(%L, %L::jsonb, options => ''{"replace": true}'')::text',
+                                 'flip', model)) AS done(result text);
   END IF;
   RETURN true;
 END $$;

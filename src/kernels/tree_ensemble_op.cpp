@@ -14,14 +14,17 @@
 #include <string>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/thread_pool.hpp"
 #include "pg_predict/kernels/tree_ensemble.hpp"
 
 namespace pg_predict::kernels {
 
 namespace detail {
+// Torch's intra-op thread count (pg_predict.threads), on our own sleeping pool rather than
+// OpenMP's spinning one (see kernels/thread_pool.hpp).
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
-    at::parallel_for(begin, end, grain, fn);
+    run_parallel(at::get_num_threads(), begin, end, grain, fn);
 }
 }  // namespace detail
 

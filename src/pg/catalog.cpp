@@ -205,10 +205,13 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
     return entry;
 }
 
-bytea* catalog_program(int64 id) {
+namespace {
+
+// One column of row `id`, copied into the caller's memory context.
+Datum read_column_by_id(int64 id, const char* column) {
     CatalogTable table = catalog_table();
     MemoryContext caller = CurrentMemoryContext;
-    char* query = psprintf("SELECT program FROM %s WHERE id OPERATOR(pg_catalog.=) $1",
+    char* query = psprintf("SELECT %s FROM %s WHERE id OPERATOR(pg_catalog.=) $1", column,
                            table.qualified_table);
     Oid types[1] = {INT8OID};
     Datum values[1] = {Int64GetDatum(id)};
@@ -221,14 +224,23 @@ bytea* catalog_program(int64 id) {
     if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
     if (SPI_processed == 0) elog(ERROR, "pg_predict: model version %lld vanished from the catalog", (long long)id);
     bool isnull;
-    Datum program = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    if (isnull) elog(ERROR, "pg_predict: model version %lld has no %s", (long long)id, column);
     MemoryContext spi = MemoryContextSwitchTo(caller);
-    bytea* result = DatumGetByteaPCopy(program);
+    Datum result = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
     MemoryContextSwitchTo(spi);
     SPI_finish();
     restore_user(saved);
     if (pushed_snapshot) PopActiveSnapshot();
     return result;
+}
+
+}  // namespace
+
+bytea* catalog_program(int64 id) { return DatumGetByteaPP(read_column_by_id(id, "program")); }
+
+char* catalog_spec(int64 id) {
+    return TextDatumGetCString(read_column_by_id(id, "spec::pg_catalog.text"));
 }
 
 void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source_jsonb,

@@ -37,6 +37,9 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok);
 // The compiled program bytes of row `id` (detoasted, in the current memory context).
 bytea* catalog_program(int64 id);
 
+// The spec of row `id` as JSON text (in the current memory context).
+char* catalog_spec(int64 id);
+
 // Insert a model, or replace it when `replace` (only its owner or a superuser may).
 void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source_jsonb,
                    Datum options_jsonb, bool replace);

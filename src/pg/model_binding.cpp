@@ -2,6 +2,7 @@
 
 #include "guard.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "settings.hpp"
 
 namespace pg_predict::pg {
 
@@ -26,13 +27,28 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
     // reference and registering its release.
     MemoryContextCallback* callback = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
 
-    runtime::Program* program = guarded([&] { return runtime::acquire_cached_program(id); });
-    if (program == nullptr) {
-        bytea* bytes = catalog_program(id);
-        const char* data = VARDATA_ANY(bytes);
-        size_t length = VARSIZE_ANY_EXHDR(bytes);
-        program = guarded([&] { return runtime::load_program(id, data, length); });
-        pfree(bytes);
+    // pg_predict.strategy, when set, recompiles the model's spec with that strategy (once per
+    // backend); otherwise the program compiled at create_model runs.
+    const char* strategy = strategy_setting;
+    bool variant = strcmp(strategy, "auto") != 0 && strcmp(strategy, model->entry->strategy) != 0;
+    runtime::Program* program;
+    if (variant) {
+        program = guarded([&] { return runtime::acquire_cached_variant(id, strategy); });
+        if (program == nullptr) {
+            char* spec = catalog_spec(id);
+            size_t length = strlen(spec);
+            program = guarded([&] { return runtime::compile_variant(id, strategy, spec, length); });
+            pfree(spec);
+        }
+    } else {
+        program = guarded([&] { return runtime::acquire_cached_program(id); });
+        if (program == nullptr) {
+            bytea* bytes = catalog_program(id);
+            const char* data = VARDATA_ANY(bytes);
+            size_t length = VARSIZE_ANY_EXHDR(bytes);
+            program = guarded([&] { return runtime::load_program(id, data, length); });
+            pfree(bytes);
+        }
     }
     callback->func = release_program_callback;
     callback->arg = program;

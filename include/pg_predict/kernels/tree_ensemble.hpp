@@ -97,8 +97,8 @@ PackedView make_view(const int64_t* meta, int64_t meta_size, const int32_t* node
                      const int32_t* aux, int64_t num_aux);
 PackedView make_view(const PackedEnsemble&);
 
-// margins: rows × num_groups, overwritten. cols must equal num_features. Runs on torch's
-// intra-op thread pool (at::parallel_for) over row blocks.
+// margins: rows × num_groups, overwritten. cols must equal num_features. Runs over row blocks
+// on torch's intra-op thread count, in pg_predict's own pool (kernels/thread_pool.hpp).
 void score(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins,
            Isa isa = Isa::Auto);
 
@@ -112,7 +112,8 @@ Isa resolve_isa(Isa);
 const char* isa_name(Isa);
 
 namespace detail {
-// at::parallel_for, defined in the torch TU so the kernel TUs stay torch-free.
+// Row-block parallelism, defined in the torch TU (it reads torch's thread count) so the kernel
+// TUs stay torch-free.
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
 

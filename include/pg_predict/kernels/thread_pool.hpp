@@ -1,0 +1,21 @@
+// A small pool of scoring threads for the native kernel, used instead of OpenMP.
+//
+// Why not at::parallel_for: Debian's libtorch runs it on libgomp, whose idle threads spin
+// (OMP_WAIT_POLICY=active, read once when the library loads, i.e. in the postmaster). On a
+// database server whose cores are shared by many backends, spinning threads slowed a
+// 2-thread batch 5-10x. These threads sleep on a condition variable between batches, block
+// every signal (PostgreSQL's handlers must run in the backend's own thread), and are started
+// lazily, in the backend, on the first batch that asks for more than one thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace pg_predict::kernels {
+
+// Calls fn(begin, end) over [begin, end) cut into chunks of `grain`, on `threads` threads
+// (the caller is one of them). Rethrows the first exception fn threw.
+void run_parallel(int threads, int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace pg_predict::kernels

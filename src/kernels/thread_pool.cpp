@@ -1,0 +1,123 @@
+#include "pg_predict/kernels/thread_pool.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pg_predict::kernels {
+
+namespace {
+
+class Pool {
+public:
+    // Workers are never joined: the backend exits with them asleep, like libgomp's.
+    void run(int threads, int64_t begin, int64_t end, int64_t grain,
+             const std::function<void(int64_t, int64_t)>& fn) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        grow(threads - 1);
+        job_ = &fn;
+        begin_ = begin;
+        end_ = end;
+        grain_ = grain;
+        next_.store(begin);
+        error_ = nullptr;
+        helpers_wanted_ = threads - 1;
+        helpers_running_ = 0;
+        generation_++;
+        lock.unlock();
+        wake_.notify_all();
+
+        work();
+
+        lock.lock();
+        done_.wait(lock, [this] { return helpers_wanted_ == 0 && helpers_running_ == 0; });
+        job_ = nullptr;
+        if (error_) std::rethrow_exception(error_);
+    }
+
+private:
+    void grow(int workers) {
+        while ((int)workers_.size() < workers) {
+            // Start the thread with every signal blocked; it inherits the mask.
+            sigset_t all, saved;
+            sigfillset(&all);
+            pthread_sigmask(SIG_SETMASK, &all, &saved);
+            workers_.emplace_back([this] { loop(); });
+            workers_.back().detach();
+            pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+        }
+    }
+
+    void loop() {
+        uint64_t seen = 0;
+        std::unique_lock<std::mutex> lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [&] { return generation_ != seen && helpers_wanted_ > 0; });
+            seen = generation_;
+            helpers_wanted_--;
+            helpers_running_++;
+            lock.unlock();
+            work();
+            lock.lock();
+            helpers_running_--;
+            if (helpers_wanted_ == 0 && helpers_running_ == 0) done_.notify_all();
+        }
+    }
+
+    // Takes chunks until none are left.
+    void work() {
+        for (;;) {
+            int64_t chunk = next_.fetch_add(grain_);
+            if (chunk >= end_) return;
+            try {
+                (*job_)(chunk, std::min(end_, chunk + grain_));
+            } catch (...) {
+                std::lock_guard<std::mutex> guard(error_mutex_);
+                if (!error_) error_ = std::current_exception();
+                next_.store(end_);
+            }
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::condition_variable done_;
+    std::vector<std::thread> workers_;
+    uint64_t generation_ = 0;
+    int helpers_wanted_ = 0;
+    int helpers_running_ = 0;
+    const std::function<void(int64_t, int64_t)>* job_ = nullptr;
+    int64_t begin_ = 0, end_ = 0, grain_ = 1;
+    std::atomic<int64_t> next_{0};
+    std::mutex error_mutex_;
+    std::exception_ptr error_;
+};
+
+Pool& pool() {
+    static Pool* instance = new Pool();  // never destroyed: workers may still be asleep in it
+    return *instance;
+}
+
+}  // namespace
+
+void run_parallel(int threads, int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+    if (end <= begin) return;
+    grain = std::max<int64_t>(grain, 1);
+    int64_t chunks = (end - begin + grain - 1) / grain;
+    threads = (int)std::min<int64_t>(std::max(threads, 1), chunks);
+    if (threads <= 1) {
+        for (int64_t chunk = begin; chunk < end; chunk += grain) fn(chunk, std::min(end, chunk + grain));
+        return;
+    }
+    pool().run(threads, begin, end, grain, fn);
+}
+
+}  // namespace pg_predict::kernels
