@@ -25,8 +25,8 @@ import xgboost as xgb
 from harness import Failure, add_test, assert_close, assert_equal, main, to_floats
 from pgcluster import Cluster
 
-STRATEGIES = ["gemm", "tree_traversal", "perfect_tree_traversal", "auto"]
-STRATEGY_NAMES = {"gemm", "tree_traversal", "perfect_tree_traversal"}
+STRATEGIES = ["gemm", "tree_traversal", "perfect_tree_traversal", "native", "auto"]
+STRATEGY_NAMES = {"gemm", "tree_traversal", "perfect_tree_traversal", "native"}
 N_ROWS = 500
 THREADS = 2
 
@@ -462,7 +462,7 @@ def test_column_types(env):
     case = Case("types", X, booster_json(bst), "classification", (p > 0.5).astype(float),
                 np.column_stack([1 - p, p]), columns=columns)
     loaded(env, case)
-    for strategy in ("tree_traversal", "perfect_tree_traversal"):
+    for strategy in ("tree_traversal", "perfect_tree_traversal", "native"):
         model = f"types_{strategy}"
         env.create_model(model, case.model_json, {"strategy": strategy})
         rows = env.query(f"SELECT predict({model!r}, t), predict_proba({model!r}, t) "
@@ -519,7 +519,31 @@ for _case in ("binary_logistic", "multi_softprob", "reg_squarederror", "reg_logi
     add_test(f"xgboost_2x_json[{_case}]", xgboost2_test(_case))
 
 
-for _fn in (test_unnamed_model, test_columns_mapping, test_column_types):
+def test_deep_trees(env):
+    """Trees deeper than the native kernel's perfect layout (depth > 12): its generic layout,
+    against xgboost, next to tree_traversal (GEMM and perfect trees would be too big)."""
+    X, rng = make_data(15, n=800)
+    y = signal(X) ** 2 + rng.normal(0, 0.3, len(X))
+    dm = dmatrix(X, y)
+    bst = xgb.train({"objective": "reg:squarederror", "tree_method": "hist",
+                     "grow_policy": "lossguide", "max_leaves": 256, "max_depth": 0,
+                     "min_child_weight": 0, "eta": 0.3, "nthread": THREADS, "seed": 0}, dm, 10)
+    model_json = booster_json(bst)
+    depth = max(_tree_depth(t) for t in json.loads(model_json)["learner"]["gradient_booster"]
+                ["model"]["trees"])
+    if depth <= 12:
+        raise Failure(f"deep_trees: xgboost grew trees of depth {depth} only, want > 12")
+    case = Case("deep", X, model_json, "regression", bst.predict(dm))
+    loaded(env, case)
+    for strategy in ("tree_traversal", "native", "auto"):
+        model = f"deep_{strategy}"
+        env.create_model(model, case.model_json, {"strategy": strategy})
+        check_info(env, model, case, strategy)
+        check_case(env, case, model, model)
+        env.drop_model(model)
+
+
+for _fn in (test_unnamed_model, test_columns_mapping, test_column_types, test_deep_trees):
     add_test(_fn.__name__[len("test_"):], _fn)
 
 
@@ -604,7 +628,7 @@ def higgs_test(strategy):
     return run
 
 
-for _strategy in ("tree_traversal", "perfect_tree_traversal", "auto"):
+for _strategy in ("tree_traversal", "perfect_tree_traversal", "native", "auto"):
     add_test(f"higgs_500_trees_depth_8[{_strategy}]", higgs_test(_strategy))
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ std::string fixture(const std::string& name) {
 TEST(BuildModel, FixtureScoresLikeItsSpecWithEveryStrategy) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const std::vector<float> x = {5, 40, 1, 15, 60, 2, nan, nan, 3, 10, 50, 0};
-    for (const char* strategy : {"auto", "gemm", "tree_traversal", "perfect_tree_traversal"}) {
+    for (const char* strategy : {"auto", "gemm", "tree_traversal", "perfect_tree_traversal", "native"}) {
         for (const char* file : {"binary_tiny.json", "multiclass_tiny.json", "regression_tiny.json"}) {
             runtime::BuiltModel* m = runtime::build_model(
                 fixture(file), "auto", std::string("{\"strategy\": \"") + strategy + "\"}");
@@ -71,7 +71,7 @@ TEST(BuildModel, FixtureScoresLikeItsSpecWithEveryStrategy) {
             runtime::release_program(prog);
             for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << file << " " << strategy;
             EXPECT_NE(m->summary_json.find("\"trees\""), std::string::npos) << m->summary_json;
-            if (std::string(strategy) != "auto") EXPECT_EQ(m->strategy, strategy);
+            EXPECT_EQ(m->strategy, std::string(strategy) == "auto" ? "native" : strategy);
             runtime::free_built_model(m);
         }
     }

@@ -65,7 +65,7 @@ protected:
         switch (GetParam()) {
         case Strategy::Gemm: return 8;
         case Strategy::PerfectTreeTraversal: return 12;
-        default: return 14;
+        default: return 14;  // native: beyond kernels::kMaxPerfectDepth, the generic layout
         }
     }
 };
@@ -163,29 +163,44 @@ TEST_P(StrategyTest, OneRowAndNoTrees) {
 
 INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyTest,
                          ::testing::Values(Strategy::Gemm, Strategy::TreeTraversal,
-                                           Strategy::PerfectTreeTraversal),
+                                           Strategy::PerfectTreeTraversal, Strategy::Native),
                          [](const ::testing::TestParamInfo<Strategy>& info) {
                              return std::string(compiler::strategy_name(info.param));
                          });
 
 TEST(StrategyNames, ParseRoundTripsAndRejectsUnknown) {
-    for (Strategy s : {Strategy::Auto, Strategy::Gemm, Strategy::TreeTraversal, Strategy::PerfectTreeTraversal})
+    for (Strategy s : {Strategy::Auto, Strategy::Gemm, Strategy::TreeTraversal, Strategy::PerfectTreeTraversal,
+                       Strategy::Native})
         EXPECT_EQ(compiler::parse_strategy(compiler::strategy_name(s)), s);
+    EXPECT_STREQ(compiler::strategy_name(Strategy::Native), "native");
     try {
         compiler::parse_strategy("fast");
         FAIL() << "no error";
     } catch (const Error& e) {
         EXPECT_EQ(e.category(), ErrorCategory::InvalidParameter);
         EXPECT_NE(std::string(e.what()).find("tree_traversal"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("native"), std::string::npos) << e.what();
     }
 }
 
-TEST(StrategyNames, HeuristicFollowsDepth) {
+TEST(StrategyNames, CpuBuildChoosesNativeForEveryEnsemble) {
+    std::mt19937 rng(10);
+    for (int d : {0, 3, 8, 12, 20}) {
+        auto p = testing::make_pipeline(Task::Regression, PostTransform::Identity, 1, 4, Comparison::Less);
+        testing::add_trees(p, rng, 2, TreeShape{d, 0.0, d > 0});
+        EXPECT_EQ(compiler::choose_strategy(p), Strategy::Native) << d;
+    }
+    auto wide = testing::make_pipeline(Task::Classification, PostTransform::Softmax, 3, 300, Comparison::LessEqual);
+    testing::add_trees(wide, rng, 6, TreeShape{5, 0.2, true});
+    EXPECT_EQ(compiler::choose_strategy(wide), Strategy::Native);
+}
+
+TEST(StrategyNames, TensorHeuristicFollowsDepth) {
     std::mt19937 rng(10);
     auto depth = [&](int d) {
         auto p = testing::make_pipeline(Task::Regression, PostTransform::Identity, 1, 4, Comparison::Less);
         testing::add_trees(p, rng, 2, TreeShape{d, 0.0, true});
-        return compiler::choose_strategy(p);
+        return compiler::choose_tensor_strategy(p);
     };
     EXPECT_EQ(depth(0), Strategy::Gemm);
     EXPECT_EQ(depth(3), Strategy::Gemm);

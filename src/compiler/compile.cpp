@@ -23,6 +23,7 @@ std::string compile(const spec::Pipeline& p, Strategy strategy) {
         case Strategy::Gemm: build_gemm(e, parts); break;
         case Strategy::TreeTraversal: build_tree_traversal(e, parts); break;
         case Strategy::PerfectTreeTraversal: build_perfect_tree_traversal(e, parts); break;
+        case Strategy::Native: build_native(e, parts); break;
         case Strategy::Auto:
             fail(ErrorCategory::Internal, "compile: resolve strategy 'auto' with choose_strategy first");
         }

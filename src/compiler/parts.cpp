@@ -14,7 +14,7 @@ int64_t Buffer::numel() const {
 }
 
 int64_t Buffer::nbytes() const {
-    const int64_t width = dtype == DType::Float32 ? 4 : dtype == DType::Int64 ? 8 : 1;
+    const int64_t width = dtype == DType::Int64 ? 8 : dtype == DType::Bool ? 1 : 4;
     return numel() * width;
 }
 
@@ -55,6 +55,16 @@ Buffer make_i64(std::string name, std::vector<int64_t> shape, std::vector<int64_
     return b;
 }
 
+Buffer make_i32(std::string name, std::vector<int64_t> shape, std::vector<int32_t> data) {
+    check_size(name, shape, data);
+    Buffer b;
+    b.name = std::move(name);
+    b.dtype = DType::Int32;
+    b.shape = std::move(shape);
+    b.i32 = std::move(data);
+    return b;
+}
+
 Buffer make_bool(std::string name, std::vector<int64_t> shape, std::vector<uint8_t> data) {
     check_size(name, shape, data);
     Buffer b;
@@ -71,9 +81,9 @@ void check_program_bytes(int64_t bytes, Strategy strategy) {
                       std::to_string(bytes >> 20) + " MiB of constants (limit " +
                       std::to_string(kMaxProgramBytes >> 20) + " MiB)";
     msg += strategy == Strategy::Gemm ? "; GEMM grows with 2^depth per tree, use strategy "
-                                        "'tree_traversal' or 'perfect_tree_traversal'"
+                                        "'native', 'tree_traversal' or 'perfect_tree_traversal'"
          : strategy == Strategy::PerfectTreeTraversal
-             ? "; perfect trees grow with 2^depth, use strategy 'tree_traversal'"
+             ? "; perfect trees grow with 2^depth, use strategy 'native' or 'tree_traversal'"
              : "";
     fail(ErrorCategory::InvalidParameter, msg);
 }

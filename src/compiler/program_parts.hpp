@@ -12,7 +12,7 @@
 
 namespace pg_predict::compiler {
 
-enum class DType { Float32, Int64, Bool };
+enum class DType { Float32, Int64, Int32, Bool };
 
 // A constant tensor that becomes a module buffer `self.<name>`. Exactly one of the data
 // vectors is filled, matching dtype, with product(shape) elements (row-major).
@@ -22,6 +22,7 @@ struct Buffer {
     std::vector<int64_t> shape;
     std::vector<float> f32;
     std::vector<int64_t> i64;
+    std::vector<int32_t> i32;
     std::vector<uint8_t> b8;
 
     int64_t numel() const;
@@ -50,11 +51,15 @@ constexpr int64_t kMaxProgramBytes = int64_t(1) << 30;
 void build_gemm(const spec::TreeEnsemble&, ProgramParts& parts);
 void build_tree_traversal(const spec::TreeEnsemble&, ProgramParts& parts);
 void build_perfect_tree_traversal(const spec::TreeEnsemble&, ProgramParts& parts);
+// Packs the ensemble for the native kernel into buffers; margin() calls
+// ops.pg_predict.tree_ensemble (module_builder defines the source with a resolver for `ops`).
+void build_native(const spec::TreeEnsemble&, ProgramParts& parts);
 
 // --- shared pieces -----------------------------------------------------------------------
 // Buffer constructors.
 Buffer make_f32(std::string name, std::vector<int64_t> shape, std::vector<float> data);
 Buffer make_i64(std::string name, std::vector<int64_t> shape, std::vector<int64_t> data);
+Buffer make_i32(std::string name, std::vector<int64_t> shape, std::vector<int32_t> data);
 Buffer make_bool(std::string name, std::vector<int64_t> shape, std::vector<uint8_t> data);
 
 // TorchScript lines that reduce `per_tree` [N, T] (one leaf value per tree) into `margin`

@@ -1,4 +1,4 @@
-// Strategy names and Hummingbird's depth heuristic.
+// Strategy names, the CPU choice (native) and Hummingbird's depth heuristic.
 #include <string>
 
 #include "pg_predict/common/error.hpp"
@@ -9,7 +9,7 @@ namespace pg_predict::compiler {
 
 namespace {
 constexpr Strategy kAll[] = {Strategy::Auto, Strategy::Gemm, Strategy::TreeTraversal,
-                             Strategy::PerfectTreeTraversal};
+                             Strategy::PerfectTreeTraversal, Strategy::Native};
 }
 
 const char* strategy_name(Strategy s) {
@@ -18,6 +18,7 @@ const char* strategy_name(Strategy s) {
     case Strategy::Gemm: return "gemm";
     case Strategy::TreeTraversal: return "tree_traversal";
     case Strategy::PerfectTreeTraversal: return "perfect_tree_traversal";
+    case Strategy::Native: return "native";
     }
     return "unknown";
 }
@@ -33,7 +34,13 @@ Strategy parse_strategy(const std::string& name) {
          "unknown strategy \"" + name + "\"; valid strategies are: " + valid);
 }
 
-Strategy choose_strategy(const spec::Pipeline& p) {
+Strategy choose_strategy(const spec::Pipeline&) {
+    // CPU build: the native kernel scores every tree ensemble (deep or wide ones through its
+    // generic layout). A GPU build would use choose_tensor_strategy for GPU-placed programs.
+    return Strategy::Native;
+}
+
+Strategy choose_tensor_strategy(const spec::Pipeline& p) {
     const int depth = p.model.max_depth();
     if (depth <= 3) return Strategy::Gemm;
     if (depth <= 10) return Strategy::PerfectTreeTraversal;

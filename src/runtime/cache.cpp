@@ -1,11 +1,17 @@
-// Per-backend cache of loaded programs keyed by catalog row id. A backend is single
-// threaded, so no locking. Programs in use (refs > 0) are never evicted; beyond
-// kMaxCached entries the least recently used idle ones go.
+// Per-backend cache of loaded programs keyed by (catalog row id, strategy): strategy "" is
+// the program stored in the catalog, any other the same model compiled with that strategy (a
+// variant, asked for by the pg_predict.strategy setting). A backend is single threaded, so no
+// locking. Programs in use (refs > 0) are never evicted; beyond kMaxCached entries the least
+// recently used idle ones go, stored programs and variants alike.
+#include <functional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "pg_predict/spec/pipeline.hpp"
 #include "program_internal.hpp"
 
 namespace pg_predict::runtime {
@@ -13,8 +19,16 @@ namespace {
 
 constexpr size_t kMaxCached = 16;
 
+using Key = std::pair<int64_t, std::string>;
+
+struct KeyHash {
+    size_t operator()(const Key& k) const noexcept {
+        return std::hash<int64_t>()(k.first) * 31 + std::hash<std::string>()(k.second);
+    }
+};
+
 struct Cache {
-    std::unordered_map<int64_t, Program*> programs;
+    std::unordered_map<Key, Program*, KeyHash> programs;
     uint64_t clock = 0;
 };
 
@@ -49,34 +63,67 @@ Program* hold(Program* p) {
     return p;
 }
 
-}  // namespace
-
-Program* acquire_cached_program(int64_t id) {
-    auto it = cache().programs.find(id);
+Program* acquire(int64_t id, const std::string& strategy) {
+    auto it = cache().programs.find(Key(id, strategy));
     return it == cache().programs.end() ? nullptr : hold(it->second);
 }
 
-Program* load_program(int64_t id, const void* bytes, size_t length) {
-    // Ids are never reused for different bytes, so a cached one is the same program.
-    if (Program* p = acquire_cached_program(id)) return p;
+Program* insert(int64_t id, const std::string& strategy, const void* bytes, size_t length) {
     auto* p = new Program;
     p->id = id;
+    p->strategy = strategy;
     try {
         p->module = load_module(bytes, length, p->num_features, p->output_width);
     } catch (...) {
         delete p;
         throw;
     }
-    cache().programs.emplace(id, p);
+    cache().programs.emplace(Key(id, strategy), p);
     hold(p);
     evict_idle();
     return p;
+}
+
+// The canonical name of a variant's strategy; "auto" and unknown names are InvalidParameter.
+std::string variant_strategy(const char* strategy) {
+    if (strategy == nullptr) fail(ErrorCategory::InvalidParameter, "no strategy given for a program variant");
+    const compiler::Strategy s = compiler::parse_strategy(strategy);
+    if (s == compiler::Strategy::Auto)
+        fail(ErrorCategory::InvalidParameter,
+             "strategy \"auto\" names no program variant; resolve it to the model's own program");
+    return compiler::strategy_name(s);
+}
+
+}  // namespace
+
+Program* acquire_cached_program(int64_t id) { return acquire(id, ""); }
+
+Program* load_program(int64_t id, const void* bytes, size_t length) {
+    // Ids are never reused for different bytes, so a cached one is the same program.
+    if (Program* p = acquire(id, "")) return p;
+    return insert(id, "", bytes, length);
+}
+
+Program* acquire_cached_variant(int64_t id, const char* strategy) {
+    return acquire(id, variant_strategy(strategy));
+}
+
+Program* compile_variant(int64_t id, const char* strategy, const char* spec_json, size_t length) {
+    const std::string name = variant_strategy(strategy);
+    // The spec of an id never changes either: a cached variant is the same program.
+    if (Program* p = acquire(id, name)) return p;
+    if (spec_json == nullptr) fail(ErrorCategory::Internal, "compile_variant: null spec");
+    const spec::Pipeline pipeline = spec::from_json(std::string(spec_json, length));
+    spec::validate(pipeline);
+    const std::string bytes = compiler::compile(pipeline, compiler::parse_strategy(name));
+    return insert(id, name, bytes.data(), bytes.size());
 }
 
 void release_program(Program* p) {
     if (p == nullptr) return;
     if (p->refs <= 0)
         fail(ErrorCategory::Internal, "release_program: program " + std::to_string(p->id) +
+                                          (p->strategy.empty() ? "" : " (" + p->strategy + ")") +
                                           " released more often than acquired");
     --p->refs;
     if (p->refs == 0) evict_idle();

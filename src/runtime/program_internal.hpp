@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace pg_predict::runtime {
 
@@ -11,6 +12,7 @@ struct LoadedModule;  // defined in program.cpp, the runtime's only torch file
 
 struct Program {
     int64_t id = 0;
+    std::string strategy;    // "" for the stored program, else the variant's strategy name
     int refs = 0;
     uint64_t last_used = 0;  // cache clock tick, for LRU eviction
     int64_t num_features = 0;

@@ -25,7 +25,7 @@ struct BuiltModel {
 // Import, validate and compile a model artifact. `options_json` is the create_model options
 // object minus what the PostgreSQL side consumes itself ("replace"): "features" (names for a
 // model without them), "columns" ({feature: column}), "strategy" (auto | gemm |
-// tree_traversal | perfect_tree_traversal). Unknown options are an error.
+// tree_traversal | perfect_tree_traversal | native). Unknown options are an error.
 BuiltModel* build_model(const std::string& artifact_json, const std::string& format,
                         const std::string& options_json);
 void free_built_model(BuiltModel*);
