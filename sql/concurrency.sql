@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS dblink;
 \set regression_file :abs_srcdir '/regress/fixtures/regression_tiny.json'
 SELECT pg_read_file(:'binary_file') AS binary_model \gset
 SELECT pg_read_file(:'regression_file') AS regression_model \gset
-SELECT create_model('flip', :'binary_model'::jsonb);
+SELECT create_model('flip', :'binary_model'::jsonb, options => '{"replace": true}');
 CREATE TABLE rows_to_score AS
 SELECT i AS id, i % 30 AS tenure, (i * 7) % 100 AS monthly_charges, i % 3 AS plan_id
   FROM generate_series(1, 50000) i;

@@ -46,9 +46,11 @@ SELECT count(*) AS disagreements FROM customers c
 -- arrays score positionally; NULL elements are missing values
 SELECT predict('churn', ARRAY[5, 30, 1]::real[]),
        predict('churn', ARRAY[20, 80, 2]::float8[]),
-       predict('churn', ARRAY[20, 80, 2]),
+       predict('churn', ARRAY[20, 80, 2]::int[]::real[]),
        round((predict_proba('churn', ARRAY[NULL, 80, 3]::real[]))[2]::numeric, 6),
-       predict('spend', ARRAY[1, 1, 1.5]::numeric[]);
+       predict('spend', ARRAY[1, 1, 1.5]::numeric[]::float8[]);
+-- other arrays need that cast: with real[] and float8[] overloads an int[] is ambiguous
+SELECT predict('churn', ARRAY[20, 80, 2]);
 -- the row and the array paths agree
 SELECT count(*) AS disagreements FROM customers c
  WHERE predict_proba('churn', c) IS DISTINCT FROM

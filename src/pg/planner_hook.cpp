@@ -430,11 +430,6 @@ CustomScan* make_batch_node(Rewrite* rw, Plan* child, int passthrough, List* tli
     return cscan;
 }
 
-void reset_rewrite(Rewrite* rw) {
-    rw->inputs = rw->input_args = rw->calls = rw->outputs = NIL;
-    rw->failed = false;
-}
-
 // Case 1: P (a scan or a join) becomes PredictBatch(P').
 Plan* rewrite_above(PlannedStmt* stmt, Plan* node) {
     Rewrite rw = {};
