@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "pg_predict/spec/featurizers.hpp"
+
 namespace pg_predict::spec {
 
 enum class Task { Regression, Classification };
@@ -57,6 +59,14 @@ struct Pipeline {
     std::vector<std::string> features;  // input names in input order; "" where unknown
     TreeEnsemble model;
     PostTransform transform = PostTransform::Identity;
+
+    // Before the model: featurizer steps over the input vector (none for a bare model such as
+    // an XGBoost booster; then model.num_features == features.size()), and the dictionary of
+    // each text input.
+    std::vector<Step> steps;
+    std::vector<TextInput> text_inputs;
+    // A model other than a tree ensemble (op "linear", ...), or op "" when `model` is it.
+    Step estimator;
 
     // Columns of the program's output: 1 for regression, one per class for classification.
     int output_width() const;

@@ -1,0 +1,35 @@
+// The steps of a pipeline before its model (scikit-learn featurizers, ColumnTransformer), and
+// text inputs. A Pipeline with no steps and no text inputs is a bare model, as imported from
+// XGBoost.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pg_predict::spec {
+
+// A text input column is dictionary-encoded while the batch is filled: the float the model
+// sees is the value's index in `vocabulary`, NaN for NULL, and -1 for a value not in it.
+struct TextInput {
+    int32_t input = 0;                   // which input column (index into Pipeline::features)
+    std::vector<std::string> vocabulary;
+    bool unknown_is_error = false;       // the encoder's handle_unknown = "error"
+};
+
+// One step: an operator family with its fitted parameters (named arrays and scalars, kept as
+// JSON so each family reads what it needs), or a ColumnTransformer-like concatenation whose
+// parts read chosen columns of the step's input.
+struct Step {
+    std::string op;                      // "standard_scaler", "one_hot", "concat", "linear", ...
+    nlohmann::json params;
+    struct Part {
+        std::vector<int32_t> columns;    // columns of the step's input this part reads
+        std::vector<Step> steps;         // applied in order; empty = passthrough
+    };
+    std::vector<Part> parts;             // op == "concat" only
+};
+
+}  // namespace pg_predict::spec
