@@ -21,6 +21,8 @@ CREATE TABLE @extschema@.model_catalog (
     strategy    text NOT NULL,               -- how trees were compiled
     options     jsonb NOT NULL,              -- create_model's options
     summary     jsonb NOT NULL,              -- objective, trees, depth, ...
+    text_features int4[] NOT NULL DEFAULT '{}', -- inputs read as text (0-based)
+    text_inputs jsonb NOT NULL DEFAULT '[]',    -- their dictionaries
     created_at  timestamptz NOT NULL DEFAULT now(),
     CHECK (cardinality(features) = cardinality(columns))
 );

@@ -36,7 +36,8 @@ struct InputState {
     AttrNumber* column;          // per feature: child attno, or 0
     Oid* column_type;            // per feature, when column != 0
     ExprState** feature_expr;    // per feature, when column == 0
-    FeatureConverter* convert;   // per feature, for expressions
+    FeatureConverter* convert;   // per feature, for expressions; NULL for a text feature
+    const char** text_column;    // per text feature: its name, for error messages
     // FeatureSource::Row / Array: one expression
     ExprState* argument;
     RowReader* reader;
@@ -116,6 +117,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         input->column_type = (Oid*)palloc0(sizeof(Oid) * features);
         input->feature_expr = (ExprState**)palloc0(sizeof(ExprState*) * features);
         input->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * features);
+        input->text_column = (const char**)palloc0(sizeof(char*) * features);
         int f = 0;
         ListCell* lc;
         foreach (lc, plan->exprs) {
@@ -128,8 +130,14 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
                 input->feature_expr[f] = ExecInitExpr((Expr*)expr, parent);
             }
             input->convert[f] = converter_for_type(type);
-            if (input->convert[f] == NULL)
+            if (input->model != NULL && input->model->entry->is_text[f]) {
+                if (!is_text_type(type))
+                    elog(ERROR, "pg_predict: feature %d of model \"%s\" is not text", f + 1, plan->model);
+                input->convert[f] = NULL;
+                input->text_column[f] = input->model->entry->columns[f];
+            } else if (input->convert[f] == NULL && input->model != NULL) {
                 elog(ERROR, "pg_predict: feature %d of model \"%s\" is not numeric", f + 1, plan->model);
+            }
             f++;
         }
     } else {
@@ -193,6 +201,7 @@ void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
 void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) {
     ExprContext* econtext = state->css.ss.ps.ps_ExprContext;
     econtext->ecxt_outertuple = slot;
+    MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
     for (int i = 0; i < state->plan->num_inputs; i++) {
         InputState* input = &state->inputs[i];
         float* x = input->x + (size_t)row * input->num_features;
@@ -201,7 +210,9 @@ void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) 
                 if (input->column[f] != 0) continue;
                 bool isnull;
                 Datum value = ExecEvalExpr(input->feature_expr[f], econtext, &isnull);
-                x[f] = isnull ? NAN : input->convert[f](value);
+                x[f] = isnull                      ? NAN
+                       : input->convert[f] != NULL ? input->convert[f](value)
+                                                   : encode_text_feature(input->model, f, value, input->text_column[f]);
             }
             continue;
         }
@@ -215,11 +226,12 @@ void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) 
             int32 typmod = HeapTupleHeaderGetTypMod(tuple);
             if (input->reader == NULL || input->reader->type_id != type_id || input->reader->typmod != typmod)
                 input->reader = make_row_reader(input->model, type_id, typmod, state->css.ss.ps.state->es_query_cxt);
-            read_row(input->reader, tuple, x);
+            read_row(input->model, input->reader, tuple, x);
         } else {
             read_array(input->model, DatumGetArrayTypeP(value), x);
         }
     }
+    MemoryContextSwitchTo(old);
     ResetExprContext(econtext);
 }
 
@@ -238,6 +250,13 @@ void fill_columns(PredictBatchState* state, InputState* input) {
     for (int f = 0; f < input->num_features; f++) {
         AttrNumber column = input->column[f];
         if (column == 0) continue;
+        if (input->convert[f] == NULL) {  // text: dictionary-encoded, one hash lookup a row
+            const BoundModel* model = input->model;
+            const char* name = input->text_column[f];
+            fill_column(state, input, f, column,
+                        [model, f, name](Datum v) { return encode_text_feature(model, f, v, name); });
+            continue;
+        }
         switch (input->column_type[f]) {
             case FLOAT4OID: fill_column(state, input, f, column, [](Datum v) { return DatumGetFloat4(v); }); break;
             case FLOAT8OID: fill_column(state, input, f, column, [](Datum v) { return (float)DatumGetFloat8(v); }); break;
@@ -255,7 +274,12 @@ void fill_columns(PredictBatchState* state, InputState* input) {
 void score_batch(PredictBatchState* state) {
     for (int i = 0; i < state->plan->num_inputs; i++) {
         InputState* input = &state->inputs[i];
-        if (input->plan->source == FeatureSource::Columns) fill_columns(state, input);
+        if (input->plan->source == FeatureSource::Columns) {
+            // Detoasted text and numeric values live until the next batch.
+            MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+            fill_columns(state, input);
+            MemoryContextSwitchTo(old);
+        }
         runtime::Program* program = input->model->program;
         const float* x = input->x;
         float* out = input->out;

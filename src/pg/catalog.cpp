@@ -101,6 +101,13 @@ Datum doubles_to_float8_array(const std::vector<double>& values) {
         construct_array(elements, count, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+Datum ints_to_int4_array(const std::vector<int32_t>& values) {
+    int count = (int)values.size();
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
+    for (int i = 0; i < count; i++) elements[i] = Int32GetDatum(values[i]);
+    return PointerGetDatum(construct_array(elements, count, INT4OID, sizeof(int32), true, TYPALIGN_INT));
+}
+
 Datum bytes_to_bytea(const std::string& bytes) {
     bytea* result = (bytea*)palloc(VARHDRSZ + bytes.size());
     SET_VARSIZE(result, VARHDRSZ + bytes.size());
@@ -145,7 +152,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
     char* query = psprintf(
         "SELECT id, name, owner, format, strategy, features, columns, task, classes, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'trees')::pg_catalog.int4, 0), "
-        "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0) "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0), text_features "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
         table.qualified_table);
     Oid types[1] = {TEXTOID};
@@ -192,6 +199,20 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
         }
         entry->trees = DatumGetInt32(SPI_getbinval(row, desc, 10, &isnull));
         entry->depth = DatumGetInt32(SPI_getbinval(row, desc, 11, &isnull));
+        entry->is_text = (bool*)palloc0(sizeof(bool) * Max(entry->num_features, 1));
+        ArrayType* text_features = DatumGetArrayTypeP(SPI_getbinval(row, desc, 12, &isnull));
+        Datum* text_elements;
+        bool* text_nulls;
+        int text_count;
+        deconstruct_array(text_features, INT4OID, sizeof(int32), true, TYPALIGN_INT, &text_elements,
+                          &text_nulls, &text_count);
+        for (int i = 0; i < text_count; i++) {
+            int32 feature = DatumGetInt32(text_elements[i]);
+            if (text_nulls[i] || feature < 0 || feature >= entry->num_features)
+                elog(ERROR, "pg_predict: catalog row of model \"%s\" has a bad text feature", name);
+            entry->is_text[feature] = true;
+            entry->has_text = true;
+        }
         MemoryContextSwitchTo(spi);
     }
     SPI_finish();
@@ -243,18 +264,23 @@ char* catalog_spec(int64 id) {
     return TextDatumGetCString(read_column_by_id(id, "spec::pg_catalog.text"));
 }
 
+char* catalog_text_inputs(int64 id) {
+    return TextDatumGetCString(read_column_by_id(id, "text_inputs::pg_catalog.text"));
+}
+
 void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source_jsonb,
                    Datum options_jsonb, bool replace) {
     CatalogTable table = catalog_table();
     Oid caller = GetUserId();
 
     // $1 name, $2 format, $3 source, $4 spec, $5 program, $6 features, $7 columns, $8 task,
-    // $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only)
-    Datum values[13];
-    Oid types[13] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
+    // $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only),
+    // $14 text_features, $15 text_inputs
+    Datum values[15];
+    Oid types[15] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
                      TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
-                     JSONBOID,     JSONBOID,     OIDOID};
-    char nulls[13];
+                     JSONBOID,     JSONBOID,     OIDOID,   INT4ARRAYOID,   JSONBOID};
+    char nulls[15];
     memset(nulls, ' ', sizeof(nulls));
     values[0] = CStringGetTextDatum(name);
     values[1] = CStringGetTextDatum(built->format.c_str());
@@ -274,6 +300,8 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
     values[10] = options_jsonb;
     values[11] = cstring_to_jsonb(built->summary_json.c_str());
     values[12] = ObjectIdGetDatum(caller);
+    values[13] = ints_to_int4_array(built->text_features);
+    values[14] = cstring_to_jsonb(built->text_inputs_json.c_str());
 
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
@@ -292,18 +320,19 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
         statement = psprintf(
             "UPDATE %s SET id = pg_catalog.nextval('%s'), format = $2, source = $3, spec = $4, "
             "program = $5, features = $6, columns = $7, task = $8, classes = $9, strategy = $10, "
-            "options = $11, summary = $12, created_at = pg_catalog.now() "
+            "options = $11, summary = $12, text_features = $14, text_inputs = $15, "
+            "created_at = pg_catalog.now() "
             "WHERE name OPERATOR(pg_catalog.=) $1",
             table.qualified_table, table.qualified_sequence);
     } else {
         statement = psprintf(
             "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
-            "classes, strategy, options, summary, owner) "
+            "classes, strategy, options, summary, owner, text_features, text_inputs) "
             "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-            "$13::pg_catalog.regrole)",
+            "$13::pg_catalog.regrole, $14, $15)",
             table.qualified_table, table.qualified_sequence);
     }
-    int rc = SPI_execute_with_args(statement, 13, types, values, nulls, false, 0);
+    int rc = SPI_execute_with_args(statement, 15, types, values, nulls, false, 0);
     if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     SPI_finish();

@@ -25,6 +25,8 @@ struct CatalogEntry {
     double* classes;
     int trees;            // from the summary, for EXPLAIN
     int depth;
+    bool* is_text;        // per feature: read as text and dictionary-encoded
+    bool has_text;
 };
 
 // The catalog table's OID: plans that use a model depend on it, and create/replace/drop
@@ -39,6 +41,9 @@ bytea* catalog_program(int64 id);
 
 // The spec of row `id` as JSON text (in the current memory context).
 char* catalog_spec(int64 id);
+
+// The dictionaries of row `id`'s text inputs as JSON text.
+char* catalog_text_inputs(int64 id);
 
 // Insert a model, or replace it when `replace` (only its owner or a superuser may).
 void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source_jsonb,

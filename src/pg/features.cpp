@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "pg_predict/runtime/api.hpp"
+
 namespace pg_predict::pg {
 
 namespace {
@@ -34,6 +36,26 @@ FeatureConverter converter_for_type(Oid type) {
     }
 }
 
+bool is_text_type(Oid type) {
+    char category;
+    bool preferred;
+    get_type_category_preferred(getBaseType(type), &category, &preferred);
+    return category == TYPCATEGORY_STRING;
+}
+
+float encode_text_feature(const BoundModel* model, int feature, Datum value, const char* column) {
+    text* string = DatumGetTextPP(value);
+    const char* bytes = VARDATA_ANY(string);
+    size_t length = VARSIZE_ANY_EXHDR(string);
+    int32 index = runtime::encode_text(model->text_encoder, feature, bytes, length);
+    if (index < 0 && runtime::unknown_text_is_error(model->text_encoder, feature))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("model \"%s\" does not know the value \"%.*s\" of column \"%s\"",
+                               model->entry->name, (int)Min(length, 200), bytes, column),
+                        errdetail("Its encoder was fitted with handle_unknown='error'.")));
+    return index < 0 ? -1.0f : (float)index;
+}
+
 void resolve_feature_columns(const CatalogEntry* entry, TupleDesc tupdesc, const char* row_type,
                              AttrNumber* attnums) {
     for (int f = 0; f < entry->num_features; f++) {
@@ -61,6 +83,16 @@ void resolve_feature_columns(const CatalogEntry* entry, TupleDesc tupdesc, const
                                     "options => '{\"columns\": {\"%s\": \"...\"}}'.",
                                     entry->features[f])));
         Oid column_type = TupleDescAttr(tupdesc, found - 1)->atttypid;
+        if (entry->is_text[f]) {
+            if (!is_text_type(column_type))
+                ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                                errmsg("column \"%s\" of %s has type %s, but model \"%s\" reads it as "
+                                       "text",
+                                       column, row_type, format_type_be(column_type), entry->name),
+                                errhint("Cast the column to text, e.g. in a view.")));
+            attnums[f] = found;
+            continue;
+        }
         if (converter_for_type(column_type) == NULL)
             ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                             errmsg("column \"%s\" of %s has type %s, which model \"%s\" cannot "
@@ -90,7 +122,7 @@ RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
     return reader;
 }
 
-void read_row(const RowReader* reader, HeapTupleHeader row, float* x) {
+void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader row, float* x) {
     HeapTupleData tuple;
     tuple.t_len = HeapTupleHeaderGetDatumLength(row);
     ItemPointerSetInvalid(&tuple.t_self);
@@ -99,12 +131,21 @@ void read_row(const RowReader* reader, HeapTupleHeader row, float* x) {
     for (int f = 0; f < reader->num_features; f++) {
         bool isnull;
         Datum value = heap_getattr(&tuple, reader->attnums[f], reader->tupdesc, &isnull);
-        x[f] = isnull ? NAN : reader->convert[f](value);
+        if (isnull)
+            x[f] = NAN;
+        else if (reader->convert[f] != NULL)
+            x[f] = reader->convert[f](value);
+        else
+            x[f] = encode_text_feature(model, f, value, model->entry->columns[f]);
     }
 }
 
 void read_array(const BoundModel* model, ArrayType* array, float* x) {
     const CatalogEntry* entry = model->entry;
+    if (entry->has_text)
+        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                        errmsg("model \"%s\" has text inputs, so it cannot read an array", entry->name),
+                        errhint("Pass the table's row, as in predict('%s', t) FROM t.", entry->name)));
     Oid element_type = ARR_ELEMTYPE(array);
     FeatureConverter convert = converter_for_type(element_type);
     if (convert == NULL)

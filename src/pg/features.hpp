@@ -13,8 +13,16 @@ typedef float (*FeatureConverter)(Datum value);
 // The converter for a column type (domains resolved), or NULL if the type is not numeric.
 FeatureConverter converter_for_type(Oid type);
 
+// Whether a column type can feed a text input (text, varchar, char, name, domains over them).
+bool is_text_type(Oid type);
+
+// A text feature's value as the model sees it: its index in the input's vocabulary, or -1
+// (an error naming the value and `column` when the model's encoder refuses unknown values).
+float encode_text_feature(const BoundModel* model, int feature, Datum value, const char* column);
+
 // Finds each feature's column in `tupdesc` by name (entry->columns), checking it exists and is
-// numeric; errors name the model, the column and `row_type`. Fills attnums (1-based).
+// numeric (text for a text feature); errors name the model, the column and `row_type`. Fills
+// attnums (1-based).
 void resolve_feature_columns(const CatalogEntry* entry, TupleDesc tupdesc, const char* row_type,
                              AttrNumber* attnums);
 
@@ -26,14 +34,14 @@ struct RowReader {
     TupleDesc tupdesc;
     int num_features;
     AttrNumber* attnums;        // per feature, 1-based
-    FeatureConverter* convert;  // per feature
+    FeatureConverter* convert;  // per feature; NULL for a text feature
 };
 
 RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
                            MemoryContext context);
 
 // Fills x[0 .. num_features) from one row value.
-void read_row(const RowReader* reader, HeapTupleHeader row, float* x);
+void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader row, float* x);
 
 // Fills x[0 .. num_features) from a one-dimensional numeric array with exactly that many
 // elements.

@@ -112,7 +112,7 @@ bool score_one(FunctionCallInfo fcinfo, CallSiteModel** scored) {
         int32 typmod = HeapTupleHeaderGetTypMod(row);
         if (m->reader == NULL || m->reader->type_id != type_id || m->reader->typmod != typmod)
             m->reader = make_row_reader(m->model, type_id, typmod, fcinfo->flinfo->fn_mcxt);
-        read_row(m->reader, row, m->x);
+        read_row(m->model, m->reader, row, m->x);
     } else {
         read_array(m->model, PG_GETARG_ARRAYTYPE_P(1), m->x);
     }

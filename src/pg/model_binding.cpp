@@ -8,6 +8,10 @@ namespace pg_predict::pg {
 
 namespace {
 
+void free_text_encoder_callback(void* arg) {
+    runtime::free_text_encoder(static_cast<runtime::TextEncoder*>(arg));
+}
+
 void release_program_callback(void* arg) {
     // Runs during memory context reset, possibly during abort: must not throw or error.
     try {
@@ -55,6 +59,18 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
     MemoryContextRegisterResetCallback(context, callback);
     model->program = program;
     model->output_width = guarded([&] { return runtime::program_output_width(program); });
+    if (model->entry->has_text) {
+        char* dictionaries = catalog_text_inputs(id);
+        size_t length = strlen(dictionaries);
+        MemoryContextCallback* free_encoder = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
+        runtime::TextEncoder* encoder =
+            guarded([&] { return runtime::make_text_encoder(dictionaries, length); });
+        free_encoder->func = free_text_encoder_callback;
+        free_encoder->arg = encoder;
+        MemoryContextRegisterResetCallback(context, free_encoder);
+        model->text_encoder = encoder;
+        pfree(dictionaries);
+    }
     if (model->entry->classification && model->output_width != model->entry->num_classes)
         ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
                         errmsg("model \"%s\" gives %d outputs but lists %d classes", name,

@@ -4,7 +4,10 @@
 
 #include "catalog.hpp"
 
-namespace pg_predict::runtime { struct Program; }
+namespace pg_predict::runtime {
+struct Program;
+struct TextEncoder;
+}
 
 namespace pg_predict::pg {
 
@@ -12,6 +15,7 @@ struct BoundModel {
     CatalogEntry* entry;
     runtime::Program* program;
     int output_width;
+    runtime::TextEncoder* text_encoder;  // NULL unless the model has text inputs
 };
 
 // Looks the model up, takes the program from the backend's cache or loads it from the

@@ -164,7 +164,7 @@ Var* outer_var_for(Plan* child, AttrNumber resno) {
 bool feature_source(Rewrite* rw, Node* arg, const CatalogEntry* entry, FeatureSource* source,
                     List** exprs) {
     Node* bare = strip_relabel(arg);
-    if (bare != NULL && IsA(bare, ArrayExpr) && !((ArrayExpr*)bare)->multidims) {
+    if (bare != NULL && IsA(bare, ArrayExpr) && !((ArrayExpr*)bare)->multidims && !entry->has_text) {
         List* elements = ((ArrayExpr*)bare)->elements;
         if (converter_for_type(((ArrayExpr*)bare)->element_typeid) == NULL) return false;
         if (list_length(elements) != entry->num_features)

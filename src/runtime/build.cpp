@@ -133,6 +133,14 @@ BuiltModel* build_model(const std::string& artifact_json, const std::string& for
     built->features = p.features;
     built->columns = std::move(columns);
     built->summary_json = summary(p, built->program.size(), strategy);
+    nlohmann::json text_inputs = nlohmann::json::array();
+    for (const spec::TextInput& t : p.text_inputs) {
+        built->text_features.push_back(t.input);
+        text_inputs.push_back({{"input", t.input}, {"vocabulary", t.vocabulary},
+                               {"unknown_is_error", t.unknown_is_error}});
+    }
+    std::sort(built->text_features.begin(), built->text_features.end());
+    built->text_inputs_json = text_inputs.dump();
     return built.release();
 }
 

@@ -20,6 +20,8 @@ struct BuiltModel {
     std::vector<std::string> features;  // the model's feature names, input order
     std::vector<std::string> columns;   // the column each feature reads (options.columns)
     std::string summary_json;           // {"objective", "trees", "depth", "features", ...}
+    std::vector<int32_t> text_features; // inputs read as text (dictionary-encoded), ascending
+    std::string text_inputs_json;       // their dictionaries, for make_text_encoder
 };
 
 // Import, validate and compile a model artifact. `options_json` is the create_model options
@@ -53,6 +55,16 @@ int program_output_width(const Program*);
 
 // Run the program over a row-major rows × cols float32 batch; out gets rows × output_width.
 void run_program(Program*, const float* x, int64_t rows, int64_t cols, float* out);
+
+// Dictionary encoding of text inputs: the model sees a text value as its index in the input's
+// vocabulary (-1 when it is not there). Built once per model per query from
+// BuiltModel::text_inputs_json; the lookups hash the bytes and never allocate or throw.
+struct TextEncoder;
+TextEncoder* make_text_encoder(const char* text_inputs_json, size_t length);
+void free_text_encoder(TextEncoder*) noexcept;
+int32_t encode_text(const TextEncoder*, int32_t input, const char* value, size_t length) noexcept;
+// Whether a value missing from the vocabulary is an error (the encoder's handle_unknown).
+bool unknown_text_is_error(const TextEncoder*, int32_t input) noexcept;
 
 // Intra-op threads for this backend; applied lazily before the next run, never in the
 // postmaster.

@@ -1,0 +1,99 @@
+// Text inputs → dictionary indices (runtime/api.hpp). One open-addressing table per text input,
+// keyed by the value's bytes: a lookup is one hash and, on a hit, one compare.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/runtime/api.hpp"
+
+namespace pg_predict::runtime {
+
+namespace {
+
+uint64_t hash_bytes(const char* data, size_t length) {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (size_t i = 0; i < length; i++) h = (h ^ (unsigned char)data[i]) * 1099511628211ull;
+    return h;
+}
+
+struct Dictionary {
+    std::vector<std::string> values;
+    std::vector<int32_t> slots;  // index into values, or -1; size a power of two
+    bool unknown_is_error = false;
+
+    void build() {
+        size_t size = 16;
+        while (size < values.size() * 2) size *= 2;
+        slots.assign(size, -1);
+        for (size_t i = 0; i < values.size(); i++) {
+            size_t slot = hash_bytes(values[i].data(), values[i].size()) & (size - 1);
+            while (slots[slot] >= 0) {
+                if (values[slots[slot]] == values[i])
+                    fail(ErrorCategory::InvalidModel, "text input vocabulary repeats \"" + values[i] + "\"");
+                slot = (slot + 1) & (size - 1);
+            }
+            slots[slot] = (int32_t)i;
+        }
+    }
+
+    int32_t find(const char* data, size_t length) const {
+        size_t mask = slots.size() - 1;
+        for (size_t slot = hash_bytes(data, length) & mask;; slot = (slot + 1) & mask) {
+            int32_t i = slots[slot];
+            if (i < 0) return -1;
+            const std::string& v = values[i];
+            if (v.size() == length && std::memcmp(v.data(), data, length) == 0) return i;
+        }
+    }
+};
+
+}  // namespace
+
+struct TextEncoder {
+    std::vector<Dictionary> by_input;  // indexed by input; empty for numeric inputs
+};
+
+TextEncoder* make_text_encoder(const char* text_inputs_json, size_t length) {
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(text_inputs_json, text_inputs_json + length);
+    } catch (const nlohmann::json::exception& e) {
+        fail(ErrorCategory::InvalidModel, std::string("text inputs: ") + e.what());
+    }
+    auto encoder = new TextEncoder();
+    try {
+        for (const auto& input : doc) {
+            int32_t index = input.at("input").get<int32_t>();
+            if (index < 0 || index > (1 << 20)) fail(ErrorCategory::InvalidModel, "text inputs: bad input index");
+            if ((size_t)index >= encoder->by_input.size()) encoder->by_input.resize(index + 1);
+            Dictionary& d = encoder->by_input[index];
+            d.values = input.at("vocabulary").get<std::vector<std::string>>();
+            d.unknown_is_error = input.value("unknown_is_error", false);
+            d.build();
+        }
+    } catch (const nlohmann::json::exception& e) {
+        delete encoder;
+        fail(ErrorCategory::InvalidModel, std::string("text inputs: ") + e.what());
+    } catch (...) {
+        delete encoder;
+        throw;
+    }
+    return encoder;
+}
+
+void free_text_encoder(TextEncoder* encoder) noexcept { delete encoder; }
+
+int32_t encode_text(const TextEncoder* encoder, int32_t input, const char* value, size_t length) noexcept {
+    if (input < 0 || (size_t)input >= encoder->by_input.size()) return -1;
+    const Dictionary& d = encoder->by_input[input];
+    return d.slots.empty() ? -1 : d.find(value, length);
+}
+
+bool unknown_text_is_error(const TextEncoder* encoder, int32_t input) noexcept {
+    return input >= 0 && (size_t)input < encoder->by_input.size() && encoder->by_input[input].unknown_is_error;
+}
+
+}  // namespace pg_predict::runtime
