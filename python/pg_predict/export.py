@@ -1,0 +1,264 @@
+"""export(estimator) -> the sklearn format document (src/spec/SKLEARN_FORMAT.md).
+
+The walk: a Pipeline is flattened into its steps; the last one must be a model, the others are
+featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
+FeatureUnion (here). Models are in linear.py and trees.py."""
+
+import numbers
+
+import numpy as np
+
+from . import featurizers, linear, trees
+from ._common import Context, ExportError, describe, label
+
+FORMAT_VERSION = 1
+
+MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS}
+CLASSIFIERS = set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS)
+
+
+def supported():
+    """The estimator class names export() knows: {'featurizers': [...], 'models': [...]}."""
+    return {"composition": ["Pipeline", "ColumnTransformer", "FeatureUnion"],
+            "featurizers": sorted(featurizers.FEATURIZERS),
+            "models": sorted(MODELS)}
+
+
+def export(estimator, feature_names=None):
+    """The sklearn-format document (a JSON-ready dict) for a fitted estimator or pipeline.
+
+    feature_names: the input column names, for an estimator fitted without them (on a NumPy
+    array); default: the fitted `feature_names_in_`, else x0, x1, ... Raises ExportError for
+    anything the format cannot express, naming the estimator and the parameter."""
+    import sklearn
+
+    _check_fitted(estimator)
+    names = _input_names(estimator, feature_names)
+    ctx = Context(names)
+    chain = _flatten(estimator, ctx)
+    if not chain:
+        raise ExportError("cannot export an empty pipeline")
+    model_name, model = chain[-1]
+    if type(model).__name__ not in MODELS:
+        ctx.path = [model_name] if model_name else []
+        if _is_transformer(model):
+            raise ExportError(f"cannot export {describe(model)}{ctx.where()}: the last step "
+                              "must be a model (supported: " + ", ".join(sorted(MODELS)) + ")")
+        _unsupported(model, ctx)
+
+    steps, sources = _transform_chain(chain[:-1], list(range(len(names))), ctx)
+
+    ctx.path = [model_name] if model_name else []
+    kind = type(model).__name__
+    step = MODELS[kind](model, len(sources), ctx)
+    ctx.read_numeric(model, sources)
+    ctx.check_types()
+
+    doc = {"format": "sklearn", "version": FORMAT_VERSION, "sklearn_version": sklearn.__version__,
+           "inputs": [{"name": n, "type": "text" if i in ctx.text_by else "numeric"}
+                      for i, n in enumerate(names)]}
+    if kind in CLASSIFIERS:
+        doc["task"] = "classification"
+        doc["classes"] = _classes(model, ctx)
+    else:
+        doc["task"] = "regression"
+    doc["steps"] = steps + [step]
+    return doc
+
+
+# ---- inputs ---------------------------------------------------------------------------------
+
+def _check_fitted(est):
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+    try:
+        check_is_fitted(est)
+    except NotFittedError:
+        raise ExportError(f"cannot export {describe(est)}: it is not fitted") from None
+    except TypeError as e:  # not an estimator at all
+        raise ExportError(f"cannot export {type(est).__name__}: {e}") from None
+
+
+def _input_names(est, feature_names):
+    fitted = getattr(est, "feature_names_in_", None)
+    n = getattr(est, "n_features_in_", None)
+    if fitted is not None:
+        fitted = [str(x) for x in fitted]
+    if feature_names is not None:
+        names = [str(x) for x in feature_names]
+        if fitted is not None and names != fitted:
+            raise ExportError(f"cannot export {describe(est)}: feature_names {names} differ from "
+                              f"the names it was fitted with, {fitted} (map columns with "
+                              "create_model's options.columns instead)")
+        if n is not None and len(names) != n:
+            raise ExportError(f"cannot export {describe(est)}: {len(names)} feature_names for "
+                              f"an estimator fitted on {n} features")
+    elif fitted is not None:
+        names = fitted
+    elif n is not None:
+        names = [f"x{i}" for i in range(n)]
+    else:
+        raise ExportError(f"cannot export {describe(est)}: it does not say how many features "
+                          "it reads (no n_features_in_); pass feature_names")
+    if len(set(names)) != len(names):
+        raise ExportError(f"cannot export {describe(est)}: duplicate feature names in {names}")
+    return names
+
+
+def _classes(model, ctx):
+    classes = getattr(model, "classes_", None)
+    if classes is None:
+        ctx.refuse(model, None, "it has no classes_")
+    if isinstance(classes, list) or np.ndim(classes) != 1:
+        ctx.refuse(model, None, "multi-output classification is not supported")
+    out = []
+    for c in classes:
+        if isinstance(c, (bool, np.bool_)) or (isinstance(c, (numbers.Number, np.number))
+                                               and not isinstance(c, complex)):
+            out.append(label(c))
+        else:
+            ctx.refuse(model, None, f"class labels must be numbers (predict returns float8), "
+                       f"got {list(classes)[:5]!r}; encode them, e.g. with LabelEncoder")
+    return out
+
+
+# ---- the walk -------------------------------------------------------------------------------
+
+def _is_passthrough(est):
+    return est is None or (isinstance(est, str) and est == "passthrough")
+
+
+def _is_transformer(est):
+    return hasattr(est, "transform") and not hasattr(est, "predict")
+
+
+def _flatten(est, ctx, name=None):
+    """A Pipeline's steps, nested Pipelines included, as [(name, estimator)]."""
+    if type(est).__name__ == "Pipeline":
+        out = []
+        for step_name, step in est.steps:
+            if _is_passthrough(step):
+                continue
+            label_ = f"{name}.{step_name}" if name else step_name
+            out += _flatten(step, ctx, label_)
+        return out
+    return [(name, est)]
+
+
+def _transform_chain(chain, sources, ctx):
+    """Featurizer steps in order: (steps, sources of the result)."""
+    steps = []
+    outer = list(ctx.path)
+    for name, est in chain:
+        ctx.path = outer + ([name] if name else [])
+        produced, sources = _transform(est, sources, ctx)
+        steps += produced
+    ctx.path = outer
+    return steps, sources
+
+
+def _transform(est, sources, ctx):
+    """One featurizer (or a composition): (steps, sources)."""
+    kind = type(est).__name__
+    n_in = getattr(est, "n_features_in_", None)
+    if n_in is not None and n_in != len(sources):
+        ctx.refuse(est, None, f"it was fitted on {n_in} features, the vector it reads has "
+                   f"{len(sources)}")
+    if kind == "Pipeline":
+        return _transform_chain(_flatten(est, ctx), sources, ctx)
+    if kind == "ColumnTransformer":
+        return _column_transformer(est, sources, ctx)
+    if kind == "FeatureUnion":
+        return _feature_union(est, sources, ctx)
+    if kind in featurizers.FEATURIZERS:
+        step, out = featurizers.FEATURIZERS[kind](est, sources, ctx)
+        return ([step] if step is not None else []), out
+    if kind in MODELS:
+        ctx.refuse(est, None, "a model can only be the last step of the pipeline")
+    _unsupported(est, ctx)
+
+
+def _unsupported(est, ctx):
+    s = supported()
+    raise ExportError(f"cannot export {describe(est)}{ctx.where()}: the sklearn format has no "
+                      f"{type(est).__name__} (supported: "
+                      + ", ".join(s["composition"] + s["featurizers"] + s["models"]) + ")")
+
+
+def _column_indices(ct, name, columns, n, ctx):
+    """A ColumnTransformer's column selection as input indices."""
+    resolved = getattr(ct, "_transformer_to_input_indices", {}).get(name)
+    if resolved is not None:
+        return [int(i) for i in resolved]
+    names = getattr(ct, "feature_names_in_", None)
+    names = None if names is None else [str(x) for x in names]
+
+    def by_name(key):
+        if names is None or key not in names:
+            ctx.refuse(ct, "transformers", f"column {key!r} of {name!r} is not one of the "
+                       f"names it was fitted with ({names})")
+        return names.index(key)
+
+    if isinstance(columns, str):
+        return [by_name(columns)]
+    if isinstance(columns, numbers.Integral):
+        return [int(columns) % n]
+    if isinstance(columns, slice):
+        if isinstance(columns.start, str) or isinstance(columns.stop, str):  # inclusive, by name
+            start = 0 if columns.start is None else by_name(columns.start)
+            stop = n - 1 if columns.stop is None else by_name(columns.stop)
+            return list(range(start, stop + 1))[::columns.step or 1]
+        return list(range(n))[columns]
+    cols = list(np.asarray(columns).tolist()) if not isinstance(columns, list) else columns
+    if cols and all(isinstance(c, bool) for c in cols):
+        if len(cols) != n:
+            ctx.refuse(ct, "transformers", f"the boolean mask of {name!r} has {len(cols)} "
+                       f"entries for {n} columns")
+        return [i for i, keep in enumerate(cols) if keep]
+    if all(isinstance(c, str) for c in cols):
+        return [by_name(c) for c in cols]
+    if all(isinstance(c, numbers.Integral) for c in cols):
+        return [int(c) % n for c in cols]
+    ctx.refuse(ct, "transformers", f"cannot resolve the columns {columns!r} of {name!r}")
+
+
+def _part(est, indices, sources, ctx, name):
+    sub = [sources[i] for i in indices]
+    if _is_passthrough(est):
+        return {"columns": indices, "steps": []}, sub
+    outer = list(ctx.path)
+    ctx.path = outer + [name]
+    steps, out = _transform(est, sub, ctx)
+    ctx.path = outer
+    return {"columns": indices, "steps": steps}, out
+
+
+def _column_transformer(ct, sources, ctx):
+    n = len(sources)
+    parts, remainder, out = [], None, []
+    n_declared = len(ct.transformers)  # transformers_ adds ('remainder', ...) after these
+    for k, (name, est, columns) in enumerate(ct.transformers_):
+        indices = _column_indices(ct, name, columns, n, ctx)
+        if (isinstance(est, str) and est == "drop") or not indices:
+            continue
+        part, part_out = _part(est, indices, sources, ctx, name)
+        if k >= n_declared:
+            remainder = part
+        else:
+            parts.append(part)
+        out += part_out
+    return [{"type": "ColumnTransformer", "transformers": parts, "remainder": remainder}], out
+
+
+def _feature_union(fu, sources, ctx):
+    if fu.transformer_weights:
+        ctx.refuse(fu, "transformer_weights", "weighted unions are not supported")
+    parts, out = [], []
+    for name, est in fu.transformer_list:
+        if isinstance(est, str) and est == "drop":
+            continue
+        part, part_out = _part(est, list(range(len(sources))), sources, ctx, name)
+        del part["columns"]
+        parts.append(part)
+        out += part_out
+    return [{"type": "FeatureUnion", "transformers": parts}], out

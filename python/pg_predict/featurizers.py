@@ -1,0 +1,152 @@
+"""Featurizer steps: each `export_<name>(est, sources, ctx)` returns (step or None, sources of
+its output), where `sources` describes the vector the step reads (see Context)."""
+
+import numbers
+
+import numpy as np
+
+from ._common import floats, optional_floats, to_json_number
+
+
+def _categories(est, j, cats, source, ctx):
+    """One column's categories: strings (a text input) or numbers."""
+    values = list(cats)
+    is_str = [isinstance(v, str) for v in values]
+    if values and all(is_str):
+        ctx.read_text(est, source, j)
+        return values
+    if any(is_str):
+        bad = [v for v in values if not isinstance(v, str)]
+        ctx.refuse(est, None, f"column {j} mixes string categories with {bad[:3]!r}: a missing "
+                   "value among text categories is not supported (impute text columns first)")
+    for v in values:
+        if not isinstance(v, (numbers.Number, np.number)):
+            ctx.refuse(est, None, f"column {j} has a category {v!r} that is neither a string "
+                       "nor a number")
+    ctx.read_numeric(est, [source])
+    return [to_json_number(v) for v in values]
+
+
+def export_one_hot_encoder(est, sources, ctx):
+    if getattr(est, "_infrequent_enabled", False):
+        param = "min_frequency" if est.min_frequency is not None else "max_categories"
+        ctx.refuse(est, param, "infrequent categories are not supported")
+    handle_unknown = est.handle_unknown
+    if handle_unknown == "infrequent_if_exist":  # without infrequent categories: 'ignore'
+        handle_unknown = "ignore"
+    if handle_unknown not in ("error", "ignore"):
+        ctx.refuse(est, "handle_unknown", "only 'error' and 'ignore' are supported")
+    categories = [_categories(est, j, c, s, ctx)
+                  for j, (c, s) in enumerate(zip(est.categories_, sources))]
+    drop_idx = est.drop_idx_
+    if drop_idx is not None:
+        drop_idx = [None if d is None else int(d) for d in drop_idx]
+    width = sum(len(c) - (0 if drop_idx is None or drop_idx[j] is None else 1)
+                for j, c in enumerate(categories))
+    step = {"type": "OneHotEncoder", "categories": categories,
+            "handle_unknown": handle_unknown, "drop_idx": drop_idx}
+    return step, [None] * width
+
+
+def export_ordinal_encoder(est, sources, ctx):
+    if est.handle_unknown not in ("error", "use_encoded_value"):
+        ctx.refuse(est, "handle_unknown", "only 'error' and 'use_encoded_value' are supported")
+    categories = [_categories(est, j, c, s, ctx)
+                  for j, (c, s) in enumerate(zip(est.categories_, sources))]
+    step = {"type": "OrdinalEncoder", "categories": categories,
+            "handle_unknown": est.handle_unknown,
+            "unknown_value": (None if est.unknown_value is None
+                              else to_json_number(est.unknown_value))}
+    missing = getattr(est, "encoded_missing_value", np.nan)
+    if any(c == "NaN" for cats in categories for c in cats):
+        # A NaN seen at fit time is encoded as encoded_missing_value, not as its index.
+        step["encoded_missing_value"] = to_json_number(missing)
+    return step, [None] * len(sources)
+
+
+def export_simple_imputer(est, sources, ctx):
+    mv = est.missing_values
+    if not (isinstance(mv, float) and np.isnan(mv)):
+        ctx.refuse(est, "missing_values", "only missing_values=np.nan is supported "
+                   "(SQL NULL is the missing value)")
+    if est.add_indicator:
+        ctx.refuse(est, "add_indicator", "the missing-value indicator columns are not supported")
+    stats = list(est.statistics_)
+    out = []
+    for j, (v, s) in enumerate(zip(stats, sources)):
+        if isinstance(v, str):
+            ctx.read_text(est, s, j)
+            out.append(v)
+            continue
+        if v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)):
+            if est.strategy != "constant" and not getattr(est, "keep_empty_features", False):
+                ctx.refuse(est, "keep_empty_features",
+                           f"column {j} was entirely missing at fit time, so scikit-learn drops "
+                           "it from the output; refit with keep_empty_features=True")
+        ctx.read_numeric(est, [s])
+        out.append(to_json_number(v) if v is not None else "NaN")
+    # Imputing keeps a column's identity: a text input stays a text input.
+    return {"type": "SimpleImputer", "statistics": out}, list(sources)
+
+
+def export_standard_scaler(est, sources, ctx):
+    ctx.read_numeric(est, sources)
+    mean = est.mean_ if est.with_mean else None
+    scale = est.scale_ if est.with_std else None
+    return ({"type": "StandardScaler", "mean": optional_floats(mean),
+             "scale": optional_floats(scale)}, [None] * len(sources))
+
+
+def export_min_max_scaler(est, sources, ctx):
+    if getattr(est, "clip", False):
+        ctx.refuse(est, "clip", "clipping to feature_range is not supported")
+    ctx.read_numeric(est, sources)
+    return ({"type": "MinMaxScaler", "scale": floats(est.scale_), "min": floats(est.min_)},
+            [None] * len(sources))
+
+
+def export_max_abs_scaler(est, sources, ctx):
+    ctx.read_numeric(est, sources)
+    return {"type": "MaxAbsScaler", "scale": floats(est.scale_)}, [None] * len(sources)
+
+
+def export_robust_scaler(est, sources, ctx):
+    ctx.read_numeric(est, sources)
+    center = est.center_ if est.with_centering else None
+    scale = est.scale_ if est.with_scaling else None
+    return ({"type": "RobustScaler", "center": optional_floats(center),
+             "scale": optional_floats(scale)}, [None] * len(sources))
+
+
+# Element-wise numpy ufuncs a FunctionTransformer may apply (named by ufunc.__name__).
+KNOWN_UFUNCS = frozenset("""
+    absolute fabs negative sign reciprocal square sqrt cbrt exp exp2 expm1 log log2 log10 log1p
+    floor ceil rint trunc sin cos tan arcsin arccos arctan sinh cosh tanh arcsinh arccosh arctanh
+""".split())
+
+
+def export_function_transformer(est, sources, ctx):
+    func = est.func
+    if func is None:
+        return None, list(sources)  # the identity
+    if est.kw_args:
+        ctx.refuse(est, "kw_args", "arguments to the function are not supported")
+    if not (isinstance(func, np.ufunc) and func.nin == 1 and func.nout == 1
+            and func.__name__ in KNOWN_UFUNCS):
+        name = getattr(func, "__name__", repr(func))
+        ctx.refuse(est, "func", f"{name} is not a known element-wise numpy ufunc "
+                   f"(known: {', '.join(sorted(KNOWN_UFUNCS))})")
+    ctx.read_numeric(est, sources)
+    return {"type": "FunctionTransformer", "func": func.__name__}, [None] * len(sources)
+
+
+FEATURIZERS = {
+    "OneHotEncoder": export_one_hot_encoder,
+    "OrdinalEncoder": export_ordinal_encoder,
+    "SimpleImputer": export_simple_imputer,
+    "StandardScaler": export_standard_scaler,
+    "MinMaxScaler": export_min_max_scaler,
+    "MaxAbsScaler": export_max_abs_scaler,
+    "RobustScaler": export_robust_scaler,
+    "FunctionTransformer": export_function_transformer,
+}

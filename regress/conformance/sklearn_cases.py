@@ -1,0 +1,243 @@
+"""Fitted scikit-learn pipelines on seeded random data, shared by test_export.py (the exporter
+against a NumPy reference) and test_sklearn.py (PostgreSQL against scikit-learn).
+
+The frame has numeric columns with NaN where the pipelines impute (age, score), NaN-free ones
+(income, visits, tenure), a constant one (const), and text columns (city, plan, channel). The
+models are fitted on the first N_TRAIN rows; the rows after them also carry categories never
+seen at fit time ('lisbon', 'enterprise'), and 'channel' has NULLs that only a text imputer
+handles. Numbers are float32-representable, so real and float8 columns carry them exactly."""
+
+import functools
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+
+# python/ (the pg_predict package) on the path, whoever runs us.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+
+N_ROWS = 400
+N_TRAIN = 300
+NUMERIC = ["age", "income", "visits", "score", "tenure", "rate", "const"]
+NAN_FREE = ["income", "visits", "tenure", "rate", "const"]
+TEXT = ["city", "plan", "channel"]
+SQL_TYPES = {"age": "double precision", "income": "double precision", "visits": "integer",
+             "score": "real", "tenure": "smallint", "rate": "real", "const": "double precision",
+             "city": "text", "plan": "text", "channel": "text"}
+
+
+@functools.lru_cache(maxsize=None)
+def frame(seed=1):
+    """(DataFrame of all N_ROWS rows, dict of targets computed on it)."""
+    rng = np.random.default_rng(seed)
+    n = N_ROWS
+    f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)  # noqa: E731
+    df = pd.DataFrame({
+        "age": f32(rng.normal(40, 12, n)),
+        "income": f32(rng.lognormal(10, 0.6, n)),
+        "visits": rng.integers(0, 7, n).astype(np.float64),
+        "score": f32(rng.normal(0, 1, n)),
+        "tenure": rng.integers(0, 72, n).astype(np.float64),
+        "rate": f32(rng.uniform(0, 1, n)),
+        "const": np.full(n, 3.5),
+        "city": rng.choice(["berlin", "madrid", "oslo", "paris", "rome"], n),
+        "plan": rng.choice(["basic", "plus", "pro"], n, p=[0.5, 0.3, 0.2]),
+        "channel": rng.choice(["email", "phone", "web"], n).astype(object),
+    })
+    for col in ("age", "score"):
+        df.loc[rng.random(n) < 0.1, col] = np.nan
+    df.loc[1, ["age", "score"]] = np.nan
+    df.loc[rng.random(n) < 0.1, "channel"] = np.nan
+    # Categories the models never saw: only in the rows after N_TRAIN.
+    late = np.arange(N_TRAIN, n)
+    df.loc[late[rng.random(len(late)) < 0.15], "city"] = "lisbon"
+    df.loc[late[rng.random(len(late)) < 0.15], "plan"] = "enterprise"
+
+    age = df["age"].fillna(40).to_numpy()
+    score = df["score"].fillna(0).to_numpy()
+    city = df["city"].map({"berlin": 0.8, "madrid": -0.5, "oslo": 0.3, "paris": 0.0,
+                           "rome": -0.9, "lisbon": 0.0}).to_numpy()
+    plan = df["plan"].map({"basic": -0.6, "plus": 0.2, "pro": 1.0, "enterprise": 0}).to_numpy()
+    s = (0.05 * (age - 40) + 0.6 * (np.log(df["income"]) - 10) + 0.3 * (df["visits"] - 3)
+         - np.sin(2 * score) + city + plan + 0.02 * (df["tenure"] - 36)).to_numpy()
+    noisy = s + rng.normal(0, 0.4, n)
+    targets = {
+        "binary": (noisy > 0).astype(int),
+        "multiclass": np.digitize(noisy, np.quantile(noisy, [1 / 3, 2 / 3])),
+        "labels": np.array([-1, 1])[(noisy > 0).astype(int)],   # non-0/1 labels
+        "four": np.array([2, 5, 7, 11])[np.digitize(noisy, np.quantile(noisy, [.25, .5, .75]))],
+        "regression": 100 * s + 500 + rng.normal(0, 10, n),
+    }
+    return df, targets
+
+
+class Case:
+    """A fitted estimator, the columns it reads, and scikit-learn's answers on every row."""
+
+    def __init__(self, name, estimator, columns, target, classifier):
+        df, targets = frame()
+        self.name = name
+        self.columns = list(columns)
+        X = df[self.columns]
+        y = targets[target]
+        self.estimator = estimator.fit(X.iloc[:N_TRAIN], y[:N_TRAIN])
+        self.X = X
+        self.classifier = classifier
+        self.predict = np.asarray(self.estimator.predict(X), dtype=np.float64)
+        self.proba = None
+        if classifier and hasattr(self.estimator, "predict_proba"):
+            try:
+                self.proba = np.asarray(self.estimator.predict_proba(X), dtype=np.float64)
+            except AttributeError:  # e.g. SGDClassifier(hinge) has no probabilities
+                self.proba = None
+        # Rows whose label is a near tie: either label is right.
+        self.ambiguous = np.zeros(len(X), dtype=bool)
+        scores = self.proba
+        if scores is None and classifier and hasattr(self.estimator, "decision_function"):
+            d = np.asarray(self.estimator.decision_function(X), dtype=np.float64)
+            scores = np.column_stack([-d, d]) if d.ndim == 1 else d
+        if scores is not None:
+            top = np.sort(scores, axis=1)
+            self.ambiguous = (top[:, -1] - top[:, -2]) < 1e-6
+
+
+# ---- the pipelines ------------------------------------------------------------------------------
+
+def _prep(num_cols=("age", "income", "visits", "score", "tenure", "const"),
+          text_cols=("city", "plan"), scaler=None, encoder=None):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    return ColumnTransformer([
+        ("num", make_pipeline(SimpleImputer(strategy="median"), scaler or StandardScaler()),
+         list(num_cols)),
+        ("text", encoder or OneHotEncoder(handle_unknown="ignore"), list(text_cols)),
+    ])
+
+
+ALL = ["age", "income", "visits", "score", "tenure", "const", "city", "plan"]
+
+
+def build_cases():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import (ExtraTreesClassifier, ExtraTreesRegressor,
+                                  GradientBoostingClassifier, GradientBoostingRegressor,
+                                  RandomForestClassifier, RandomForestRegressor)
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import (ElasticNet, Lasso, LinearRegression, LogisticRegression,
+                                      Perceptron, Ridge, RidgeClassifier, SGDClassifier,
+                                      SGDRegressor)
+    from sklearn.pipeline import FeatureUnion, make_pipeline
+    from sklearn.preprocessing import (FunctionTransformer, MaxAbsScaler, MinMaxScaler,
+                                       OneHotEncoder, OrdinalEncoder, RobustScaler,
+                                       StandardScaler)
+    from sklearn.svm import LinearSVC, LinearSVR
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    ordinal = OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1)
+    C = Case
+    cases = [
+        # The brief's core: ColumnTransformer(imputer + scaler, one-hot) → model.
+        C("ct_logistic_binary", make_pipeline(_prep(), LogisticRegression(max_iter=2000)),
+          ALL, "binary", True),
+        C("ct_logistic_multinomial", make_pipeline(_prep(), LogisticRegression(max_iter=2000)),
+          ALL, "multiclass", True),
+        C("ct_logistic_ovr", make_pipeline(_prep(), LogisticRegression(multi_class="ovr",
+                                                                       max_iter=2000)),
+          ALL, "four", True),
+        C("ct_logistic_binary_multinomial",
+          make_pipeline(_prep(), LogisticRegression(multi_class="multinomial", max_iter=2000)),
+          ALL, "labels", True),
+        C("ct_random_forest", make_pipeline(_prep(), RandomForestClassifier(
+            n_estimators=25, max_depth=7, random_state=0)), ALL, "binary", True),
+        C("ct_random_forest_multiclass", make_pipeline(_prep(), RandomForestClassifier(
+            n_estimators=15, max_depth=6, random_state=0)), ALL, "four", True),
+        C("decision_tree_regressor", DecisionTreeRegressor(max_depth=8, random_state=0),
+          NAN_FREE, "regression", False),
+        C("decision_tree_classifier_ordinal", make_pipeline(
+            _prep(encoder=ordinal), DecisionTreeClassifier(max_depth=6, random_state=0)),
+          ALL, "multiclass", True),
+        C("gradient_boosting_binary", make_pipeline(_prep(), GradientBoostingClassifier(
+            n_estimators=30, max_depth=3, random_state=0)), ALL, "binary", True),
+        C("gradient_boosting_multiclass", make_pipeline(_prep(), GradientBoostingClassifier(
+            n_estimators=20, max_depth=3, random_state=0)), ALL, "multiclass", True),
+        C("gradient_boosting_exponential", make_pipeline(_prep(), GradientBoostingClassifier(
+            loss="exponential", n_estimators=20, max_depth=2, random_state=0)),
+          ALL, "labels", True),
+        C("gradient_boosting_regressor", make_pipeline(_prep(encoder=ordinal),
+                                                       GradientBoostingRegressor(
+            n_estimators=40, max_depth=4, learning_rate=0.2, random_state=0)),
+          ALL, "regression", False),
+        C("random_forest_regressor", make_pipeline(_prep(encoder=ordinal), RandomForestRegressor(
+            n_estimators=10, max_depth=6, random_state=0)), ALL, "regression", False),
+        C("extra_trees_classifier", make_pipeline(_prep(encoder=ordinal), ExtraTreesClassifier(
+            n_estimators=10, max_depth=6, random_state=0)), ALL, "binary", True),
+        C("extra_trees_regressor", ExtraTreesRegressor(n_estimators=10, max_depth=6,
+                                                       random_state=0),
+          NAN_FREE, "regression", False),
+        C("linear_regression_minmax", make_pipeline(_prep(scaler=MinMaxScaler()),
+                                                    LinearRegression()),
+          ALL, "regression", False),
+        C("ridge_robust", make_pipeline(_prep(scaler=RobustScaler()), Ridge(alpha=2.0)),
+          ALL, "regression", False),
+        C("lasso_maxabs", make_pipeline(_prep(scaler=MaxAbsScaler()), Lasso(alpha=0.5)),
+          ALL, "regression", False),
+        C("elastic_net", make_pipeline(_prep(), ElasticNet(alpha=0.1)), ALL, "regression", False),
+        C("sgd_regressor", make_pipeline(_prep(), SGDRegressor(random_state=0)),
+          ALL, "regression", False),
+        C("linear_svr", make_pipeline(_prep(), LinearSVR(random_state=0, max_iter=5000)),
+          ALL, "regression", False),
+        C("linear_regression_bare", LinearRegression(), NAN_FREE, "regression", False),
+        C("sgd_classifier_log", make_pipeline(_prep(), SGDClassifier(
+            loss="log_loss", random_state=0)), ALL, "multiclass", True),
+        C("sgd_classifier_hinge", make_pipeline(_prep(), SGDClassifier(random_state=0)),
+          ALL, "binary", True),
+        C("linear_svc", make_pipeline(_prep(), LinearSVC(random_state=0, max_iter=5000)),
+          ALL, "multiclass", True),
+        C("perceptron", make_pipeline(_prep(), Perceptron(random_state=0)), ALL, "binary", True),
+        C("ridge_classifier", make_pipeline(_prep(), RidgeClassifier()), ALL, "four", True),
+        # Featurizer variety.
+        C("ordinal_encoder_logistic", make_pipeline(
+            _prep(encoder=OrdinalEncoder(handle_unknown="use_encoded_value",
+                                         unknown_value=np.nan)),
+            SimpleImputer(strategy="constant", fill_value=-1), LogisticRegression(max_iter=2000)),
+          ALL, "binary", True),
+        C("one_hot_drop_first_numeric_categories", make_pipeline(ColumnTransformer([
+            ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "score"]),
+            ("visits", OneHotEncoder(handle_unknown="error", drop="first"), ["visits"]),
+            ("text", OneHotEncoder(drop="if_binary", handle_unknown="ignore"), ["city"]),
+        ], remainder="passthrough"), LogisticRegression(max_iter=3000)),
+          ["age", "visits", "score", "tenure", "city"], "binary", True),
+        C("column_selection_by_index_and_mask", make_pipeline(ColumnTransformer([
+            ("a", StandardScaler(), [1, 3]),
+            ("b", MinMaxScaler(), np.array([False, False, True, False, False, False])),
+            ("c", OneHotEncoder(handle_unknown="ignore"), slice(5, 6)),
+            ("d", "drop", [0]),
+        ], remainder=RobustScaler()), Ridge()),
+          ["const", "income", "visits", "tenure", "rate", "plan"], "regression", False),
+        C("feature_union", make_pipeline(
+            SimpleImputer(), FeatureUnion([("std", StandardScaler()), ("mm", MinMaxScaler()),
+                                           ("raw", "passthrough")]),
+            LogisticRegression(max_iter=3000)),
+          ["age", "income", "score", "tenure"], "binary", True),
+        C("function_transformer_log1p", make_pipeline(ColumnTransformer([
+            ("log", FunctionTransformer(np.log1p), ["income", "tenure"]),
+            ("rest", "passthrough", ["visits"]),
+        ]), StandardScaler(), Ridge()), ["income", "visits", "tenure"], "regression", False),
+        C("text_imputer", make_pipeline(ColumnTransformer([
+            ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "income"]),
+            ("channel", make_pipeline(SimpleImputer(strategy="constant", fill_value="missing"),
+                                      OneHotEncoder(handle_unknown="ignore")), ["channel"]),
+        ]), LogisticRegression(max_iter=2000)), ["age", "income", "channel"], "binary", True),
+    ]
+    return {c.name: c for c in cases}
+
+
+@functools.lru_cache(maxsize=None)
+def cases():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence warnings of the small fits
+        return build_cases()

@@ -1,0 +1,234 @@
+"""A plain NumPy evaluator of the sklearn format document (src/spec/SKLEARN_FORMAT.md), for the
+tests only: it checks that what python/pg_predict writes means what scikit-learn computes,
+before (and independently of) the C++ importer.
+
+    predict, proba = evaluate(doc, {"age": floats, "city": strings_or_None, ...})
+"""
+
+import numpy as np
+
+
+def _num(v):
+    if isinstance(v, str):
+        return {"NaN": np.nan, "Infinity": np.inf, "-Infinity": -np.inf}[v]
+    return np.nan if v is None else float(v)
+
+
+def _arr(a):
+    if isinstance(a, list):
+        return np.array([_arr(x) for x in a], dtype=np.float64) if a and isinstance(a[0], list) \
+            else np.array([_num(x) for x in a], dtype=np.float64)
+    return _num(a)
+
+
+def _is_missing(v):
+    return v is None or (isinstance(v, float) and np.isnan(v))
+
+
+def _match(cats, v):
+    for i, c in enumerate(cats):
+        if isinstance(c, str) and c == "NaN" and not isinstance(v, str):
+            if _is_missing(v):
+                return i
+        elif isinstance(c, str) and isinstance(v, str):
+            if c == v:
+                return i
+        elif not isinstance(c, str) and not isinstance(v, str) and not _is_missing(v):
+            if float(c) == float(v):
+                return i
+    return -1
+
+
+def _one_hot(step, cols):
+    out = []
+    drop = step.get("drop_idx")
+    for j, (cats, x) in enumerate(zip(step["categories"], cols)):
+        block = np.zeros((len(x), len(cats)))
+        for r, v in enumerate(x):
+            i = _match(cats, v)
+            if i < 0:
+                if step["handle_unknown"] == "error":
+                    raise ValueError(f"unknown category {v!r}")
+                continue
+            block[r, i] = 1.0
+        keep = [k for k in range(len(cats)) if drop is None or drop[j] is None or k != drop[j]]
+        out += [block[:, k] for k in keep]
+    return out
+
+
+def _ordinal(step, cols):
+    out = []
+    for cats, x in zip(step["categories"], cols):
+        y = np.empty(len(x))
+        for r, v in enumerate(x):
+            i = _match(cats, v)
+            if i >= 0 and isinstance(cats[i], str) and cats[i] == "NaN":
+                y[r] = _num(step.get("encoded_missing_value", "NaN"))
+            elif i >= 0:
+                y[r] = i
+            elif step["handle_unknown"] == "error":
+                raise ValueError(f"unknown category {v!r}")
+            else:
+                y[r] = _num(step["unknown_value"])
+        out.append(y)
+    return out
+
+
+def _imputer(step, cols):
+    out = []
+    for stat, x in zip(step["statistics"], cols):
+        if isinstance(stat, str) and stat not in ("NaN", "Infinity", "-Infinity"):
+            out.append(np.array([stat if _is_missing(v) else v for v in x], dtype=object))
+        else:
+            x = np.asarray(x, dtype=np.float64)
+            out.append(np.where(np.isnan(x), _num(stat), x))
+    return out
+
+
+def _elementwise(cols, f):
+    return [f(np.asarray(x, dtype=np.float64), j) for j, x in enumerate(cols)]
+
+
+def _apply(step, cols):
+    t = step["type"]
+    if t == "ColumnTransformer":
+        out = []
+        parts = list(step["transformers"]) + ([step["remainder"]] if step["remainder"] else [])
+        for part in parts:
+            out += _apply_steps(part["steps"], [cols[i] for i in part["columns"]])
+        return out
+    if t == "FeatureUnion":
+        out = []
+        for part in step["transformers"]:
+            out += _apply_steps(part["steps"], cols)
+        return out
+    if t == "StandardScaler":
+        mean = None if step["mean"] is None else _arr(step["mean"])
+        scale = None if step["scale"] is None else _arr(step["scale"])
+        return _elementwise(cols, lambda x, j: (x - (0 if mean is None else mean[j]))
+                            / (1 if scale is None else scale[j]))
+    if t == "MinMaxScaler":
+        scale, mn = _arr(step["scale"]), _arr(step["min"])
+        return _elementwise(cols, lambda x, j: x * scale[j] + mn[j])
+    if t == "MaxAbsScaler":
+        scale = _arr(step["scale"])
+        return _elementwise(cols, lambda x, j: x / scale[j])
+    if t == "RobustScaler":
+        center = None if step["center"] is None else _arr(step["center"])
+        scale = None if step["scale"] is None else _arr(step["scale"])
+        return _elementwise(cols, lambda x, j: (x - (0 if center is None else center[j]))
+                            / (1 if scale is None else scale[j]))
+    if t == "SimpleImputer":
+        return _imputer(step, cols)
+    if t == "OneHotEncoder":
+        return _one_hot(step, cols)
+    if t == "OrdinalEncoder":
+        return _ordinal(step, cols)
+    if t == "FunctionTransformer":
+        f = getattr(np, step["func"])
+        return _elementwise(cols, lambda x, j: f(x))
+    raise ValueError(f"reference: no featurizer {t}")
+
+
+def _apply_steps(steps, cols):
+    for step in steps:
+        cols = _apply(step, cols)
+    return cols
+
+
+# ---- models ---------------------------------------------------------------------------------
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _softmax(m):
+    e = np.exp(m - m.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _tree_values(tree, X):
+    """The value row [classes] of output 0 at the leaf each row of X (float32) reaches."""
+    left, right = tree["children_left"], tree["children_right"]
+    feat, thr = tree["feature"], [_num(t) for t in tree["threshold"]]
+    value = tree["value"]
+    out = []
+    for row in X:
+        node = 0
+        while left[node] != -1:
+            node = left[node] if float(row[feat[node]]) <= thr[node] else right[node]
+        out.append([_num(v) for v in value[node][0]])
+    return np.array(out)
+
+
+LINEAR_CLASSIFIERS = {"LogisticRegression", "SGDClassifier", "LinearSVC", "Perceptron",
+                      "RidgeClassifier"}
+LINEAR_REGRESSORS = {"LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDRegressor",
+                     "LinearSVR"}
+
+
+def _model(step, X, classes):
+    t = step["type"]
+    if t in LINEAR_CLASSIFIERS:
+        d = X @ _arr(step["coef"]).T + _arr(step["intercept"])
+        proba = None
+        if d.shape[1] == 1:
+            d = d[:, 0]
+            idx = (d > 0).astype(int)
+            if step["loss"] == "log":
+                p = _sigmoid(2 * d) if step["multi_class"] == "multinomial" else _sigmoid(d)
+                proba = np.column_stack([1 - p, p])
+        else:
+            idx = d.argmax(axis=1)
+            if step["loss"] == "log":
+                if step["multi_class"] == "multinomial":
+                    proba = _softmax(d)
+                else:
+                    p = _sigmoid(d)
+                    proba = p / p.sum(axis=1, keepdims=True)
+        return np.asarray(classes, dtype=np.float64)[idx], proba
+    if t in LINEAR_REGRESSORS:
+        return X @ _arr(step["coef"]) + _num(step["intercept"]), None
+    Xf = X.astype(np.float32)
+    if t in ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier"):
+        total = 0
+        for tree in step["trees"]:
+            v = _tree_values(tree, Xf)
+            total = total + v / v.sum(axis=1, keepdims=True)
+        proba = total / len(step["trees"])
+        return np.asarray(classes, dtype=np.float64)[proba.argmax(axis=1)], proba
+    if t in ("DecisionTreeRegressor", "RandomForestRegressor", "ExtraTreesRegressor"):
+        total = sum(_tree_values(tree, Xf)[:, 0] for tree in step["trees"])
+        return total / len(step["trees"]), None
+    if t in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
+        init = _arr(step["init"])
+        raw = np.tile(init, (len(X), 1))
+        for stage in step["trees"]:
+            for k, tree in enumerate(stage):
+                raw[:, k] += step["learning_rate"] * _tree_values(tree, Xf)[:, 0]
+        if t == "GradientBoostingRegressor":
+            return raw[:, 0], None
+        if raw.shape[1] == 1:
+            p = _sigmoid(2 * raw[:, 0] if step["loss"] == "exponential" else raw[:, 0])
+            proba = np.column_stack([1 - p, p])
+        else:
+            proba = _softmax(raw)
+        return np.asarray(classes, dtype=np.float64)[proba.argmax(axis=1)], proba
+    raise ValueError(f"reference: no model {t}")
+
+
+def evaluate(doc, data):
+    """data: {input name: sequence} (numbers with NaN, or strings with None).
+    Returns (predict [n], predict_proba [n × classes] or None)."""
+    cols = []
+    for inp in doc["inputs"]:
+        x = data[inp["name"]]
+        if inp["type"] == "text":
+            cols.append(np.array([None if _is_missing(v) else v for v in x], dtype=object))
+        else:
+            cols.append(np.asarray(x, dtype=np.float64))
+    steps = doc["steps"]
+    cols = _apply_steps(steps[:-1], cols)
+    X = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols]) if cols else \
+        np.zeros((len(next(iter(data.values()))), 0))
+    return _model(steps[-1], X, doc.get("classes"))

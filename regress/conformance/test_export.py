@@ -1,0 +1,376 @@
+#!/usr/bin/python3
+"""The Python exporter alone (python/pg_predict), no database.
+
+Every pipeline of sklearn_cases.py is exported, written as JSON and read back, and evaluated by
+sklearn_reference.py (a NumPy reading of src/spec/SKLEARN_FORMAT.md): its predict and
+predict_proba must equal scikit-learn's on every row within 1e-9. Then: what the exporter
+refuses (each message names the estimator and the parameter), input names and types, column
+selections, the JSON encoding of NaN, deploy() and the command line.
+
+Run: /usr/bin/python3 regress/conformance/test_export.py [-k name] [--list]
+Last line: 'export: N passed, M failed'.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+import pandas as pd
+
+import sklearn_cases
+import sklearn_reference
+from harness import Failure, add_test, assert_close, assert_equal, main
+
+import pg_predict  # noqa: E402  (python/ is put on sys.path by sklearn_cases)
+from pg_predict import ExportError, export
+
+PYTHON_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                          "python"))
+
+
+def round_trip(doc):
+    return json.loads(json.dumps(doc, allow_nan=False))
+
+
+# ---- every case against the reference evaluator ------------------------------------------------
+
+def reference_test(name):
+    def run(_env):
+        case = sklearn_cases.cases()[name]
+        doc = round_trip(export(case.estimator))
+        assert_equal(f"{name}: inputs", [i["name"] for i in doc["inputs"]], case.columns)
+        want_types = ["text" if c in sklearn_cases.TEXT else "numeric" for c in case.columns]
+        assert_equal(f"{name}: input types", [i["type"] for i in doc["inputs"]], want_types)
+        assert_equal(f"{name}: task", doc["task"],
+                     "classification" if case.classifier else "regression")
+        if case.classifier:
+            assert_equal(f"{name}: classes", doc["classes"],
+                         [int(c) for c in case.estimator.classes_])
+        data = {c: case.X[c].tolist() for c in case.columns}
+        predict, proba = sklearn_reference.evaluate(doc, data)
+        got = np.where(case.ambiguous, case.predict, predict)
+        assert_close(f"{name}: predict", got, case.predict, atol=1e-9, rtol=1e-9)
+        if case.proba is not None:
+            if proba is None:
+                raise Failure(f"{name}: the document gives no probabilities")
+            assert_close(f"{name}: predict_proba", proba, case.proba, atol=1e-9, rtol=1e-9)
+    return run
+
+
+for _name in [
+        "ct_logistic_binary", "ct_logistic_multinomial", "ct_logistic_ovr",
+        "ct_logistic_binary_multinomial", "ct_random_forest", "ct_random_forest_multiclass",
+        "decision_tree_regressor", "decision_tree_classifier_ordinal",
+        "gradient_boosting_binary", "gradient_boosting_multiclass",
+        "gradient_boosting_exponential", "gradient_boosting_regressor",
+        "random_forest_regressor", "extra_trees_classifier", "extra_trees_regressor",
+        "linear_regression_minmax", "ridge_robust", "lasso_maxabs", "elastic_net",
+        "sgd_regressor", "linear_svr", "linear_regression_bare", "sgd_classifier_log",
+        "sgd_classifier_hinge", "linear_svc", "perceptron", "ridge_classifier",
+        "ordinal_encoder_logistic", "one_hot_drop_first_numeric_categories",
+        "column_selection_by_index_and_mask", "feature_union", "function_transformer_log1p",
+        "text_imputer"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
+
+def test_every_case_is_checked(_env):
+    names = {n[len("reference["):-1] for n, _ in __import__("harness")._TESTS
+             if n.startswith("reference[")}
+    missing = sorted(set(sklearn_cases.cases()) - names)
+    if missing:
+        raise Failure(f"cases without a reference test: {missing}")
+
+
+# ---- refusals ------------------------------------------------------------------------------
+
+def small_frame():
+    df, targets = sklearn_cases.frame()
+    return df.iloc[:sklearn_cases.N_TRAIN], targets["binary"][:sklearn_cases.N_TRAIN]
+
+
+def fit_quiet(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, y)
+
+
+def expect_refusal(est, *needles, feature_names=None):
+    try:
+        export(est, feature_names)
+    except ExportError as e:
+        msg = str(e)
+        for needle in needles:
+            if needle not in msg:
+                raise Failure(f"the refusal {msg!r} does not mention {needle!r}")
+        return msg
+    raise Failure(f"export() of {est!r} did not refuse")
+
+
+def _ohe_pipeline(encoder, model=None):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    X, y = small_frame()
+    pipe = make_pipeline(ColumnTransformer([("text", encoder, ["city", "plan"])]),
+                         model or LogisticRegression())
+    return fit_quiet(pipe, X[["city", "plan"]], y)
+
+
+def test_refuse_one_hot_min_frequency(_env):
+    from sklearn.preprocessing import OneHotEncoder
+    msg = expect_refusal(_ohe_pipeline(OneHotEncoder(min_frequency=80)),
+                         "OneHotEncoder(min_frequency=80)", "infrequent")
+    if "'columntransformer' > 'text'" not in msg:
+        raise Failure(f"the refusal {msg!r} does not say where the encoder is")
+
+
+def test_refuse_one_hot_max_categories(_env):
+    from sklearn.preprocessing import OneHotEncoder
+    expect_refusal(_ohe_pipeline(OneHotEncoder(max_categories=2)),
+                   "OneHotEncoder(max_categories=2)")
+
+
+def test_refuse_missing_text_category(_env):
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.linear_model import LogisticRegression
+    X, y = small_frame()
+    enc = fit_quiet(OneHotEncoder(handle_unknown="ignore"), X[["channel"]], y)
+    if not any(v is None or v != v for v in enc.categories_[0]):
+        raise Failure("the test data has no missing channel")
+    from sklearn.pipeline import make_pipeline
+    pipe = fit_quiet(make_pipeline(OneHotEncoder(handle_unknown="ignore"), LogisticRegression()),
+                     X[["channel"]], y)
+    expect_refusal(pipe, "OneHotEncoder", "missing value")
+
+
+def test_refuse_function_transformer_not_ufunc(_env):
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+    X, y = small_frame()
+
+    def double(z):
+        return 2 * z
+    pipe = fit_quiet(make_pipeline(FunctionTransformer(double), Ridge()), X[["income"]], y)
+    expect_refusal(pipe, "FunctionTransformer(func=", "double", "ufunc")
+    pipe = fit_quiet(make_pipeline(FunctionTransformer(np.log1p, kw_args={"where": True}), Ridge()),
+                     X[["income"]], y)
+    expect_refusal(pipe, "FunctionTransformer(kw_args=")
+
+
+def test_refuse_string_labels(_env):
+    from sklearn.linear_model import LogisticRegression
+    X, y = small_frame()
+    clf = fit_quiet(LogisticRegression(), X[["income", "tenure"]], np.array(["no", "yes"])[y])
+    expect_refusal(clf, "LogisticRegression", "class labels must be numbers", "'no'")
+
+
+def test_refuse_imputer_missing_values(_env):
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    X, y = small_frame()
+    pipe = fit_quiet(make_pipeline(SimpleImputer(missing_values=0.0), Ridge()),
+                     X[["visits"]], y)
+    expect_refusal(pipe, "SimpleImputer(missing_values=0.0)", "'simpleimputer'")
+    pipe = fit_quiet(make_pipeline(SimpleImputer(add_indicator=True), Ridge()), X[["age"]], y)
+    expect_refusal(pipe, "SimpleImputer(add_indicator=True)")
+
+
+def test_refuse_imputer_dropped_column(_env):
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    X = pd.DataFrame({"a": [1.0, 2.0, np.nan, 4.0], "b": [np.nan] * 4})
+    pipe = fit_quiet(make_pipeline(SimpleImputer(), Ridge()), X, [1.0, 2.0, 3.0, 4.0])
+    expect_refusal(pipe, "SimpleImputer(keep_empty_features=False)", "column 1")
+    pipe = fit_quiet(make_pipeline(SimpleImputer(keep_empty_features=True), Ridge()), X,
+                     [1.0, 2.0, 3.0, 4.0])
+    export(pipe)  # kept columns are fine
+
+
+def test_refuse_multi_output(_env):
+    from sklearn.linear_model import LinearRegression
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+    X, y = small_frame()
+    Y = np.column_stack([y, 1 - y])
+    expect_refusal(fit_quiet(DecisionTreeRegressor(max_depth=2), X[["income"]], Y),
+                   "DecisionTreeRegressor", "multi-output")
+    expect_refusal(fit_quiet(DecisionTreeClassifier(max_depth=2), X[["income"]], Y),
+                   "DecisionTreeClassifier", "multi-output")
+    expect_refusal(fit_quiet(LinearRegression(), X[["income"]], Y),
+                   "LinearRegression", "multi-output")
+
+
+def test_refuse_unknown_estimators(_env):
+    from sklearn.decomposition import PCA
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.svm import SVC
+    X, y = small_frame()
+    expect_refusal(fit_quiet(SVC(), X[["income", "tenure"]], y), "SVC", "supported:")
+    pipe = fit_quiet(Pipeline([("reduce", PCA(1)), ("model", LogisticRegression())]),
+                     X[["income", "tenure"]], y)
+    expect_refusal(pipe, "PCA", "'reduce'")
+
+
+def test_refuse_other_parameters(_env):
+    from sklearn.ensemble import GradientBoostingRegressor
+    from sklearn.linear_model import LinearRegression, Ridge
+    from sklearn.pipeline import FeatureUnion, make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+    X, y = small_frame()
+    X = X[["income", "tenure"]]
+    expect_refusal(fit_quiet(make_pipeline(MinMaxScaler(clip=True), Ridge()), X, y),
+                   "MinMaxScaler(clip=True)")
+    fu = FeatureUnion([("a", StandardScaler()), ("b", MinMaxScaler())],
+                      transformer_weights={"a": 2.0})
+    expect_refusal(fit_quiet(make_pipeline(fu, Ridge()), X, y), "FeatureUnion(transformer_weights=")
+    gb = fit_quiet(GradientBoostingRegressor(init=LinearRegression(), n_estimators=3), X, y)
+    expect_refusal(gb, "GradientBoostingRegressor(init=LinearRegression())")
+
+
+def test_refuse_no_model_and_unfitted(_env):
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X, y = small_frame()
+    expect_refusal(fit_quiet(StandardScaler(), X[["income"]], y), "StandardScaler",
+                   "last step must be a model")
+    expect_refusal(make_pipeline(StandardScaler(), Ridge()), "not fitted")
+
+
+# ---- inputs, names, encoding ------------------------------------------------------------------
+
+def test_names_from_numpy(_env):
+    from sklearn.linear_model import Ridge
+    X, y = small_frame()
+    A = X[["income", "tenure"]].to_numpy()
+    r = fit_quiet(Ridge(), A, y)
+    assert_equal("default names", [i["name"] for i in export(r)["inputs"]], ["x0", "x1"])
+    doc = export(r, feature_names=["income", "tenure"])
+    assert_equal("given names", [i["name"] for i in doc["inputs"]], ["income", "tenure"])
+    expect_refusal(r, "3 feature_names", feature_names=["a", "b", "c"])
+    named = fit_quiet(Ridge(), X[["income", "tenure"]], y)
+    expect_refusal(named, "differ", feature_names=["tenure", "income"])
+    expect_refusal(r, "duplicate", feature_names=["a", "a"])
+
+
+def test_numeric_columns_with_numeric_categories_stay_numeric(_env):
+    doc = export(sklearn_cases.cases()["one_hot_drop_first_numeric_categories"].estimator)
+    types = {i["name"]: i["type"] for i in doc["inputs"]}
+    assert_equal("types", types, {"age": "numeric", "visits": "numeric", "score": "numeric",
+                                  "tenure": "numeric", "city": "text"})
+    ct = doc["steps"][0]
+    enc = ct["transformers"][1]["steps"][0]
+    assert_equal("visits categories", enc["categories"], [[0, 1, 2, 3, 4, 5, 6]])
+    assert_equal("visits drop_idx", enc["drop_idx"], [0])
+    assert_equal("remainder", ct["remainder"], {"columns": [3], "steps": []})
+
+
+def test_column_selections_resolved(_env):
+    doc = export(sklearn_cases.cases()["column_selection_by_index_and_mask"].estimator)
+    ct = doc["steps"][0]
+    assert_equal("columns", [p["columns"] for p in ct["transformers"]], [[1, 3], [2], [5]])
+    assert_equal("remainder columns", ct["remainder"]["columns"], [4])
+    assert_equal("remainder steps", [s["type"] for s in ct["remainder"]["steps"]],
+                 ["RobustScaler"])
+
+
+def test_nan_is_a_string(_env):
+    doc = export(sklearn_cases.cases()["ordinal_encoder_logistic"].estimator)
+    text = json.dumps(doc, allow_nan=False)  # would raise on a float NaN
+    enc = doc["steps"][0]["transformers"][1]["steps"][0]
+    assert_equal("unknown_value", enc["unknown_value"], "NaN")
+    if '"NaN"' not in text:
+        raise Failure("no NaN string in the document")
+
+
+def test_document_header(_env):
+    import sklearn
+    doc = export(sklearn_cases.cases()["ct_logistic_binary"].estimator)
+    assert_equal("header", {k: doc[k] for k in ("format", "version", "sklearn_version")},
+                 {"format": "sklearn", "version": 1, "sklearn_version": sklearn.__version__})
+    assert_equal("step types", [s["type"] for s in doc["steps"]],
+                 ["ColumnTransformer", "LogisticRegression"])
+    lr = doc["steps"][1]
+    assert_equal("logistic", (lr["multi_class"], lr["loss"]), ("ovr", "log"))
+
+
+def test_logistic_multi_class_resolved(_env):
+    c = sklearn_cases.cases()
+    assert_equal("multinomial", export(c["ct_logistic_multinomial"].estimator)["steps"][-1]
+                 ["multi_class"], "multinomial")
+    assert_equal("binary multinomial", export(c["ct_logistic_binary_multinomial"].estimator)
+                 ["steps"][-1]["multi_class"], "multinomial")
+    assert_equal("ovr", export(c["ct_logistic_ovr"].estimator)["steps"][-1]["multi_class"], "ovr")
+    assert_equal("labels", export(c["ct_logistic_binary_multinomial"].estimator)["classes"],
+                 [-1, 1])
+
+
+# ---- deploy and the command line --------------------------------------------------------------
+
+class FakeConnection:
+    def __init__(self):
+        self.calls = []
+
+    def execute(self, sql, params=None):
+        self.calls.append((sql, params))
+
+
+def test_deploy_calls_create_model(_env):
+    est = sklearn_cases.cases()["ct_random_forest"].estimator
+    conn = FakeConnection()
+    doc = pg_predict.deploy(conn, "churn", est, replace=True, strategy="native")
+    assert_equal("calls", len(conn.calls), 1)
+    sql, params = conn.calls[0]
+    if "create_model(%s, %s::jsonb, 'sklearn', %s::jsonb)" not in sql:
+        raise Failure(f"unexpected SQL {sql!r}")
+    assert_equal("name", params[0], "churn")
+    assert_equal("document", json.loads(params[1]), round_trip(export(est)))
+    assert_equal("options", json.loads(params[2]), {"replace": True, "strategy": "native"})
+    assert_equal("returned document", round_trip(doc), round_trip(export(est)))
+    conn = FakeConnection()
+    pg_predict.deploy(conn, "plain", est)
+    assert_equal("default options", json.loads(conn.calls[0][1][2]), {})
+
+
+def test_cli_export(_env):
+    import joblib
+    case = sklearn_cases.cases()["gradient_boosting_binary"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.joblib")
+        joblib.dump(case.estimator, path)
+        env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+        p = subprocess.run([sys.executable, "-m", "pg_predict", "export", path],
+                           capture_output=True, text=True, env=env, timeout=120)
+        if p.returncode != 0:
+            raise Failure(f"export exited with {p.returncode}: {p.stderr}")
+        assert_equal("CLI document", json.loads(p.stdout), round_trip(export(case.estimator)))
+        from sklearn.svm import SVC
+        X, y = small_frame()
+        joblib.dump(fit_quiet(SVC(), X[["income"]], y), path)
+        p = subprocess.run([sys.executable, "-m", "pg_predict", "export", path],
+                           capture_output=True, text=True, env=env, timeout=120)
+        if p.returncode != 2 or "cannot export SVC" not in p.stderr:
+            raise Failure(f"refusal: exit {p.returncode}, stderr {p.stderr!r}")
+
+
+for _fn in [test_every_case_is_checked,
+            test_refuse_one_hot_min_frequency, test_refuse_one_hot_max_categories,
+            test_refuse_missing_text_category, test_refuse_function_transformer_not_ufunc,
+            test_refuse_string_labels, test_refuse_imputer_missing_values,
+            test_refuse_imputer_dropped_column, test_refuse_multi_output,
+            test_refuse_unknown_estimators, test_refuse_other_parameters,
+            test_refuse_no_model_and_unfitted, test_names_from_numpy,
+            test_numeric_columns_with_numeric_categories_stay_numeric,
+            test_column_selections_resolved, test_nan_is_a_string, test_document_header,
+            test_logistic_multi_class_resolved, test_deploy_calls_create_model, test_cli_export]:
+    add_test(_fn.__name__[len("test_"):], _fn)
+
+if __name__ == "__main__":
+    main(suite="export")
