@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""Conformance: pg_predict against scikit-learn, row for row, for pipelines deployed with the
+Python client (python/pg_predict).
+
+Every pipeline of sklearn_cases.py (ColumnTransformer with imputed + scaled numeric columns and
+one-hot / ordinal encoded text columns, into each linear and tree model family; the scalers;
+FeatureUnion; column selections; numeric categories; a text imputer) is fitted by
+/usr/bin/python3's scikit-learn on seeded random data, deployed with pg_predict.deploy(), and
+scored over one table holding every column (NULLs where the pipelines impute, text as text,
+categories the models never saw in the last rows). predict(name, row) and predict_proba(name,
+row) must equal scikit-learn's predict / predict_proba on every row within
+max(1e-5, 1e-5 * |expected|), through the PredictBatch node and with
+pg_predict.enable_batching = off. Labels of near ties may take either side.
+
+Run: /usr/bin/python3 regress/conformance/test_sklearn.py [-k name] [--list]
+Needs the extension installed (make install). Last line: 'conformance: N passed, M failed'.
+"""
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+import sklearn_cases
+from harness import Failure, add_test, assert_close, assert_equal, main, to_floats
+from pgcluster import Cluster
+
+import pg_predict  # noqa: E402  (python/ is put on sys.path by sklearn_cases)
+
+TABLE = "customers"
+PYTHON_DIR = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                          "python"))
+
+
+class Env:
+    def __init__(self, pg):
+        self.pg = pg
+        self._conn = None
+        self.loaded = False
+
+    @property
+    def conn(self):
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            self._conn = self.pg.connect()
+        return self._conn
+
+    def query(self, sql, params=None):
+        return self.conn.execute(sql, params).fetchall()
+
+    def load(self):
+        """One table with every column of the frame; ids 1..n in the frame's order."""
+        if self.loaded:
+            return
+        df, _ = sklearn_cases.frame()
+        cols = list(df.columns)
+        types = sklearn_cases.SQL_TYPES
+        self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        self.conn.execute(f"CREATE TABLE {TABLE} (id int PRIMARY KEY, note text, "
+                          + ", ".join(f"{c} {types[c]}" for c in cols) + ")")
+
+        def value(c, v):
+            if v is None or (isinstance(v, float) and np.isnan(v)):
+                return None
+            if types[c] == "text":
+                return str(v)
+            if types[c] in ("integer", "smallint"):
+                return int(v)
+            return float(v)
+
+        with self.conn.cursor() as cur:
+            with cur.copy(f"COPY {TABLE} (id, note, {', '.join(cols)}) FROM STDIN") as cp:
+                for i, row in enumerate(df.itertuples(index=False)):
+                    cp.write_row([i + 1, f"row {i + 1}"]
+                                 + [value(c, v) for c, v in zip(cols, row)])
+        self.conn.execute(f"ANALYZE {TABLE}")
+        self.loaded = True
+
+    def drop_model(self, name):
+        self.conn.execute("SELECT drop_model(name) FROM models WHERE name = %s", [name])
+
+    def model_info(self, name):
+        cur = self.conn.execute("SELECT * FROM models WHERE name = %s", [name])
+        row = cur.fetchone()
+        if row is None:
+            raise Failure(f"model {name} is not in the models view")
+        return dict(zip([d.name for d in cur.description], row))
+
+
+@contextlib.contextmanager
+def make_env():
+    with Cluster() as pg:
+        env = Env(pg)
+        env.conn.execute("CREATE EXTENSION pg_predict")
+        try:
+            yield env
+        finally:
+            if env._conn is not None:
+                env._conn.close()
+
+
+def score(env, model, classifier, batching, proba):
+    """[(id, predict, predict_proba)] over the whole table, ordered by id."""
+    cols = ["id", "predict(%(m)s, t)"]
+    if proba:
+        cols.append("predict_proba(%(m)s, t)")
+    sql = f"SELECT {', '.join(cols)} FROM {TABLE} t ORDER BY id"
+    with env.conn.transaction():
+        env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
+        if batching:  # the batched path must really be taken
+            plan = "\n".join(r[0] for r in env.query("EXPLAIN (costs off) " + sql, {"m": model}))
+            if "PredictBatch" not in plan:
+                raise Failure(f"{model}: no PredictBatch node in the plan:\n{plan}")
+        return env.query(sql, {"m": model})
+
+
+def check(env, case, model):
+    proba = case.proba is not None
+    for batching in (True, False):
+        path = "batched" if batching else "per-row"
+        rows = score(env, model, case.classifier, batching, proba)
+        assert_equal(f"{model} ({path}): rows", len(rows), len(case.X))
+        ids = [r[0] for r in rows]
+        got = to_floats([r[1] for r in rows])
+        if case.classifier:
+            got = np.where(case.ambiguous, case.predict, got)
+        assert_close(f"{model} ({path}): predict(row)", got, case.predict, ids=ids)
+        if proba:
+            assert_close(f"{model} ({path}): predict_proba(row)",
+                         to_floats([r[2] for r in rows], case.proba.shape[1]), case.proba,
+                         ids=ids)
+
+
+def case_test(name):
+    def run(env):
+        case = sklearn_cases.cases()[name]
+        env.load()
+        model = f"sk_{name}"
+        env.drop_model(model)
+        doc = pg_predict.deploy(env.conn, model, case.estimator)
+        info = env.model_info(model)
+        assert_equal(f"{model}: models.format", info["format"], "sklearn")
+        assert_equal(f"{model}: models.task", info["task"], doc["task"])
+        if case.classifier:
+            assert_equal(f"{model}: models.classes", list(info["classes"] or []),
+                         [float(c) for c in case.estimator.classes_])
+        check(env, case, model)
+        env.drop_model(model)
+    return run
+
+
+# One test per pipeline; the names say which operator or model family each one covers.
+for _name in sklearn_cases.cases():
+    add_test(f"sklearn[{_name}]", case_test(_name))
+
+
+def test_deploy_replace_and_strategy(env):
+    """deploy(replace=True) swaps the model; strategy reaches create_model's options."""
+    env.load()
+    c = sklearn_cases.cases()
+    env.drop_model("sk_replace")
+    pg_predict.deploy(env.conn, "sk_replace", c["ct_random_forest"].estimator,
+                      strategy="tree_traversal")
+    assert_equal("strategy", env.model_info("sk_replace")["strategy"], "tree_traversal")
+    try:
+        with env.conn.transaction():
+            pg_predict.deploy(env.conn, "sk_replace", c["gradient_boosting_binary"].estimator)
+    except Exception:
+        pass
+    else:
+        raise Failure("deploy() over an existing name without replace did not fail")
+    pg_predict.deploy(env.conn, "sk_replace", c["gradient_boosting_binary"].estimator,
+                      replace=True)
+    check(env, c["gradient_boosting_binary"], "sk_replace")
+    env.drop_model("sk_replace")
+
+
+def test_cli_deploy(env):
+    """python3 -m pg_predict deploy --dsn ... --name ... model.joblib [--replace]."""
+    import joblib
+    env.load()
+    case = sklearn_cases.cases()["ct_logistic_binary"]
+    env.drop_model("sk_cli")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.joblib")
+        joblib.dump(case.estimator, path)
+        cmd = [sys.executable, "-m", "pg_predict", "deploy", "--dsn", env.pg.dsn,
+               "--name", "sk_cli", path]
+        run_env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+        for extra in ([], ["--replace"]):
+            p = subprocess.run(cmd + extra, capture_output=True, text=True, env=run_env,
+                               timeout=300)
+            if p.returncode != 0:
+                raise Failure(f"deploy {' '.join(extra)} exited with {p.returncode}: {p.stderr}")
+        p = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=300)
+        if p.returncode == 0:
+            raise Failure("deploy over an existing name without --replace succeeded")
+    check(env, case, "sk_cli")
+    env.drop_model("sk_cli")
+
+
+for _fn in (test_deploy_replace_and_strategy, test_cli_deploy):
+    add_test(_fn.__name__[len("test_"):], _fn)
+
+if __name__ == "__main__":
+    main(fixture=make_env)
