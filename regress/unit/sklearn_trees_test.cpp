@@ -1,0 +1,352 @@
+// scikit-learn tree models (src/importers/sklearn_trees.cpp): hand-made export documents whose
+// expected leaves follow from the trees, and documents exported from scikit-learn 1.2.1 by
+// regress/fixtures/sklearn_trees/make_fixtures.py with scikit-learn's own predictions.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/compiler/compile.hpp"
+#include "pg_predict/importers/sklearn.hpp"
+#include "pg_predict/runtime/api.hpp"
+
+namespace spec = pg_predict::spec;
+namespace importers = pg_predict::importers;
+namespace compiler = pg_predict::compiler;
+namespace runtime = pg_predict::runtime;
+using nlohmann::json;
+using pg_predict::Error;
+using pg_predict::ErrorCategory;
+
+namespace {
+
+spec::Pipeline empty_pipeline(spec::Task task, std::vector<double> classes, int features) {
+    spec::Pipeline p;
+    p.source_format = "sklearn";
+    p.task = task;
+    p.classes = std::move(classes);
+    p.features.assign(features, "");
+    return p;
+}
+
+spec::Pipeline import_step(const json& step, spec::Task task, std::vector<double> classes,
+                           int features) {
+    spec::Pipeline p = empty_pipeline(task, std::move(classes), features);
+    EXPECT_TRUE(importers::import_sklearn_tree_model(step, features, p));
+    spec::validate(p);
+    return p;
+}
+
+std::vector<float> reference(const spec::Pipeline& p, const std::vector<float>& x) {
+    const int64_t rows = static_cast<int64_t>(x.size()) / p.model.num_features;
+    std::vector<float> out(rows * p.output_width());
+    spec::reference_predict(p, x.data(), rows, out.data());
+    return out;
+}
+
+std::string error_of(const json& step, spec::Task task, std::vector<double> classes, int features,
+                     ErrorCategory want) {
+    spec::Pipeline p = empty_pipeline(task, std::move(classes), features);
+    try {
+        importers::import_sklearn_tree_model(step, features, p);
+    } catch (const Error& e) {
+        EXPECT_EQ(static_cast<int>(e.category()), static_cast<int>(want)) << e.what();
+        return e.what();
+    }
+    ADD_FAILURE() << "no error for " << step.dump();
+    return "";
+}
+
+bool has(const std::string& msg, const std::string& part) {
+    return msg.find(part) != std::string::npos;
+}
+
+// x0 <= t ? left : right, as sklearn writes it.
+json stump(double t, json left_value, json right_value, int feature = 0) {
+    return {{"children_left", {1, -1, -1}},
+            {"children_right", {2, -1, -1}},
+            {"feature", {feature, -2, -2}},
+            {"threshold", {t, -2.0, -2.0}},
+            {"value", {json::array({left_value}), json::array({left_value}),
+                       json::array({right_value})}}};
+}
+
+constexpr spec::Task kClf = spec::Task::Classification;
+constexpr spec::Task kReg = spec::Task::Regression;
+
+// --- hand-made documents ------------------------------------------------------------------
+
+TEST(SklearnTrees, NotATreeModelIsDeclined) {
+    spec::Pipeline p = empty_pipeline(kReg, {}, 1);
+    EXPECT_FALSE(importers::import_sklearn_tree_model(json{{"type", "LinearRegression"}}, 1, p));
+    EXPECT_FALSE(importers::import_sklearn_tree_model(json{{"type", "StandardScaler"}}, 1, p));
+    EXPECT_FALSE(importers::import_sklearn_tree_model(json{{"coef", {1}}}, 1, p));
+    EXPECT_FALSE(importers::import_sklearn_tree_model(json::array(), 1, p));
+}
+
+TEST(SklearnTrees, ThresholdRoundsDownAndLessEqualGoesLeft) {
+    // 0.1 (float64) lies below float32(0.1): the importer keeps the float32 just under it.
+    json step = {{"type", "DecisionTreeRegressor"}, {"trees", {stump(0.1, {2.0}, {5.0})}}};
+    spec::Pipeline p = import_step(step, kReg, {}, 1);
+    ASSERT_EQ(p.model.trees.size(), 1u);
+    EXPECT_EQ(p.model.comparison, spec::Comparison::LessEqual);
+    const float t = p.model.trees[0].threshold[0];
+    EXPECT_LE(static_cast<double>(t), 0.1);
+    EXPECT_GT(static_cast<double>(std::nextafter(t, 1.0f)), 0.1);
+    EXPECT_EQ(t, std::nextafter(0.1f, 0.0f));
+    // float32(0.1) > 0.1 goes right in scikit-learn; its predecessor goes left.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> x = {std::nextafter(0.1f, 0.0f), 0.1f, -3.0f, nan};
+    EXPECT_EQ(reference(p, x), (std::vector<float>{2, 5, 2, 5}));  // NaN goes right
+
+    // A threshold exactly representable in float32 stays as it is, and x == t goes left.
+    step["trees"][0]["threshold"][0] = 0.5;
+    p = import_step(step, kReg, {}, 1);
+    EXPECT_EQ(p.model.trees[0].threshold[0], 0.5f);
+    EXPECT_EQ(reference(p, {0.5f, std::nextafter(0.5f, 1.0f)}), (std::vector<float>{2, 5}));
+}
+
+TEST(SklearnTrees, ClassifierLeavesAreNormalizedCountsOneTreePerClass) {
+    // Leaf values are weighted counts; a zero row stays zero (predict_proba's normalizer).
+    json step = {{"type", "DecisionTreeClassifier"},
+                 {"n_classes", 3},
+                 {"trees", {stump(1.5, {3.0, 1.0, 0.0}, {0.0, 0.0, 0.0})}}};
+    spec::Pipeline p = import_step(step, kClf, {10, 20, 30}, 2);
+    ASSERT_EQ(p.model.trees.size(), 3u);
+    EXPECT_EQ(p.model.num_groups, 3);
+    EXPECT_EQ(p.transform, spec::PostTransform::Identity);
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(p.model.trees[k].group, k);
+    EXPECT_EQ(reference(p, {1.0f, 0.0f, 2.0f, 0.0f}),
+              (std::vector<float>{0.75f, 0.25f, 0.0f, 0.0f, 0.0f, 0.0f}));
+}
+
+TEST(SklearnTrees, BinaryClassifierHasTwoGroups) {
+    json step = {{"type", "DecisionTreeClassifier"},
+                 {"n_classes", 2},
+                 {"trees", {stump(0.0, {1.0, 3.0}, {2.0, 0.0})}}};
+    spec::Pipeline p = import_step(step, kClf, {0, 1}, 1);
+    EXPECT_EQ(p.model.num_groups, 2);
+    EXPECT_EQ(p.output_width(), 2);
+    EXPECT_EQ(reference(p, {-1.0f, 1.0f}), (std::vector<float>{0.25f, 0.75f, 1.0f, 0.0f}));
+}
+
+TEST(SklearnTrees, ForestsAverageTheTreesProbabilities) {
+    json step = {{"type", "RandomForestClassifier"},
+                 {"n_classes", 2},
+                 {"trees", {stump(0.0, {1.0, 3.0}, {2.0, 0.0}),
+                            stump(5.0, {4.0, 1.0}, {0.0, 7.0}, 1)}}};
+    spec::Pipeline p = import_step(step, kClf, {0, 1}, 2);
+    ASSERT_EQ(p.model.trees.size(), 4u);
+    // row (-1, 0): tree 0 → (1/4, 3/4), tree 1 → (4/5, 1/5); row (1, 9): (1, 0), (0, 1).
+    const std::vector<float> got = reference(p, {-1.0f, 0.0f, 1.0f, 9.0f});
+    const double want[] = {(0.25 + 0.8) / 2, (0.75 + 0.2) / 2, 0.5, 0.5};
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(got[i], want[i], 1e-7) << i;
+
+    json reg = {{"type", "ExtraTreesRegressor"},
+                {"trees", {stump(0.0, {1.0}, {2.0}), stump(0.0, {10.0}, {20.0}),
+                           stump(0.0, {100.0}, {200.0})}}};
+    p = import_step(reg, kReg, {}, 1);
+    const std::vector<float> r = reference(p, {-1.0f, 1.0f});
+    EXPECT_NEAR(r[0], 111.0 / 3, 1e-5);
+    EXPECT_NEAR(r[1], 222.0 / 3, 1e-5);
+}
+
+TEST(SklearnTrees, GradientBoostingFoldsTheLearningRate) {
+    // Binary log_loss: one group, base margin = init, leaves = lr · value, logistic.
+    json step = {{"type", "GradientBoostingClassifier"},
+                 {"loss", "log_loss"},
+                 {"learning_rate", 0.1},
+                 {"init", {0.25}},
+                 {"n_classes", 2},
+                 {"trees", {{stump(0.0, {-1.0}, {2.0})}, {stump(1.0, {0.5}, {-0.5})}}}};
+    spec::Pipeline p = import_step(step, kClf, {0, 1}, 1);
+    EXPECT_EQ(p.transform, spec::PostTransform::Logistic);
+    EXPECT_EQ(p.model.num_groups, 1);
+    EXPECT_EQ(p.model.base_margin, (std::vector<float>{0.25f}));
+    EXPECT_EQ(p.model.trees[0].value[1], static_cast<float>(0.1 * -1.0));
+    auto sigmoid = [](double m) { return 1.0 / (1.0 + std::exp(-m)); };
+    std::vector<float> got = reference(p, {-1.0f, 2.0f});
+    EXPECT_NEAR(got[1], sigmoid(0.25 + 0.1 * (-1.0 + 0.5)), 1e-6);
+    EXPECT_NEAR(got[3], sigmoid(0.25 + 0.1 * (2.0 - 0.5)), 1e-6);
+    EXPECT_NEAR(got[0] + got[1], 1.0, 1e-6);
+
+    // exponential: predict_proba = expit(2 · raw).
+    step["loss"] = "exponential";
+    p = import_step(step, kClf, {0, 1}, 1);
+    got = reference(p, {-1.0f, 2.0f});
+    EXPECT_NEAR(got[1], sigmoid(2 * (0.25 + 0.1 * (-1.0 + 0.5))), 1e-6);
+    EXPECT_NEAR(got[3], sigmoid(2 * (0.25 + 0.1 * (2.0 - 0.5))), 1e-6);
+
+    // Multiclass: one tree per class per stage, softmax.
+    json multi = {{"type", "GradientBoostingClassifier"},
+                  {"loss", "log_loss"},
+                  {"learning_rate", 0.5},
+                  {"init", {-1.0, 0.0, 1.0}},
+                  {"n_classes", 3},
+                  {"trees", {{stump(0.0, {1.0}, {0.0}), stump(0.0, {0.0}, {1.0}),
+                              stump(0.0, {2.0}, {-2.0})}}}};
+    p = import_step(multi, kClf, {1, 2, 3}, 1);
+    EXPECT_EQ(p.transform, spec::PostTransform::Softmax);
+    EXPECT_EQ(p.model.num_groups, 3);
+    got = reference(p, {-1.0f});
+    const double m[3] = {-1.0 + 0.5, 0.0, 1.0 + 1.0};
+    const double z = std::exp(m[0]) + std::exp(m[1]) + std::exp(m[2]);
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(got[k], std::exp(m[k]) / z, 1e-6);
+
+    // Regressor: raw for every loss.
+    json reg = {{"type", "GradientBoostingRegressor"},
+                {"loss", "quantile"},
+                {"learning_rate", 0.1},
+                {"init", 3.5},
+                {"trees", {{stump(0.0, {10.0}, {20.0})}}}};
+    p = import_step(reg, kReg, {}, 1);
+    EXPECT_EQ(p.transform, spec::PostTransform::Identity);
+    EXPECT_NEAR(reference(p, {1.0f})[0], 5.5, 1e-6);
+}
+
+TEST(SklearnTrees, MalformedTreesNameTheFieldAndTree) {
+    auto forest = [](json tree) {
+        return json{{"type", "RandomForestRegressor"}, {"trees", {stump(0.0, {1.0}, {2.0}), tree}}};
+    };
+    json t = stump(0.0, {1.0}, {2.0});
+    t["children_left"][0] = 7;
+    EXPECT_TRUE(has(error_of(forest(t), kReg, {}, 1, ErrorCategory::InvalidModel),
+                    "trees[1].children_left[0]"));
+    t = stump(0.0, {1.0}, {2.0});
+    t["children_left"][0] = 2;  // node 2 reached twice
+    EXPECT_TRUE(has(error_of(forest(t), kReg, {}, 1, ErrorCategory::InvalidModel), "trees[1]"));
+    t = stump(0.0, {1.0}, {2.0});
+    t["feature"][0] = 3;
+    EXPECT_TRUE(has(error_of(forest(t), kReg, {}, 1, ErrorCategory::InvalidModel),
+                    "trees[1].feature[0]"));
+    t = stump(0.0, {1.0}, {2.0});
+    t["threshold"].erase(2);
+    EXPECT_TRUE(has(error_of(forest(t), kReg, {}, 1, ErrorCategory::InvalidModel),
+                    "trees[1].threshold"));
+    t = stump(0.0, {1.0}, {2.0});
+    t["threshold"][0] = "NaN";
+    EXPECT_TRUE(has(error_of(forest(t), kReg, {}, 1, ErrorCategory::InvalidModel),
+                    "trees[1].threshold[0]"));
+    t = stump(0.0, {1.0}, {2.0});
+    t.erase("value");
+    EXPECT_TRUE(has(error_of(forest(t), kReg, {}, 1, ErrorCategory::InvalidModel),
+                    "trees[1].value"));
+    t = stump(0.0, {1.0}, {2.0});
+    t["value"][1][0] = {1.0, 2.0};  // a regressor's leaf has one value
+    EXPECT_TRUE(has(error_of(forest(t), kReg, {}, 1, ErrorCategory::InvalidModel),
+                    "trees[1].value[1][0]"));
+    EXPECT_TRUE(has(error_of({{"type", "RandomForestRegressor"}}, kReg, {}, 1,
+                             ErrorCategory::InvalidModel), "trees"));
+
+    json gb = {{"type", "GradientBoostingClassifier"}, {"loss", "log_loss"},
+               {"learning_rate", 0.1}, {"init", {0.0, 0.0, 0.0}}, {"n_classes", 3},
+               {"trees", {{stump(0.0, {1.0}, {0.0})}}}};  // 1 tree for 3 outputs
+    EXPECT_TRUE(has(error_of(gb, kClf, {0, 1, 2}, 1, ErrorCategory::InvalidModel), "trees[0]"));
+    gb["trees"] = {{stump(0.0, {1.0}, {0.0}), stump(0.0, {1.0}, {0.0}), stump(0.0, {1.0}, {0.0})}};
+    gb["init"] = {0.0};
+    EXPECT_TRUE(has(error_of(gb, kClf, {0, 1, 2}, 1, ErrorCategory::InvalidModel), "init"));
+    gb["init"] = {0.0, 0.0, 0.0};
+    gb["n_classes"] = 4;
+    EXPECT_TRUE(has(error_of(gb, kClf, {0, 1, 2}, 1, ErrorCategory::InvalidModel), "n_classes"));
+    gb["n_classes"] = 3;
+    EXPECT_TRUE(has(error_of(gb, kReg, {}, 1, ErrorCategory::InvalidModel), "task"));
+}
+
+TEST(SklearnTrees, UnsupportedNamesTheEstimatorAndParameter) {
+    json multi = {{"type", "RandomForestRegressor"},
+                  {"trees", {stump(0.0, {1.0}, {2.0})}}};
+    multi["trees"][0]["value"][1] = {{1.0}, {2.0}};  // two outputs
+    std::string msg = error_of(multi, kReg, {}, 1, ErrorCategory::Unsupported);
+    EXPECT_TRUE(has(msg, "RandomForestRegressor") && has(msg, "multi-output")) << msg;
+    json n_out = {{"type", "DecisionTreeRegressor"}, {"n_outputs", 2},
+                  {"trees", {stump(0.0, {1.0}, {2.0})}}};
+    msg = error_of(n_out, kReg, {}, 1, ErrorCategory::Unsupported);
+    EXPECT_TRUE(has(msg, "n_outputs")) << msg;
+    json gb = {{"type", "GradientBoostingRegressor"}, {"loss", "poisson"},
+               {"learning_rate", 0.1}, {"init", 0.0}, {"trees", {{stump(0.0, {1.0}, {0.0})}}}};
+    msg = error_of(gb, kReg, {}, 1, ErrorCategory::Unsupported);
+    EXPECT_TRUE(has(msg, "GradientBoostingRegressor") && has(msg, "loss") && has(msg, "poisson"))
+        << msg;
+}
+
+// --- documents exported from scikit-learn ---------------------------------------------------
+
+json fixture(const std::string& name) {
+    std::string dir(__FILE__);
+    dir = dir.substr(0, dir.rfind('/'));
+    std::ifstream in(dir + "/../fixtures/sklearn_trees/" + name + ".json");
+    EXPECT_TRUE(in.good()) << name;
+    return json::parse(in);
+}
+
+spec::Pipeline import_document(const json& doc) {
+    const spec::Task task = doc["task"] == "classification" ? kClf : kReg;
+    std::vector<double> classes;
+    if (doc.contains("classes")) classes = doc["classes"].get<std::vector<double>>();
+    spec::Pipeline p = empty_pipeline(task, classes, static_cast<int>(doc["inputs"].size()));
+    for (size_t i = 0; i < doc["inputs"].size(); ++i) p.features[i] = doc["inputs"][i]["name"];
+    EXPECT_TRUE(importers::import_sklearn_tree_model(doc["steps"].back(),
+                                                     static_cast<int>(p.features.size()), p));
+    spec::validate(p);
+    return p;
+}
+
+class SklearnFixture : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SklearnFixture, ReferenceAndEveryStrategyMatchScikitLearn) {
+    const json f = fixture(GetParam());
+    const spec::Pipeline p = import_document(f["document"]);
+    std::vector<float> x;
+    for (const auto& row : f["X"])
+        for (const auto& v : row) x.push_back(static_cast<float>(v.get<double>()));
+    std::vector<double> want;
+    for (const auto& row : f["expected"]) {
+        if (row.is_array())
+            for (const auto& v : row) want.push_back(v.get<double>());
+        else
+            want.push_back(row.get<double>());
+    }
+    const int64_t rows = static_cast<int64_t>(f["X"].size());
+    const std::vector<float> got = reference(p, x);
+    ASSERT_EQ(got.size(), want.size());
+    double worst = 0.0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double tol = 1e-5 * std::max(1.0, std::fabs(want[i]));
+        EXPECT_NEAR(got[i], want[i], tol) << GetParam() << " output " << i;
+        worst = std::max(worst, std::fabs(got[i] - want[i]));
+    }
+    std::cout << "[          ] " << GetParam() << ": worst |reference - sklearn| = " << worst
+              << "\n";
+
+    // The compiled programs agree with the reference.
+    static int64_t id = int64_t(3) << 40;
+    for (auto s : {compiler::Strategy::Gemm, compiler::Strategy::TreeTraversal,
+                   compiler::Strategy::PerfectTreeTraversal, compiler::Strategy::Native}) {
+        const std::string bytes = compiler::compile(p, s);
+        runtime::Program* prog = runtime::load_program(++id, bytes.data(), bytes.size());
+        ASSERT_EQ(runtime::program_output_width(prog), p.output_width());
+        std::vector<float> out(got.size());
+        runtime::run_program(prog, x.data(), rows, p.model.num_features, out.data());
+        runtime::release_program(prog);
+        for (size_t i = 0; i < got.size(); ++i)
+            EXPECT_NEAR(out[i], got[i], 1e-6 * std::max(1.0f, std::fabs(got[i])))
+                << GetParam() << " strategy " << static_cast<int>(s) << " output " << i;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Exported, SklearnFixture,
+    ::testing::Values("dt_classifier3", "dt_regressor", "rf_classifier2",
+                      "rf_classifier3_weighted", "rf_regressor", "et_classifier3",
+                      "et_regressor", "gb_classifier2", "gb_classifier2_exponential",
+                      "gb_classifier3", "gb_regressor", "gb_regressor_huber"));
+
+}  // namespace

@@ -1,0 +1,423 @@
+// scikit-learn tree models (the last step of a `format = "sklearn"` document, see
+// src/spec/SKLEARN_FORMAT.md) → spec::TreeEnsemble. Checked against scikit-learn 1.2.1.
+//
+// What scikit-learn computes, and how it is expressed here:
+//  - A split sends x left when x <= threshold, with X cast to float32 and thresholds kept in
+//    float64. Comparison::LessEqual with the threshold rounded DOWN to the largest float32 not
+//    above it makes the same decision for every float32 x (x <= t64 ⇔ x <= rd32(t64)).
+//  - Leaves have children_left == -1 (TREE_LEAF); their `feature` is -2 (TREE_UNDEFINED).
+//  - NaN inputs: scikit-learn 1.2's trees refuse them at predict (ValueError). Here a NaN goes
+//    right at every split (default_left = 0) — a choice, not scikit-learn behaviour; callers
+//    that must match scikit-learn map SQL NULL to a NULL prediction or impute first.
+//  - DecisionTreeClassifier.predict_proba: the leaf's value (per-class weighted counts)
+//    divided by its sum (a zero sum is left as is). Forests (RandomForest*, ExtraTrees*)
+//    average the trees' probabilities. Expressed as one spec tree per (estimator tree, class)
+//    with group = class and leaf = (value / sum) / n_trees computed in double and rounded
+//    once to float32; transform Identity, one group per class (two for binary).
+//  - Regressors: leaf = value[0][0] / n_trees; single output only.
+//  - GradientBoosting*: raw = init + learning_rate · Σ tree values (value[0][0]). The
+//    learning rate is folded into the leaves in double before rounding to float32.
+//      classifier, 2 classes, log_loss/deviance: p = expit(raw)      → Logistic, 1 group
+//      classifier, 2 classes, exponential:       p = expit(2 · raw)  → Logistic, 1 group,
+//                                                  the factor 2 folded into leaves and init
+//      classifier, K > 2 classes:                softmax over K raw  → Softmax, K groups
+//      regressor (any loss: squared_error, absolute_error, huber, quantile): predict = raw.
+//    `init` is the raw prior per output as the exporter read it from _raw_predict_init.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/importers/sklearn.hpp"
+
+namespace pg_predict::importers {
+
+namespace {
+
+using nlohmann::json;
+using spec::PostTransform;
+using spec::Task;
+
+enum class Family { Forest, GradientBoosting };
+
+struct Estimator {
+    const char* type;
+    Family family;
+    bool classifier;
+    bool averages;  // forests average their trees; a single DecisionTree has one
+};
+
+constexpr Estimator kEstimators[] = {
+    {"DecisionTreeClassifier", Family::Forest, true, false},
+    {"DecisionTreeRegressor", Family::Forest, false, false},
+    {"ExtraTreeClassifier", Family::Forest, true, false},
+    {"ExtraTreeRegressor", Family::Forest, false, false},
+    {"RandomForestClassifier", Family::Forest, true, true},
+    {"RandomForestRegressor", Family::Forest, false, true},
+    {"ExtraTreesClassifier", Family::Forest, true, true},
+    {"ExtraTreesRegressor", Family::Forest, false, true},
+    {"GradientBoostingClassifier", Family::GradientBoosting, true, false},
+    {"GradientBoostingRegressor", Family::GradientBoosting, false, false},
+};
+
+constexpr int64_t kMaxClasses = 1 << 16;
+
+// --- field access: every complaint names the estimator and the JSON path ------------------
+
+struct Reader {
+    std::string estimator;
+
+    [[noreturn]] void bad(const std::string& path, const std::string& what) const {
+        fail(ErrorCategory::InvalidModel,
+             "scikit-learn " + estimator + ": \"" + path + "\" " + what);
+    }
+    [[noreturn]] void unsupported(const std::string& what) const {
+        fail(ErrorCategory::Unsupported, "scikit-learn " + estimator + ": " + what);
+    }
+
+    const json& need(const json& obj, const std::string& key) const {
+        auto it = obj.find(key);
+        if (it == obj.end()) bad(key, "is missing");
+        return *it;
+    }
+    const json& need_array(const json& obj, const std::string& path, const std::string& key) const {
+        auto it = obj.find(key);
+        const std::string p = path.empty() ? key : path + "." + key;
+        if (it == obj.end()) bad(p, "is missing");
+        if (!it->is_array()) bad(p, "must be an array");
+        return *it;
+    }
+
+    // A JSON number, or the strings "NaN" / "Infinity" / "-Infinity" of the export format.
+    double number(const json& v, const std::string& path) const {
+        if (v.is_number()) return v.get<double>();
+        if (v.is_string()) {
+            const std::string& s = v.get_ref<const std::string&>();
+            if (s == "NaN") return std::nan("");
+            if (s == "Infinity") return HUGE_VAL;
+            if (s == "-Infinity") return -HUGE_VAL;
+        }
+        bad(path, "must be a number");
+    }
+    double finite(const json& v, const std::string& path) const {
+        double d = number(v, path);
+        if (!std::isfinite(d)) bad(path, "must be finite");
+        return d;
+    }
+    int64_t integer(const json& v, const std::string& path, int64_t lo, int64_t hi) const {
+        int64_t i;
+        if (v.is_number_integer()) {
+            if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+                bad(path, "is out of range");
+            i = v.get<int64_t>();
+        } else if (v.is_number_float() && std::nearbyint(v.get<double>()) == v.get<double>() &&
+                   std::fabs(v.get<double>()) < 9e15) {
+            i = static_cast<int64_t>(v.get<double>());  // 3.0 from a float array
+        } else {
+            bad(path, "must be an integer");
+        }
+        if (i < lo || i > hi)
+            bad(path, "is " + std::to_string(i) + ", outside [" + std::to_string(lo) + ", " +
+                          std::to_string(hi) + "]");
+        return i;
+    }
+};
+
+std::string idx(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+// The largest float32 not above t: x <= t ⇔ x <= round_down(t) for every float32 x.
+float round_down(double t) {
+    float f = static_cast<float>(t);
+    if (static_cast<double>(f) > t) f = std::nextafter(f, -HUGE_VALF);
+    return f;
+}
+
+// One fitted sklearn tree_ (children_left, children_right, feature, threshold, value),
+// checked: equal lengths, children in range, every node reached exactly once from the root,
+// split features inside the model's input vector. Leaf values stay in double.
+struct SkTree {
+    std::vector<int32_t> left, right, feature;
+    std::vector<float> threshold;
+    std::vector<std::vector<double>> leaf;  // per node: the value row of output 0 (leaves only)
+};
+
+SkTree read_tree(const Reader& r, const json& t, const std::string& path, int32_t num_features,
+                 size_t width) {
+    if (!t.is_object()) r.bad(path, "must be an object");
+    const json& cl = r.need_array(t, path, "children_left");
+    const json& cr = r.need_array(t, path, "children_right");
+    const json& fe = r.need_array(t, path, "feature");
+    const json& th = r.need_array(t, path, "threshold");
+    const json& va = r.need_array(t, path, "value");
+    const size_t n = cl.size();
+    if (n == 0) r.bad(path + ".children_left", "is empty: a tree has at least a root");
+    if (n > static_cast<size_t>(INT32_MAX)) r.bad(path + ".children_left", "is too long");
+    for (auto [arr, key] : {std::pair{&cr, "children_right"}, std::pair{&fe, "feature"},
+                            std::pair{&th, "threshold"}, std::pair{&va, "value"}})
+        if (arr->size() != n)
+            r.bad(path + "." + key, "has " + std::to_string(arr->size()) +
+                                        " entries, children_left has " + std::to_string(n));
+
+    SkTree out;
+    out.left.resize(n);
+    out.right.resize(n);
+    out.feature.assign(n, 0);
+    out.threshold.assign(n, 0.0f);
+    out.leaf.resize(n);
+    const int64_t hi = static_cast<int64_t>(n) - 1;
+    for (size_t i = 0; i < n; ++i) {
+        out.left[i] = static_cast<int32_t>(r.integer(cl[i], idx(path + ".children_left", i), -1, hi));
+        out.right[i] = static_cast<int32_t>(r.integer(cr[i], idx(path + ".children_right", i), -1, hi));
+    }
+
+    // Walk from the root: every node reached at most once.
+    const std::string name = path;
+    std::vector<uint8_t> reached(n, 0);
+    std::vector<int32_t> stack{0};
+    reached[0] = 1;
+    size_t count = 0;
+    while (!stack.empty()) {
+        const int32_t i = stack.back();
+        stack.pop_back();
+        ++count;
+        const std::string node = name + ", node " + std::to_string(i);
+        if (out.left[i] == -1 || out.right[i] == -1) {
+            if (out.left[i] != -1 || out.right[i] != -1)
+                r.bad(path, "is malformed: " + node + " has exactly one child");
+            // A leaf: its value row for output 0.
+            const std::string vp = idx(path + ".value", i);
+            const json& v = va[i];
+            if (!v.is_array() || v.empty()) r.bad(vp, "must be an array [outputs][classes]");
+            if (v.size() > 1)
+                r.unsupported("multi-output models are not supported (" + vp + " has " +
+                              std::to_string(v.size()) + " outputs)");
+            const json& row = v[0];
+            if (!row.is_array()) r.bad(idx(vp, 0), "must be an array");
+            if (row.size() != width)
+                r.bad(idx(vp, 0), "has " + std::to_string(row.size()) + " entries, expected " +
+                                      std::to_string(width));
+            auto& leaf = out.leaf[i];
+            leaf.reserve(width);
+            for (size_t k = 0; k < width; ++k)
+                leaf.push_back(r.finite(row[k], idx(idx(vp, 0), k)));
+            continue;
+        }
+        for (int32_t c : {out.left[i], out.right[i]}) {
+            if (reached[c])
+                r.bad(path, "is malformed: " + node + " reaches node " + std::to_string(c) +
+                                " a second time (shared node or cycle)");
+            reached[c] = 1;
+            stack.push_back(c);
+        }
+        out.feature[i] = static_cast<int32_t>(
+            r.integer(fe[i], idx(path + ".feature", i), 0, INT32_MAX));
+        if (out.feature[i] >= num_features)
+            r.bad(idx(path + ".feature", i),
+                  "is " + std::to_string(out.feature[i]) + " but the model reads " +
+                      std::to_string(num_features) + " features");
+        const double t = r.number(th[i], idx(path + ".threshold", i));
+        if (std::isnan(t)) r.bad(idx(path + ".threshold", i), "is NaN");
+        out.threshold[i] = round_down(t);
+    }
+    if (count != n)
+        r.bad(path, "is malformed: " + std::to_string(n - count) +
+                        " node(s) are not reachable from the root");
+    return out;
+}
+
+// The spec tree with sk's structure and leaf value `leaf_value(row)` (computed in double).
+template <class F>
+spec::Tree to_spec(const SkTree& s, int32_t group, F leaf_value) {
+    const size_t n = s.left.size();
+    spec::Tree t;
+    t.group = group;
+    t.left = s.left;
+    t.right = s.right;
+    t.feature = s.feature;
+    t.threshold = s.threshold;
+    t.default_left.assign(n, 0);  // NaN goes right (scikit-learn 1.2 rejects NaN; see top)
+    t.value.assign(n, 0.0f);
+    for (size_t i = 0; i < n; ++i)
+        if (s.left[i] == -1) t.value[i] = static_cast<float>(leaf_value(s.leaf[i]));
+    return t;
+}
+
+void check_task(const Reader& r, const Estimator& e, const spec::Pipeline& p) {
+    if (e.classifier && p.task != Task::Classification)
+        r.bad("task", "must be \"classification\" for a " + r.estimator);
+    if (!e.classifier && p.task != Task::Regression)
+        r.bad("task", "must be \"regression\" for a " + r.estimator);
+}
+
+// n_classes from the step (when given) must agree with the document's classes.
+size_t class_count(const Reader& r, const json& step, const spec::Pipeline& p) {
+    if (p.classes.size() < 2) r.bad("classes", "must list at least two labels for a classifier");
+    if (p.classes.size() > static_cast<size_t>(kMaxClasses))
+        r.unsupported("more than " + std::to_string(kMaxClasses) + " classes are not supported");
+    if (auto it = step.find("n_classes"); it != step.end() && !it->is_null()) {
+        if (it->is_array()) {
+            if (it->size() != 1)
+                r.unsupported("multi-output models are not supported (n_classes has " +
+                              std::to_string(it->size()) + " outputs)");
+            it = it->begin();
+        }
+        const int64_t k = r.integer(*it, "n_classes", 1, kMaxClasses);
+        if (static_cast<size_t>(k) != p.classes.size())
+            r.bad("n_classes", "is " + std::to_string(k) + " but classes lists " +
+                                   std::to_string(p.classes.size()) + " labels");
+    }
+    return p.classes.size();
+}
+
+void reject_multi_output(const Reader& r, const json& step) {
+    if (auto it = step.find("n_outputs"); it != step.end() && !it->is_null())
+        if (r.integer(*it, "n_outputs", 1, INT32_MAX) != 1)
+            r.unsupported("multi-output models are not supported (n_outputs = " + it->dump() + ")");
+}
+
+void import_forest(const Reader& r, const Estimator& e, const json& step, int32_t num_features,
+                   spec::Pipeline& p) {
+    reject_multi_output(r, step);
+    const json& trees = r.need_array(step, "", "trees");
+    if (trees.empty()) r.bad("trees", "is empty");
+    if (!e.averages && trees.size() != 1)
+        r.bad("trees", "has " + std::to_string(trees.size()) + " trees; a " + r.estimator +
+                           " has one");
+    const double n_trees = static_cast<double>(trees.size());
+    auto& m = p.model;
+    if (e.classifier) {
+        const size_t K = class_count(r, step, p);
+        m.num_groups = static_cast<int32_t>(K);
+        m.trees.reserve(trees.size() * K);
+        for (size_t ti = 0; ti < trees.size(); ++ti) {
+            const SkTree s = read_tree(r, trees[ti], idx("trees", ti), num_features, K);
+            for (size_t k = 0; k < K; ++k)
+                m.trees.push_back(to_spec(s, static_cast<int32_t>(k), [&](const std::vector<double>& v) {
+                    double sum = 0.0;
+                    for (double c : v) sum += c;
+                    if (sum == 0.0) sum = 1.0;  // as predict_proba's normalizer
+                    return v[k] / sum / n_trees;
+                }));
+        }
+        p.transform = PostTransform::Identity;
+    } else {
+        m.num_groups = 1;
+        m.trees.reserve(trees.size());
+        for (size_t ti = 0; ti < trees.size(); ++ti) {
+            const SkTree s = read_tree(r, trees[ti], idx("trees", ti), num_features, 1);
+            m.trees.push_back(to_spec(s, 0, [&](const std::vector<double>& v) { return v[0] / n_trees; }));
+        }
+        p.transform = PostTransform::Identity;
+    }
+    m.base_margin.assign(m.num_groups, 0.0f);
+    p.objective = r.estimator;
+}
+
+void import_gradient_boosting(const Reader& r, const Estimator& e, const json& step,
+                              int32_t num_features, spec::Pipeline& p) {
+    const json& lossv = r.need(step, "loss");
+    if (!lossv.is_string()) r.bad("loss", "must be a string");
+    const std::string loss = lossv.get<std::string>();
+    double scale = 1.0;
+    size_t K = 1;
+    if (e.classifier) {
+        const size_t classes = class_count(r, step, p);
+        if (loss == "log_loss" || loss == "deviance") {
+            K = classes == 2 ? 1 : classes;
+            p.transform = classes == 2 ? PostTransform::Logistic : PostTransform::Softmax;
+        } else if (loss == "exponential") {
+            if (classes != 2) r.bad("loss", "\"exponential\" needs two classes");
+            scale = 2.0;  // predict_proba = expit(2 · raw)
+            p.transform = PostTransform::Logistic;
+        } else {
+            r.unsupported("loss \"" + loss + "\" is not supported; supported: log_loss, "
+                          "deviance, exponential");
+        }
+    } else {
+        if (loss != "squared_error" && loss != "absolute_error" && loss != "huber" &&
+            loss != "quantile" && loss != "ls" && loss != "lad")
+            r.unsupported("loss \"" + loss + "\" is not supported; supported: squared_error, "
+                          "absolute_error, huber, quantile");
+        p.transform = PostTransform::Identity;
+    }
+
+    const double lr = r.finite(r.need(step, "learning_rate"), "learning_rate");
+    const json& initv = r.need(step, "init");
+    std::vector<double> init;
+    if (initv.is_array()) {
+        // [K] or [[K]] (one row of _raw_predict_init).
+        const json& row = (initv.size() == 1 && initv[0].is_array()) ? initv[0] : initv;
+        const std::string ip = &row == &initv ? "init" : "init[0]";
+        for (size_t i = 0; i < row.size(); ++i) init.push_back(r.finite(row[i], idx(ip, i)));
+    } else {
+        init.push_back(r.finite(initv, "init"));
+    }
+    if (init.size() != K)
+        r.bad("init", "has " + std::to_string(init.size()) + " values for " + std::to_string(K) +
+                          " outputs");
+
+    const json& stages = r.need_array(step, "", "trees");
+    if (stages.empty()) r.bad("trees", "is empty");
+    auto& m = p.model;
+    m.num_groups = static_cast<int32_t>(K);
+    m.base_margin.clear();
+    for (double b : init) m.base_margin.push_back(static_cast<float>(scale * b));
+    m.trees.reserve(stages.size() * K);
+    for (size_t si = 0; si < stages.size(); ++si) {
+        const std::string sp = idx("trees", si);
+        const json& stage = stages[si];
+        if (!stage.is_array()) r.bad(sp, "must be an array of trees, one per output");
+        if (stage.size() != K)
+            r.bad(sp, "has " + std::to_string(stage.size()) + " trees, the model has " +
+                          std::to_string(K) + " outputs");
+        for (size_t k = 0; k < K; ++k) {
+            const SkTree s = read_tree(r, stage[k], idx(sp, k), num_features, 1);
+            m.trees.push_back(to_spec(s, static_cast<int32_t>(k), [&](const std::vector<double>& v) {
+                return scale * (lr * v[0]);
+            }));
+        }
+    }
+    p.objective = r.estimator + ":" + loss;
+}
+
+}  // namespace
+
+bool import_sklearn_tree_model(const json& step, int32_t num_features, spec::Pipeline& pipeline) {
+    if (!step.is_object()) return false;
+    auto type = step.find("type");
+    if (type == step.end() || !type->is_string()) return false;
+    const std::string name = type->get<std::string>();
+    const Estimator* e = nullptr;
+    for (const Estimator& c : kEstimators)
+        if (name == c.type) e = &c;
+    if (!e) return false;
+
+    Reader r{name};
+    if (num_features < 0) r.bad("num_features", "is negative");
+    try {
+        check_task(r, *e, pipeline);
+        spec::TreeEnsemble saved = std::move(pipeline.model);
+        pipeline.model = spec::TreeEnsemble{};
+        pipeline.model.num_features = num_features;
+        pipeline.model.comparison = spec::Comparison::LessEqual;
+        try {
+            if (e->family == Family::Forest)
+                import_forest(r, *e, step, num_features, pipeline);
+            else
+                import_gradient_boosting(r, *e, step, num_features, pipeline);
+        } catch (...) {
+            pipeline.model = std::move(saved);
+            throw;
+        }
+    } catch (const Error&) {
+        throw;
+    } catch (const json::exception& ex) {
+        fail(ErrorCategory::InvalidModel, "scikit-learn " + name + " is malformed: " + ex.what());
+    }
+    return true;
+}
+
+}  // namespace pg_predict::importers
