@@ -40,3 +40,8 @@ stop:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# make bench: install, then the benchmark (bench/README.md); e.g. make bench BENCH_ARGS=--quick
+.PHONY: bench
+bench: install
+	/usr/bin/python3 bench/run.py $(BENCH_ARGS)

@@ -1,0 +1,60 @@
+"""XGBoost's own predictor on rows already in memory: one measurement, in its own process.
+
+    /usr/bin/python3 bench/native.py --data X.npy --model m.json --threads 2 --reps 3 \
+        [--classifier] [--save preds.npy]
+
+Prints one JSON line: {"times": [...], "cpu": [...], "value": <sum of outputs>, "rows": N}. Run as a separate
+process so that the caller can watch this process's memory (the data array plus whatever
+XGBoost allocates) and so that the thread count of one measurement never leaks into the next.
+The output is what pg_predict's predict() returns: the class label (p > 0.5) for a binary
+classifier, the value for a regressor; the time includes that last step.
+"""
+
+import argparse
+import json
+import time
+
+import numpy as np
+import xgboost as xgb
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--budget", type=float, default=1e9,
+                    help="stop repeating when the next run would exceed this many seconds")
+    ap.add_argument("--classifier", action="store_true")
+    ap.add_argument("--save", help="write the outputs of the last run here (.npy, float64)")
+    a = ap.parse_args()
+
+    X = np.load(a.data)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    bst = xgb.Booster(model_file=a.model)
+    bst.set_param({"nthread": a.threads})
+
+    def predict(M):
+        p = bst.inplace_predict(M)
+        if a.classifier:
+            return (p > 0.5).astype(np.float64)
+        return p.astype(np.float64)
+
+    predict(X[:1000])  # warm-up: thread pool, predictor buffers
+    times, cpu = [], []
+    out = None
+    for _ in range(a.reps):
+        if times and sum(times) + times[-1] > a.budget:
+            break
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = predict(X)
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    if a.save:
+        np.save(a.save, out)
+    print(json.dumps({"times": times, "cpu": cpu, "value": float(out.sum()), "rows": int(X.shape[0])}))
+
+
+if __name__ == "__main__":
+    main()
