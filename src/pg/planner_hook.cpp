@@ -589,49 +589,31 @@ Plan* rewrite_plan(PlannedStmt* stmt, Plan* plan, bool needs_mark_restore) {
     return plan;
 }
 
-bool number_plan_nodes_walker(Plan* plan, int* next_id);
-
-void number_list(List* plans, int* next_id) {
-    ListCell* lc;
-    foreach (lc, plans) number_plan_nodes_walker((Plan*)lfirst(lc), next_id);
-}
-
-// Gives every node made here an id after the highest one the planner used.
-bool number_plan_nodes_walker(Plan* plan, int* next_id) {
-    if (plan == NULL) return false;
-    if (plan->plan_node_id < 0) plan->plan_node_id = (*next_id)++;
-    number_plan_nodes_walker(plan->lefttree, next_id);
-    number_plan_nodes_walker(plan->righttree, next_id);
+// Calls visit on every node of every plan tree of the statement (the main tree and the
+// subplans), parents before children.
+template <typename Visit>
+void visit_plan(Plan* plan, Visit& visit) {
+    if (plan == NULL) return;
+    visit(plan);
+    visit_plan(plan->lefttree, visit);
+    visit_plan(plan->righttree, visit);
+    List* children = NIL;
     switch (nodeTag(plan)) {
-        case T_Append: number_list(((Append*)plan)->appendplans, next_id); break;
-        case T_MergeAppend: number_list(((MergeAppend*)plan)->mergeplans, next_id); break;
-        case T_SubqueryScan: number_plan_nodes_walker(((SubqueryScan*)plan)->subplan, next_id); break;
-        case T_CustomScan: number_list(((CustomScan*)plan)->custom_plans, next_id); break;
+        case T_Append: children = ((Append*)plan)->appendplans; break;
+        case T_MergeAppend: children = ((MergeAppend*)plan)->mergeplans; break;
+        case T_SubqueryScan: visit_plan(((SubqueryScan*)plan)->subplan, visit); break;
+        case T_CustomScan: children = ((CustomScan*)plan)->custom_plans; break;
         default: break;
     }
-    return false;
-}
-
-bool max_plan_node_id_walker(Plan* plan, int* max_id);
-
-void max_list(List* plans, int* max_id) {
     ListCell* lc;
-    foreach (lc, plans) max_plan_node_id_walker((Plan*)lfirst(lc), max_id);
+    foreach (lc, children) visit_plan((Plan*)lfirst(lc), visit);
 }
 
-bool max_plan_node_id_walker(Plan* plan, int* max_id) {
-    if (plan == NULL) return false;
-    *max_id = Max(*max_id, plan->plan_node_id);
-    max_plan_node_id_walker(plan->lefttree, max_id);
-    max_plan_node_id_walker(plan->righttree, max_id);
-    switch (nodeTag(plan)) {
-        case T_Append: max_list(((Append*)plan)->appendplans, max_id); break;
-        case T_MergeAppend: max_list(((MergeAppend*)plan)->mergeplans, max_id); break;
-        case T_SubqueryScan: max_plan_node_id_walker(((SubqueryScan*)plan)->subplan, max_id); break;
-        case T_CustomScan: max_list(((CustomScan*)plan)->custom_plans, max_id); break;
-        default: break;
-    }
-    return false;
+template <typename Visit>
+void visit_statement(PlannedStmt* stmt, Visit visit) {
+    visit_plan(stmt->planTree, visit);
+    ListCell* lc;
+    foreach (lc, stmt->subplans) visit_plan((Plan*)lfirst(lc), visit);
 }
 
 bool contains_call_walker(Node* node, void* context) {
@@ -641,47 +623,29 @@ bool contains_call_walker(Node* node, void* context) {
     return expression_tree_walker(node, (bool (*)())contains_call_walker, context);
 }
 
-bool plan_has_calls(Plan* plan);
-
-bool list_has_calls(List* plans) {
-    ListCell* lc;
-    foreach (lc, plans)
-        if (plan_has_calls((Plan*)lfirst(lc))) return true;
-    return false;
-}
-
-bool plan_has_calls(Plan* plan) {
-    if (plan == NULL) return false;
-    if (contains_call_walker((Node*)plan->targetlist, NULL) || contains_call_walker((Node*)plan->qual, NULL))
-        return true;
-    if (plan_has_calls(plan->lefttree) || plan_has_calls(plan->righttree)) return true;
-    switch (nodeTag(plan)) {
-        case T_Append: return list_has_calls(((Append*)plan)->appendplans);
-        case T_MergeAppend: return list_has_calls(((MergeAppend*)plan)->mergeplans);
-        case T_SubqueryScan: return plan_has_calls(((SubqueryScan*)plan)->subplan);
-        case T_CustomScan: return list_has_calls(((CustomScan*)plan)->custom_plans);
-        default: return false;
-    }
-}
-
 PlannedStmt* batching_planner(Query* parse, const char* query_string, int cursor_options,
                               ParamListInfo bound_params) {
     PlannedStmt* stmt = previous_planner_hook
                             ? previous_planner_hook(parse, query_string, cursor_options, bound_params)
                             : standard_planner(parse, query_string, cursor_options, bound_params);
     if (!batching_enabled) return stmt;
-    if (!plan_has_calls(stmt->planTree) && !list_has_calls(stmt->subplans)) return stmt;
-
+    bool has_calls = false;
     int max_id = 0;
-    max_plan_node_id_walker(stmt->planTree, &max_id);
-    max_list(stmt->subplans, &max_id);
+    visit_statement(stmt, [&](Plan* plan) {
+        has_calls = has_calls || contains_call_walker((Node*)plan->targetlist, NULL) ||
+                    contains_call_walker((Node*)plan->qual, NULL);
+        max_id = Max(max_id, plan->plan_node_id);
+    });
+    if (!has_calls) return stmt;
 
     stmt->planTree = rewrite_plan(stmt, stmt->planTree, false);
     stmt->subplans = rewrite_plan_list(stmt, stmt->subplans);
 
+    // Nodes made here get ids after the highest one the planner used.
     int next_id = max_id + 1;
-    number_plan_nodes_walker(stmt->planTree, &next_id);
-    number_list(stmt->subplans, &next_id);
+    visit_statement(stmt, [&](Plan* plan) {
+        if (plan->plan_node_id < 0) plan->plan_node_id = next_id++;
+    });
 
     // A scrollable cursor over a node that cannot go backwards needs a Material on top, as
     // standard_planner would have added.
