@@ -13,6 +13,13 @@ std::string compile(const spec::Pipeline& p, Strategy strategy) {
     if (e.num_groups < 1)
         fail(ErrorCategory::InvalidModel, "model has " + std::to_string(e.num_groups) + " output groups");
     ProgramParts parts;
+    if (!p.estimator.op.empty()) {
+        // A model other than trees: its file writes the whole forward().
+        if (p.estimator.op != "linear")
+            fail(ErrorCategory::Unsupported, "compile: estimator op \"" + p.estimator.op + "\" is not supported");
+        build_linear(p, parts);
+        return build_module(parts);
+    }
     if (e.trees.empty()) {
         // Only a base margin: nothing for a strategy to do.
         parts.source = "def margin(self, x: Tensor) -> Tensor:\n"

@@ -39,6 +39,7 @@ at::Tensor to_tensor(const Buffer& b) {
     const c10::ScalarType type = b.dtype == DType::Float32 ? at::kFloat
                                : b.dtype == DType::Int64   ? at::kLong
                                : b.dtype == DType::Int32   ? at::kInt
+                               : b.dtype == DType::Float64 ? at::kDouble
                                                            : at::kBool;
     at::Tensor t = at::empty(b.shape, at::TensorOptions().dtype(type));
     if (b.numel() == 0) return t;
@@ -46,6 +47,7 @@ at::Tensor to_tensor(const Buffer& b) {
     const void* src = b.dtype == DType::Float32 ? static_cast<const void*>(b.f32.data())
                     : b.dtype == DType::Int64   ? static_cast<const void*>(b.i64.data())
                     : b.dtype == DType::Int32   ? static_cast<const void*>(b.i32.data())
+                    : b.dtype == DType::Float64 ? static_cast<const void*>(b.f64.data())
                                                 : static_cast<const void*>(b.b8.data());
     std::memcpy(t.data_ptr(), src, static_cast<size_t>(b.nbytes()));
     return t;

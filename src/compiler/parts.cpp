@@ -14,7 +14,7 @@ int64_t Buffer::numel() const {
 }
 
 int64_t Buffer::nbytes() const {
-    const int64_t width = dtype == DType::Int64 ? 8 : dtype == DType::Bool ? 1 : 4;
+    const int64_t width = dtype == DType::Int64 || dtype == DType::Float64 ? 8 : dtype == DType::Bool ? 1 : 4;
     return numel() * width;
 }
 
@@ -72,6 +72,16 @@ Buffer make_bool(std::string name, std::vector<int64_t> shape, std::vector<uint8
     b.dtype = DType::Bool;
     b.shape = std::move(shape);
     b.b8 = std::move(data);
+    return b;
+}
+
+Buffer make_f64(std::string name, std::vector<int64_t> shape, std::vector<double> data) {
+    check_size(name, shape, data);
+    Buffer b;
+    b.name = std::move(name);
+    b.dtype = DType::Float64;
+    b.shape = std::move(shape);
+    b.f64 = std::move(data);
     return b;
 }
 

@@ -88,11 +88,16 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts) {
     std::vector<float> base(e.base_margin);
     base.resize(groups, 0.0f);
     parts.buffers.push_back(make_f32("base_margin", {groups}, base));
-    parts.num_features = e.num_features;
+    parts.num_features = p.input_width();
     parts.output_width = width;
 
     const std::string g = std::to_string(groups);
     std::string s = "def forward(self, x: Tensor) -> Tensor:\n";
+    if (!p.steps.empty()) {
+        // Featurizers run in float64; scikit-learn's trees read their output cast to float32.
+        build_featurizers(p, parts);
+        s += "    x = self.featurize(x).float()\n";
+    }
     if (parts.chunk_rows > 0) {
         // Bounded intermediates: margin() sees at most chunk_rows rows at a time.
         const std::string c = std::to_string(parts.chunk_rows);
@@ -114,6 +119,10 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts) {
         break;
     case spec::PostTransform::Softmax:
         s += "    return torch.softmax(m, 1)\n";
+        break;
+    case spec::PostTransform::Ovr:
+        s += "    p = torch.sigmoid(m)\n";
+        s += "    return p / p.sum(1, keepdim=True)\n";
         break;
     case spec::PostTransform::Logistic:
         s += "    p = torch.sigmoid(m)\n";

@@ -12,7 +12,7 @@
 
 namespace pg_predict::compiler {
 
-enum class DType { Float32, Int64, Int32, Bool };
+enum class DType { Float32, Int64, Int32, Bool, Float64 };
 
 // A constant tensor that becomes a module buffer `self.<name>`. Exactly one of the data
 // vectors is filled, matching dtype, with product(shape) elements (row-major).
@@ -24,6 +24,7 @@ struct Buffer {
     std::vector<int64_t> i64;
     std::vector<int32_t> i32;
     std::vector<uint8_t> b8;
+    std::vector<double> f64;
 
     int64_t numel() const;
     int64_t nbytes() const;
@@ -61,6 +62,16 @@ Buffer make_f32(std::string name, std::vector<int64_t> shape, std::vector<float>
 Buffer make_i64(std::string name, std::vector<int64_t> shape, std::vector<int64_t> data);
 Buffer make_i32(std::string name, std::vector<int64_t> shape, std::vector<int32_t> data);
 Buffer make_bool(std::string name, std::vector<int64_t> shape, std::vector<uint8_t> data);
+Buffer make_f64(std::string name, std::vector<int64_t> shape, std::vector<double> data);
+
+// --- featurizers and non-tree estimators (featurizers.cpp, linear.cpp) -------------------
+// Defines featurize(self, x: Tensor) -> Tensor: the pipeline's steps over the float32 input
+// [N, input_width], computed in float64 (as scikit-learn does) → [N, model.num_features]
+// float64. With no steps it is x.double().
+void build_featurizers(const spec::Pipeline&, ProgramParts& parts);
+// The whole forward() of a pipeline whose estimator is "linear": featurize, addmm and the link
+// in float64, cast to float32 at the end.
+void build_linear(const spec::Pipeline&, ProgramParts& parts);
 
 // TorchScript lines that reduce `per_tree` [N, T] (one leaf value per tree) into `margin`
 // [N, G]; adds the tree → group buffer to `parts` when there is more than one group.

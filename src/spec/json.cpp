@@ -16,6 +16,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/spec/pipeline.hpp"
+#include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::spec {
 
@@ -23,7 +24,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kFormatVersion = 1;
+// Version 1: a bare tree ensemble. Version 2 adds steps, text_inputs, estimator and
+// has_probabilities; a pipeline that uses none of them is still written as version 1.
+constexpr int kFormatVersion = 2;
 
 const char* comparison_name(Comparison c) {
     return c == Comparison::Less ? "<" : "<=";
@@ -152,9 +155,9 @@ Task task_of(const std::string& s, const std::string& field) {
 
 PostTransform transform_of(const std::string& s, const std::string& field) {
     for (PostTransform t : {PostTransform::Identity, PostTransform::Logistic,
-                            PostTransform::Softmax, PostTransform::Exp})
+                            PostTransform::Softmax, PostTransform::Exp, PostTransform::Ovr})
         if (s == transform_name(t)) return t;
-    bad(field, "must be one of identity, logistic, softmax, exp, not \"" + s + "\"");
+    bad(field, "must be one of identity, logistic, softmax, exp, ovr, not \"" + s + "\"");
 }
 
 Comparison comparison_of(const std::string& s, const std::string& field) {
@@ -174,6 +177,46 @@ Tree tree_from_json(const json& t, const std::string& path) {
     tree.default_left = flags_at(t, path, "default_left");
     tree.value = floats_at(t, path, "value");
     return tree;
+}
+
+json step_to_json(const Step& s) {
+    json j = {{"op", s.op}, {"params", s.params.is_null() ? json::object() : s.params}};
+    if (s.op == "concat") {
+        json parts = json::array();
+        for (const Step::Part& part : s.parts) {
+            json steps = json::array();
+            for (const Step& sub : part.steps) steps.push_back(step_to_json(sub));
+            parts.push_back({{"columns", part.columns}, {"steps", steps}});
+        }
+        j["parts"] = parts;
+    }
+    return j;
+}
+
+Step step_from_json(const json& j, const std::string& path) {
+    if (!j.is_object()) bad(path, "must be an object");
+    Step s;
+    s.op = string_at(j, path, "op");
+    s.params = object_at(j, path, "params");
+    if (j.contains("parts")) {
+        const json& parts = array_at(j, path, "parts");
+        for (size_t i = 0; i < parts.size(); ++i) {
+            const std::string at = item(join(path, "parts"), i);
+            if (!parts[i].is_object()) bad(at, "must be an object");
+            Step::Part part;
+            part.columns = ints_at(parts[i], at, "columns");
+            const json& steps = array_at(parts[i], at, "steps");
+            for (size_t k = 0; k < steps.size(); ++k)
+                part.steps.push_back(step_from_json(steps[k], item(join(at, "steps"), k)));
+            s.parts.push_back(std::move(part));
+        }
+    }
+    return s;
+}
+
+bool needs_version_2(const Pipeline& p) {
+    return !p.steps.empty() || !p.text_inputs.empty() || !p.estimator.op.empty() || !p.has_probabilities ||
+           p.transform == PostTransform::Ovr;
 }
 
 }  // namespace
@@ -212,6 +255,20 @@ std::string to_json(const Pipeline& p) {
              {"trees", trees},
          }},
     };
+    if (needs_version_2(p)) {
+        doc["format_version"] = 2;
+        json steps = json::array();
+        for (const Step& st : p.steps) steps.push_back(step_to_json(st));
+        doc["steps"] = steps;
+        json texts = json::array();
+        for (const TextInput& t : p.text_inputs)
+            texts.push_back({{"input", t.input}, {"vocabulary", t.vocabulary}, {"unknown_is_error", t.unknown_is_error}});
+        doc["text_inputs"] = texts;
+        doc["estimator"] = p.estimator.op.empty() ? json(nullptr) : step_to_json(p.estimator);
+        doc["has_probabilities"] = p.has_probabilities;
+    } else {
+        doc["format_version"] = 1;
+    }
     // Compact: the catalog keeps it as jsonb, and jsonb_pretty() is there for reading.
     return doc.dump();
 }
@@ -226,8 +283,8 @@ Pipeline from_json(const std::string& text) {
     if (!doc.is_object()) fail(ErrorCategory::InvalidModel, "pipeline spec must be a JSON object");
 
     int version = int_at(doc, "", "format_version");
-    if (version != kFormatVersion)
-        bad("format_version", "is " + std::to_string(version) + "; this build reads version " +
+    if (version < 1 || version > kFormatVersion)
+        bad("format_version", "is " + std::to_string(version) + "; this build reads versions 1 to " +
                                   std::to_string(kFormatVersion));
 
     Pipeline p;
@@ -259,6 +316,31 @@ Pipeline from_json(const std::string& text) {
     p.model.trees.reserve(trees.size());
     for (size_t i = 0; i < trees.size(); ++i)
         p.model.trees.push_back(tree_from_json(trees[i], item("model.trees", i)));
+    if (version >= 2) {
+        const json& steps = array_at(doc, "", "steps");
+        for (size_t i = 0; i < steps.size(); ++i) p.steps.push_back(step_from_json(steps[i], item("steps", i)));
+        const json& texts = array_at(doc, "", "text_inputs");
+        for (size_t i = 0; i < texts.size(); ++i) {
+            const std::string at = item("text_inputs", i);
+            if (!texts[i].is_object()) bad(at, "must be an object");
+            TextInput t;
+            t.input = int_at(texts[i], at, "input");
+            const json& vocab = array_at(texts[i], at, "vocabulary");
+            for (size_t k = 0; k < vocab.size(); ++k) {
+                if (!vocab[k].is_string()) bad(item(join(at, "vocabulary"), k), "must be a string");
+                t.vocabulary.push_back(vocab[k].get<std::string>());
+            }
+            const json& err = member(texts[i], at, "unknown_is_error");
+            if (!err.is_boolean()) bad(join(at, "unknown_is_error"), "must be a boolean");
+            t.unknown_is_error = err.get<bool>();
+            p.text_inputs.push_back(std::move(t));
+        }
+        const json& est = member(doc, "", "estimator");
+        if (!est.is_null()) p.estimator = step_from_json(est, "estimator");
+        const json& proba = member(doc, "", "has_probabilities");
+        if (!proba.is_boolean()) bad("has_probabilities", "must be a boolean");
+        p.has_probabilities = proba.get<bool>();
+    }
     // Whoever reads a spec goes on to index its arrays: hand out only sound ones.
     validate(p);
     return p;

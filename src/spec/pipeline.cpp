@@ -38,6 +38,10 @@ int Pipeline::output_width() const {
     return 1;
 }
 
+int Pipeline::input_width() const {
+    return steps.empty() ? model.num_features : static_cast<int>(features.size());
+}
+
 const char* task_name(Task t) {
     switch (t) {
         case Task::Regression: return "regression";
@@ -52,6 +56,7 @@ const char* transform_name(PostTransform t) {
         case PostTransform::Logistic: return "logistic";
         case PostTransform::Softmax: return "softmax";
         case PostTransform::Exp: return "exp";
+        case PostTransform::Ovr: return "ovr";
     }
     return "unknown";
 }

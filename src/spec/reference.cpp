@@ -7,6 +7,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/spec/pipeline.hpp"
+#include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::spec {
 namespace {
@@ -30,6 +31,50 @@ float leaf_value(const Tree& tree, Comparison cmp, const float* row) {
 
 float sigmoid(float m) { return 1.0f / (1.0f + std::exp(-m)); }
 
+// A linear estimator after the (double) featurized row, link included, all in double as
+// scikit-learn computes it.
+void linear_row(const Pipeline& p, const std::vector<std::vector<double>>& coef,
+                const std::vector<double>& intercept, const std::vector<double>& z, float* o) {
+    const size_t k = coef.size();
+    std::vector<double> m(k);
+    for (size_t g = 0; g < k; ++g) {
+        double acc = intercept[g];
+        for (size_t f = 0; f < z.size(); ++f) acc += z[f] * coef[g][f];
+        m[g] = acc;
+    }
+    auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+    switch (p.transform) {
+    case PostTransform::Identity:
+        for (size_t g = 0; g < k; ++g) o[g] = static_cast<float>(m[g]);
+        break;
+    case PostTransform::Exp:
+        for (size_t g = 0; g < k; ++g) o[g] = static_cast<float>(std::exp(m[g]));
+        break;
+    case PostTransform::Logistic:
+        if (p.task == Task::Classification && k == 1) {
+            const double prob = sig(m[0]);
+            o[0] = static_cast<float>(1.0 - prob);
+            o[1] = static_cast<float>(prob);
+        } else {
+            for (size_t g = 0; g < k; ++g) o[g] = static_cast<float>(sig(m[g]));
+        }
+        break;
+    case PostTransform::Softmax: {
+        double top = m[0], total = 0.0;
+        for (double v : m) top = std::max(top, v);
+        for (double& v : m) total += (v = std::exp(v - top));
+        for (size_t g = 0; g < k; ++g) o[g] = static_cast<float>(m[g] / total);
+        break;
+    }
+    case PostTransform::Ovr: {
+        double total = 0.0;
+        for (double& v : m) total += (v = sig(v));
+        for (size_t g = 0; g < k; ++g) o[g] = static_cast<float>(m[g] / total);
+        break;
+    }
+    }
+}
+
 }  // namespace
 
 void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* out) {
@@ -38,15 +83,37 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
     const int width = p.output_width();
     const bool binary = p.transform == PostTransform::Logistic &&
                         p.task == Task::Classification && groups == 1;
+    // The tree path below keeps float32 margins like the libraries that train trees.
     if (width != (binary ? 2 : groups))
         fail(ErrorCategory::Unsupported,
              std::string("reference_predict: transform ") + transform_name(p.transform) +
                  " over " + std::to_string(groups) + " groups does not give " +
                  std::to_string(width) + " output columns");
 
+    const int in_width = p.input_width();
+    if (p.estimator.op == "linear") {
+        const auto coef = param_matrix(p.estimator, "coef", "estimator");
+        const auto intercept = param_vector(p.estimator, "intercept", "estimator");
+        for (int64_t r = 0; r < rows; ++r) {
+            std::vector<double> z(x + r * in_width, x + (r + 1) * in_width);
+            linear_row(p, coef, intercept, apply_steps(p.steps, std::move(z)), out + r * width);
+        }
+        return;
+    }
+    if (!p.estimator.op.empty())
+        fail(ErrorCategory::Unsupported, "reference_predict: estimator op \"" + p.estimator.op + "\"");
+
     std::vector<float> margin(groups);
+    std::vector<float> featurized;
     for (int64_t r = 0; r < rows; ++r) {
-        const float* row = x + r * e.num_features;
+        const float* row = x + r * in_width;
+        if (!p.steps.empty()) {
+            // scikit-learn's trees read the featurized (float64) matrix cast to float32.
+            std::vector<double> z(row, row + in_width);
+            z = apply_steps(p.steps, std::move(z));
+            featurized.assign(z.begin(), z.end());
+            row = featurized.data();
+        }
         std::fill(margin.begin(), margin.end(), 0.0f);
         for (const Tree& tree : e.trees) margin[tree.group] += leaf_value(tree, e.comparison, row);
         for (int g = 0; g < groups; ++g)
@@ -74,6 +141,12 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
             for (int g = 1; g < groups; ++g) top = std::max(top, margin[g]);
             float total = 0.0f;
             for (int g = 0; g < groups; ++g) total += (o[g] = std::exp(margin[g] - top));
+            for (int g = 0; g < groups; ++g) o[g] /= total;
+            break;
+        }
+        case PostTransform::Ovr: {
+            float total = 0.0f;
+            for (int g = 0; g < groups; ++g) total += (o[g] = sigmoid(margin[g]));
             for (int g = 0; g < groups; ++g) o[g] /= total;
             break;
         }

@@ -2,10 +2,12 @@
 // reference evaluator) indexes the tree arrays without bounds checks, so this is the one place
 // that makes sure they can.
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/spec/pipeline.hpp"
+#include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::spec {
 
@@ -83,14 +85,71 @@ void check_tree(const Tree& t, size_t ti, const TreeEnsemble& m) {
         invalid(where + std::to_string(n - reached) + " node(s) are not reachable from the root");
 }
 
+// Text inputs, then the steps from the input vector to the model's: widths, parameter shapes,
+// and text columns read only by one_hot / ordinal.
+void check_featurizers(const Pipeline& p) {
+    const TreeEnsemble& m = p.model;
+    std::vector<int32_t> vocab(p.features.size(), -1);
+    for (size_t i = 0; i < p.text_inputs.size(); ++i) {
+        const TextInput& t = p.text_inputs[i];
+        const std::string at = "text_inputs[" + std::to_string(i) + "]: ";
+        if (t.input < 0 || static_cast<size_t>(t.input) >= vocab.size())
+            invalid(at + "input " + std::to_string(t.input) + " is outside [0, " +
+                    std::to_string(vocab.size()) + ")");
+        if (vocab[t.input] >= 0) invalid(at + "input " + std::to_string(t.input) + " is listed twice");
+        std::set<std::string> seen;
+        for (const std::string& v : t.vocabulary)
+            if (!seen.insert(v).second) invalid(at + "vocabulary repeats \"" + v + "\"");
+        vocab[t.input] = static_cast<int32_t>(t.vocabulary.size());
+    }
+    if (p.steps.empty()) {
+        if (p.features.size() != static_cast<size_t>(m.num_features))
+            invalid("features lists " + std::to_string(p.features.size()) +
+                    " names, num_features is " + std::to_string(m.num_features));
+    } else {
+        const int32_t width = check_steps(p.steps, vocab, "steps");
+        if (width != m.num_features)
+            invalid("the steps output " + std::to_string(width) + " columns, the model reads " +
+                    std::to_string(m.num_features));
+    }
+    for (size_t c = 0; c < vocab.size(); ++c)
+        if (vocab[c] >= 0)
+            invalid("model column " + std::to_string(c) +
+                    " is a text input; only one_hot and ordinal steps can read text");
+}
+
+void check_estimator(const Pipeline& p) {
+    const Step& e = p.estimator;
+    if (e.op.empty()) return;
+    if (e.op != "linear")
+        fail(ErrorCategory::Unsupported, "pipeline spec: estimator op \"" + e.op + "\" is not supported");
+    if (!p.model.trees.empty()) invalid("a pipeline with a linear estimator has no trees");
+    const auto coef = param_matrix(e, "coef", "estimator");
+    const auto intercept = param_vector(e, "intercept", "estimator");
+    if (coef.size() != static_cast<size_t>(p.model.num_groups))
+        invalid("estimator: coef has " + std::to_string(coef.size()) + " rows for " +
+                std::to_string(p.model.num_groups) + " groups");
+    if (intercept.size() != coef.size())
+        invalid("estimator: intercept has " + std::to_string(intercept.size()) + " entries for " +
+                std::to_string(coef.size()) + " coef rows");
+    for (size_t r = 0; r < coef.size(); ++r) {
+        if (coef[r].size() != static_cast<size_t>(p.model.num_features))
+            invalid("estimator: coef row " + std::to_string(r) + " has " + std::to_string(coef[r].size()) +
+                    " entries, the model reads " + std::to_string(p.model.num_features));
+        for (double d : coef[r]) if (!std::isfinite(d)) invalid("estimator: coef must be finite");
+    }
+    for (double d : intercept) if (!std::isfinite(d)) invalid("estimator: intercept must be finite");
+}
+
 }  // namespace
 
 void validate(const Pipeline& p) {
     const TreeEnsemble& m = p.model;
     if (m.num_features < 0) invalid("num_features is negative");
-    if (p.features.size() != static_cast<size_t>(m.num_features))
-        invalid("features lists " + std::to_string(p.features.size()) +
-                " names, num_features is " + std::to_string(m.num_features));
+    check_featurizers(p);
+    check_estimator(p);
+    if (!p.has_probabilities && p.task != Task::Classification)
+        invalid("has_probabilities = false needs a classifier");
     if (m.num_groups < 1) invalid("num_groups must be at least 1");
     if (m.base_margin.size() != static_cast<size_t>(m.num_groups))
         invalid("base_margin has " + std::to_string(m.base_margin.size()) +
@@ -110,8 +169,8 @@ void validate(const Pipeline& p) {
                                        std::to_string(m.num_groups));
         if (!p.classes.empty()) invalid("a regression has no classes");
     }
-    if (p.transform == PostTransform::Softmax && m.num_groups < 2)
-        invalid("softmax needs at least two groups");
+    if ((p.transform == PostTransform::Softmax || p.transform == PostTransform::Ovr) && m.num_groups < 2)
+        invalid(std::string(transform_name(p.transform)) + " needs at least two groups");
 
     for (size_t i = 0; i < m.trees.size(); ++i) check_tree(m.trees[i], i, m);
 }

@@ -23,6 +23,7 @@ enum class PostTransform {
     Logistic,   // 1 / (1 + exp(-m)); a one-group classifier outputs [1 - p, p]
     Softmax,    // over the groups
     Exp,        // count:poisson
+    Ovr,        // one-vs-rest: sigmoid per group, then divided by the row's sum
 };
 
 // One decision tree in array form, node 0 the root. A leaf has left = right = -1 and its
@@ -66,7 +67,17 @@ struct Pipeline {
     std::vector<Step> steps;
     std::vector<TextInput> text_inputs;
     // A model other than a tree ensemble (op "linear", ...), or op "" when `model` is it.
+    // With an estimator, `model` holds no trees and only describes its output: num_features =
+    // the width it reads, num_groups = its margin width, base_margin zeros.
     Step estimator;
+    // False for classifiers that have no predict_proba in their library (LinearSVC,
+    // Perceptron, RidgeClassifier, SGDClassifier with a hinge loss): the output columns are
+    // decision values whose argmax is the predicted class, and predict_proba must refuse.
+    bool has_probabilities = true;
+
+    // Columns of the program's input: features.size() (the model's own width when there are
+    // no steps).
+    int input_width() const;
 
     // Columns of the program's output: 1 for regression, one per class for classification.
     int output_width() const;

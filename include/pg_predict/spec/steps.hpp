@@ -1,0 +1,53 @@
+// The featurizer steps' parameters, shapes and plain (double precision) evaluation, shared by
+// validation, the reference evaluator, the compiler and the importers.
+//
+// The ops and their params (numbers are JSON numbers; NaN and ±inf are the strings "NaN",
+// "Infinity", "-Infinity"):
+//   affine   {"scale": [w], "offset": [w]}            y = x * scale + offset       (width w → w)
+//   impute   {"statistics": [w]}                      y = isnan(x) ? statistic : x (w → w)
+//   one_hot  {"categories": [[c, ...] per column], "drop": [d per column]}
+//            per column, one 0/1 per category except category d (d = -1: none dropped);
+//            x matches c when x == c or both are NaN; no match gives zeros (w → Σ kept)
+//   ordinal  {"categories": [[c, ...] per column], "unknown_value": u, "missing_value": m}
+//            per column the index of the matching category, m when the matching category is
+//            NaN, u when none matches                                          (w → w)
+//   concat   parts: each reads `columns` of the input and applies its steps; outputs are
+//            concatenated in order
+// and the estimator op:
+//   linear   {"coef": [[f] × k], "intercept": [k]}   margin = x · coefᵀ + intercept (f → k)
+//
+// Text inputs arrive as indices into their vocabulary (NaN for NULL, -1 unknown), and may only
+// be read by one_hot or ordinal, whose categories for them are vocabulary indices (or NaN).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pg_predict/spec/featurizers.hpp"
+
+namespace pg_predict::spec {
+
+// JSON form of a parameter number (non-finite → string).
+nlohmann::json number_to_json(double);
+nlohmann::json numbers_to_json(const std::vector<double>&);
+
+// Readers; each throws Error(InvalidModel) naming `where` and the key.
+double param_number(const nlohmann::json& v, const std::string& field);
+double param_number(const Step&, const char* key, const std::string& where);
+std::vector<double> param_vector(const Step&, const char* key, const std::string& where);
+std::vector<std::vector<double>> param_matrix(const Step&, const char* key, const std::string& where);
+std::vector<int32_t> param_ints(const Step&, const char* key, const std::string& where);
+
+// Checks a list of steps against the vector it reads and returns the output width.
+// `vocab` has one entry per input column: -1 for a number, else the vocabulary size of the
+// text input the column carries; on return it describes the output columns. Throws
+// Error(InvalidModel) naming the step ("steps[2].parts[0].steps[1]: ...").
+int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab, const std::string& where);
+
+// Plain evaluation of the steps on one row.
+std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<double> row);
+
+}  // namespace pg_predict::spec

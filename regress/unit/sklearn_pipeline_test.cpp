@@ -1,0 +1,422 @@
+// scikit-learn pipelines on the C++ side: the importer, the featurizer steps and the linear
+// estimator, compiled and run, against reference_predict and against what scikit-learn itself
+// predicted (sklearn_fixtures.hpp, written by gen_sklearn_fixtures.py).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/compiler/compile.hpp"
+#include "pg_predict/importers/import.hpp"
+#include "pg_predict/importers/sklearn.hpp"
+#include "pg_predict/runtime/api.hpp"
+#include "pg_predict/spec/steps.hpp"
+#include "sklearn_fixtures.hpp"
+#include "tree_gen.hpp"
+
+namespace pg_predict {
+namespace {
+
+using nlohmann::json;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+int64_t next_id() {
+    static int64_t id = int64_t(3) << 40;
+    return ++id;
+}
+
+std::vector<float> run_compiled(const spec::Pipeline& p, const std::vector<float>& x, int64_t rows,
+                                compiler::Strategy s = compiler::Strategy::Native) {
+    const std::string bytes = compiler::compile(p, s);
+    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    EXPECT_EQ(runtime::program_output_width(prog), p.output_width());
+    std::vector<float> out(static_cast<size_t>(rows * p.output_width()), -12345.0f);
+    runtime::run_program(prog, x.data(), rows, p.input_width(), out.data());
+    runtime::release_program(prog);
+    return out;
+}
+
+std::vector<float> reference(const spec::Pipeline& p, const std::vector<float>& x, int64_t rows) {
+    std::vector<float> out(static_cast<size_t>(rows * p.output_width()));
+    spec::reference_predict(p, x.data(), rows, out.data());
+    return out;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) {
+        if (std::isnan(want[i])) {
+            EXPECT_TRUE(std::isnan(got[i])) << what << " [" << i << "]";
+            continue;
+        }
+        if (std::isinf(want[i]) && got[i] == want[i]) continue;
+        EXPECT_NEAR(got[i], want[i], 1e-5 * std::max(1.0, std::fabs(want[i]))) << what << " [" << i << "]";
+    }
+}
+
+void expect_matches_reference(const spec::Pipeline& p, const std::vector<float>& x, const std::string& what,
+                              compiler::Strategy s = compiler::Strategy::Native) {
+    const int64_t rows = static_cast<int64_t>(x.size()) / p.input_width();
+    const std::vector<float> want = reference(p, x, rows);
+    expect_close(run_compiled(p, x, rows, s), std::vector<double>(want.begin(), want.end()), what);
+}
+
+std::vector<float> random_rows(int64_t rows, int width, uint32_t seed) {
+    std::mt19937 rng(seed);
+    return testing::random_inputs(rng, rows, width);
+}
+
+json doc_with(json inputs, const std::string& task, json steps, json classes = nullptr) {
+    json d = {{"format", "sklearn"}, {"version", 1}, {"inputs", inputs}, {"task", task}, {"steps", steps}};
+    if (!classes.is_null()) d["classes"] = classes;
+    return d;
+}
+
+json numeric_inputs(int n) {
+    json a = json::array();
+    for (int i = 0; i < n; ++i) a.push_back({{"name", "x" + std::to_string(i)}, {"type", "numeric"}});
+    return a;
+}
+
+json ridge(std::vector<double> coef, double intercept) {
+    return {{"type", "Ridge"}, {"coef", coef}, {"intercept", intercept}};
+}
+
+template <typename F>
+void expect_error(F&& f, ErrorCategory category, const std::vector<std::string>& words) {
+    try {
+        f();
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_EQ(static_cast<int>(e.category()), static_cast<int>(category)) << e.what();
+        for (const std::string& w : words) EXPECT_NE(std::string(e.what()).find(w), std::string::npos)
+                                               << "\"" << w << "\" not in: " << e.what();
+    }
+}
+
+// --- what scikit-learn predicted ---------------------------------------------------------
+
+TEST(SklearnFixtures, MatchScikitLearn) {
+    const json fixtures = json::parse(testing::kSklearnFixtures);
+    const json& rows = fixtures["rows"];
+    for (const json& c : fixtures["cases"]) {
+        const std::string name = c["name"];
+        SCOPED_TRACE(name);
+        EXPECT_EQ(importers::detect_format(c["doc"]), "sklearn");
+        const spec::Pipeline p = importers::import_model(c["doc"], "auto");
+        ASSERT_EQ(p.input_width(), 4);
+        // Fill the batch as the PostgreSQL side does: text as vocabulary index, -1 unknown.
+        std::vector<float> x;
+        for (const json& r : rows)
+            for (int f = 0; f < 4; ++f) {
+                const json& v = r[f];
+                if (v.is_null()) {
+                    x.push_back(kNaN);
+                } else if (v.is_string()) {
+                    ASSERT_EQ(p.text_inputs.size(), 1u);
+                    ASSERT_EQ(p.text_inputs[0].input, f);
+                    const auto& vocab = p.text_inputs[0].vocabulary;
+                    auto it = std::find(vocab.begin(), vocab.end(), v.get<std::string>());
+                    x.push_back(it == vocab.end() ? -1.0f : static_cast<float>(it - vocab.begin()));
+                } else {
+                    x.push_back(v.get<float>());
+                }
+            }
+        const int64_t n = static_cast<int64_t>(rows.size());
+        const std::vector<float> got = run_compiled(p, x, n);
+        const std::vector<float> ref = reference(p, x, n);
+        if (!p.has_probabilities) {
+            // Decision values: their argmax is sklearn's predict.
+            const int w = p.output_width();
+            for (int64_t r = 0; r < n; ++r) {
+                int best = 0;
+                for (int k = 1; k < w; ++k)
+                    if (got[r * w + k] > got[r * w + best]) best = k;
+                EXPECT_EQ(p.classes[best], c["expected"][r][0].get<double>()) << "row " << r;
+            }
+            continue;
+        }
+        std::vector<double> want;
+        for (const json& r : c["expected"])
+            for (const json& v : r) want.push_back(v.get<double>());
+        expect_close(got, want, name + " compiled");
+        expect_close(ref, want, name + " reference");
+    }
+}
+
+// --- one op at a time ----------------------------------------------------------------------
+
+TEST(SklearnSteps, ScalersFoldIntoOneAffine) {
+    json steps = {{{"type", "StandardScaler"}, {"mean", {1.0, -2.0}}, {"scale", {2.0, 0.5}}},
+                  {{"type", "MinMaxScaler"}, {"scale", {0.25, 3.0}}, {"min", {0.1, -1.0}}},
+                  {{"type", "MaxAbsScaler"}, {"scale", {4.0, 2.0}}},
+                  {{"type", "RobustScaler"}, {"center", nullptr}, {"scale", {1.5, 1.0}}},
+                  ridge({1.0, -0.5}, 0.25)};
+    const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", steps));
+    ASSERT_EQ(p.steps.size(), 1u);
+    EXPECT_EQ(p.steps[0].op, "affine");
+    EXPECT_EQ(p.estimator.op, "linear");
+    // Row (3, 1): ((3-1)/2*0.25+0.1)/4/1.5 = 0.0583333, ((1+2)/0.5*3-1)/2 = 8.5.
+    std::vector<float> x = {3.0f, 1.0f};
+    expect_close(run_compiled(p, x, 1), {0.0583333333 * 1.0 - 0.5 * 8.5 + 0.25}, "folded");
+    expect_matches_reference(p, random_rows(300, 2, 1), "scalers");
+}
+
+TEST(SklearnSteps, ImputerReplacesNaNAndDropsEmptyColumns) {
+    json steps = {{{"type", "SimpleImputer"}, {"statistics", {1.5, "NaN", -2.0}}}, ridge({1.0, 10.0}, 0.0)};
+    const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(3), "regression", steps));
+    EXPECT_EQ(p.model.num_features, 2);
+    std::vector<float> x = {kNaN, 7.0f, kNaN, 2.0f, 7.0f, 0.5f};
+    expect_close(run_compiled(p, x, 2), {1.5 - 20.0, 2.0 + 5.0}, "imputed");
+    expect_matches_reference(p, random_rows(300, 3, 2), "imputer");
+}
+
+TEST(SklearnSteps, OneHotNumericWithNaNCategoryAndDrop) {
+    json ohe = {{"type", "OneHotEncoder"},
+                {"categories", {{1.0, 2.0, "NaN"}, {0.1, 0.25}}},
+                {"handle_unknown", "ignore"},
+                {"drop_idx", {0, nullptr}}};
+    json steps = {ohe, ridge({1.0, 10.0, 100.0, 1000.0}, 0.0)};
+    const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", steps));
+    EXPECT_EQ(p.model.num_features, 4);
+    // 0.1 is compared as the float32 the batch holds.
+    std::vector<float> x = {2.0f, 0.1f, kNaN, 0.25f, 1.0f, 7.0f, 3.0f, kNaN};
+    expect_close(run_compiled(p, x, 4), {1.0 + 100.0, 10.0 + 1000.0, 0.0, 0.0}, "one-hot");
+    std::vector<float> grid;
+    std::mt19937 rng(3);
+    for (int i = 0; i < 400; ++i) {
+        const float v[] = {1.0f, 2.0f, kNaN, 0.1f, 0.25f, 5.0f, 0.0f};
+        grid.push_back(v[rng() % 7]);
+    }
+    expect_matches_reference(p, grid, "one-hot grid");
+}
+
+TEST(SklearnSteps, OrdinalUnknownAndMissing) {
+    json enc = {{"type", "OrdinalEncoder"},
+                {"categories", {{3.0, 5.0, "NaN"}, {-1.0, 0.0, 1.0}}},
+                {"handle_unknown", "use_encoded_value"},
+                {"unknown_value", -1},
+                {"encoded_missing_value", -2}};
+    json steps = {enc, ridge({1.0, 10.0}, 0.0)};
+    const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", steps));
+    std::vector<float> x = {5.0f, 1.0f, kNaN, -1.0f, 4.0f, kNaN};
+    expect_close(run_compiled(p, x, 3), {1.0 + 20.0, -2.0 + 0.0, -1.0 - 10.0}, "ordinal");
+    expect_matches_reference(p, random_rows(300, 2, 4), "ordinal");
+}
+
+TEST(SklearnSteps, ColumnTransformerFeatureUnionAndTextInputs) {
+    json inputs = {{{"name", "n"}, {"type", "numeric"}}, {{"name", "city"}, {"type", "text"}},
+                   {{"name", "m"}, {"type", "numeric"}}};
+    json ct = {{"type", "ColumnTransformer"},
+               {"transformers",
+                {{{"columns", {0, 2}},
+                  {"steps", {{{"type", "SimpleImputer"}, {"statistics", {0.0, 1.0}}},
+                             {{"type", "StandardScaler"}, {"mean", {1.0, 2.0}}, {"scale", {2.0, 4.0}}}}}},
+                 {{"columns", {1}},
+                  {"steps", {{{"type", "OneHotEncoder"}, {"categories", {{"b", "a", nullptr}}},
+                              {"handle_unknown", "error"}}}}}}},
+               {"remainder", {{"columns", {0}}, {"steps", json::array()}}}};
+    json fu = {{"type", "FeatureUnion"},
+               {"transformers", {{{"steps", json::array()}},
+                                 {{"steps", {{{"type", "MaxAbsScaler"}, {"scale", {2, 2, 2, 2, 2, 2}}}}}}}}};
+    json steps = {ct, fu,
+                  {{"type", "LogisticRegression"},
+                   {"coef", {{0.5, -1.0, 2.0, 0.0, 1.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7}}},
+                   {"intercept", {0.1}},
+                   {"multi_class", "auto"}}};
+    const spec::Pipeline p =
+        importers::import_sklearn(doc_with(inputs, "classification", steps, json::array({0, 1})));
+    ASSERT_EQ(p.text_inputs.size(), 1u);
+    EXPECT_EQ(p.text_inputs[0].input, 1);
+    EXPECT_EQ(p.text_inputs[0].vocabulary, (std::vector<std::string>{"b", "a"}));
+    EXPECT_TRUE(p.text_inputs[0].unknown_is_error);
+    EXPECT_EQ(p.model.num_features, 12);
+    EXPECT_EQ(p.transform, spec::PostTransform::Logistic);
+    std::vector<float> x;
+    std::mt19937 rng(5);
+    for (int r = 0; r < 300; ++r) {
+        std::vector<float> row = random_rows(1, 3, rng());
+        const float text[] = {0.0f, 1.0f, -1.0f, kNaN};
+        row[1] = text[rng() % 4];
+        x.insert(x.end(), row.begin(), row.end());
+    }
+    expect_matches_reference(p, x, "column transformer");
+    // Round trip through the catalog form keeps every step.
+    const std::string j = spec::to_json(p);
+    EXPECT_EQ(json::parse(j)["format_version"], 2);
+    const spec::Pipeline back = spec::from_json(j);
+    EXPECT_EQ(spec::to_json(back), j);
+    expect_matches_reference(back, x, "column transformer, read back");
+}
+
+TEST(SklearnSteps, TreesAfterFeaturizersEveryStrategy) {
+    // A scaler and a one-hot encoder in front of a random tree ensemble, built by hand.
+    spec::Pipeline p = testing::make_pipeline(spec::Task::Classification, spec::PostTransform::Softmax, 3, 5,
+                                              spec::Comparison::LessEqual);
+    p.features = {"a", "b", "c"};
+    spec::Step ct;
+    ct.op = "concat";
+    spec::Step scale;
+    scale.op = "affine";
+    scale.params = {{"scale", {0.5, 2.0}}, {"offset", {0.25, -1.0}}};
+    spec::Step ohe;
+    ohe.op = "one_hot";
+    ohe.params = {{"categories", {{-0.25, 0.5, 1.0}}}, {"drop", {-1}}};
+    ct.parts = {{{0, 2}, {scale}}, {{1}, {ohe}}};
+    p.steps = {ct};
+    std::mt19937 rng(6);
+    testing::add_trees(p, rng, 30, testing::TreeShape{5, 0.3, true});
+    spec::validate(p);
+    const std::vector<float> x = random_rows(500, 3, 7);
+    for (compiler::Strategy s : {compiler::Strategy::Gemm, compiler::Strategy::TreeTraversal,
+                                 compiler::Strategy::PerfectTreeTraversal, compiler::Strategy::Native})
+        expect_matches_reference(p, x, compiler::strategy_name(s), s);
+    EXPECT_EQ(spec::to_json(spec::from_json(spec::to_json(p))), spec::to_json(p));
+}
+
+// --- estimators ----------------------------------------------------------------------------
+
+TEST(SklearnEstimators, ClassifierLinks) {
+    const json coef3 = {{0.5, -1.0}, {0.25, 0.75}, {-1.0, 0.1}};
+    struct Case {
+        json step;
+        int classes;
+        spec::PostTransform transform;
+        bool proba;
+    } cases[] = {
+        {{{"type", "LogisticRegression"}, {"coef", coef3}, {"intercept", {0.1, 0.2, 0.3}}, {"multi_class", "multinomial"}},
+         3, spec::PostTransform::Softmax, true},
+        {{{"type", "LogisticRegression"}, {"coef", coef3}, {"intercept", {0.1, 0.2, 0.3}}, {"multi_class", "ovr"}},
+         3, spec::PostTransform::Ovr, true},
+        {{{"type", "LogisticRegression"}, {"coef", {{0.5, -1.0}}}, {"intercept", {0.1}}, {"multi_class", "multinomial"}},
+         2, spec::PostTransform::Logistic, true},
+        {{{"type", "SGDClassifier"}, {"coef", coef3}, {"intercept", {0.1, 0.2, 0.3}}, {"loss", "log_loss"}},
+         3, spec::PostTransform::Ovr, true},
+        {{{"type", "SGDClassifier"}, {"coef", {{0.5, -1.0}}}, {"intercept", {0.1}}, {"loss", "hinge"}},
+         2, spec::PostTransform::Identity, false},
+        {{{"type", "LinearSVC"}, {"coef", coef3}, {"intercept", {0.1, 0.2, 0.3}}}, 3, spec::PostTransform::Identity, false},
+        {{{"type", "Perceptron"}, {"coef", {{0.5, -1.0}}}, {"intercept", {0.1}}}, 2, spec::PostTransform::Identity, false},
+        {{{"type", "RidgeClassifier"}, {"coef", {{0.5, -1.0}}}, {"intercept", {0.1}}}, 2, spec::PostTransform::Identity, false},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.step.dump());
+        json classes = json::array();
+        for (int k = 0; k < c.classes; ++k) classes.push_back(k * 10);
+        const spec::Pipeline p =
+            importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {c.step}, classes));
+        EXPECT_EQ(p.transform, c.transform);
+        EXPECT_EQ(p.has_probabilities, c.proba);
+        EXPECT_EQ(p.output_width(), c.classes);
+        expect_matches_reference(p, random_rows(200, 2, 8), "classifier");
+        EXPECT_EQ(spec::to_json(spec::from_json(spec::to_json(p))), spec::to_json(p));
+    }
+    // Binary multinomial: softmax([-d, d]); d = 0.5*1 - 1*2 + 0.1 = -1.4.
+    const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "classification",
+                                                                {cases[2].step}, json::array({0, 1})));
+    const double p1 = 1.0 / (1.0 + std::exp(2.8));
+    expect_close(run_compiled(p, {1.0f, 2.0f}, 1), {1.0 - p1, p1}, "binary multinomial");
+    // Binary decision values: [-d, d].
+    const spec::Pipeline svc = importers::import_sklearn(doc_with(numeric_inputs(2), "classification",
+                                                                  {cases[6].step}, json::array({0, 1})));
+    expect_close(run_compiled(svc, {1.0f, 2.0f}, 1), {1.4, -1.4}, "perceptron");
+}
+
+TEST(SklearnEstimators, Regressors) {
+    for (const char* type : {"LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDRegressor", "LinearSVR"}) {
+        json step = {{"type", type}, {"coef", {{1.5, -2.0, 0.0}}}, {"intercept", {0.5}}};
+        const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(3), "regression", {step}));
+        EXPECT_EQ(p.estimator.op, "linear");
+        expect_close(run_compiled(p, {1.0f, 2.0f, 3.0f}, 1), {1.5 - 4.0 + 0.5}, type);
+        expect_matches_reference(p, random_rows(100, 3, 9), type);
+    }
+}
+
+// --- errors ------------------------------------------------------------------------------
+
+TEST(SklearnErrors, UnsupportedEstimatorsAndParameters) {
+    expect_error([] { importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                                         {{{"type", "KernelRidge"}, {"alpha", 1}}})); },
+                 ErrorCategory::Unsupported, {"KernelRidge"});
+    expect_error([] { importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                                         {{{"type", "Binarizer2"}}, ridge({1.0}, 0.0)})); },
+                 ErrorCategory::Unsupported, {"Binarizer2"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "MinMaxScaler"}, {"scale", {1}}, {"min", {0}}, {"clip", true}},
+                                            ridge({1.0}, 0.0)}));
+    }, ErrorCategory::Unsupported, {"MinMaxScaler", "clip"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "SimpleImputer"}, {"statistics", {1}}, {"missing_values", 0}},
+                                            ridge({1.0}, 0.0)}));
+    }, ErrorCategory::Unsupported, {"SimpleImputer", "missing_values"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "classification",
+                                           {{{"type", "LogisticRegression"}, {"coef", {{1.0}}}, {"intercept", {0}},
+                                             {"multi_class", "crammer"}}},
+                                           json::array({0, 1})));
+    }, ErrorCategory::Unsupported, {"LogisticRegression", "multi_class"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "Ridge"}, {"coef", {{1.0}, {2.0}}}, {"intercept", {0, 0}}}}));
+    }, ErrorCategory::Unsupported, {"Ridge", "multi-output"});
+}
+
+TEST(SklearnErrors, MalformedDocuments) {
+    expect_error([] { importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {ridge({1.0}, 0.0)})); },
+                 ErrorCategory::InvalidModel, {"coef", "2 features"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(2), "regression",
+                                           {{{"type", "StandardScaler"}, {"mean", {1.0}}, {"scale", {1.0, 1.0}}},
+                                            ridge({1.0, 1.0}, 0.0)}));
+    }, ErrorCategory::InvalidModel, {"mean"});
+    json text_inputs = {{{"name", "city"}, {"type", "text"}}};
+    expect_error([&] {
+        importers::import_sklearn(doc_with(text_inputs, "regression",
+                                           {{{"type", "StandardScaler"}, {"mean", {1.0}}, {"scale", {1.0}}},
+                                            ridge({1.0}, 0.0)}));
+    }, ErrorCategory::InvalidModel, {"StandardScaler", "city"});
+    expect_error([&] { importers::import_sklearn(doc_with(text_inputs, "regression", {ridge({1.0}, 0.0)})); },
+                 ErrorCategory::InvalidModel, {"Ridge", "city"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "classification",
+                                           {{{"type", "LinearSVC"}, {"coef", {{1.0}, {2.0}}}, {"intercept", {0, 0}}}},
+                                           json::array({0, 1, 2})));
+    }, ErrorCategory::InvalidModel, {"coef", "3 classes"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "classification",
+                                           {ridge({1.0}, 0.0)}, json::array({0, 1})));
+    }, ErrorCategory::InvalidModel, {"Ridge", "regressor"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "OneHotEncoder"}, {"categories", json::array({json::array({"a", "b"})})}},
+                                            ridge({1.0, 1.0}, 0.0)}));
+    }, ErrorCategory::InvalidModel, {"categories", "numeric"});
+}
+
+TEST(SklearnErrors, ValidateChecksSteps) {
+    spec::Pipeline p = importers::import_sklearn(doc_with(
+        numeric_inputs(2), "regression",
+        {{{"type", "StandardScaler"}, {"mean", {1.0, 2.0}}, {"scale", {1.0, 1.0}}}, ridge({1.0, 1.0}, 0.0)}));
+    spec::Pipeline bad = p;
+    bad.steps[0].params["scale"] = {1.0};
+    expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"steps[0]", "scale"});
+    bad = p;
+    bad.steps[0].op = "frobnicate";
+    expect_error([&] { spec::validate(bad); }, ErrorCategory::Unsupported, {"frobnicate"});
+    bad = p;
+    bad.text_inputs.push_back({0, {"a"}, false});
+    expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"text"});
+    bad = p;
+    bad.estimator.params["intercept"] = {1.0, 2.0};
+    expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"intercept"});
+}
+
+}  // namespace
+}  // namespace pg_predict

@@ -1,0 +1,147 @@
+// Featurizer steps → TorchScript (Hummingbird's "other operators"): each step is one or a few
+// tensor ops over the whole batch, in float64 like scikit-learn.
+//   affine   h * scale + offset
+//   impute   where(isnan(h), statistics, h)
+//   one_hot  (h.index_select(1, column of each kept category) == categories) → 0/1
+//   ordinal  the same comparison, then index_add_ of the matches' codes into their columns
+//   concat   index_select of each part's columns, its steps, cat
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/steps.hpp"
+#include "program_parts.hpp"
+
+namespace pg_predict::compiler {
+namespace {
+
+struct Emitter {
+    ProgramParts& parts;
+    std::string src;
+    int vars = 0;
+    int bufs = 0;
+
+    std::string var() { return "h" + std::to_string(vars++); }
+    std::string prefix() { return "fz" + std::to_string(bufs++) + "_"; }
+    void line(const std::string& s) { src += "    " + s + "\n"; }
+};
+
+int64_t size_of(const std::vector<double>& v) { return static_cast<int64_t>(v.size()); }
+
+// The comparison of each (column, category) pair shared by one_hot and ordinal: a bool [N, K]
+// expression in `eq`. `keep(c, k)` chooses the pairs.
+template <typename Keep>
+std::string emit_matches(Emitter& e, const std::string& in, const std::vector<std::vector<double>>& cats,
+                         const std::string& pre, Keep keep, std::vector<int64_t>& column_of,
+                         std::vector<double>& value) {
+    std::vector<uint8_t> is_nan;
+    bool any_nan = false;
+    for (size_t c = 0; c < cats.size(); ++c)
+        for (size_t k = 0; k < cats[c].size(); ++k) {
+            if (!keep(c, k)) continue;
+            column_of.push_back(static_cast<int64_t>(c));
+            const bool nan = std::isnan(cats[c][k]);
+            value.push_back(cats[c][k]);  // NaN equals nothing: only the isnan test matches it
+            is_nan.push_back(nan ? 1 : 0);
+            any_nan = any_nan || nan;
+        }
+    const int64_t K = static_cast<int64_t>(column_of.size());
+    e.parts.buffers.push_back(make_i64(pre + "column", {K}, column_of));
+    e.parts.buffers.push_back(make_f64(pre + "category", {K}, value));
+    const std::string v = e.var(), eq = e.var();
+    e.line(v + " = " + in + ".index_select(1, self." + pre + "column)");
+    std::string expr = "(" + v + " == self." + pre + "category)";
+    if (any_nan) {
+        e.parts.buffers.push_back(make_bool(pre + "nan", {K}, is_nan));
+        expr = "torch.logical_or(" + expr + ", torch.logical_and(torch.isnan(" + v + "), self." + pre + "nan))";
+    }
+    e.line(eq + " = " + expr);
+    return eq;
+}
+
+std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int64_t& width) {
+    const std::string at = "step " + s.op;
+    const std::string pre = e.prefix();
+    const std::string out = e.var();
+    if (s.op == "affine") {
+        e.parts.buffers.push_back(make_f64(pre + "scale", {width}, spec::param_vector(s, "scale", at)));
+        e.parts.buffers.push_back(make_f64(pre + "offset", {width}, spec::param_vector(s, "offset", at)));
+        e.line(out + " = " + h + " * self." + pre + "scale + self." + pre + "offset");
+    } else if (s.op == "impute") {
+        e.parts.buffers.push_back(make_f64(pre + "statistics", {width}, spec::param_vector(s, "statistics", at)));
+        e.line(out + " = torch.where(torch.isnan(" + h + "), self." + pre + "statistics, " + h + ")");
+    } else if (s.op == "one_hot") {
+        const auto cats = spec::param_matrix(s, "categories", at);
+        const std::vector<int32_t> drop = spec::param_ints(s, "drop", at);
+        std::vector<int64_t> column_of;
+        std::vector<double> value;
+        const std::string eq = emit_matches(
+            e, h, cats, pre, [&](size_t c, size_t k) { return static_cast<int32_t>(k) != drop[c]; }, column_of,
+            value);
+        e.line(out + " = " + eq + ".double()");
+        width = static_cast<int64_t>(column_of.size());
+    } else if (s.op == "ordinal") {
+        const auto cats = spec::param_matrix(s, "categories", at);
+        const double unknown = spec::param_number(s, "unknown_value", at);
+        const double missing = spec::param_number(s, "missing_value", at);
+        std::vector<int64_t> column_of;
+        std::vector<double> value, code;
+        for (const auto& col : cats)
+            for (size_t k = 0; k < col.size(); ++k) code.push_back(std::isnan(col[k]) ? missing : double(k));
+        const std::string eq = emit_matches(e, h, cats, pre, [](size_t, size_t) { return true; }, column_of, value);
+        e.parts.buffers.push_back(make_f64(pre + "code", {size_of(code)}, code));
+        e.parts.buffers.push_back(make_f64(pre + "unknown", {width}, std::vector<double>(width, unknown)));
+        const std::string v = "h" + std::to_string(e.vars - 2);  // emit_matches' selected values
+        const std::string hit = e.var(), codes = e.var();
+        e.line(hit + " = " + h + ".new_zeros([" + h + ".size(0), " + std::to_string(width) +
+               "]).index_add_(1, self." + pre + "column, " + eq + ".double())");
+        e.line(codes + " = " + h + ".new_zeros([" + h + ".size(0), " + std::to_string(width) +
+               "]).index_add_(1, self." + pre + "column, torch.where(" + eq + ", self." + pre + "code.expand_as(" +
+               v + "), torch.zeros_like(" + v + ")))");
+        e.line(out + " = torch.where(" + hit + " > 0.0, " + codes + ", self." + pre + "unknown)");
+    } else if (s.op == "concat") {
+        std::vector<std::string> outs;
+        int64_t total = 0;
+        for (size_t i = 0; i < s.parts.size(); ++i) {
+            const spec::Step::Part& part = s.parts[i];
+            const std::string name = pre + "part" + std::to_string(i);
+            std::vector<int64_t> cols(part.columns.begin(), part.columns.end());
+            e.parts.buffers.push_back(make_i64(name, {static_cast<int64_t>(cols.size())}, cols));
+            const std::string in = e.var();
+            e.line(in + " = " + h + ".index_select(1, self." + name + ")");
+            int64_t w = static_cast<int64_t>(cols.size());
+            std::string r = in;
+            for (const spec::Step& sub : part.steps) r = emit_step(e, sub, r, w);
+            outs.push_back(r);
+            total += w;
+        }
+        std::string list;
+        for (const std::string& o : outs) list += (list.empty() ? "" : ", ") + o;
+        e.line(out + " = torch.cat([" + list + "], 1)");
+        width = total;
+    } else {
+        fail(ErrorCategory::Unsupported, "compiler: featurizer op \"" + s.op + "\" is not supported");
+    }
+    return out;
+}
+
+}  // namespace
+
+void build_featurizers(const spec::Pipeline& p, ProgramParts& parts) {
+    Emitter e{parts, "", 0, 0};
+    std::string h = "x.double()";
+    int64_t width = p.input_width();
+    if (!p.steps.empty()) {
+        e.line("h = x.double()");
+        h = "h";
+        for (const spec::Step& s : p.steps) h = emit_step(e, s, h, width);
+    }
+    if (width != p.model.num_features)
+        fail(ErrorCategory::Internal, "compiler: the featurizers give " + std::to_string(width) +
+                                          " columns, the model reads " + std::to_string(p.model.num_features));
+    parts.source += "def featurize(self, x: Tensor) -> Tensor:\n" + e.src + "    return " + h + "\n";
+}
+
+}  // namespace pg_predict::compiler

@@ -1,0 +1,62 @@
+// The "linear" estimator (Hummingbird: addmm(b, X, W), then sigmoid / softmax / one-vs-rest
+// normalisation). scikit-learn computes linear models in float64, and so does the program:
+// featurize() gives float64, the margin and the link stay float64, the result is cast last.
+#include <string>
+#include <vector>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/steps.hpp"
+#include "program_parts.hpp"
+
+namespace pg_predict::compiler {
+
+void build_linear(const spec::Pipeline& p, ProgramParts& parts) {
+    const auto coef = spec::param_matrix(p.estimator, "coef", "estimator");
+    const auto intercept = spec::param_vector(p.estimator, "intercept", "estimator");
+    const int64_t k = static_cast<int64_t>(coef.size());
+    const int64_t f = p.model.num_features;
+    if (k != p.model.num_groups || static_cast<int64_t>(intercept.size()) != k)
+        fail(ErrorCategory::InvalidModel, "linear estimator: coef has " + std::to_string(k) + " rows, intercept " +
+                                              std::to_string(intercept.size()) + ", groups " +
+                                              std::to_string(p.model.num_groups));
+    const int width = transformed_width(p);
+    if (width != p.output_width())
+        fail(ErrorCategory::Unsupported,
+             std::string("transform ") + spec::transform_name(p.transform) + " over " + std::to_string(k) +
+                 " groups gives " + std::to_string(width) + " columns, but the model declares " +
+                 std::to_string(p.output_width()));
+
+    std::vector<double> w(static_cast<size_t>(f * k));  // [f, k]: addmm(b, z, w)
+    for (int64_t g = 0; g < k; ++g) {
+        if (static_cast<int64_t>(coef[g].size()) != f)
+            fail(ErrorCategory::InvalidModel, "linear estimator: coef row " + std::to_string(g) + " has " +
+                                                  std::to_string(coef[g].size()) + " entries, expected " +
+                                                  std::to_string(f));
+        for (int64_t i = 0; i < f; ++i) w[i * k + g] = coef[g][i];
+    }
+    parts.buffers.push_back(make_f64("linear_coef", {f, k}, std::move(w)));
+    parts.buffers.push_back(make_f64("linear_intercept", {k}, intercept));
+    build_featurizers(p, parts);
+
+    std::string s = "def forward(self, x: Tensor) -> Tensor:\n"
+                    "    m = torch.addmm(self.linear_intercept, self.featurize(x), self.linear_coef)\n";
+    switch (p.transform) {
+    case spec::PostTransform::Identity: s += "    r = m\n"; break;
+    case spec::PostTransform::Exp: s += "    r = torch.exp(m)\n"; break;
+    case spec::PostTransform::Softmax: s += "    r = torch.softmax(m, 1)\n"; break;
+    case spec::PostTransform::Ovr:
+        s += "    e = torch.sigmoid(m)\n"
+             "    r = e / e.sum(1, keepdim=True)\n";
+        break;
+    case spec::PostTransform::Logistic:
+        s += "    e = torch.sigmoid(m)\n";
+        s += width == 2 && k == 1 ? "    r = torch.cat([1.0 - e, e], 1)\n" : "    r = e\n";
+        break;
+    }
+    s += "    return r.float()\n";
+    parts.source += s;
+    parts.num_features = p.input_width();
+    parts.output_width = width;
+}
+
+}  // namespace pg_predict::compiler

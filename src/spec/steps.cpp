@@ -1,0 +1,232 @@
+// Featurizer steps: parameter readers, shape checks and the double-precision evaluation the
+// compiled programs are tested against (spec/steps.hpp lists the ops).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/steps.hpp"
+
+namespace pg_predict::spec {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& where, const std::string& msg) {
+    fail(ErrorCategory::InvalidModel, "invalid pipeline: " + where + ": " + msg);
+}
+
+const json& param(const Step& s, const char* key, const std::string& where) {
+    if (!s.params.is_object()) invalid(where, "op " + s.op + ": params must be an object");
+    auto it = s.params.find(key);
+    if (it == s.params.end()) invalid(where, "op " + s.op + ": parameter \"" + key + "\" is missing");
+    return *it;
+}
+
+bool matches(double x, double c) { return x == c || (std::isnan(x) && std::isnan(c)); }
+
+std::string item(const std::string& where, size_t i) { return where + "[" + std::to_string(i) + "]"; }
+
+int32_t check_categories(const Step& s, const std::vector<int32_t>& vocab, const std::string& where,
+                         std::vector<std::vector<double>>& cats) {
+    cats = param_matrix(s, "categories", where);
+    if (cats.size() != vocab.size())
+        invalid(where, "op " + s.op + " has categories for " + std::to_string(cats.size()) +
+                           " columns, its input has " + std::to_string(vocab.size()));
+    for (size_t c = 0; c < cats.size(); ++c) {
+        for (size_t i = 0; i < cats[c].size(); ++i) {
+            const double v = cats[c][i];
+            for (size_t j = 0; j < i; ++j)
+                if (matches(v, cats[c][j]))
+                    invalid(where, "column " + std::to_string(c) + " lists category " + std::to_string(v) + " twice");
+            if (vocab[c] >= 0 && !std::isnan(v) && (v < 0 || v >= vocab[c] || v != std::floor(v)))
+                invalid(where, "column " + std::to_string(c) + " reads a text input, category " +
+                                   std::to_string(v) + " is no index into its vocabulary of " +
+                                   std::to_string(vocab[c]));
+        }
+    }
+    return static_cast<int32_t>(cats.size());
+}
+
+}  // namespace
+
+json number_to_json(double d) {
+    if (std::isnan(d)) return "NaN";
+    if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+    return d;
+}
+
+json numbers_to_json(const std::vector<double>& v) {
+    json a = json::array();
+    for (double d : v) a.push_back(number_to_json(d));
+    return a;
+}
+
+double param_number(const json& v, const std::string& field) {
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) {
+        const std::string& s = v.get_ref<const std::string&>();
+        if (s == "NaN") return NAN;
+        if (s == "Infinity") return INFINITY;
+        if (s == "-Infinity") return -INFINITY;
+    }
+    fail(ErrorCategory::InvalidModel,
+         "invalid pipeline: " + field + " must be a number (or \"NaN\", \"Infinity\", \"-Infinity\")");
+}
+
+double param_number(const Step& s, const char* key, const std::string& where) {
+    return param_number(param(s, key, where), where + "." + key);
+}
+
+std::vector<double> param_vector(const Step& s, const char* key, const std::string& where) {
+    const json& a = param(s, key, where);
+    const std::string field = where + "." + key;
+    if (!a.is_array()) invalid(field, "must be an array");
+    std::vector<double> out;
+    out.reserve(a.size());
+    for (size_t i = 0; i < a.size(); ++i) out.push_back(param_number(a[i], item(field, i)));
+    return out;
+}
+
+std::vector<std::vector<double>> param_matrix(const Step& s, const char* key, const std::string& where) {
+    const json& a = param(s, key, where);
+    const std::string field = where + "." + key;
+    if (!a.is_array()) invalid(field, "must be an array of arrays");
+    std::vector<std::vector<double>> out(a.size());
+    for (size_t r = 0; r < a.size(); ++r) {
+        if (!a[r].is_array()) invalid(item(field, r), "must be an array");
+        for (size_t i = 0; i < a[r].size(); ++i)
+            out[r].push_back(param_number(a[r][i], item(item(field, r), i)));
+    }
+    return out;
+}
+
+std::vector<int32_t> param_ints(const Step& s, const char* key, const std::string& where) {
+    const json& a = param(s, key, where);
+    const std::string field = where + "." + key;
+    if (!a.is_array()) invalid(field, "must be an array");
+    std::vector<int32_t> out;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (!a[i].is_number_integer() || a[i].get<int64_t>() < INT32_MIN || a[i].get<int64_t>() > INT32_MAX)
+            invalid(item(field, i), "must be an integer");
+        out.push_back(a[i].get<int32_t>());
+    }
+    return out;
+}
+
+int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab, const std::string& where) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const Step& s = steps[i];
+        const std::string at = item(where, i);
+        const size_t w = vocab.size();
+        if (s.op != "concat" && !s.parts.empty()) invalid(at, "op " + s.op + " has parts; only concat has");
+        const bool reads_text = [&] {
+            for (int32_t v : vocab) if (v >= 0) return true;
+            return false;
+        }();
+        if (reads_text && s.op != "one_hot" && s.op != "ordinal" && s.op != "concat")
+            invalid(at, "op " + s.op + " reads a text input; only one_hot and ordinal can");
+        if (s.op == "affine") {
+            for (const char* key : {"scale", "offset"}) {
+                std::vector<double> v = param_vector(s, key, at);
+                if (v.size() != w)
+                    invalid(at, std::string("affine ") + key + " has " + std::to_string(v.size()) +
+                                    " entries for a vector of " + std::to_string(w));
+                for (double d : v) if (!std::isfinite(d)) invalid(at, std::string("affine ") + key + " must be finite");
+            }
+        } else if (s.op == "impute") {
+            std::vector<double> v = param_vector(s, "statistics", at);
+            if (v.size() != w)
+                invalid(at, "impute statistics has " + std::to_string(v.size()) + " entries for a vector of " +
+                                std::to_string(w));
+            for (double d : v) if (std::isnan(d)) invalid(at, "impute statistics must not be NaN");
+        } else if (s.op == "one_hot") {
+            std::vector<std::vector<double>> cats;
+            check_categories(s, vocab, at, cats);
+            std::vector<int32_t> drop = param_ints(s, "drop", at);
+            if (drop.size() != w)
+                invalid(at, "one_hot drop has " + std::to_string(drop.size()) + " entries for " +
+                                std::to_string(w) + " columns");
+            size_t out = 0;
+            for (size_t c = 0; c < w; ++c) {
+                if (drop[c] < -1 || drop[c] >= static_cast<int32_t>(cats[c].size()))
+                    invalid(at, "one_hot drop " + std::to_string(drop[c]) + " of column " + std::to_string(c) +
+                                    " is not a category index");
+                out += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+            }
+            vocab.assign(out, -1);
+        } else if (s.op == "ordinal") {
+            std::vector<std::vector<double>> cats;
+            check_categories(s, vocab, at, cats);
+            param_number(s, "unknown_value", at);
+            param_number(s, "missing_value", at);
+            vocab.assign(w, -1);
+        } else if (s.op == "concat") {
+            if (s.parts.empty()) invalid(at, "concat has no parts");
+            std::vector<int32_t> out;
+            for (size_t p = 0; p < s.parts.size(); ++p) {
+                const Step::Part& part = s.parts[p];
+                std::vector<int32_t> sub;
+                for (int32_t c : part.columns) {
+                    if (c < 0 || static_cast<size_t>(c) >= w)
+                        invalid(item(at + ".parts", p), "column " + std::to_string(c) + " is outside [0, " +
+                                                            std::to_string(w) + ")");
+                    sub.push_back(vocab[c]);
+                }
+                check_steps(part.steps, sub, item(at + ".parts", p) + ".steps");
+                out.insert(out.end(), sub.begin(), sub.end());
+            }
+            vocab = std::move(out);
+        } else {
+            fail(ErrorCategory::Unsupported, "pipeline spec: " + at + ": op \"" + s.op + "\" is not supported");
+        }
+    }
+    return static_cast<int32_t>(vocab.size());
+}
+
+std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<double> x) {
+    for (const Step& s : steps) {
+        const std::string at = "step " + s.op;
+        if (s.op == "affine") {
+            const std::vector<double> scale = param_vector(s, "scale", at), offset = param_vector(s, "offset", at);
+            for (size_t c = 0; c < x.size(); ++c) x[c] = x[c] * scale[c] + offset[c];
+        } else if (s.op == "impute") {
+            const std::vector<double> stat = param_vector(s, "statistics", at);
+            for (size_t c = 0; c < x.size(); ++c)
+                if (std::isnan(x[c])) x[c] = stat[c];
+        } else if (s.op == "one_hot") {
+            const auto cats = param_matrix(s, "categories", at);
+            const std::vector<int32_t> drop = param_ints(s, "drop", at);
+            std::vector<double> y;
+            for (size_t c = 0; c < x.size(); ++c)
+                for (size_t k = 0; k < cats[c].size(); ++k)
+                    if (static_cast<int32_t>(k) != drop[c]) y.push_back(matches(x[c], cats[c][k]) ? 1.0 : 0.0);
+            x = std::move(y);
+        } else if (s.op == "ordinal") {
+            const auto cats = param_matrix(s, "categories", at);
+            const double unknown = param_number(s, "unknown_value", at);
+            const double missing = param_number(s, "missing_value", at);
+            for (size_t c = 0; c < x.size(); ++c) {
+                double code = unknown;
+                for (size_t k = 0; k < cats[c].size(); ++k)
+                    if (matches(x[c], cats[c][k])) code = std::isnan(cats[c][k]) ? missing : static_cast<double>(k);
+                x[c] = code;
+            }
+        } else if (s.op == "concat") {
+            std::vector<double> y;
+            for (const Step::Part& part : s.parts) {
+                std::vector<double> sub;
+                for (int32_t c : part.columns) sub.push_back(x[c]);
+                sub = apply_steps(part.steps, std::move(sub));
+                y.insert(y.end(), sub.begin(), sub.end());
+            }
+            x = std::move(y);
+        } else {
+            fail(ErrorCategory::Unsupported, "reference: op \"" + s.op + "\" is not supported");
+        }
+    }
+    return x;
+}
+
+}  // namespace pg_predict::spec
