@@ -168,13 +168,24 @@ TEST(SklearnSteps, ScalersFoldIntoOneAffine) {
     expect_matches_reference(p, random_rows(300, 2, 1), "scalers");
 }
 
-TEST(SklearnSteps, ImputerReplacesNaNAndDropsEmptyColumns) {
-    json steps = {{{"type", "SimpleImputer"}, {"statistics", {1.5, "NaN", -2.0}}}, ridge({1.0, 10.0}, 0.0)};
+TEST(SklearnSteps, ImputerReplacesNaNAndImputesText) {
+    json steps = {{{"type", "SimpleImputer"}, {"statistics", {1.5, "NaN", -2.0}}}, ridge({1.0, 10.0, 100.0}, 0.0)};
     const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(3), "regression", steps));
-    EXPECT_EQ(p.model.num_features, 2);
+    EXPECT_EQ(p.model.num_features, 3);
     std::vector<float> x = {kNaN, 7.0f, kNaN, 2.0f, 7.0f, 0.5f};
-    expect_close(run_compiled(p, x, 2), {1.5 - 20.0, 2.0 + 5.0}, "imputed");
+    expect_close(run_compiled(p, x, 2), {1.5 + 70.0 - 200.0, 2.0 + 70.0 + 50.0}, "imputed");
     expect_matches_reference(p, random_rows(300, 3, 2), "imputer");
+
+    // A text column: the statistic joins the vocabulary, and NULL becomes its index.
+    json inputs = {{{"name", "city"}, {"type", "text"}}};
+    json text_steps = {{{"type", "SimpleImputer"}, {"statistics", {"rome"}}},
+                       {{"type", "OneHotEncoder"}, {"categories", json::array({json::array({"oslo", "rome"})})},
+                        {"handle_unknown", "ignore"}},
+                       ridge({1.0, 10.0}, 0.0)};
+    const spec::Pipeline t = importers::import_sklearn(doc_with(inputs, "regression", text_steps));
+    ASSERT_EQ(t.text_inputs.size(), 1u);
+    EXPECT_EQ(t.text_inputs[0].vocabulary, (std::vector<std::string>{"rome", "oslo"}));
+    expect_close(run_compiled(t, {kNaN, 1.0f, 0.0f, -1.0f}, 4), {10.0, 1.0, 10.0, 0.0}, "text imputed");
 }
 
 TEST(SklearnSteps, OneHotNumericWithNaNCategoryAndDrop) {

@@ -386,44 +386,39 @@ private:
         }
     }
 
+    // NaN → statistic. A text column stays a text input: its statistic (a string) becomes its
+    // vocabulary index. A NaN statistic (strategy "constant" with fill_value NaN) leaves NaN;
+    // the exporter refuses the case where scikit-learn drops an all-missing column.
     void convert_imputer(const json& step, std::vector<int32_t>& cols, const std::string& path,
                          std::vector<spec::Step>& out) {
         const std::string type = "SimpleImputer";
-        no_text(type, cols, path);
         if (const json* mv = find(step, "missing_values"); mv != nullptr && !std::isnan(number(*mv, at(path, "missing_values"), true)))
             unsupported(type, "parameter missing_values = " + mv->dump() + " (only NaN)");
         if (const json* ind = find(step, "add_indicator"); ind != nullptr && ind->is_boolean() && ind->get<bool>())
             unsupported(type, "parameter add_indicator = true");
-        bool keep_empty = false;
-        if (const json* k = find(step, "keep_empty_features"); k != nullptr && k->is_boolean()) keep_empty = k->get<bool>();
-        std::vector<double> stats = numbers(step, path, "statistics");
+        const json& stats = array_of(step, path, "statistics");
         if (stats.size() != cols.size())
             malformed(at(path, "statistics"), "has " + std::to_string(stats.size()) + " entries for " +
                                                   std::to_string(cols.size()) + " columns");
-        // A column never seen at fit time (statistic NaN) is dropped by scikit-learn unless
-        // keep_empty_features, which imputes 0.
-        spec::Step::Part kept;
+        std::vector<double> values;
         for (size_t c = 0; c < stats.size(); ++c) {
-            if (std::isnan(stats[c])) {
-                if (!keep_empty) continue;
-                stats[c] = 0.0;
+            const std::string field = item(at(path, "statistics"), c);
+            if (cols[c] >= 0) {
+                if (!stats[c].is_string())
+                    malformed(field, "must be a string: column " + std::to_string(c) + " is the text input \"" +
+                                         p_.features[cols[c]] + "\"");
+                values.push_back(vocabulary_index(cols[c], stats[c].get<std::string>()));
+            } else {
+                if (stats[c].is_string() && stats[c] != "NaN" && stats[c] != "nan")
+                    malformed(field, "is a string, but column " + std::to_string(c) +
+                                         " is numeric (declare the input as type \"text\")");
+                values.push_back(number(stats[c], field, true));
             }
-            kept.columns.push_back(static_cast<int32_t>(c));
         }
         spec::Step s;
         s.op = "impute";
-        for (double& d : stats) if (std::isnan(d)) d = 0.0;
-        s.params = {{"statistics", spec::numbers_to_json(stats)}};
+        s.params = {{"statistics", spec::numbers_to_json(values)}};
         out.push_back(std::move(s));
-        if (kept.columns.size() != cols.size()) {
-            spec::Step select;
-            select.op = "concat";
-            std::vector<int32_t> result;
-            for (int32_t c : kept.columns) result.push_back(cols[c]);
-            select.parts.push_back(std::move(kept));
-            out.push_back(std::move(select));
-            cols = std::move(result);
-        }
     }
 
     // --- the final model ----------------------------------------------------------------

@@ -125,8 +125,8 @@ int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab,
             for (int32_t v : vocab) if (v >= 0) return true;
             return false;
         }();
-        if (reads_text && s.op != "one_hot" && s.op != "ordinal" && s.op != "concat")
-            invalid(at, "op " + s.op + " reads a text input; only one_hot and ordinal can");
+        if (reads_text && s.op != "one_hot" && s.op != "ordinal" && s.op != "concat" && s.op != "impute")
+            invalid(at, "op " + s.op + " reads a text input; only one_hot, ordinal and impute can");
         if (s.op == "affine") {
             for (const char* key : {"scale", "offset"}) {
                 std::vector<double> v = param_vector(s, key, at);
@@ -140,7 +140,11 @@ int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab,
             if (v.size() != w)
                 invalid(at, "impute statistics has " + std::to_string(v.size()) + " entries for a vector of " +
                                 std::to_string(w));
-            for (double d : v) if (std::isnan(d)) invalid(at, "impute statistics must not be NaN");
+            // NaN leaves a missing value missing; a text column's statistic is a vocabulary index.
+            for (size_t c = 0; c < w; ++c)
+                if (vocab[c] >= 0 && !std::isnan(v[c]) && (v[c] < 0 || v[c] >= vocab[c] || v[c] != std::floor(v[c])))
+                    invalid(at, "impute statistic of text column " + std::to_string(c) +
+                                    " is no index into its vocabulary");
         } else if (s.op == "one_hot") {
             std::vector<std::vector<double>> cats;
             check_categories(s, vocab, at, cats);

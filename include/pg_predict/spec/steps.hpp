@@ -5,6 +5,7 @@
 // "Infinity", "-Infinity"):
 //   affine   {"scale": [w], "offset": [w]}            y = x * scale + offset       (width w → w)
 //   impute   {"statistics": [w]}                      y = isnan(x) ? statistic : x (w → w)
+//            (a text column stays text: its statistic is a vocabulary index)
 //   one_hot  {"categories": [[c, ...] per column], "drop": [d per column]}
 //            per column, one 0/1 per category except category d (d = -1: none dropped);
 //            x matches c when x == c or both are NaN; no match gives zeros (w → Σ kept)
@@ -17,7 +18,7 @@
 //   linear   {"coef": [[f] × k], "intercept": [k]}   margin = x · coefᵀ + intercept (f → k)
 //
 // Text inputs arrive as indices into their vocabulary (NaN for NULL, -1 unknown), and may only
-// be read by one_hot or ordinal, whose categories for them are vocabulary indices (or NaN).
+// be read by one_hot, ordinal or impute, whose categories for them are vocabulary indices (or NaN).
 #pragma once
 
 #include <cstdint>
