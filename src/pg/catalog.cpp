@@ -152,7 +152,9 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
     char* query = psprintf(
         "SELECT id, name, owner, format, strategy, features, columns, task, classes, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'trees')::pg_catalog.int4, 0), "
-        "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0), text_features "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0), text_features, "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'probabilities')::pg_catalog.bool, "
+        "task OPERATOR(pg_catalog.=) 'classification') "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
         table.qualified_table);
     Oid types[1] = {TEXTOID};
@@ -199,6 +201,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
         }
         entry->trees = DatumGetInt32(SPI_getbinval(row, desc, 10, &isnull));
         entry->depth = DatumGetInt32(SPI_getbinval(row, desc, 11, &isnull));
+        entry->has_probabilities = DatumGetBool(SPI_getbinval(row, desc, 13, &isnull));
         entry->is_text = (bool*)palloc0(sizeof(bool) * Max(entry->num_features, 1));
         ArrayType* text_features = DatumGetArrayTypeP(SPI_getbinval(row, desc, 12, &isnull));
         Datum* text_elements;

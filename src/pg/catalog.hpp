@@ -27,6 +27,7 @@ struct CatalogEntry {
     int depth;
     bool* is_text;        // per feature: read as text and dictionary-encoded
     bool has_text;
+    bool has_probabilities;  // a classifier whose outputs are probabilities (predict_proba)
 };
 
 // The catalog table's OID: plans that use a model depend on it, and create/replace/drop

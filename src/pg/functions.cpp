@@ -190,12 +190,7 @@ Datum pg_predict_predict(PG_FUNCTION_ARGS) {
 
 Datum pg_predict_predict_proba(PG_FUNCTION_ARGS) {
     CallSiteModel* m = call_site_model(fcinfo);
-    const char* name = m->name;
-    if (!m->model->entry->classification)
-        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                        errmsg("model \"%s\" is a regression model; predict_proba() needs a classifier",
-                               name),
-                        errhint("Use predict() for the predicted value.")));
+    check_predict_proba(m->model->entry);
     if (!score_one(fcinfo, &m)) PG_RETURN_NULL();
     int width = m->model->output_width;
     Datum* elements = (Datum*)palloc(sizeof(Datum) * width);

@@ -22,6 +22,19 @@ void release_program_callback(void* arg) {
 
 }  // namespace
 
+void check_predict_proba(const CatalogEntry* entry) {
+    if (!entry->classification)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("model \"%s\" is a regression model; predict_proba() needs a classifier",
+                               entry->name),
+                        errhint("Use predict() for the predicted value.")));
+    if (!entry->has_probabilities)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("model \"%s\" does not give class probabilities", entry->name),
+                        errdetail("Its estimator has only a decision function, as in scikit-learn."),
+                        errhint("Use predict() for the class label.")));
+}
+
 BoundModel* bind_model(const char* name, MemoryContext context) {
     MemoryContext old = MemoryContextSwitchTo(context);
     BoundModel* model = (BoundModel*)palloc0(sizeof(BoundModel));

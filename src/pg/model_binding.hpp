@@ -18,6 +18,9 @@ struct BoundModel {
     runtime::TextEncoder* text_encoder;  // NULL unless the model has text inputs
 };
 
+// Errors unless predict_proba() can score with this model (a classifier with probabilities).
+void check_predict_proba(const CatalogEntry* entry);
+
 // Looks the model up, takes the program from the backend's cache or loads it from the
 // catalog, and releases it when `context` is reset or deleted.
 BoundModel* bind_model(const char* name, MemoryContext context);

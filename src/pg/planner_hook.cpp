@@ -20,6 +20,7 @@
 #include "batch_plan.hpp"
 #include "catalog.hpp"
 #include "features.hpp"
+#include "model_binding.hpp"
 #include "planner_hook.hpp"
 #include "settings.hpp"
 
@@ -238,11 +239,7 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
     }
     if (input < 0) {
         CatalogEntry* entry = catalog_lookup(model, false);
-        if (kind == PredictCallKind::PredictProba && !entry->classification)
-            ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                            errmsg("model \"%s\" is a regression model; predict_proba() needs a classifier",
-                                   model),
-                            errhint("Use predict() for the predicted value.")));
+        if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
         BatchInput* in = (BatchInput*)palloc0(sizeof(BatchInput));
         if (!feature_source(rw, arg, entry, &in->source, &in->exprs)) return -1;
         in->model = pstrdup(model);

@@ -46,10 +46,11 @@ void check_option_keys(const json& options) {
 void apply_feature_names(const json& names, spec::Pipeline& p) {
     if (!names.is_array())
         fail(ErrorCategory::InvalidParameter, "option \"features\" must be an array of strings");
-    if (names.size() != static_cast<size_t>(p.model.num_features))
+    // The model's inputs: its own feature names, or for a pipeline with steps its input columns.
+    if (names.size() != p.features.size())
         fail(ErrorCategory::InvalidParameter,
              "option \"features\" has " + std::to_string(names.size()) + " names but the model has " +
-                 std::to_string(p.model.num_features) + " features");
+                 std::to_string(p.features.size()) + " features");
     std::vector<std::string> out;
     std::set<std::string> seen;
     for (const json& n : names) {
@@ -92,6 +93,9 @@ std::string summary(const spec::Pipeline& p, size_t program_bytes, compiler::Str
     j["num_groups"] = p.model.num_groups;
     j["program_bytes"] = program_bytes;
     j["strategy"] = compiler::strategy_name(s);
+    j["probabilities"] = p.task == spec::Task::Classification && p.has_probabilities;
+    j["steps"] = p.steps.size();
+    j["estimator"] = p.estimator.op.empty() ? "tree_ensemble" : p.estimator.op;
     return j.dump();
 }
 
@@ -107,6 +111,7 @@ BuiltModel* build_model(const std::string& artifact_json, const std::string& for
     check_option_keys(options);
 
     spec::Pipeline p = importers::import_model(artifact, format);
+    // A bare model reads its features directly; a pipeline with steps names its inputs.
     if (p.features.empty()) p.features.assign(static_cast<size_t>(std::max(0, p.model.num_features)), "");
     if (options.contains("features")) apply_feature_names(options["features"], p);
 
