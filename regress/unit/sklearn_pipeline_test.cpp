@@ -188,6 +188,40 @@ TEST(SklearnSteps, ImputerReplacesNaNAndImputesText) {
     expect_close(run_compiled(t, {kNaN, 1.0f, 0.0f, -1.0f}, 4), {10.0, 1.0, 10.0, 0.0}, "text imputed");
 }
 
+TEST(SklearnSteps, FunctionTransformerUfuncsMatchNumpy) {
+    const std::vector<float> x = {kNaN, -8.0f, -1.0f, -0.5f, 0.0f, 0.5f, 0.99f, 2.5f, 3.5f, 20.0f};
+    const int64_t rows = static_cast<int64_t>(x.size());
+    for (const std::string& f : spec::elementwise_functions()) {
+        json steps = {{{"type", "FunctionTransformer"}, {"func", f}}, ridge({1.0}, 0.0)};
+        const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(1), "regression", steps));
+        ASSERT_EQ(p.steps.size(), 1u);
+        EXPECT_EQ(p.steps[0].op, "elementwise");
+        std::vector<double> want;
+        for (float v : x) want.push_back(static_cast<float>(spec::apply_elementwise(f, v)));
+        expect_close(run_compiled(p, x, rows), want, f);
+        expect_matches_reference(p, x, f + " reference");
+    }
+    // numpy's values: rint rounds half to even, sign and cbrt keep NaN, cbrt of a negative.
+    EXPECT_EQ(spec::apply_elementwise("rint", 2.5), 2.0);
+    EXPECT_EQ(spec::apply_elementwise("rint", 3.5), 4.0);
+    EXPECT_TRUE(std::isnan(spec::apply_elementwise("sign", NAN)));
+    EXPECT_DOUBLE_EQ(spec::apply_elementwise("cbrt", -8.0), -2.0);
+    EXPECT_TRUE(std::isnan(spec::apply_elementwise("log", -1.0)));
+    // The identity and the refusals.
+    const spec::Pipeline id = importers::import_sklearn(
+        doc_with(numeric_inputs(1), "regression", {{{"type", "FunctionTransformer"}}, ridge({2.0}, 0.0)}));
+    EXPECT_TRUE(id.steps.empty());
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "FunctionTransformer"}, {"func", "gamma"}}, ridge({1.0}, 0.0)}));
+    }, ErrorCategory::Unsupported, {"FunctionTransformer", "func", "gamma"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "FunctionTransformer"}, {"func", "log"}, {"kw_args", {{"a", 1}}}},
+                                            ridge({1.0}, 0.0)}));
+    }, ErrorCategory::Unsupported, {"FunctionTransformer", "kw_args"});
+}
+
 TEST(SklearnSteps, OneHotNumericWithNaNCategoryAndDrop) {
     json ohe = {{"type", "OneHotEncoder"},
                 {"categories", {{1.0, 2.0, "NaN"}, {0.1, 0.25}}},

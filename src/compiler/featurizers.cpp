@@ -4,6 +4,7 @@
 //   impute   where(isnan(h), statistics, h)
 //   one_hot  (h.index_select(1, column of each kept category) == categories) → 0/1
 //   ordinal  the same comparison, then index_add_ of the matches' codes into their columns
+//   elementwise  the torch function of the numpy ufunc (sign and cbrt keep NaN explicitly)
 //   concat   index_select of each part's columns, its steps, cat
 #include <cmath>
 #include <string>
@@ -61,6 +62,27 @@ std::string emit_matches(Emitter& e, const std::string& in, const std::vector<st
     return eq;
 }
 
+// TorchScript for numpy's ufunc `f` applied to the float64 tensor `h`.
+std::string elementwise_expr(const std::string& f, const std::string& h) {
+    static const std::pair<const char*, const char*> kDirect[] = {
+        {"absolute", "abs"}, {"fabs", "abs"},     {"negative", "neg"}, {"reciprocal", "reciprocal"},
+        {"sqrt", "sqrt"},    {"exp", "exp"},      {"exp2", "exp2"},    {"expm1", "expm1"},
+        {"log", "log"},      {"log2", "log2"},    {"log10", "log10"},  {"log1p", "log1p"},
+        {"floor", "floor"},  {"ceil", "ceil"},    {"rint", "round"},   {"trunc", "trunc"},
+        {"sin", "sin"},      {"cos", "cos"},      {"tan", "tan"},      {"arcsin", "asin"},
+        {"arccos", "acos"},  {"arctan", "atan"},  {"sinh", "sinh"},    {"cosh", "cosh"},
+        {"tanh", "tanh"},    {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"}};
+    for (const auto& [name, fn] : kDirect)
+        if (f == name) return std::string("torch.") + fn + "(" + h + ")";
+    if (f == "square") return "(" + h + " * " + h + ")";
+    // torch.sign(NaN) is 0 on some builds; numpy keeps NaN.
+    if (f == "sign") return "torch.where(torch.isnan(" + h + "), " + h + ", torch.sign(" + h + "))";
+    if (f == "cbrt")
+        return "torch.where(torch.isnan(" + h + "), " + h + ", torch.sign(" + h + ") * torch.pow(torch.abs(" + h +
+               "), 1.0 / 3.0))";
+    fail(ErrorCategory::Unsupported, "compiler: elementwise function \"" + f + "\" is not supported");
+}
+
 std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int64_t& width) {
     const std::string at = "step " + s.op;
     const std::string pre = e.prefix();
@@ -101,6 +123,11 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
                "]).index_add_(1, self." + pre + "column, torch.where(" + eq + ", self." + pre + "code.expand_as(" +
                v + "), torch.zeros_like(" + v + ")))");
         e.line(out + " = torch.where(" + hit + " > 0.0, " + codes + ", self." + pre + "unknown)");
+    } else if (s.op == "elementwise") {
+        const auto it = s.params.find("function");
+        if (it == s.params.end() || !it->is_string())
+            fail(ErrorCategory::InvalidModel, "compiler: elementwise step without a function name");
+        e.line(out + " = " + elementwise_expr(it->get<std::string>(), h));
     } else if (s.op == "concat") {
         std::vector<std::string> outs;
         int64_t total = 0;

@@ -24,6 +24,11 @@
 
 namespace pg_predict::importers {
 
+// Implemented in sklearn_trees.cpp; referenced weakly so that this file links (and refuses
+// tree models) in a tree that does not have it yet.
+bool import_sklearn_tree_model(const nlohmann::json& step, int32_t num_features, spec::Pipeline& pipeline)
+    __attribute__((weak));
+
 namespace {
 
 using nlohmann::json;
@@ -376,6 +381,22 @@ private:
                         {"missing_value", spec::number_to_json(missing_value)}};
             out.push_back(std::move(s));
             cols.assign(w, -1);
+        } else if (type == "FunctionTransformer") {
+            // func null is the identity; else an element-wise numpy ufunc, by name.
+            const json* f = find(step, "func");
+            if (f == nullptr) return;
+            if (!f->is_string()) malformed(at(path, "func"), "must be a string (a numpy ufunc name)");
+            if (const json* kw = find(step, "kw_args"); kw != nullptr && !kw->empty())
+                unsupported(type, "parameter kw_args");
+            const std::string name = f->get<std::string>();
+            if (!spec::is_elementwise_function(name))
+                unsupported(type, "parameter func = \"" + name + "\" (not a known element-wise numpy ufunc)");
+            no_text(type, cols, path);
+            spec::Step s;
+            s.op = "elementwise";
+            s.params = {{"function", name}};
+            out.push_back(std::move(s));
+            cols.assign(w, -1);
         } else {
             unsupported(type, "the transformer");
         }
@@ -438,7 +459,12 @@ private:
             if (type == r) return linear_regressor(step, type, path);
         for (const char* c : kClassifiers)
             if (type == c) return linear_classifier(step, type, path);
-        if (import_sklearn_tree_model(step, width, p_)) return;
+        if (import_sklearn_tree_model != nullptr) {
+            if (import_sklearn_tree_model(step, width, p_)) return;
+        } else if (type.find("Tree") != std::string::npos || type.find("Forest") != std::string::npos ||
+                   type.find("GradientBoosting") != std::string::npos) {
+            unsupported(type, "the tree model (this build has no scikit-learn tree importer)");
+        }
         unsupported(type, "the estimator");
     }
 

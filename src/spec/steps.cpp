@@ -51,6 +51,55 @@ int32_t check_categories(const Step& s, const std::vector<int32_t>& vocab, const
 
 }  // namespace
 
+const std::vector<std::string>& elementwise_functions() {
+    static const std::vector<std::string> names = {
+        "absolute", "fabs",    "negative", "sign",    "reciprocal", "square",  "sqrt",    "cbrt",
+        "exp",      "exp2",    "expm1",    "log",     "log2",       "log10",   "log1p",   "floor",
+        "ceil",     "rint",    "trunc",    "sin",     "cos",        "tan",     "arcsin",  "arccos",
+        "arctan",   "sinh",    "cosh",     "tanh",    "arcsinh",    "arccosh", "arctanh"};
+    return names;
+}
+
+bool is_elementwise_function(const std::string& name) {
+    for (const std::string& n : elementwise_functions())
+        if (n == name) return true;
+    return false;
+}
+
+double apply_elementwise(const std::string& f, double x) {
+    if (f == "absolute" || f == "fabs") return std::fabs(x);
+    if (f == "negative") return -x;
+    if (f == "sign") return std::isnan(x) ? x : x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0;
+    if (f == "reciprocal") return 1.0 / x;
+    if (f == "square") return x * x;
+    if (f == "sqrt") return std::sqrt(x);
+    if (f == "cbrt") return std::cbrt(x);
+    if (f == "exp") return std::exp(x);
+    if (f == "exp2") return std::exp2(x);
+    if (f == "expm1") return std::expm1(x);
+    if (f == "log") return std::log(x);
+    if (f == "log2") return std::log2(x);
+    if (f == "log10") return std::log10(x);
+    if (f == "log1p") return std::log1p(x);
+    if (f == "floor") return std::floor(x);
+    if (f == "ceil") return std::ceil(x);
+    if (f == "rint") return std::nearbyint(x);
+    if (f == "trunc") return std::trunc(x);
+    if (f == "sin") return std::sin(x);
+    if (f == "cos") return std::cos(x);
+    if (f == "tan") return std::tan(x);
+    if (f == "arcsin") return std::asin(x);
+    if (f == "arccos") return std::acos(x);
+    if (f == "arctan") return std::atan(x);
+    if (f == "sinh") return std::sinh(x);
+    if (f == "cosh") return std::cosh(x);
+    if (f == "tanh") return std::tanh(x);
+    if (f == "arcsinh") return std::asinh(x);
+    if (f == "arccosh") return std::acosh(x);
+    if (f == "arctanh") return std::atanh(x);
+    fail(ErrorCategory::InvalidModel, "invalid pipeline: elementwise function \"" + f + "\" is not known");
+}
+
 json number_to_json(double d) {
     if (std::isnan(d)) return "NaN";
     if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
@@ -166,6 +215,10 @@ int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab,
             param_number(s, "unknown_value", at);
             param_number(s, "missing_value", at);
             vocab.assign(w, -1);
+        } else if (s.op == "elementwise") {
+            const json& f = param(s, "function", at);
+            if (!f.is_string() || !is_elementwise_function(f.get<std::string>()))
+                invalid(at, "elementwise function " + f.dump() + " is not known");
         } else if (s.op == "concat") {
             if (s.parts.empty()) invalid(at, "concat has no parts");
             std::vector<int32_t> out;
@@ -217,6 +270,9 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
                     if (matches(x[c], cats[c][k])) code = std::isnan(cats[c][k]) ? missing : static_cast<double>(k);
                 x[c] = code;
             }
+        } else if (s.op == "elementwise") {
+            const std::string f = param(s, "function", at).get<std::string>();
+            for (double& v : x) v = apply_elementwise(f, v);
         } else if (s.op == "concat") {
             std::vector<double> y;
             for (const Step::Part& part : s.parts) {

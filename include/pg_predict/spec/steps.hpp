@@ -12,6 +12,9 @@
 //   ordinal  {"categories": [[c, ...] per column], "unknown_value": u, "missing_value": m}
 //            per column the index of the matching category, m when the matching category is
 //            NaN, u when none matches                                          (w → w)
+//   elementwise {"function": f}                      y = f(x), numpy's ufunc f per entry (w → w);
+//            f is one of elementwise_functions() (numpy names: log1p, sqrt, absolute, rint, ...),
+//            NaN in gives NaN out, domain errors give NaN / ±inf as numpy does
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 // and the estimator op:
@@ -41,6 +44,12 @@ double param_number(const Step&, const char* key, const std::string& where);
 std::vector<double> param_vector(const Step&, const char* key, const std::string& where);
 std::vector<std::vector<double>> param_matrix(const Step&, const char* key, const std::string& where);
 std::vector<int32_t> param_ints(const Step&, const char* key, const std::string& where);
+
+// The functions op elementwise knows, and one of them applied to x (throws
+// Error(InvalidModel) for an unknown name).
+const std::vector<std::string>& elementwise_functions();
+bool is_elementwise_function(const std::string& name);
+double apply_elementwise(const std::string& name, double x);
 
 // Checks a list of steps against the vector it reads and returns the output width.
 // `vocab` has one entry per input column: -1 for a number, else the vocabulary size of the
