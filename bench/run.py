@@ -1148,6 +1148,7 @@ def main():
     md = [f"# pg_predict benchmark — {stamp}", "",
           f"{a.rows} rows per table; models trained on {a.train_rows} rows; median of up to "
           f"{a.reps} runs after a warm-up; run took {elapsed / 60:.1f} min.", "",
+          "- command: `" + " ".join(["bench/run.py"] + sys.argv[1:]) + "`",
           f"- machine: {env['cpu']}, {env['cores']} cores, {env['mem_gb']} GiB, "
           f"AVX-512: {env['avx512f']}",
           f"- {env['postgres'].split(' on ')[0]}, shared_buffers {env['shared_buffers']}, "
