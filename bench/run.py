@@ -1200,6 +1200,9 @@ def main():
         chart(rows, os.path.join(a.results, "latest.png"), title)
     except Exception:
         traceback.print_exc()
+    if not a.keep_cluster:
+        import shutil
+        shutil.rmtree(workdir, ignore_errors=True)   # the numpy copies of the tables
     log(f"\nwrote {a.results}/{stamp}.md, .json, latest.md, latest.png")
     if not ok_all:
         log("WARNING: numerical sanity mismatches (see above)")
