@@ -23,6 +23,7 @@ CREATE TABLE @extschema@.model_catalog (
     summary     jsonb NOT NULL,              -- objective, trees, depth, ...
     text_features int4[] NOT NULL DEFAULT '{}', -- inputs read as text (0-based)
     text_inputs jsonb NOT NULL DEFAULT '[]',    -- their dictionaries
+    unused_features int4[] NOT NULL DEFAULT '{}', -- inputs the model never reads (not fetched)
     created_at  timestamptz NOT NULL DEFAULT now(),
     CHECK (cardinality(features) = cardinality(columns))
 );

@@ -175,6 +175,16 @@ SELECT sum(predict('churn', c)) = (SELECT sum(label) FROM expected) AS same_sum 
 RESET pg_predict.batch_size;
 SET pg_predict.batch_size = 0;
 
+-- A column the model never reads is not fetched, and a row need not have it: 'churn' does not
+-- split on plan_id.
+CREATE TABLE without_plan (tenure int, monthly_charges numeric);
+INSERT INTO without_plan VALUES (5, 30), (20, 80);
+SELECT tenure, predict('churn', t) FROM without_plan t ORDER BY tenure;
+SET pg_predict.enable_batching = off;
+SELECT tenure, predict('churn', t) FROM without_plan t ORDER BY tenure;
+RESET pg_predict.enable_batching;
+DROP TABLE without_plan;
+
 -- Errors found while planning name the problem.
 CREATE TABLE no_charges (tenure int, plan_id int);
 EXPLAIN (costs off) SELECT predict('churn', t) FROM no_charges t;

@@ -126,6 +126,8 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
             if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR) {
                 input->column[f] = ((Var*)expr)->varattno;
                 input->column_type[f] = type;
+            } else if (IsA(expr, Const)) {
+                // a feature the model never reads: x keeps the value set below, for every batch
             } else {
                 input->feature_expr[f] = ExecInitExpr((Expr*)expr, parent);
             }
@@ -144,7 +146,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         input->argument = ExecInitExpr((Expr*)linitial(plan->exprs), parent);
     }
     if (!explain_only) {
-        input->x = (float*)palloc(sizeof(float) * (size_t)state->capacity * features);
+        input->x = (float*)palloc0(sizeof(float) * (size_t)state->capacity * features);
         input->out = (float*)palloc(sizeof(float) * (size_t)state->capacity * Max(input->width, 1));
         input->row_null = (bool*)palloc0(sizeof(bool) * state->capacity);
     }
@@ -207,7 +209,7 @@ void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) 
         float* x = input->x + (size_t)row * input->num_features;
         if (input->plan->source == FeatureSource::Columns) {
             for (int f = 0; f < input->num_features; f++) {
-                if (input->column[f] != 0) continue;
+                if (input->column[f] != 0 || input->feature_expr[f] == NULL) continue;
                 bool isnull;
                 Datum value = ExecEvalExpr(input->feature_expr[f], econtext, &isnull);
                 x[f] = isnull                      ? NAN
@@ -326,8 +328,9 @@ Datum output_value(PredictBatchState* state, const BatchOutput* output, int row,
         *isnull = true;
         return (Datum)0;
     }
-    *isnull = false;
     const float* scores = input->out + (size_t)row * input->width;
+    *isnull = output_is_missing(scores, input->width);
+    if (*isnull) return (Datum)0;
     if (output->kind == PredictCallKind::Predict)
         return Float8GetDatum(prediction_from_output(input->model, scores));
     Datum* elements = (Datum*)palloc(sizeof(Datum) * input->width);
@@ -410,8 +413,11 @@ void explain(CustomScanState* node, List* ancestors, ExplainState* es) {
         initStringInfo(&columns);
         appendStringInfo(&columns, "%s:", source_name(in->source));
         ListCell* lc;
+        bool first = true;
         foreach (lc, in->exprs) {
-            appendStringInfoString(&columns, lc == list_head(in->exprs) ? " " : ", ");
+            if (IsA(lfirst(lc), Const)) continue;  // not read by the model
+            appendStringInfoString(&columns, first ? " " : ", ");
+            first = false;
             appendStringInfoString(&columns, deparse_expression((Node*)lfirst(lc), context, use_prefix, false));
         }
         ExplainPropertyText(label, columns.data, es);

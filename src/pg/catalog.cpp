@@ -101,6 +101,23 @@ Datum doubles_to_float8_array(const std::vector<double>& values) {
         construct_array(elements, count, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+// Per-feature flags from an int4[] of feature indices.
+bool* feature_flags(Datum indices, const CatalogEntry* entry, const char* what) {
+    bool* flags = (bool*)palloc0(sizeof(bool) * Max(entry->num_features, 1));
+    Datum* elements;
+    bool* nulls;
+    int count;
+    deconstruct_array(DatumGetArrayTypeP(indices), INT4OID, sizeof(int32), true, TYPALIGN_INT, &elements,
+                      &nulls, &count);
+    for (int i = 0; i < count; i++) {
+        int32 feature = DatumGetInt32(elements[i]);
+        if (nulls[i] || feature < 0 || feature >= entry->num_features)
+            elog(ERROR, "pg_predict: catalog row of model \"%s\" has bad %s", entry->name, what);
+        flags[feature] = true;
+    }
+    return flags;
+}
+
 Datum ints_to_int4_array(const std::vector<int32_t>& values) {
     int count = (int)values.size();
     Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
@@ -154,7 +171,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
         "coalesce((summary OPERATOR(pg_catalog.->>) 'trees')::pg_catalog.int4, 0), "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0), text_features, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'probabilities')::pg_catalog.bool, "
-        "task OPERATOR(pg_catalog.=) 'classification') "
+        "task OPERATOR(pg_catalog.=) 'classification'), unused_features "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
         table.qualified_table);
     Oid types[1] = {TEXTOID};
@@ -202,20 +219,9 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
         entry->trees = DatumGetInt32(SPI_getbinval(row, desc, 10, &isnull));
         entry->depth = DatumGetInt32(SPI_getbinval(row, desc, 11, &isnull));
         entry->has_probabilities = DatumGetBool(SPI_getbinval(row, desc, 13, &isnull));
-        entry->is_text = (bool*)palloc0(sizeof(bool) * Max(entry->num_features, 1));
-        ArrayType* text_features = DatumGetArrayTypeP(SPI_getbinval(row, desc, 12, &isnull));
-        Datum* text_elements;
-        bool* text_nulls;
-        int text_count;
-        deconstruct_array(text_features, INT4OID, sizeof(int32), true, TYPALIGN_INT, &text_elements,
-                          &text_nulls, &text_count);
-        for (int i = 0; i < text_count; i++) {
-            int32 feature = DatumGetInt32(text_elements[i]);
-            if (text_nulls[i] || feature < 0 || feature >= entry->num_features)
-                elog(ERROR, "pg_predict: catalog row of model \"%s\" has a bad text feature", name);
-            entry->is_text[feature] = true;
-            entry->has_text = true;
-        }
+        entry->is_text = feature_flags(SPI_getbinval(row, desc, 12, &isnull), entry, "text features");
+        entry->is_unused = feature_flags(SPI_getbinval(row, desc, 14, &isnull), entry, "unused features");
+        for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
         MemoryContextSwitchTo(spi);
     }
     SPI_finish();
@@ -278,12 +284,13 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
 
     // $1 name, $2 format, $3 source, $4 spec, $5 program, $6 features, $7 columns, $8 task,
     // $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only),
-    // $14 text_features, $15 text_inputs
-    Datum values[15];
-    Oid types[15] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
+    // $14 text_features, $15 text_inputs, $16 unused_features
+    Datum values[16];
+    Oid types[16] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
                      TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
-                     JSONBOID,     JSONBOID,     OIDOID,   INT4ARRAYOID,   JSONBOID};
-    char nulls[15];
+                     JSONBOID,     JSONBOID,     OIDOID,   INT4ARRAYOID,   JSONBOID,
+                     INT4ARRAYOID};
+    char nulls[16];
     memset(nulls, ' ', sizeof(nulls));
     values[0] = CStringGetTextDatum(name);
     values[1] = CStringGetTextDatum(built->format.c_str());
@@ -305,6 +312,7 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
     values[12] = ObjectIdGetDatum(caller);
     values[13] = ints_to_int4_array(built->text_features);
     values[14] = cstring_to_jsonb(built->text_inputs_json.c_str());
+    values[15] = ints_to_int4_array(built->unused_features);
 
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
@@ -323,19 +331,19 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
         statement = psprintf(
             "UPDATE %s SET id = pg_catalog.nextval('%s'), format = $2, source = $3, spec = $4, "
             "program = $5, features = $6, columns = $7, task = $8, classes = $9, strategy = $10, "
-            "options = $11, summary = $12, text_features = $14, text_inputs = $15, "
+            "options = $11, summary = $12, text_features = $14, text_inputs = $15, unused_features = $16, "
             "created_at = pg_catalog.now() "
             "WHERE name OPERATOR(pg_catalog.=) $1",
             table.qualified_table, table.qualified_sequence);
     } else {
         statement = psprintf(
             "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
-            "classes, strategy, options, summary, owner, text_features, text_inputs) "
+            "classes, strategy, options, summary, owner, text_features, text_inputs, unused_features) "
             "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-            "$13::pg_catalog.regrole, $14, $15)",
+            "$13::pg_catalog.regrole, $14, $15, $16)",
             table.qualified_table, table.qualified_sequence);
     }
-    int rc = SPI_execute_with_args(statement, 15, types, values, nulls, false, 0);
+    int rc = SPI_execute_with_args(statement, 16, types, values, nulls, false, 0);
     if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     SPI_finish();

@@ -28,6 +28,7 @@ struct CatalogEntry {
     bool* is_text;        // per feature: read as text and dictionary-encoded
     bool has_text;
     bool has_probabilities;  // a classifier whose outputs are probabilities (predict_proba)
+    bool* is_unused;      // per feature: the model never reads it, so its column is not fetched
 };
 
 // The catalog table's OID: plans that use a model depend on it, and create/replace/drop

@@ -60,6 +60,10 @@ void resolve_feature_columns(const CatalogEntry* entry, TupleDesc tupdesc, const
                              AttrNumber* attnums) {
     for (int f = 0; f < entry->num_features; f++) {
         const char* column = entry->columns[f];
+        if (entry->is_unused[f]) {  // never read: the row need not have it
+            attnums[f] = InvalidAttrNumber;
+            continue;
+        }
         if (column[0] == '\0')
             ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
                             errmsg("model \"%s\" has no feature names, so it cannot read a row",
@@ -116,8 +120,9 @@ RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
     reader->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * Max(entry->num_features, 1));
     resolve_feature_columns(entry, reader->tupdesc, format_type_be(type_id), reader->attnums);
     for (int f = 0; f < entry->num_features; f++)
-        reader->convert[f] =
-            converter_for_type(TupleDescAttr(reader->tupdesc, reader->attnums[f] - 1)->atttypid);
+        if (reader->attnums[f] != InvalidAttrNumber)
+            reader->convert[f] =
+                converter_for_type(TupleDescAttr(reader->tupdesc, reader->attnums[f] - 1)->atttypid);
     MemoryContextSwitchTo(old);
     return reader;
 }
@@ -129,6 +134,10 @@ void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader 
     tuple.t_tableOid = InvalidOid;
     tuple.t_data = row;
     for (int f = 0; f < reader->num_features; f++) {
+        if (reader->attnums[f] == InvalidAttrNumber) {  // unused by the model
+            x[f] = 0.0f;
+            continue;
+        }
         bool isnull;
         Datum value = heap_getattr(&tuple, reader->attnums[f], reader->tupdesc, &isnull);
         if (isnull)

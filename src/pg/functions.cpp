@@ -184,14 +184,14 @@ Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {
 
 Datum pg_predict_predict(PG_FUNCTION_ARGS) {
     CallSiteModel* m;
-    if (!score_one(fcinfo, &m)) PG_RETURN_NULL();
+    if (!score_one(fcinfo, &m) || output_is_missing(m->out, m->model->output_width)) PG_RETURN_NULL();
     PG_RETURN_FLOAT8(prediction_from_output(m->model, m->out));
 }
 
 Datum pg_predict_predict_proba(PG_FUNCTION_ARGS) {
     CallSiteModel* m = call_site_model(fcinfo);
     check_predict_proba(m->model->entry);
-    if (!score_one(fcinfo, &m)) PG_RETURN_NULL();
+    if (!score_one(fcinfo, &m) || output_is_missing(m->out, m->model->output_width)) PG_RETURN_NULL();
     int width = m->model->output_width;
     Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
     for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)m->out[k]);

@@ -1,5 +1,7 @@
 #include "model_binding.hpp"
 
+#include <cmath>
+
 #include "guard.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
@@ -90,6 +92,12 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
                                model->output_width, model->entry->num_classes)));
     MemoryContextSwitchTo(old);
     return model;
+}
+
+bool output_is_missing(const float* output_row, int width) {
+    for (int k = 0; k < width; k++)
+        if (std::isnan(output_row[k])) return true;
+    return false;
 }
 
 double prediction_from_output(const BoundModel* model, const float* output_row) {

@@ -25,6 +25,11 @@ void check_predict_proba(const CatalogEntry* entry);
 // catalog, and releases it when `context` is reset or deleted.
 BoundModel* bind_model(const char* name, MemoryContext context);
 
+// Whether a model output row holds NaN: an input was missing where the model defines no
+// missing value (no imputer, no default direction). predict() then returns NULL, as DESIGN.md
+// says, rather than a label picked from NaN scores.
+bool output_is_missing(const float* output_row, int width);
+
 // The value predict() returns for one output row: the label of the most probable class for a
 // classifier (the first on ties, as numpy's argmax), the value for a regressor.
 double prediction_from_output(const BoundModel* model, const float* output_row);

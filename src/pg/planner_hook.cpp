@@ -134,6 +134,11 @@ List* feature_columns_of_relation(PlannedStmt* stmt, Index rtindex, const Catalo
     resolve_feature_columns(entry, desc, RelationGetRelationName(relation), attnums);
     List* vars = NIL;
     for (int f = 0; f < entry->num_features; f++) {
+        if (attnums[f] == InvalidAttrNumber) {  // a feature the model never reads: not fetched
+            vars = lappend(vars, makeConst(FLOAT4OID, -1, InvalidOid, sizeof(float4), Float4GetDatum(0.0f),
+                                           false, true));
+            continue;
+        }
         Form_pg_attribute attribute = TupleDescAttr(desc, attnums[f] - 1);
         vars = lappend(vars, makeVar(rtindex, attnums[f], attribute->atttypid, attribute->atttypmod,
                                      attribute->attcollation, 0));
@@ -195,7 +200,9 @@ bool feature_source(Rewrite* rw, Node* arg, const CatalogEntry* entry, FeatureSo
                 List* vars = NIL;
                 ListCell* lc;
                 foreach (lc, columns)
-                    vars = lappend(vars, outer_var_for(rw->child, target_position(rw->child, (Expr*)lfirst(lc))));
+                    vars = lappend(vars, IsA(lfirst(lc), Const)
+                                             ? lfirst(lc)
+                                             : outer_var_for(rw->child, target_position(rw->child, (Expr*)lfirst(lc))));
                 *source = FeatureSource::Columns;
                 *exprs = vars;
                 return true;
@@ -373,7 +380,10 @@ List* scan_tlist_for(Plan* child, int passthrough, Rewrite* rw) {
                                   : (Node*)linitial(in->exprs);
         if (in->source == FeatureSource::Columns) {
             RowExpr* row = makeNode(RowExpr);
-            row->args = in->exprs;
+            row->args = NIL;  // the features read; constants stand for features the model ignores
+            ListCell* e;
+            foreach (e, in->exprs)
+                if (!IsA(lfirst(e), Const)) row->args = lappend(row->args, lfirst(e));
             row->row_typeid = RECORDOID;
             row->row_format = COERCE_IMPLICIT_CAST;
             row->location = -1;
@@ -463,7 +473,10 @@ Plan* rewrite_above(PlannedStmt* stmt, Plan* node) {
         BatchInput* in = (BatchInput*)lfirst(lc);
         List* mapped = NIL;
         ListCell* e;
-        foreach (e, in->exprs) mapped = lappend(mapped, outer_var_for(node, target_position(node, (Expr*)lfirst(e))));
+        foreach (e, in->exprs)
+            mapped = lappend(mapped, IsA(lfirst(e), Const)
+                                         ? lfirst(e)
+                                         : outer_var_for(node, target_position(node, (Expr*)lfirst(e))));
         in->exprs = mapped;
     }
     (void)var_count;

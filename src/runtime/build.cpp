@@ -9,6 +9,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/importers/import.hpp"
+#include "pg_predict/optimizer/unused_inputs.hpp"
 #include "pg_predict/runtime/api.hpp"
 
 namespace pg_predict::runtime {
@@ -145,6 +146,7 @@ BuiltModel* build_model(const std::string& artifact_json, const std::string& for
                                {"unknown_is_error", t.unknown_is_error}});
     }
     std::sort(built->text_features.begin(), built->text_features.end());
+    built->unused_features = optimizer::unused_inputs(p);
     built->text_inputs_json = text_inputs.dump();
     return built.release();
 }

@@ -21,6 +21,7 @@ struct BuiltModel {
     std::vector<std::string> columns;   // the column each feature reads (options.columns)
     std::string summary_json;           // {"objective", "trees", "depth", "features", ...}
     std::vector<int32_t> text_features; // inputs read as text (dictionary-encoded), ascending
+    std::vector<int32_t> unused_features;  // inputs the model never reads, ascending
     std::string text_inputs_json;       // their dictionaries, for make_text_encoder
 };
 
