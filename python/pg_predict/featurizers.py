@@ -140,6 +140,48 @@ def export_function_transformer(est, sources, ctx):
     return {"type": "FunctionTransformer", "func": func.__name__}, [None] * len(sources)
 
 
+def export_selector(est, sources, ctx):
+    """VarianceThreshold, SelectKBest, SelectPercentile, SelectFromModel, ...: a column selection."""
+    columns = [int(i) for i in est.get_support(indices=True)]
+    return {"type": "ColumnSelector", "columns": columns}, [sources[i] for i in columns]
+
+
+def export_binarizer(est, sources, ctx):
+    if not isinstance(est.threshold, numbers.Number):
+        ctx.refuse(est, "threshold", "must be a number")
+    ctx.read_numeric(est, sources)
+    return ({"type": "Binarizer", "threshold": to_json_number(float(est.threshold))},
+            [None] * len(sources))
+
+
+def export_normalizer(est, sources, ctx):
+    if est.norm not in ("l1", "l2", "max"):
+        ctx.refuse(est, "norm", "only 'l1', 'l2' and 'max' are supported")
+    ctx.read_numeric(est, sources)
+    return {"type": "Normalizer", "norm": est.norm}, [None] * len(sources)
+
+
+def export_missing_indicator(est, sources, ctx):
+    mv = est.missing_values
+    if not (isinstance(mv, float) and np.isnan(mv)):
+        ctx.refuse(est, "missing_values", "only missing_values=np.nan is supported")
+    if est.sparse is True:
+        ctx.refuse(est, "sparse", "sparse output is not supported")
+    features = [int(i) for i in est.features_]
+    ctx.read_numeric(est, [sources[i] for i in features])
+    return {"type": "MissingIndicator", "features": features}, [None] * len(features)
+
+
+def export_pca(est, sources, ctx):
+    ctx.read_numeric(est, sources)
+    step = {"type": type(est).__name__, "components": [floats(r) for r in est.components_],
+            "mean": optional_floats(getattr(est, "mean_", None)),
+            "whiten": bool(getattr(est, "whiten", False))}
+    if step["whiten"]:
+        step["explained_variance"] = floats(est.explained_variance_)
+    return step, [None] * est.components_.shape[0]
+
+
 FEATURIZERS = {
     "OneHotEncoder": export_one_hot_encoder,
     "OrdinalEncoder": export_ordinal_encoder,
@@ -149,4 +191,13 @@ FEATURIZERS = {
     "MaxAbsScaler": export_max_abs_scaler,
     "RobustScaler": export_robust_scaler,
     "FunctionTransformer": export_function_transformer,
+    "VarianceThreshold": export_selector,
+    "SelectKBest": export_selector,
+    "SelectPercentile": export_selector,
+    "SelectFromModel": export_selector,
+    "Binarizer": export_binarizer,
+    "Normalizer": export_normalizer,
+    "MissingIndicator": export_missing_indicator,
+    "PCA": export_pca,
+    "TruncatedSVD": export_pca,
 }

@@ -133,6 +133,11 @@ def build_cases():
     from sklearn.preprocessing import (FunctionTransformer, MaxAbsScaler, MinMaxScaler,
                                        OneHotEncoder, OrdinalEncoder, RobustScaler,
                                        StandardScaler)
+    from sklearn.decomposition import PCA, TruncatedSVD
+    from sklearn.feature_selection import (SelectFromModel, SelectKBest, SelectPercentile,
+                                           VarianceThreshold, f_classif, f_regression)
+    from sklearn.impute import MissingIndicator
+    from sklearn.preprocessing import Binarizer, Normalizer
     from sklearn.svm import LinearSVC, LinearSVR
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -226,6 +231,39 @@ def build_cases():
             ("log", FunctionTransformer(np.log1p), ["income", "tenure"]),
             ("rest", "passthrough", ["visits"]),
         ]), StandardScaler(), Ridge()), ["income", "visits", "tenure"], "regression", False),
+        C("selectors_variance_kbest", make_pipeline(
+            _prep(), VarianceThreshold(0.1), SelectKBest(f_regression, k=6), Ridge()),
+          ALL, "regression", False),
+        C("selectors_percentile_from_model", make_pipeline(
+            _prep(), SelectPercentile(f_classif, percentile=60),
+            SelectFromModel(Lasso(alpha=0.01)), LogisticRegression(max_iter=2000)),
+          ALL, "binary", True),
+        C("binarizer_normalizer_l1", make_pipeline(ColumnTransformer([
+            ("bin", make_pipeline(SimpleImputer(), Binarizer(threshold=40.5)), ["age", "score"]),
+            ("vis", Binarizer(threshold=2.5), ["visits"]),
+            ("norm", Normalizer("l1"), ["income", "tenure", "rate"]),
+            ("raw", StandardScaler(), ["income", "tenure"]),
+        ]), LogisticRegression(max_iter=2000)),
+          ["age", "income", "visits", "score", "tenure", "rate"], "binary", True),
+        C("normalizer_l2_max", make_pipeline(ColumnTransformer([
+            ("l2", Normalizer(), ["visits", "tenure", "rate"]),
+            ("max", make_pipeline(SimpleImputer(), Normalizer("max")), ["age", "score", "rate"]),
+        ]), Ridge(alpha=0.1)), ["age", "visits", "score", "tenure", "rate"], "regression", False),
+        C("missing_indicator", make_pipeline(ColumnTransformer([
+            ("imp", make_pipeline(SimpleImputer(), StandardScaler()),
+             ["age", "income", "score", "tenure"]),
+            ("ind", MissingIndicator(), ["age", "income", "score", "tenure"]),
+            ("all", MissingIndicator(features="all"), ["age", "income"]),
+        ]), LogisticRegression(max_iter=2000)),
+          ["age", "income", "score", "tenure"], "binary", True),
+        C("pca_whiten", make_pipeline(
+            _prep(), PCA(n_components=4, whiten=True), LogisticRegression(max_iter=2000)),
+          ALL, "multiclass", True),
+        C("pca_truncated_svd", make_pipeline(ColumnTransformer([
+            ("pca", make_pipeline(SimpleImputer(), StandardScaler(), PCA(n_components=2)),
+             ["age", "income", "score", "tenure"]),
+            ("svd", TruncatedSVD(n_components=2, random_state=0), ["visits", "tenure", "rate"]),
+        ]), Ridge()), ["age", "income", "visits", "score", "tenure", "rate"], "regression", False),
         C("text_imputer", make_pipeline(ColumnTransformer([
             ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "income"]),
             ("channel", make_pipeline(SimpleImputer(strategy="constant", fill_value="missing"),

@@ -127,6 +127,28 @@ def _apply(step, cols):
     if t == "FunctionTransformer":
         f = getattr(np, step["func"])
         return _elementwise(cols, lambda x, j: f(x))
+    if t == "ColumnSelector":
+        return [cols[i] for i in step["columns"]]
+    if t == "Binarizer":
+        thr = _num(step["threshold"])
+        return _elementwise(cols, lambda x, j: (x > thr).astype(np.float64))
+    if t == "MissingIndicator":
+        return [np.isnan(np.asarray(cols[i], dtype=np.float64)).astype(np.float64)
+                for i in step["features"]]
+    if t == "Normalizer":
+        X = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
+        norm = {"l1": lambda a: np.abs(a).sum(1), "l2": lambda a: np.sqrt((a * a).sum(1)),
+                "max": lambda a: np.abs(a).max(1)}[step["norm"]](X)
+        norm[norm == 0] = 1.0
+        return list((X / norm[:, None]).T)
+    if t in ("PCA", "TruncatedSVD"):
+        X = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
+        if step["mean"] is not None:
+            X = X - _arr(step["mean"])
+        Y = X @ _arr(step["components"]).T
+        if step["whiten"]:
+            Y = Y / np.sqrt(_arr(step["explained_variance"]))
+        return list(Y.T)
     raise ValueError(f"reference: no featurizer {t}")
 
 

@@ -222,6 +222,59 @@ TEST(SklearnSteps, FunctionTransformerUfuncsMatchNumpy) {
     }, ErrorCategory::Unsupported, {"FunctionTransformer", "kw_args"});
 }
 
+TEST(SklearnSteps, SelectorsBinarizerNormalizerMissingIndicatorPca) {
+    for (const char* norm : {"l1", "l2", "max"}) {
+        json steps = {{{"type", "MissingIndicator"}, {"features", {0, 2, 3}}},
+                      {{"type", "ColumnSelector"}, {"columns", {2, 0}}},
+                      ridge({1.0, 10.0}, 0.5)};
+        json fu = {{"type", "FeatureUnion"},
+                   {"transformers",
+                    {{{"steps", steps}},
+                     {{"steps", {{{"type", "SimpleImputer"}, {"statistics", {1.0, 2.0, 3.0, 4.0}}},
+                                 {{"type", "Binarizer"}, {"threshold", 0.25}}}}},
+                     {{"steps", {{{"type", "SimpleImputer"}, {"statistics", {1.0, 2.0, 3.0, 4.0}}},
+                                 {{"type", "Normalizer"}, {"norm", norm}},
+                                 {{"type", "PCA"}, {"components", {{0.6, 0.8, 0.0, 0.0}, {0.0, 0.0, 0.8, -0.6}}},
+                                  {"mean", {0.1, 0.2, 0.3, 0.4}}, {"whiten", true},
+                                  {"explained_variance", {4.0, 0.25}}},
+                                 {{"type", "TruncatedSVD"}, {"components", {{1.0, 2.0}, {-1.0, 0.5}}}}}}}}}};
+        json doc = doc_with(numeric_inputs(4), "regression",
+                            {fu, ridge({1.0, -1.0, 2.0, 0.5, 0.25, 1.5, -2.0, 3.0}, 0.1)});
+        doc["steps"][0]["transformers"][0]["steps"] = {{{"type", "MissingIndicator"}, {"features", {0, 2, 3}}},
+                                                       {{"type", "ColumnSelector"}, {"columns", {2, 0}}}};
+        const spec::Pipeline p = importers::import_sklearn(doc);
+        EXPECT_EQ(p.model.num_features, 8);
+        expect_matches_reference(p, random_rows(300, 4, 7), norm);
+        // One row by hand: x = (NaN, 1, 0, 2); indicator (1, 0, 0) → select (0, 1).
+        // Imputed (1, 1, 0, 2): binarized (1, 1, 0, 1).
+        std::vector<double> z = {0.0, 1.0, 1.0, 1.0, 0.0, 1.0};
+        const double n = std::string(norm) == "l1" ? 4.0 : std::string(norm) == "l2" ? std::sqrt(6.0) : 2.0;
+        const double u[4] = {1.0 / n - 0.1, 1.0 / n - 0.2, 0.0 - 0.3, 2.0 / n - 0.4};
+        const double p0 = (0.6 * u[0] + 0.8 * u[1]) / 2.0, p1 = (0.8 * u[2] - 0.6 * u[3]) / 0.5;
+        z.push_back(p0 + 2.0 * p1);
+        z.push_back(-p0 + 0.5 * p1);
+        const double coef[8] = {1.0, -1.0, 2.0, 0.5, 0.25, 1.5, -2.0, 3.0};
+        double want = 0.1;
+        for (size_t i = 0; i < 8; ++i) want += coef[i] * z[i];
+        expect_close(run_compiled(p, {kNaN, 1.0f, 0.0f, 2.0f}, 1), {want}, std::string("by hand ") + norm);
+    }
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "Normalizer"}, {"norm", "l3"}}, ridge({1.0}, 0.0)}));
+    }, ErrorCategory::Unsupported, {"Normalizer", "norm"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "MissingIndicator"}, {"features", {0}}, {"missing_values", 0}},
+                                            ridge({1.0}, 0.0)}));
+    }, ErrorCategory::Unsupported, {"MissingIndicator", "missing_values"});
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "PCA"}, {"components", {{1.0}}}, {"whiten", true},
+                                             {"explained_variance", {0.0}}},
+                                            ridge({1.0}, 0.0)}));
+    }, ErrorCategory::Unsupported, {"PCA", "whiten"});
+}
+
 TEST(SklearnSteps, OneHotNumericWithNaNCategoryAndDrop) {
     json ohe = {{"type", "OneHotEncoder"},
                 {"categories", {{1.0, 2.0, "NaN"}, {0.1, 0.25}}},

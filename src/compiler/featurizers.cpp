@@ -5,6 +5,9 @@
 //   one_hot  (h.index_select(1, column of each kept category) == categories) → 0/1
 //   ordinal  the same comparison, then index_add_ of the matches' codes into their columns
 //   elementwise  the torch function of the numpy ufunc (sign and cbrt keep NaN explicitly)
+//   threshold  (h > t).double();  is_missing  isnan(h).double()
+//   normalize  h / the row's norm (1 where it is 0)
+//   project  matmul(h, matrixᵀ) + offset
 //   concat   index_select of each part's columns, its steps, cat
 #include <cmath>
 #include <string>
@@ -128,6 +131,30 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         if (it == s.params.end() || !it->is_string())
             fail(ErrorCategory::InvalidModel, "compiler: elementwise step without a function name");
         e.line(out + " = " + elementwise_expr(it->get<std::string>(), h));
+    } else if (s.op == "threshold") {
+        e.parts.buffers.push_back(make_f64(pre + "threshold", {1}, {spec::param_number(s, "threshold", at)}));
+        e.line(out + " = (" + h + " > self." + pre + "threshold).double()");
+    } else if (s.op == "is_missing") {
+        e.line(out + " = torch.isnan(" + h + ").double()");
+    } else if (s.op == "normalize") {
+        const auto it = s.params.find("norm");
+        const std::string norm = it != s.params.end() && it->is_string() ? it->get<std::string>() : "";
+        const std::string n = e.var();
+        if (norm == "l1") e.line(n + " = torch.sum(torch.abs(" + h + "), [1], True)");
+        else if (norm == "l2") e.line(n + " = torch.sqrt(torch.sum(" + h + " * " + h + ", [1], True))");
+        else if (norm == "max") e.line(n + " = torch.amax(torch.abs(" + h + "), [1], True)");
+        else fail(ErrorCategory::InvalidModel, "compiler: normalize norm \"" + norm + "\" is not known");
+        e.line(out + " = " + h + " / torch.where(" + n + " == 0.0, torch.ones_like(" + n + "), " + n + ")");
+    } else if (s.op == "project") {
+        const auto m = spec::param_matrix(s, "matrix", at);
+        const std::vector<double> off = spec::param_vector(s, "offset", at);
+        const int64_t k = static_cast<int64_t>(m.size());
+        std::vector<double> flat;
+        for (const auto& row : m) flat.insert(flat.end(), row.begin(), row.end());
+        e.parts.buffers.push_back(make_f64(pre + "matrix", {k, width}, flat));
+        e.parts.buffers.push_back(make_f64(pre + "offset", {k}, off));
+        e.line(out + " = torch.matmul(" + h + ", self." + pre + "matrix.t()) + self." + pre + "offset");
+        width = k;
     } else if (s.op == "concat") {
         std::vector<std::string> outs;
         int64_t total = 0;

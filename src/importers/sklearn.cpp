@@ -381,6 +381,91 @@ private:
                         {"missing_value", spec::number_to_json(missing_value)}};
             out.push_back(std::move(s));
             cols.assign(w, -1);
+        } else if (type == "ColumnSelector" || type == "MissingIndicator") {
+            // A selection of columns (get_support() of VarianceThreshold, SelectKBest, ...; the
+            // features_ of MissingIndicator, then 1 where missing): a concat of one part.
+            const char* key = type == "ColumnSelector" ? "columns" : "features";
+            const json& columns = array_of(step, path, key);
+            spec::Step s;
+            s.op = "concat";
+            spec::Step::Part part;
+            std::vector<int32_t> sub;
+            for (size_t i = 0; i < columns.size(); ++i) {
+                if (!columns[i].is_number_integer() || columns[i].get<int64_t>() < 0 ||
+                    columns[i].get<int64_t>() >= static_cast<int64_t>(w))
+                    malformed(item(at(path, key), i), "must be a column index in [0, " + std::to_string(w) + ")");
+                part.columns.push_back(columns[i].get<int32_t>());
+                sub.push_back(cols[part.columns.back()]);
+            }
+            if (part.columns.empty()) unsupported(type, "selecting no column");
+            if (type == "MissingIndicator") {
+                if (const json* mv = find(step, "missing_values");
+                    mv != nullptr && !std::isnan(number(*mv, at(path, "missing_values"), true)))
+                    unsupported(type, "parameter missing_values = " + mv->dump() + " (only NaN)");
+                no_text(type, sub, path);
+                spec::Step m;
+                m.op = "is_missing";
+                m.params = json::object();
+                part.steps.push_back(std::move(m));
+            }
+            s.parts.push_back(std::move(part));
+            out.push_back(std::move(s));
+            cols = std::move(sub);
+        } else if (type == "Binarizer") {
+            no_text(type, cols, path);
+            const double t = number(member(step, path, "threshold"), at(path, "threshold"));
+            if (std::isnan(t)) unsupported(type, "parameter threshold = NaN");
+            spec::Step s;
+            s.op = "threshold";
+            s.params = {{"threshold", spec::number_to_json(t)}};
+            out.push_back(std::move(s));
+        } else if (type == "Normalizer") {
+            no_text(type, cols, path);
+            const std::string norm = string_of(step, path, "norm", "l2");
+            if (norm != "l1" && norm != "l2" && norm != "max")
+                unsupported(type, "parameter norm = \"" + norm + "\"");
+            spec::Step s;
+            s.op = "normalize";
+            s.params = {{"norm", norm}};
+            out.push_back(std::move(s));
+        } else if (type == "PCA" || type == "TruncatedSVD") {
+            // (x - mean) · componentsᵀ [/ sqrt(explained_variance)] = x · Mᵀ - M · mean.
+            no_text(type, cols, path);
+            const json& comp = array_of(step, path, "components");
+            std::vector<std::vector<double>> m;
+            for (size_t r = 0; r < comp.size(); ++r) {
+                const std::string rp = item(at(path, "components"), r);
+                if (!comp[r].is_array() || comp[r].size() != w)
+                    malformed(rp, "must be an array of " + std::to_string(w) + " numbers");
+                m.emplace_back();
+                for (size_t c = 0; c < w; ++c) m.back().push_back(number(comp[r][c], item(rp, c)));
+            }
+            if (m.empty()) malformed(at(path, "components"), "must not be empty");
+            const std::vector<double> mean = per_column(step, path, "mean", w, 0.0);
+            const json* whiten = find(step, "whiten");
+            if (whiten != nullptr && !whiten->is_boolean()) malformed(at(path, "whiten"), "must be a boolean");
+            if (whiten != nullptr && whiten->get<bool>()) {
+                if (type != "PCA") unsupported(type, "parameter whiten");
+                const std::vector<double> ev = per_column(step, path, "explained_variance", m.size(), 1.0);
+                for (size_t r = 0; r < m.size(); ++r) {
+                    if (!(ev[r] > 0.0))
+                        unsupported(type, "parameter whiten with a zero explained_variance (component " +
+                                              std::to_string(r) + ")");
+                    const double d = std::sqrt(ev[r]);
+                    for (double& v : m[r]) v /= d;
+                }
+            }
+            std::vector<double> offset(m.size(), 0.0);
+            json rows = json::array();
+            for (size_t r = 0; r < m.size(); ++r) {
+                for (size_t c = 0; c < w; ++c) offset[r] -= m[r][c] * mean[c];
+                rows.push_back(spec::numbers_to_json(m[r]));
+            }
+            spec::Step s;
+            s.op = "project";
+            s.params = {{"matrix", rows}, {"offset", spec::numbers_to_json(offset)}};
+            out.push_back(std::move(s));
+            cols.assign(m.size(), -1);
         } else if (type == "FunctionTransformer") {
             // func null is the identity; else an element-wise numpy ufunc, by name.
             const json* f = find(step, "func");

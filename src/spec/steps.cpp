@@ -1,5 +1,6 @@
 // Featurizer steps: parameter readers, shape checks and the double-precision evaluation the
 // compiled programs are tested against (spec/steps.hpp lists the ops).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -219,6 +220,26 @@ int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab,
             const json& f = param(s, "function", at);
             if (!f.is_string() || !is_elementwise_function(f.get<std::string>()))
                 invalid(at, "elementwise function " + f.dump() + " is not known");
+        } else if (s.op == "threshold") {
+            if (std::isnan(param_number(s, "threshold", at))) invalid(at, "threshold must not be NaN");
+        } else if (s.op == "is_missing") {
+        } else if (s.op == "normalize") {
+            const json& n = param(s, "norm", at);
+            if (n != "l1" && n != "l2" && n != "max") invalid(at, "normalize norm must be \"l1\", \"l2\" or \"max\"");
+        } else if (s.op == "project") {
+            const auto m = param_matrix(s, "matrix", at);
+            const std::vector<double> off = param_vector(s, "offset", at);
+            if (m.size() != off.size())
+                invalid(at, "project has " + std::to_string(m.size()) + " matrix rows and " +
+                                std::to_string(off.size()) + " offsets");
+            for (size_t r = 0; r < m.size(); ++r) {
+                if (m[r].size() != w)
+                    invalid(at, "project matrix row " + std::to_string(r) + " has " + std::to_string(m[r].size()) +
+                                    " entries for a vector of " + std::to_string(w));
+                for (double d : m[r]) if (!std::isfinite(d)) invalid(at, "project matrix must be finite");
+                if (!std::isfinite(off[r])) invalid(at, "project offset must be finite");
+            }
+            vocab.assign(m.size(), -1);
         } else if (s.op == "concat") {
             if (s.parts.empty()) invalid(at, "concat has no parts");
             std::vector<int32_t> out;
@@ -273,6 +294,32 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
         } else if (s.op == "elementwise") {
             const std::string f = param(s, "function", at).get<std::string>();
             for (double& v : x) v = apply_elementwise(f, v);
+        } else if (s.op == "threshold") {
+            const double t = param_number(s, "threshold", at);
+            for (double& v : x) v = v > t ? 1.0 : 0.0;
+        } else if (s.op == "is_missing") {
+            for (double& v : x) v = std::isnan(v) ? 1.0 : 0.0;
+        } else if (s.op == "normalize") {
+            const std::string norm = param(s, "norm", at).get<std::string>();
+            double n = 0.0;
+            for (double v : x) {
+                if (norm == "l1") n += std::fabs(v);
+                else if (norm == "l2") n += v * v;
+                else n = std::isnan(v) || std::isnan(n) ? NAN : std::max(n, std::fabs(v));
+            }
+            if (norm == "l2") n = std::sqrt(n);
+            if (n == 0.0) n = 1.0;
+            for (double& v : x) v /= n;
+        } else if (s.op == "project") {
+            const auto m = param_matrix(s, "matrix", at);
+            const std::vector<double> off = param_vector(s, "offset", at);
+            std::vector<double> y(m.size());
+            for (size_t r = 0; r < m.size(); ++r) {
+                double acc = 0.0;
+                for (size_t c = 0; c < x.size(); ++c) acc += x[c] * m[r][c];
+                y[r] = acc + off[r];
+            }
+            x = std::move(y);
         } else if (s.op == "concat") {
             std::vector<double> y;
             for (const Step::Part& part : s.parts) {

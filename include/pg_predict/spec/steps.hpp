@@ -15,6 +15,11 @@
 //   elementwise {"function": f}                      y = f(x), numpy's ufunc f per entry (w → w);
 //            f is one of elementwise_functions() (numpy names: log1p, sqrt, absolute, rint, ...),
 //            NaN in gives NaN out, domain errors give NaN / ±inf as numpy does
+//   threshold {"threshold": t}                        y = x > t ? 1 : 0 (NaN → 0)  (w → w)
+//   is_missing {}                                     y = isnan(x) ? 1 : 0         (w → w)
+//   normalize {"norm": "l1" | "l2" | "max"}          y = x / ‖x‖ over the row (a zero norm
+//            leaves the row unchanged; max is the largest |x|)                 (w → w)
+//   project  {"matrix": [[w] × k], "offset": [k]}    y = x · matrixᵀ + offset     (w → k)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 // and the estimator op:
