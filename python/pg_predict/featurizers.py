@@ -182,6 +182,16 @@ def export_pca(est, sources, ctx):
     return step, [None] * est.components_.shape[0]
 
 
+def export_kbins_discretizer(est, sources, ctx):
+    if est.encode not in ("ordinal", "onehot", "onehot-dense"):
+        ctx.refuse(est, "encode", "only 'ordinal', 'onehot' and 'onehot-dense' are supported")
+    ctx.read_numeric(est, sources)
+    edges = [floats(e) for e in est.bin_edges_]
+    width = len(sources) if est.encode == "ordinal" else int(sum(est.n_bins_))
+    return ({"type": "KBinsDiscretizer", "bin_edges": edges, "encode": est.encode},
+            [None] * width)
+
+
 FEATURIZERS = {
     "OneHotEncoder": export_one_hot_encoder,
     "OrdinalEncoder": export_ordinal_encoder,
@@ -200,4 +210,5 @@ FEATURIZERS = {
     "MissingIndicator": export_missing_indicator,
     "PCA": export_pca,
     "TruncatedSVD": export_pca,
+    "KBinsDiscretizer": export_kbins_discretizer,
 }

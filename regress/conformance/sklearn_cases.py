@@ -137,7 +137,7 @@ def build_cases():
     from sklearn.feature_selection import (SelectFromModel, SelectKBest, SelectPercentile,
                                            VarianceThreshold, f_classif, f_regression)
     from sklearn.impute import MissingIndicator
-    from sklearn.preprocessing import Binarizer, Normalizer
+    from sklearn.preprocessing import Binarizer, KBinsDiscretizer, Normalizer
     from sklearn.svm import LinearSVC, LinearSVR
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -264,6 +264,14 @@ def build_cases():
              ["age", "income", "score", "tenure"]),
             ("svd", TruncatedSVD(n_components=2, random_state=0), ["visits", "tenure", "rate"]),
         ]), Ridge()), ["age", "income", "visits", "score", "tenure", "rate"], "regression", False),
+        C("kbins_ordinal_onehot", make_pipeline(ColumnTransformer([
+            ("ord", make_pipeline(SimpleImputer(), KBinsDiscretizer(4, encode="ordinal")),
+             ["age", "income"]),
+            ("oh", KBinsDiscretizer(5, encode="onehot-dense", strategy="uniform"),
+             ["income", "tenure", "rate"]),
+            ("sp", KBinsDiscretizer(3, encode="onehot", strategy="kmeans"), ["visits", "rate"]),
+        ]), LogisticRegression(max_iter=3000)),
+          ["age", "income", "visits", "tenure", "rate"], "multiclass", True),
         C("text_imputer", make_pipeline(ColumnTransformer([
             ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "income"]),
             ("channel", make_pipeline(SimpleImputer(strategy="constant", fill_value="missing"),

@@ -149,6 +149,16 @@ def _apply(step, cols):
         if step["whiten"]:
             Y = Y / np.sqrt(_arr(step["explained_variance"]))
         return list(Y.T)
+    if t == "KBinsDiscretizer":
+        out = []
+        for edges, x in zip(step["bin_edges"], cols):
+            e = _arr(edges)
+            b = np.searchsorted(e[1:-1], np.asarray(x, dtype=np.float64), side="right")
+            if step["encode"] == "ordinal":
+                out.append(b.astype(np.float64))
+            else:
+                out += [(b == k).astype(np.float64) for k in range(len(e) - 1)]
+        return out
     raise ValueError(f"reference: no featurizer {t}")
 
 

@@ -75,7 +75,8 @@ for _name in [
         "column_selection_by_index_and_mask", "feature_union", "function_transformer_log1p",
         "text_imputer",
         "selectors_variance_kbest", "selectors_percentile_from_model", "binarizer_normalizer_l1",
-        "normalizer_l2_max", "missing_indicator", "pca_whiten", "pca_truncated_svd"]:
+        "normalizer_l2_max", "missing_indicator", "pca_whiten", "pca_truncated_svd",
+        "kbins_ordinal_onehot"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 

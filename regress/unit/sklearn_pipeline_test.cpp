@@ -275,6 +275,29 @@ TEST(SklearnSteps, SelectorsBinarizerNormalizerMissingIndicatorPca) {
     }, ErrorCategory::Unsupported, {"PCA", "whiten"});
 }
 
+TEST(SklearnSteps, KBinsDiscretizerOrdinalAndOneHot) {
+    json bins = {{0.0, 1.0, 2.0, 4.0}, {-1.0, 1.0}};
+    const spec::Pipeline ord = importers::import_sklearn(doc_with(
+        numeric_inputs(2), "regression",
+        {{{"type", "KBinsDiscretizer"}, {"bin_edges", bins}, {"encode", "ordinal"}}, ridge({1.0, 10.0}, 0.0)}));
+    // side "right": an edge value goes to the bin above it; outside the edges: the end bins.
+    expect_close(run_compiled(ord, {-5.0f, 3.0f, 1.0f, 0.0f, 1.5f, 0.0f, 2.0f, 0.0f, 9.0f, 0.0f}, 5),
+                 {0.0, 1.0, 1.0, 2.0, 2.0}, "ordinal");
+    expect_matches_reference(ord, random_rows(300, 2, 3), "ordinal reference");
+    const spec::Pipeline oh = importers::import_sklearn(doc_with(
+        numeric_inputs(2), "regression",
+        {{{"type", "KBinsDiscretizer"}, {"bin_edges", bins}, {"encode", "onehot-dense"}},
+         ridge({1.0, 2.0, 4.0, 100.0}, 0.0)}));
+    EXPECT_EQ(oh.model.num_features, 4);
+    expect_close(run_compiled(oh, {1.0f, 0.0f, 2.5f, 0.0f}, 2), {2.0 + 100.0, 4.0 + 100.0}, "onehot");
+    expect_matches_reference(oh, random_rows(300, 2, 4), "onehot reference");
+    expect_error([&] {
+        importers::import_sklearn(doc_with(numeric_inputs(2), "regression",
+                                           {{{"type", "KBinsDiscretizer"}, {"bin_edges", bins}, {"encode", "hash"}},
+                                            ridge({1.0, 1.0}, 0.0)}));
+    }, ErrorCategory::Unsupported, {"KBinsDiscretizer", "encode"});
+}
+
 TEST(SklearnSteps, OneHotNumericWithNaNCategoryAndDrop) {
     json ohe = {{"type", "OneHotEncoder"},
                 {"categories", {{1.0, 2.0, "NaN"}, {0.1, 0.25}}},

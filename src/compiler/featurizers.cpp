@@ -8,6 +8,7 @@
 //   threshold  (h > t).double();  is_missing  isnan(h).double()
 //   normalize  h / the row's norm (1 where it is 0)
 //   project  matmul(h, matrixᵀ) + offset
+//   bucketize  per (column, edge) pair v >= edge, index_add_ into the columns; NaN kept
 //   concat   index_select of each part's columns, its steps, cat
 #include <cmath>
 #include <string>
@@ -155,6 +156,26 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         e.parts.buffers.push_back(make_f64(pre + "offset", {k}, off));
         e.line(out + " = torch.matmul(" + h + ", self." + pre + "matrix.t()) + self." + pre + "offset");
         width = k;
+    } else if (s.op == "bucketize") {
+        const auto edges = spec::param_matrix(s, "edges", at);
+        std::vector<int64_t> column_of;
+        std::vector<double> edge;
+        for (size_t c = 0; c < edges.size(); ++c)
+            for (double v : edges[c]) {
+                column_of.push_back(static_cast<int64_t>(c));
+                edge.push_back(v);
+            }
+        const std::string counts = e.var();
+        if (column_of.empty()) {
+            e.line(counts + " = torch.zeros_like(" + h + ")");
+        } else {
+            const int64_t K = static_cast<int64_t>(column_of.size());
+            e.parts.buffers.push_back(make_i64(pre + "column", {K}, column_of));
+            e.parts.buffers.push_back(make_f64(pre + "edge", {K}, edge));
+            e.line(counts + " = torch.zeros_like(" + h + ").index_add_(1, self." + pre + "column, (" + h +
+                   ".index_select(1, self." + pre + "column) >= self." + pre + "edge).double())");
+        }
+        e.line(out + " = torch.where(torch.isnan(" + h + "), " + h + ", " + counts + ")");
     } else if (s.op == "concat") {
         std::vector<std::string> outs;
         int64_t total = 0;

@@ -466,6 +466,43 @@ private:
             s.params = {{"matrix", rows}, {"offset", spec::numbers_to_json(offset)}};
             out.push_back(std::move(s));
             cols.assign(m.size(), -1);
+        } else if (type == "KBinsDiscretizer") {
+            // The bin index (searchsorted of the inner edges, side "right"), then for onehot a
+            // 0/1 per bin.
+            no_text(type, cols, path);
+            const json& be = array_of(step, path, "bin_edges");
+            if (be.size() != w)
+                malformed(at(path, "bin_edges"), "has " + std::to_string(be.size()) + " entries for " +
+                                                     std::to_string(w) + " columns");
+            const std::string encode = string_of(step, path, "encode", "ordinal");
+            if (encode != "ordinal" && encode != "onehot" && encode != "onehot-dense")
+                unsupported(type, "parameter encode = \"" + encode + "\"");
+            json inner = json::array(), cats = json::array();
+            size_t width = 0;
+            for (size_t c = 0; c < w; ++c) {
+                const std::string cp = item(at(path, "bin_edges"), c);
+                if (!be[c].is_array() || be[c].size() < 2) malformed(cp, "must be an array of at least 2 edges");
+                std::vector<double> edges;
+                for (size_t i = 1; i + 1 < be[c].size(); ++i) edges.push_back(number(be[c][i], item(cp, i)));
+                inner.push_back(spec::numbers_to_json(edges));
+                std::vector<double> bins;
+                for (size_t b = 0; b + 1 < be[c].size(); ++b) bins.push_back(static_cast<double>(b));
+                cats.push_back(spec::numbers_to_json(bins));
+                width += bins.size();
+            }
+            spec::Step s;
+            s.op = "bucketize";
+            s.params = {{"edges", inner}};
+            out.push_back(std::move(s));
+            if (encode != "ordinal") {
+                spec::Step oh;
+                oh.op = "one_hot";
+                oh.params = {{"categories", cats}, {"drop", std::vector<int32_t>(w, -1)}};
+                out.push_back(std::move(oh));
+                cols.assign(width, -1);
+            } else {
+                cols.assign(w, -1);
+            }
         } else if (type == "FunctionTransformer") {
             // func null is the identity; else an element-wise numpy ufunc, by name.
             const json* f = find(step, "func");

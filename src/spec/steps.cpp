@@ -240,6 +240,16 @@ int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab,
                 if (!std::isfinite(off[r])) invalid(at, "project offset must be finite");
             }
             vocab.assign(m.size(), -1);
+        } else if (s.op == "bucketize") {
+            const auto edges = param_matrix(s, "edges", at);
+            if (edges.size() != w)
+                invalid(at, "bucketize has edges for " + std::to_string(edges.size()) + " columns, its input has " +
+                                std::to_string(w));
+            for (size_t c = 0; c < w; ++c)
+                for (size_t i = 0; i < edges[c].size(); ++i)
+                    if (!std::isfinite(edges[c][i]) || (i > 0 && edges[c][i] < edges[c][i - 1]))
+                        invalid(at, "bucketize edges of column " + std::to_string(c) +
+                                        " must be finite and ascending");
         } else if (s.op == "concat") {
             if (s.parts.empty()) invalid(at, "concat has no parts");
             std::vector<int32_t> out;
@@ -320,6 +330,14 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
                 y[r] = acc + off[r];
             }
             x = std::move(y);
+        } else if (s.op == "bucketize") {
+            const auto edges = param_matrix(s, "edges", at);
+            for (size_t c = 0; c < x.size(); ++c) {
+                if (std::isnan(x[c])) continue;
+                double n = 0.0;
+                for (double e : edges[c]) n += e <= x[c] ? 1.0 : 0.0;
+                x[c] = n;
+            }
         } else if (s.op == "concat") {
             std::vector<double> y;
             for (const Step::Part& part : s.parts) {

@@ -20,6 +20,8 @@
 //   normalize {"norm": "l1" | "l2" | "max"}          y = x / ‖x‖ over the row (a zero norm
 //            leaves the row unchanged; max is the largest |x|)                 (w → w)
 //   project  {"matrix": [[w] × k], "offset": [k]}    y = x · matrixᵀ + offset     (w → k)
+//   bucketize {"edges": [[e, ...] per column]}        per column the number of edges <= x, edges
+//            sorted ascending (numpy searchsorted side="right"); NaN stays NaN  (w → w)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 // and the estimator op:
