@@ -192,6 +192,12 @@ def export_kbins_discretizer(est, sources, ctx):
             [None] * width)
 
 
+def export_polynomial_features(est, sources, ctx):
+    ctx.read_numeric(est, sources)
+    powers = [[int(p) for p in row] for row in est.powers_]
+    return {"type": "PolynomialFeatures", "powers": powers}, [None] * len(powers)
+
+
 FEATURIZERS = {
     "OneHotEncoder": export_one_hot_encoder,
     "OrdinalEncoder": export_ordinal_encoder,
@@ -211,4 +217,5 @@ FEATURIZERS = {
     "PCA": export_pca,
     "TruncatedSVD": export_pca,
     "KBinsDiscretizer": export_kbins_discretizer,
+    "PolynomialFeatures": export_polynomial_features,
 }

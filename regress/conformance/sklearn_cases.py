@@ -137,7 +137,8 @@ def build_cases():
     from sklearn.feature_selection import (SelectFromModel, SelectKBest, SelectPercentile,
                                            VarianceThreshold, f_classif, f_regression)
     from sklearn.impute import MissingIndicator
-    from sklearn.preprocessing import Binarizer, KBinsDiscretizer, Normalizer
+    from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, Normalizer,
+                                       PolynomialFeatures)
     from sklearn.svm import LinearSVC, LinearSVR
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -272,6 +273,12 @@ def build_cases():
             ("sp", KBinsDiscretizer(3, encode="onehot", strategy="kmeans"), ["visits", "rate"]),
         ]), LogisticRegression(max_iter=3000)),
           ["age", "income", "visits", "tenure", "rate"], "multiclass", True),
+        C("polynomial_features", make_pipeline(ColumnTransformer([
+            ("poly", make_pipeline(SimpleImputer(), StandardScaler(), PolynomialFeatures(3)),
+             ["age", "score", "tenure"]),
+            ("inter", PolynomialFeatures(2, interaction_only=True, include_bias=False),
+             ["visits", "rate"]),
+        ]), Ridge()), ["age", "visits", "score", "tenure", "rate"], "regression", False),
         C("text_imputer", make_pipeline(ColumnTransformer([
             ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "income"]),
             ("channel", make_pipeline(SimpleImputer(strategy="constant", fill_value="missing"),

@@ -159,6 +159,16 @@ def _apply(step, cols):
             else:
                 out += [(b == k).astype(np.float64) for k in range(len(e) - 1)]
         return out
+    if t == "PolynomialFeatures":
+        X = [np.asarray(c, dtype=np.float64) for c in cols]
+        out = []
+        for row in step["powers"]:
+            y = np.ones(len(X[0]))
+            for x, p in zip(X, row):
+                if p:
+                    y = y * x ** p
+            out.append(y)
+        return out
     raise ValueError(f"reference: no featurizer {t}")
 
 

@@ -76,7 +76,7 @@ for _name in [
         "text_imputer",
         "selectors_variance_kbest", "selectors_percentile_from_model", "binarizer_normalizer_l1",
         "normalizer_l2_max", "missing_indicator", "pca_whiten", "pca_truncated_svd",
-        "kbins_ordinal_onehot"]:
+        "kbins_ordinal_onehot", "polynomial_features"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 

@@ -298,6 +298,28 @@ TEST(SklearnSteps, KBinsDiscretizerOrdinalAndOneHot) {
     }, ErrorCategory::Unsupported, {"KBinsDiscretizer", "encode"});
 }
 
+TEST(SklearnSteps, PolynomialFeaturesPowers) {
+    // Outputs 1, x0, x1, x0², x0·x1, x1³.
+    json powers = {{0, 0}, {1, 0}, {0, 1}, {2, 0}, {1, 1}, {0, 3}};
+    const spec::Pipeline p = importers::import_sklearn(doc_with(
+        numeric_inputs(2), "regression",
+        {{{"type", "PolynomialFeatures"}, {"powers", powers}}, ridge({0.5, 1.0, 2.0, 3.0, 4.0, 5.0}, 0.0)}));
+    EXPECT_EQ(p.model.num_features, 6);
+    // (-2, 3): 0.5 - 2 + 6 + 12 - 24 + 135.
+    expect_close(run_compiled(p, {-2.0f, 3.0f}, 1), {127.5}, "by hand");
+    expect_matches_reference(p, random_rows(300, 2, 5), "reference");
+    // A NaN column only spoils the monomials that use it.
+    const spec::Pipeline q = importers::import_sklearn(doc_with(
+        numeric_inputs(2), "regression",
+        {{{"type", "PolynomialFeatures"}, {"powers", {{0, 1}, {1, 0}}}},
+         {{"type", "SimpleImputer"}, {"statistics", {7.0, 7.0}}}, ridge({1.0, 10.0}, 0.0)}));
+    expect_close(run_compiled(q, {kNaN, 2.0f}, 1), {2.0 + 70.0}, "NaN");
+    expect_error([&] {
+        importers::import_sklearn(doc_with(numeric_inputs(2), "regression",
+                                           {{{"type", "PolynomialFeatures"}, {"powers", {{0, -1}}}}, ridge({1.0}, 0.0)}));
+    }, ErrorCategory::InvalidModel, {"powers"});
+}
+
 TEST(SklearnSteps, OneHotNumericWithNaNCategoryAndDrop) {
     json ohe = {{"type", "OneHotEncoder"},
                 {"categories", {{1.0, 2.0, "NaN"}, {0.1, 0.25}}},

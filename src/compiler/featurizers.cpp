@@ -9,6 +9,7 @@
 //   normalize  h / the row's norm (1 where it is 0)
 //   project  matmul(h, matrixᵀ) + offset
 //   bucketize  per (column, edge) pair v >= edge, index_add_ into the columns; NaN kept
+//   monomials  prod(pow(h[:, None, :], powers), 2) with x^0 = 1
 //   concat   index_select of each part's columns, its steps, cat
 #include <cmath>
 #include <string>
@@ -176,6 +177,14 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
                    ".index_select(1, self." + pre + "column) >= self." + pre + "edge).double())");
         }
         e.line(out + " = torch.where(torch.isnan(" + h + "), " + h + ", " + counts + ")");
+    } else if (s.op == "monomials") {
+        const auto powers = spec::param_matrix(s, "powers", at);
+        const int64_t k = static_cast<int64_t>(powers.size());
+        std::vector<double> flat;
+        for (const auto& row : powers) flat.insert(flat.end(), row.begin(), row.end());
+        e.parts.buffers.push_back(make_f64(pre + "powers", {k, width}, flat));
+        e.line(out + " = torch.prod(torch.pow(" + h + ".unsqueeze(1), self." + pre + "powers), 2)");
+        width = k;
     } else if (s.op == "concat") {
         std::vector<std::string> outs;
         int64_t total = 0;

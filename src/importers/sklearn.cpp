@@ -503,6 +503,26 @@ private:
             } else {
                 cols.assign(w, -1);
             }
+        } else if (type == "PolynomialFeatures") {
+            // powers_: one row per output column, the power of each input column.
+            no_text(type, cols, path);
+            const json& pw = array_of(step, path, "powers");
+            if (pw.empty()) malformed(at(path, "powers"), "must not be empty");
+            json rows = json::array();
+            for (size_t k = 0; k < pw.size(); ++k) {
+                const std::string rp = item(at(path, "powers"), k);
+                if (!pw[k].is_array() || pw[k].size() != w)
+                    malformed(rp, "must be an array of " + std::to_string(w) + " powers");
+                for (size_t c = 0; c < w; ++c)
+                    if (!pw[k][c].is_number_integer() || pw[k][c].get<int64_t>() < 0 || pw[k][c].get<int64_t>() > 64)
+                        malformed(item(rp, c), "must be an integer power in [0, 64]");
+                rows.push_back(pw[k]);
+            }
+            spec::Step s;
+            s.op = "monomials";
+            s.params = {{"powers", rows}};
+            out.push_back(std::move(s));
+            cols.assign(pw.size(), -1);
         } else if (type == "FunctionTransformer") {
             // func null is the identity; else an element-wise numpy ufunc, by name.
             const json* f = find(step, "func");

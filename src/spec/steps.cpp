@@ -250,6 +250,18 @@ int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab,
                     if (!std::isfinite(edges[c][i]) || (i > 0 && edges[c][i] < edges[c][i - 1]))
                         invalid(at, "bucketize edges of column " + std::to_string(c) +
                                         " must be finite and ascending");
+        } else if (s.op == "monomials") {
+            const auto powers = param_matrix(s, "powers", at);
+            if (powers.empty()) invalid(at, "monomials has no powers");
+            for (size_t k = 0; k < powers.size(); ++k) {
+                if (powers[k].size() != w)
+                    invalid(at, "monomials powers row " + std::to_string(k) + " has " +
+                                    std::to_string(powers[k].size()) + " entries for a vector of " + std::to_string(w));
+                for (double p : powers[k])
+                    if (!(p >= 0 && p <= 64 && p == std::floor(p)))
+                        invalid(at, "monomials powers must be integers in [0, 64]");
+            }
+            vocab.assign(powers.size(), -1);
         } else if (s.op == "concat") {
             if (s.parts.empty()) invalid(at, "concat has no parts");
             std::vector<int32_t> out;
@@ -338,6 +350,13 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
                 for (double e : edges[c]) n += e <= x[c] ? 1.0 : 0.0;
                 x[c] = n;
             }
+        } else if (s.op == "monomials") {
+            const auto powers = param_matrix(s, "powers", at);
+            std::vector<double> y(powers.size(), 1.0);
+            for (size_t k = 0; k < powers.size(); ++k)
+                for (size_t c = 0; c < x.size(); ++c)
+                    if (powers[k][c] != 0.0) y[k] *= std::pow(x[c], powers[k][c]);
+            x = std::move(y);
         } else if (s.op == "concat") {
             std::vector<double> y;
             for (const Step::Part& part : s.parts) {

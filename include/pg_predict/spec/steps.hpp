@@ -22,6 +22,8 @@
 //   project  {"matrix": [[w] × k], "offset": [k]}    y = x · matrixᵀ + offset     (w → k)
 //   bucketize {"edges": [[e, ...] per column]}        per column the number of edges <= x, edges
 //            sorted ascending (numpy searchsorted side="right"); NaN stays NaN  (w → w)
+//   monomials {"powers": [[p] × w] × k}               y_k = Π_j x_j ^ powers[k][j], p >= 0
+//            integers (x^0 = 1, NaN included)                                   (w → k)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 // and the estimator op:
