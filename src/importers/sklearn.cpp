@@ -24,11 +24,6 @@
 
 namespace pg_predict::importers {
 
-// Implemented in sklearn_trees.cpp; referenced weakly so that this file links (and refuses
-// tree models) in a tree that does not have it yet.
-bool import_sklearn_tree_model(const nlohmann::json& step, int32_t num_features, spec::Pipeline& pipeline)
-    __attribute__((weak));
-
 namespace {
 
 using nlohmann::json;
@@ -601,12 +596,7 @@ private:
             if (type == r) return linear_regressor(step, type, path);
         for (const char* c : kClassifiers)
             if (type == c) return linear_classifier(step, type, path);
-        if (import_sklearn_tree_model != nullptr) {
-            if (import_sklearn_tree_model(step, width, p_)) return;
-        } else if (type.find("Tree") != std::string::npos || type.find("Forest") != std::string::npos ||
-                   type.find("GradientBoosting") != std::string::npos) {
-            unsupported(type, "the tree model (this build has no scikit-learn tree importer)");
-        }
+        if (import_sklearn_tree_model(step, width, p_)) return;
         unsupported(type, "the estimator");
     }
 
