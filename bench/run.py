@@ -266,6 +266,54 @@ SELECT id, {cols}, (random() < 1.0 / (1.0 + exp(-{z})))::int
   FROM (SELECT g AS id, {gen} FROM generate_series(1, {n}) g OFFSET 0) a"""
 
 
+CUSTOMER_NUMERIC = ["age", "income", "tenure", "visits", "score", "rate"]
+CUSTOMER_TEXT = ["city", "plan", "channel"]
+CUSTOMER_COLUMNS = CUSTOMER_NUMERIC + CUSTOMER_TEXT
+
+
+def customers_sql(n):
+    """A churn-like table for the scikit-learn pipeline: six numeric columns (score NULL in
+    ~5% of the rows), three text columns (channel NULL in ~5%), a 0/1 label."""
+    cities = "ARRAY['berlin','madrid','oslo','paris','rome','lisbon','vienna','prague']"
+    return f"""
+INSERT INTO customers (id, age, income, tenure, visits, score, rate, city, plan, channel, label)
+SELECT id, age, income, tenure, visits, score, rate, city, plan, channel,
+       (random() < 1.0 / (1.0 + exp(-(0.04 * (age - 40) + 0.5 * (ln(income) - 10)
+          + 0.3 * (visits - 3) - sin(2 * coalesce(score, 0)) - 0.02 * (tenure - 36)
+          + CASE plan WHEN 'pro' THEN 1.0 WHEN 'plus' THEN 0.3 WHEN 'basic' THEN -0.6
+                      ELSE 0 END
+          + CASE WHEN city IN ('berlin', 'oslo', 'vienna') THEN 0.5 ELSE -0.3 END))))::int
+  FROM (SELECT g AS id,
+               (18 + 60 * random())::real AS age,
+               exp(9 + 2 * random())::real AS income,
+               floor(72 * random())::real AS tenure,
+               floor(8 * random())::real AS visits,
+               CASE WHEN random() < 0.05 THEN NULL
+                    ELSE ((random() + random() + random() - 1.5) * 2)::real END AS score,
+               random()::real AS rate,
+               ({cities})[1 + floor(8 * random())::int] AS city,
+               (ARRAY['basic','basic','plus','pro','enterprise'])[1 + floor(5 * random())::int]
+                 AS plan,
+               CASE WHEN random() < 0.05 THEN NULL
+                    ELSE (ARRAY['email','phone','web'])[1 + floor(3 * random())::int] END
+                 AS channel
+          FROM generate_series(1, {n}) g OFFSET 0) a"""
+
+
+def copy_frame(conn, select_sql, columns):
+    """COPY (select) TO STDOUT as text into a DataFrame (NULL → NaN). PostgreSQL writes a real
+    in its shortest exact form, so numbers arrive as the float32 values stored."""
+    import io
+    import pandas as pd
+    buf = io.BytesIO()
+    with conn.cursor().copy(f"COPY ({select_sql}) TO STDOUT") as cp:
+        for chunk in cp:
+            buf.write(bytes(chunk))
+    buf.seek(0)
+    return pd.read_csv(buf, sep="\t", header=None, names=columns, na_values=["\\N"],
+                       keep_default_na=False, quoting=3)
+
+
 def generate(conn, n, info):
     conn.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
     cols = ", ".join(f"f{i} real NOT NULL" for i in range(1, NF + 1))
@@ -273,7 +321,12 @@ def generate(conn, n, info):
                  " target real NOT NULL)")
     wcols = ", ".join(f"c{i} real NOT NULL" for i in range(1, NW + 1))
     conn.execute(f"CREATE UNLOGGED TABLE wide (id int NOT NULL, {wcols}, label int NOT NULL)")
-    for name, sql in (("higgs", higgs_sql(n)), ("wide", wide_sql(n))):
+    conn.execute("CREATE UNLOGGED TABLE customers (id int NOT NULL, age real NOT NULL, "
+                 "income real NOT NULL, tenure real NOT NULL, visits real NOT NULL, score real, "
+                 "rate real NOT NULL, city text NOT NULL, plan text NOT NULL, channel text, "
+                 "label int NOT NULL)")
+    for name, sql in (("higgs", higgs_sql(n)), ("wide", wide_sql(n)),
+                      ("customers", customers_sql(n))):
         t0 = time.perf_counter()
         conn.execute("SELECT setseed(%s)", (SEED,))
         conn.execute(sql)
@@ -363,6 +416,92 @@ def train_models(data, train_rows, workdir, info):
                 f"{len(y)} rows in {time.perf_counter() - t0:.1f}s")
         paths[name] = path
     return paths
+
+
+# scikit-learn models: name -> (table, what). Trained by train_sklearn_models, deployed with the
+# Python client (python/pg_predict), measured against the estimator's own predict.
+SKLEARN_MODELS = {
+    "pipe": ("customers", "scikit-learn pipeline: imputer + scaler, one-hot of 3 text columns, "
+                          "SelectKBest(12), LogisticRegression"),
+    "rf100": ("higgs", "scikit-learn RandomForestClassifier, 100 trees, max_depth 10"),
+}
+
+
+def sklearn_estimator(name):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.feature_selection import SelectKBest, f_classif
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    if name == "pipe":
+        return make_pipeline(
+            ColumnTransformer([
+                ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()),
+                 CUSTOMER_NUMERIC),
+                ("text", make_pipeline(SimpleImputer(strategy="constant", fill_value="none"),
+                                       OneHotEncoder(handle_unknown="ignore")), CUSTOMER_TEXT),
+            ]),
+            SelectKBest(f_classif, k=12),
+            LogisticRegression(max_iter=1000))
+    return RandomForestClassifier(n_estimators=100, max_depth=10, n_jobs=os.cpu_count() or 2,
+                                  random_state=0)
+
+
+def train_sklearn_models(data, train_rows, info):
+    """Fit the scikit-learn models on the first train_rows rows; cached in bench/.cache like
+    the XGBoost models (joblib files keyed by a hash of the data and the estimator)."""
+    import joblib
+    import sklearn
+    cache = os.path.join(HERE, ".cache")
+    os.makedirs(cache, exist_ok=True)
+    paths = {}
+    for name, (table, what) in SKLEARN_MODELS.items():
+        X = data[table]["X"][:train_rows]
+        y = data[table]["label"][:train_rows]
+        est = sklearn_estimator(name)
+        h = hashlib.sha1()
+        h.update(pd_bytes(X))
+        h.update(np.asarray(y).tobytes())
+        h.update(json.dumps([repr(est), sklearn.__version__]).encode())
+        path = os.path.join(cache, f"{name}-{h.hexdigest()[:16]}.joblib")
+        if os.path.exists(path):
+            log(f"  {name}: cached ({os.path.basename(path)})")
+            info[f"{name}_train_s"] = "cached"
+        else:
+            t0 = time.perf_counter()
+            est.fit(X, y)
+            joblib.dump(est, path + ".tmp")
+            os.replace(path + ".tmp", path)
+            info[f"{name}_train_s"] = round(time.perf_counter() - t0, 1)
+            log(f"  {name}: {what}, trained on {len(y)} rows in {time.perf_counter() - t0:.1f}s")
+        paths[name] = path
+    return paths
+
+
+def pd_bytes(X):
+    """Bytes of a numpy array or a DataFrame, for hashing."""
+    if isinstance(X, np.ndarray):
+        return X.tobytes()
+    return X.to_csv(index=False).encode()
+
+
+def deploy_sklearn_models(conn, paths, info):
+    import joblib
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import pg_predict
+    for name, path in paths.items():
+        est = joblib.load(path)
+        t0 = time.perf_counter()
+        # the forest is fitted on a numpy matrix: name its inputs after the table's columns
+        names = HIGGS_FEATURES if SKLEARN_MODELS[name][0] == "higgs" else None
+        pg_predict.deploy(conn, name, est, feature_names=names)
+        info[f"{name}_create_model_s"] = round(time.perf_counter() - t0, 2)
+        r = conn.execute("SELECT trees, depth, columns, program_bytes FROM models WHERE name = %s",
+                         (name,)).fetchone()
+        log(f"  {name}: deployed in {info[f'{name}_create_model_s']}s, {r[0]} trees, depth {r[1]},"
+            f" reads {r[2]}, program {r[3]} bytes")
 
 
 def load_models(conn, paths, info):
@@ -522,6 +661,20 @@ def build_rows(threads):
     for t in threads:
         A(Row(f"wide.native.t{t}", "wide", f"wide10 XGBoost native, {t} thr", "native", "wide",
               model="wide10", threads=t, native={"data": "wide", "classifier": True}))
+    # -- scikit-learn: the pipeline over text columns, and a random forest
+    A(Row("pipe.floor", "pipe", "customers scan floor: sum(numbers + text lengths)", "floor",
+          "customers", "SELECT sum(age + income + tenure + visits + coalesce(score, 0) + rate"
+          " + length(city) + length(plan) + length(coalesce(channel, ''))) FROM {T}"))
+    for m, table, alias in (("pipe", "customers", "c"), ("rf100", "higgs", "h")):
+        for t in threads:
+            A(Row(f"{m}.batched.auto.t{t}", m, f"{m} batched, {t} thr", "batched", table,
+                  predict_sql(m, alias), m, threads=t, strategy="auto", batched=True))
+        A(Row(f"{m}.perrow.auto.t1", m, f"{m} per-row, 1 thr", "per-row", table,
+              predict_sql(m, alias), m, threads=1, strategy="auto", batched=False))
+        for t in threads:
+            A(Row(f"{m}.native.t{t}", m, f"{m} scikit-learn predict, {t} thr", "native", table,
+                  model=m, threads=t,
+                  native={"data": table, "classifier": True, "engine": "sklearn"}))
     for row in rows:
         row.key_row = row.key in KEY_ROWS
     return rows
@@ -671,11 +824,13 @@ class Bench:
     def run_native_row(self, row):
         d = row.native["data"]
         save = os.path.join(self.workdir, f"pred-{row.model}.npy")
-        cmd = [PY, os.path.join(HERE, "native.py"), "--data",
-               os.path.join(self.workdir, f"{d}.npy"), "--model", self.paths[row.model],
+        sk = row.native.get("engine") == "sklearn"
+        cmd = [PY, os.path.join(HERE, "sklearn_native.py" if sk else "native.py"), "--data",
+               os.path.join(self.workdir, f"{d}.pkl" if d == "customers" else f"{d}.npy"),
+               "--model", self.paths[row.model],
                "--threads", str(row.threads), "--reps", str(self.args.reps),
                "--budget", str(self.args.row_budget), "--save", save]
-        if row.native["classifier"]:
+        if row.native["classifier"] and not sk:
             cmd.append("--classifier")
         env = dict(os.environ, OMP_NUM_THREADS=str(row.threads))
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -691,7 +846,8 @@ class Bench:
                  "seconds": med, "min_s": min(res["times"]), "rows_per_s": res["rows"] / med,
                  "value": res["value"],
                  "peak_mb": mw.peak_mb, "cpu_s": statistics.median(res["cpu"]),
-                 "note": "in-memory float32 numpy, inplace_predict"}
+                 "note": "in-memory DataFrame / numpy, estimator.predict" if sk else
+                 "in-memory float32 numpy, inplace_predict"}
 
     def run(self, row):
         load = os.getloadavg()[0]
@@ -723,7 +879,7 @@ class Bench:
 
 def derive(rows):
     by = {r.key: r for r in rows}
-    floors = {"higgs": by["floor"], "wide": by["wide.floor"]}
+    floors = {"higgs": by["floor"], "wide": by["wide.floor"], "customers": by["pipe.floor"]}
     for row in rows:
         r = row.r
         if r["status"] != "ok":
@@ -739,7 +895,8 @@ def derive(rows):
 
 
 def sanity(rows, workdir):
-    """pg_predict's (and PL/Python's) sums against XGBoost native's over the same rows."""
+    """pg_predict's (and PL/Python's) sums against the training library's (XGBoost native,
+    scikit-learn predict) over the same rows."""
     lines, ok_all = [], True
     preds = {}
     for row in rows:
@@ -759,7 +916,7 @@ def sanity(rows, workdir):
         ok_all &= ok
         r["sanity"] = {"xgboost_sum": ref, "rel_diff": rel, "ok": ok}
         lines.append(f"{'OK      ' if ok else 'MISMATCH'} {row.label}: sum {r['value']:.6f} vs "
-                     f"XGBoost {ref:.6f} over {r['rows_measured']} rows (rel diff {rel:.1e})")
+                     f"the library {ref:.6f} over {r['rows_measured']} rows (rel diff {rel:.1e})")
     return ok_all, lines
 
 
@@ -856,7 +1013,7 @@ def checks(by):
 
 
 def table_md(rows):
-    hdr = ("| row | seconds | CPU s | rows/s | x XGBoost native | x scan floor | peak MB | note |\n"
+    hdr = ("| row | seconds | CPU s | rows/s | x library native | x scan floor | peak MB | note |\n"
            "|---|---:|---:|---:|---:|---:|---:|---|")
     out = [hdr]
     group = None
@@ -873,7 +1030,7 @@ def table_md(rows):
         if row.kind == "native":
             note = ""
         if r.get("sanity") and not r["sanity"]["ok"]:
-            note = (note + "; " if note else "") + "SUM MISMATCH vs XGBoost"
+            note = (note + "; " if note else "") + "SUM MISMATCH vs the library"
         out.append(f"| {row.label} | {secs} | {fmt_s(r.get('cpu_s'))} | {fmt_rate(r['rows_per_s'])} | "
                    f"{fmt_ratio(r.get('x_native'))} | {fmt_ratio(r.get('x_floor'))} | "
                    f"{r['peak_mb']:.0f} | {note} |")
@@ -1066,7 +1223,7 @@ def main():
 
             log("generating data ...")
             generate(admin, a.rows, info)
-            sizes = {"higgs": a.rows, "wide": a.rows}
+            sizes = {"higgs": a.rows, "wide": a.rows, "customers": a.rows}
 
             log("exporting to numpy (binary COPY) ...")
             t0 = time.perf_counter()
@@ -1080,6 +1237,11 @@ def main():
             del hx, wx
             np.save(os.path.join(workdir, "higgs.npy"), data["higgs"]["X"])
             np.save(os.path.join(workdir, "wide.npy"), data["wide"]["X"])
+            cf = copy_frame(admin, "SELECT " + ", ".join(CUSTOMER_COLUMNS) +
+                            ", label FROM customers ORDER BY id", CUSTOMER_COLUMNS + ["label"])
+            data["customers"] = {"X": cf[CUSTOMER_COLUMNS], "label": cf["label"].to_numpy()}
+            del cf
+            data["customers"]["X"].to_pickle(os.path.join(workdir, "customers.pkl"))
             info["export_s"] = round(time.perf_counter() - t0, 1)
             log(f"  {time.perf_counter() - t0:.1f}s")
 
@@ -1087,6 +1249,9 @@ def main():
             paths = train_models(data, a.train_rows, workdir, info)
             log("create_model ...")
             load_models(admin, paths, info)
+            sk_paths = train_sklearn_models(data, a.train_rows, info)
+            deploy_sklearn_models(admin, sk_paths, info)
+            paths.update(sk_paths)
             admin.execute(PLPY)
 
             rows = build_rows(threads)
@@ -1138,7 +1303,7 @@ def main():
     log("targets (informational):")
     for line in check_lines:
         log("  " + line)
-    log("numerical sanity (pg_predict vs XGBoost over the same rows, rel 1e-5):")
+    log("numerical sanity (pg_predict vs the training library over the same rows, rel 1e-5):")
     for line in sanity_lines:
         log("  " + line)
 
@@ -1172,7 +1337,7 @@ def main():
           "", "seconds = whole table (`*` = extrapolated from a sample, see note); "
           "CPU s = user + system CPU time of the backend and its workers (or of the Python "
           "process) per run, whole-table equivalent; "
-          "x XGBoost native = same model, same thread count (workers count as threads); "
+          "x library native = the same model in its training library (XGBoost inplace_predict, scikit-learn predict), same thread count (workers count as threads); "
           "peak MB = peak private (anonymous) resident memory of the backend and its parallel "
           "workers, or of the Python process for native rows.", "",
           table_md(rows), "", "## Targets (informational)", "", "```",
