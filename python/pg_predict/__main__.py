@@ -1,5 +1,6 @@
 """python3 -m pg_predict export model.joblib > model.json
    python3 -m pg_predict deploy --dsn "host=... dbname=..." --name churn model.joblib [--replace]
+   python3 -m pg_predict operators [--readme README.md]   # the supported scikit-learn classes
 """
 
 import argparse
@@ -39,7 +40,19 @@ def main(argv=None):
     dp.add_argument("--features", help="comma-separated input names, for a model fitted "
                     "without them")
 
+    op = sub.add_parser("operators", help="print the table of supported scikit-learn classes "
+                        "(markdown), or rewrite it in a README")
+    op.add_argument("--readme", help="rewrite the generated table in this file")
+
     args = ap.parse_args(argv)
+    if args.command == "operators":
+        from . import operators
+        if args.readme:
+            changed = operators.update_readme(args.readme)
+            print(f"{args.readme}: {'updated' if changed else 'already current'}", file=sys.stderr)
+        else:
+            print(operators.markdown())
+        return 0
     try:
         doc = _load(args.model, args.features)
     except ExportError as e:

@@ -293,6 +293,49 @@ def test_nan_is_a_string(_env):
         raise Failure("no NaN string in the document")
 
 
+# ---- the operator registry (python/pg_predict/operators.py) -----------------------------------
+
+README = os.path.join(PYTHON_DIR, "..", "README.md")
+
+
+def _classes_in(est, out):
+    """The class names of an estimator and of everything it is composed of."""
+    out.add(type(est).__name__)
+    for attr in ("steps", "transformers_", "transformer_list"):
+        for part in getattr(est, attr, None) or []:
+            sub = part[1]
+            if not isinstance(sub, str):  # 'drop' / 'passthrough'
+                _classes_in(sub, out)
+    return out
+
+
+def test_operator_registry_matches_exporter(_env):
+    from pg_predict import operators
+    known = pg_predict.supported()
+    exported = set(known["composition"]) | set(known["featurizers"]) | set(known["models"])
+    assert_equal("classes in operators.py but not exportable",
+                 sorted(set(operators.BY_NAME) - exported), [])
+    assert_equal("exportable classes missing from operators.py",
+                 sorted(exported - set(operators.BY_NAME)), [])
+
+
+def test_readme_operator_table_is_current(_env):
+    from pg_predict import operators
+    if not operators.readme_is_current(README):
+        raise Failure("README.md's operator table differs from python/pg_predict/operators.py: "
+                      "run PYTHONPATH=python /usr/bin/python3 -m pg_predict operators "
+                      "--readme README.md")
+
+
+def test_every_operator_has_a_conformance_case(_env):
+    from pg_predict import operators
+    seen = set()
+    for case in sklearn_cases.cases().values():
+        _classes_in(case.estimator, seen)
+    assert_equal("registered classes no conformance case uses",
+                 sorted(set(operators.BY_NAME) - seen), [])
+
+
 def test_document_header(_env):
     import sklearn
     doc = export(sklearn_cases.cases()["ct_logistic_binary"].estimator)
@@ -373,6 +416,10 @@ for _fn in [test_every_case_is_checked,
             test_numeric_columns_with_numeric_categories_stay_numeric,
             test_column_selections_resolved, test_nan_is_a_string, test_document_header,
             test_logistic_multi_class_resolved, test_deploy_calls_create_model, test_cli_export]:
+    add_test(_fn.__name__[len("test_"):], _fn)
+
+for _fn in [test_operator_registry_matches_exporter, test_readme_operator_table_is_current,
+            test_every_operator_has_a_conformance_case]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":

@@ -1,0 +1,118 @@
+"""The registry of the scikit-learn classes pg_predict scores: for each, what kind of step it is,
+what it becomes in the pipeline spec (the tensor program's building blocks, see
+include/pg_predict/spec/steps.hpp), and its limits. README.md's operator table is generated
+from it (`python3 -m pg_predict operators --readme README.md`), and the conformance suite
+checks that it names exactly the classes the exporter knows and that the README is current.
+"""
+
+import collections
+
+Operator = collections.namedtuple("Operator", "name kind becomes notes")
+
+KINDS = ("composition", "featurizer", "selector", "classifier", "regressor", "clustering",
+         "outlier detection")
+
+OPERATORS = [
+    # composition
+    Operator("Pipeline", "composition", "its steps in order", ""),
+    Operator("ColumnTransformer", "composition", "`concat` of the parts' steps over their columns",
+             "columns by name, index, mask or slice; `remainder` drop / passthrough / an estimator"),
+    Operator("FeatureUnion", "composition", "`concat` of the parts, each over the whole vector",
+             ""),
+    # featurizers
+    Operator("StandardScaler", "featurizer", "`affine`", "`with_mean` / `with_std` off allowed"),
+    Operator("MinMaxScaler", "featurizer", "`affine`", "`clip=True` refused"),
+    Operator("MaxAbsScaler", "featurizer", "`affine`", ""),
+    Operator("RobustScaler", "featurizer", "`affine`", ""),
+    Operator("SimpleImputer", "featurizer", "`impute`",
+             "missing values must be NaN / NULL; text columns too (constant / most_frequent); "
+             "no `add_indicator`"),
+    Operator("OneHotEncoder", "featurizer", "`one_hot`",
+             "numeric or **text** columns (dictionary-encoded while the batch is filled); "
+             "`handle_unknown` error / ignore; `drop`; no infrequent categories"),
+    Operator("OrdinalEncoder", "featurizer", "`ordinal`",
+             "numeric or text columns; `handle_unknown` error / use_encoded_value"),
+    Operator("FunctionTransformer", "featurizer", "`elementwise`",
+             "only a known numpy ufunc (log1p, sqrt, exp, ...) or the identity"),
+    Operator("Binarizer", "featurizer", "`threshold`", ""),
+    Operator("Normalizer", "featurizer", "`normalize`", "l1, l2, max"),
+    Operator("MissingIndicator", "featurizer", "`is_missing`", "`features` missing-only or all"),
+    Operator("PCA", "featurizer", "`project`", "`whiten` supported"),
+    Operator("TruncatedSVD", "featurizer", "`project`", ""),
+    Operator("KBinsDiscretizer", "featurizer", "`bucketize` (+ `one_hot`)",
+             "encode ordinal, onehot, onehot-dense"),
+    Operator("PolynomialFeatures", "featurizer", "`monomials`",
+             "`interaction_only`, `include_bias`"),
+    # selectors
+    Operator("VarianceThreshold", "selector", "column selection (`concat`)",
+             "unread inputs are not fetched"),
+    Operator("SelectKBest", "selector", "column selection (`concat`)",
+             "unread inputs are not fetched"),
+    Operator("SelectPercentile", "selector", "column selection (`concat`)",
+             "unread inputs are not fetched"),
+    Operator("SelectFromModel", "selector", "column selection (`concat`)",
+             "unread inputs are not fetched"),
+    # linear models
+    Operator("LogisticRegression", "classifier", "`linear` + sigmoid / softmax / one-vs-rest",
+             "binary, multinomial, ovr"),
+    Operator("SGDClassifier", "classifier", "`linear` (+ sigmoid for log loss)",
+             "predict_proba only with `loss='log_loss'`"),
+    Operator("LinearSVC", "classifier", "`linear` (decision values)", "no predict_proba"),
+    Operator("Perceptron", "classifier", "`linear` (decision values)", "no predict_proba"),
+    Operator("RidgeClassifier", "classifier", "`linear` (decision values)", "no predict_proba"),
+    Operator("LinearRegression", "regressor", "`linear`", "single target"),
+    Operator("Ridge", "regressor", "`linear`", "single target"),
+    Operator("Lasso", "regressor", "`linear`", "single target"),
+    Operator("ElasticNet", "regressor", "`linear`", "single target"),
+    Operator("SGDRegressor", "regressor", "`linear`", ""),
+    Operator("LinearSVR", "regressor", "`linear`", ""),
+    # trees
+    Operator("DecisionTreeClassifier", "classifier", "tree ensemble (`<=`, float32)",
+             "native kernel or GEMM / TreeTraversal / PerfectTreeTraversal"),
+    Operator("DecisionTreeRegressor", "regressor", "tree ensemble (`<=`, float32)", "single target"),
+    Operator("RandomForestClassifier", "classifier", "tree ensemble, averaged", ""),
+    Operator("RandomForestRegressor", "regressor", "tree ensemble, averaged", "single target"),
+    Operator("ExtraTreesClassifier", "classifier", "tree ensemble, averaged", ""),
+    Operator("ExtraTreesRegressor", "regressor", "tree ensemble, averaged", "single target"),
+    Operator("GradientBoostingClassifier", "classifier", "tree ensemble + sigmoid / softmax",
+             "log-loss and exponential loss; `init` the default prior or 'zero'"),
+    Operator("GradientBoostingRegressor", "regressor", "tree ensemble", ""),
+]
+
+BY_NAME = {op.name: op for op in OPERATORS}
+
+BEGIN = "<!-- operators: generated by `python3 -m pg_predict operators --readme README.md` -->"
+END = "<!-- operators: end -->"
+
+
+def markdown():
+    """The operator table, grouped by kind, as README.md shows it."""
+    lines = ["| scikit-learn class | kind | compiled to | notes |", "|---|---|---|---|"]
+    for kind in KINDS:
+        for op in OPERATORS:
+            if op.kind == kind:
+                lines.append(f"| `{op.name}` | {op.kind} | {op.becomes} | {op.notes} |")
+    return "\n".join(lines)
+
+
+def readme_block():
+    return BEGIN + "\n" + markdown() + "\n" + END
+
+
+def update_readme(path):
+    """Rewrite the block between the markers in `path`; True if it changed."""
+    with open(path) as f:
+        text = f.read()
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{path}: no operator table markers ({BEGIN!r} ... {END!r})")
+    new = text[:start] + readme_block() + text[end + len(END):]
+    if new != text:
+        with open(path, "w") as f:
+            f.write(new)
+    return new != text
+
+
+def readme_is_current(path):
+    with open(path) as f:
+        return readme_block() in f.read()
