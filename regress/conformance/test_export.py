@@ -49,7 +49,7 @@ def reference_test(name):
                      "classification" if case.classifier else "regression")
         if case.classifier:
             assert_equal(f"{name}: classes", doc["classes"],
-                         [int(c) for c in case.estimator.classes_])
+                         [int(c) for c in case.classes])
         data = {c: case.X[c].tolist() for c in case.columns}
         predict, proba = sklearn_reference.evaluate(doc, data)
         got = np.where(case.ambiguous, case.predict, predict)
@@ -77,6 +77,16 @@ for _name in [
         "selectors_variance_kbest", "selectors_percentile_from_model", "binarizer_normalizer_l1",
         "normalizer_l2_max", "missing_indicator", "pca_whiten", "pca_truncated_svd",
         "kbins_ordinal_onehot", "polynomial_features"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
+# Naive Bayes, k-means, MLP, kernel SVMs.
+for _name in [
+        "gaussian_nb", "gaussian_nb_binary_bare", "bernoulli_nb", "bernoulli_nb_no_binarize",
+        "multinomial_nb", "multinomial_nb_binary", "kmeans", "minibatch_kmeans",
+        "mlp_classifier_binary_tanh", "mlp_classifier_multiclass_relu",
+        "mlp_classifier_logistic", "mlp_classifier_identity_labels", "mlp_regressor_relu",
+        "mlp_regressor_tanh", "svc_rbf_multiclass", "svc_poly_binary", "svc_sigmoid_binary",
+        "svc_linear_multiclass", "nusvc", "svr_rbf", "nusvr_poly"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 
