@@ -597,6 +597,7 @@ private:
         for (const char* c : kClassifiers)
             if (type == c) return linear_classifier(step, type, path);
         if (import_sklearn_tree_model(step, width, p_)) return;
+        if (import_sklearn_other_model(step, path, width, p_)) return;
         unsupported(type, "the estimator");
     }
 
