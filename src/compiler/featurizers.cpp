@@ -123,9 +123,11 @@ void emit_kernel(Emitter& e, const spec::Step& s, const std::string& h, const st
         e.line(out + " = torch.tanh(" + dot + " * " + g + " + " + c0 + ")");
     } else if (kernel == "rbf") {
         e.parts.buffers.push_back(make_f64(pre + "sv_norm", {n}, norms));
-        const std::string d2 = e.var();
-        e.line(d2 + " = torch.clamp_min(torch.sum(" + h + " * " + h + ", [1], True) + self." + pre + "sv_norm - 2.0 * " +
-               dot + ", 0.0)");
+        // An infinite x is infinitely far from every (finite) support vector: K = 0, not NaN.
+        const std::string n2 = e.var(), d2 = e.var();
+        e.line(n2 + " = torch.sum(" + h + " * " + h + ", [1], True)");
+        e.line(d2 + " = torch.where(torch.isinf(" + n2 + "), " + n2 + ", torch.clamp_min(" + n2 + " + self." + pre +
+               "sv_norm - 2.0 * " + dot + ", 0.0))");
         e.line(out + " = torch.exp(-" + g + " * " + d2 + ")");
     } else {
         fail(ErrorCategory::InvalidModel, "compiler: kernel \"" + kernel + "\" is not known");
