@@ -2,19 +2,23 @@
 
 The walk: a Pipeline is flattened into its steps; the last one must be a model, the others are
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
-FeatureUnion (here). Models are in linear.py and trees.py."""
+FeatureUnion (here). Models are in linear.py, trees.py, naive_bayes.py, neural.py, svm.py and
+cluster.py."""
 
 import numbers
 
 import numpy as np
 
-from . import featurizers, linear, trees
+from . import cluster, featurizers, linear, naive_bayes, neural, svm, trees
 from ._common import Context, ExportError, describe, label
 
 FORMAT_VERSION = 1
 
-MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS}
-CLASSIFIERS = set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS)
+MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,
+          **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
+          **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS}
+CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
+               | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS))
 
 
 def supported():
@@ -60,6 +64,10 @@ def export(estimator, feature_names=None):
     if kind in CLASSIFIERS:
         doc["task"] = "classification"
         doc["classes"] = _classes(model, ctx)
+    elif kind in cluster.CLUSTERERS:
+        # predict gives the cluster index: a classifier over 0..k-1 without probabilities.
+        doc["task"] = "classification"
+        doc["classes"] = cluster.classes(model)
     else:
         doc["task"] = "regression"
     doc["steps"] = steps + [step]

@@ -84,6 +84,11 @@ class Case:
         self.estimator = estimator.fit(X.iloc[:N_TRAIN], y[:N_TRAIN])
         self.X = X
         self.classifier = classifier
+        # The labels predict returns: classes_, or a clusterer's cluster indices.
+        final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+        self.classes = getattr(final, "classes_", None)
+        if classifier and self.classes is None:
+            self.classes = np.arange(len(final.cluster_centers_))
         self.predict = np.asarray(self.estimator.predict(X), dtype=np.float64)
         self.proba = None
         if classifier and hasattr(self.estimator, "predict_proba"):
@@ -97,6 +102,8 @@ class Case:
         if scores is None and classifier and hasattr(self.estimator, "decision_function"):
             d = np.asarray(self.estimator.decision_function(X), dtype=np.float64)
             scores = np.column_stack([-d, d]) if d.ndim == 1 else d
+        if scores is None and classifier and hasattr(final, "cluster_centers_"):
+            scores = -np.asarray(self.estimator.transform(X), dtype=np.float64)  # distances
         if scores is not None:
             top = np.sort(scores, axis=1)
             self.ambiguous = (top[:, -1] - top[:, -2]) < 1e-6
@@ -293,4 +300,60 @@ def cases():
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings of the small fits
-        return build_cases()
+        return {**build_cases(), **build_model_cases()}
+
+
+def build_model_cases():
+    """Naive Bayes, k-means, multi-layer perceptrons and kernel SVMs."""
+    from sklearn.cluster import KMeans, MiniBatchKMeans
+    from sklearn.compose import ColumnTransformer
+    from sklearn.feature_selection import VarianceThreshold
+    from sklearn.naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
+    from sklearn.neural_network import MLPClassifier, MLPRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import Binarizer, MinMaxScaler, OneHotEncoder, StandardScaler
+    from sklearn.svm import SVC, SVR, NuSVC, NuSVR
+
+    C = Case
+    cases = [
+        C("gaussian_nb", make_pipeline(_prep(), GaussianNB()), ALL, "multiclass", True),
+        C("gaussian_nb_binary_bare", GaussianNB(), NAN_FREE, "binary", True),
+        C("bernoulli_nb", make_pipeline(_prep(), BernoulliNB(binarize=0.0)), ALL, "four", True),
+        C("bernoulli_nb_no_binarize", make_pipeline(ColumnTransformer([
+            ("oh", OneHotEncoder(handle_unknown="ignore"), ["city", "plan"]),
+            ("bin", Binarizer(threshold=2.5), ["visits"]),
+        ]), BernoulliNB(binarize=None, alpha=0.5)), ["visits", "city", "plan"], "binary", True),
+        C("multinomial_nb", make_pipeline(_prep(scaler=MinMaxScaler()), VarianceThreshold(),
+                                          MultinomialNB()), ALL, "multiclass", True),
+        C("multinomial_nb_binary", make_pipeline(_prep(scaler=MinMaxScaler()), MultinomialNB(
+            alpha=0.3)), ALL, "labels", True),
+        C("kmeans", make_pipeline(_prep(), KMeans(n_clusters=4, n_init=3, random_state=0)),
+          ALL, "binary", True),
+        C("minibatch_kmeans", make_pipeline(StandardScaler(), MiniBatchKMeans(
+            n_clusters=3, n_init=3, random_state=0)), NAN_FREE, "binary", True),
+        C("mlp_classifier_binary_tanh", make_pipeline(_prep(), MLPClassifier(
+            (8,), activation="tanh", max_iter=300, random_state=0)), ALL, "binary", True),
+        C("mlp_classifier_multiclass_relu", make_pipeline(_prep(), MLPClassifier(
+            (10, 6), max_iter=300, random_state=0)), ALL, "four", True),
+        C("mlp_classifier_logistic", make_pipeline(_prep(), MLPClassifier(
+            (6,), activation="logistic", max_iter=300, random_state=0)), ALL, "multiclass", True),
+        C("mlp_classifier_identity_labels", make_pipeline(_prep(), MLPClassifier(
+            (5,), activation="identity", max_iter=200, random_state=0)), ALL, "labels", True),
+        C("mlp_regressor_relu", make_pipeline(_prep(), MLPRegressor(
+            (10,), max_iter=300, learning_rate_init=0.05, random_state=0)),
+          ALL, "regression", False),
+        C("mlp_regressor_tanh", make_pipeline(_prep(), MLPRegressor(
+            (6, 4), activation="tanh", max_iter=200, random_state=0)), ALL, "regression", False),
+        C("svc_rbf_multiclass", make_pipeline(_prep(), SVC()), ALL, "four", True),
+        C("svc_poly_binary", make_pipeline(_prep(), SVC(kernel="poly", degree=3, gamma="auto",
+                                                        coef0=0.5)), ALL, "labels", True),
+        C("svc_sigmoid_binary", make_pipeline(_prep(), SVC(kernel="sigmoid", gamma=0.05,
+                                                           coef0=-0.5)), ALL, "binary", True),
+        C("svc_linear_multiclass", make_pipeline(_prep(), SVC(kernel="linear", C=0.5)),
+          ALL, "multiclass", True),
+        C("nusvc", make_pipeline(_prep(), NuSVC(nu=0.3)), ALL, "multiclass", True),
+        C("svr_rbf", make_pipeline(_prep(), SVR(C=100.0, epsilon=5.0)), ALL, "regression", False),
+        C("nusvr_poly", make_pipeline(_prep(), NuSVR(kernel="poly", degree=2, C=50.0)),
+          ALL, "regression", False),
+    ]
+    return {c.name: c for c in cases}

@@ -256,7 +256,107 @@ def _model(step, X, classes):
         else:
             proba = _softmax(raw)
         return np.asarray(classes, dtype=np.float64)[proba.argmax(axis=1)], proba
+    if t in OTHER_MODELS:
+        return OTHER_MODELS[t](step, X, classes)
     raise ValueError(f"reference: no model {t}")
+
+
+# ---- naive Bayes, k-means, MLP, kernel SVM: scikit-learn's formulas over the fields ---------
+
+def _by_argmax(scores, classes, proba):
+    return np.asarray(classes, dtype=np.float64)[scores.argmax(axis=1)], proba
+
+
+def _softmax_of_jll(jll, classes):
+    return _by_argmax(jll, classes, _softmax(jll))
+
+
+def _gaussian_nb(step, X, classes):
+    theta, var, prior = _arr(step["theta"]), _arr(step["var"]), _arr(step["class_prior"])
+    jll = np.column_stack([np.log(prior[i]) - 0.5 * np.sum(np.log(2.0 * np.pi * var[i]))
+                           - 0.5 * np.sum((X - theta[i]) ** 2 / var[i], 1)
+                           for i in range(len(prior))])
+    return _softmax_of_jll(jll, classes)
+
+
+def _multinomial_nb(step, X, classes):
+    return _softmax_of_jll(X @ _arr(step["feature_log_prob"]).T + _arr(step["class_log_prior"]),
+                           classes)
+
+
+def _bernoulli_nb(step, X, classes):
+    if step["binarize"] is not None:
+        X = (X > _num(step["binarize"])).astype(np.float64)
+    flp = _arr(step["feature_log_prob"])
+    neg = np.log(1 - np.exp(flp))
+    jll = X @ (flp - neg).T + _arr(step["class_log_prior"]) + neg.sum(axis=1)
+    return _softmax_of_jll(jll, classes)
+
+
+def _kmeans(step, X, classes):
+    c = _arr(step["cluster_centers"])
+    d = ((X[:, None, :] - c[None, :, :]) ** 2).sum(2)
+    return d.argmin(axis=1).astype(np.float64), None
+
+
+_ACT = {"identity": lambda z: z, "tanh": np.tanh, "relu": lambda z: np.maximum(z, 0),
+        "logistic": _sigmoid}
+
+
+def _mlp(step, X, classes):
+    h = X
+    n = len(step["coefs"])
+    for i, (w, b) in enumerate(zip(step["coefs"], step["intercepts"])):
+        h = h @ _arr(w) + _arr(b)
+        if i < n - 1:
+            h = _ACT[step["activation"]](h)
+    out = step["out_activation"]
+    if out == "identity":
+        return h[:, 0], None
+    if out == "softmax":
+        return _by_argmax(h, classes, _softmax(h))
+    p = _sigmoid(h[:, 0])
+    return np.asarray(classes, dtype=np.float64)[(p > 0.5).astype(int)], np.column_stack([1 - p, p])
+
+
+def _kernel(step, X):
+    sv, g, c0 = _arr(step["support_vectors"]), _num(step["gamma"]), _num(step["coef0"])
+    k = step["kernel"]
+    if k == "rbf":
+        return np.exp(-g * ((X[:, None, :] - sv[None, :, :]) ** 2).sum(2))
+    dot = X @ sv.T
+    if k == "linear":
+        return dot
+    if k == "poly":
+        return (g * dot + c0) ** step["degree"]
+    return np.tanh(g * dot + c0)
+
+
+def _svc(step, X, classes):
+    # libsvm's one-vs-one vote: pair (i, j), i < j, votes i when its decision is > 0.
+    K = _kernel(step, X)
+    coef, b, n_sv = _arr(step["dual_coef"]), _arr(step["intercept"]), step["n_support"]
+    start = np.concatenate([[0], np.cumsum(n_sv)])
+    votes = np.zeros((len(X), len(n_sv)))
+    p = 0
+    for i in range(len(n_sv)):
+        for j in range(i + 1, len(n_sv)):
+            si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+            d = K[:, si] @ coef[j - 1, si] + K[:, sj] @ coef[i, sj] + b[p]
+            votes[:, i] += d > 0
+            votes[:, j] += ~(d > 0)
+            p += 1
+    return _by_argmax(votes, classes, None)
+
+
+def _svr(step, X, classes):
+    return _kernel(step, X) @ _arr(step["dual_coef"])[0] + _arr(step["intercept"])[0], None
+
+
+OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
+                "BernoulliNB": _bernoulli_nb, "KMeans": _kmeans, "MiniBatchKMeans": _kmeans,
+                "MLPClassifier": _mlp, "MLPRegressor": _mlp, "SVC": _svc, "NuSVC": _svc,
+                "SVR": _svr, "NuSVR": _svr}
 
 
 def evaluate(doc, data):

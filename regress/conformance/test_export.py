@@ -49,7 +49,7 @@ def reference_test(name):
                      "classification" if case.classifier else "regression")
         if case.classifier:
             assert_equal(f"{name}: classes", doc["classes"],
-                         [int(c) for c in case.estimator.classes_])
+                         [int(c) for c in case.classes])
         data = {c: case.X[c].tolist() for c in case.columns}
         predict, proba = sklearn_reference.evaluate(doc, data)
         got = np.where(case.ambiguous, case.predict, predict)
@@ -77,6 +77,16 @@ for _name in [
         "selectors_variance_kbest", "selectors_percentile_from_model", "binarizer_normalizer_l1",
         "normalizer_l2_max", "missing_indicator", "pca_whiten", "pca_truncated_svd",
         "kbins_ordinal_onehot", "polynomial_features"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
+# Naive Bayes, k-means, MLP, kernel SVMs.
+for _name in [
+        "gaussian_nb", "gaussian_nb_binary_bare", "bernoulli_nb", "bernoulli_nb_no_binarize",
+        "multinomial_nb", "multinomial_nb_binary", "kmeans", "minibatch_kmeans",
+        "mlp_classifier_binary_tanh", "mlp_classifier_multiclass_relu",
+        "mlp_classifier_logistic", "mlp_classifier_identity_labels", "mlp_regressor_relu",
+        "mlp_regressor_tanh", "svc_rbf_multiclass", "svc_poly_binary", "svc_sigmoid_binary",
+        "svc_linear_multiclass", "nusvc", "svr_rbf", "nusvr_poly"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 
@@ -213,9 +223,10 @@ def test_refuse_unknown_estimators(_env):
     from sklearn.decomposition import KernelPCA
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
-    from sklearn.svm import SVC
+    from sklearn.neighbors import KNeighborsClassifier
     X, y = small_frame()
-    expect_refusal(fit_quiet(SVC(), X[["income", "tenure"]], y), "SVC", "supported:")
+    expect_refusal(fit_quiet(KNeighborsClassifier(), X[["income", "tenure"]], y),
+                   "KNeighborsClassifier", "supported:")
     pipe = fit_quiet(Pipeline([("reduce", KernelPCA(1)), ("model", LogisticRegression())]),
                      X[["income", "tenure"]], y)
     expect_refusal(pipe, "KernelPCA", "'reduce'")
@@ -235,6 +246,41 @@ def test_refuse_other_parameters(_env):
     expect_refusal(fit_quiet(make_pipeline(fu, Ridge()), X, y), "FeatureUnion(transformer_weights=")
     gb = fit_quiet(GradientBoostingRegressor(init=LinearRegression(), n_estimators=3), X, y)
     expect_refusal(gb, "GradientBoostingRegressor(init=LinearRegression())")
+
+
+def test_refuse_kernel_svm_and_mlp_parameters(_env):
+    from sklearn.neural_network import MLPClassifier, MLPRegressor
+    from sklearn.svm import SVC, SVR
+    X, y = small_frame()
+    X = X[["income", "tenure"]] / 1000
+    expect_refusal(fit_quiet(SVC(kernel="precomputed"), X @ X.T, y), "SVC(kernel='precomputed')",
+                   "not supported")
+    expect_refusal(fit_quiet(SVR(kernel=lambda a, b: a @ b.T), X, y), "SVR(kernel=", "<lambda>",
+                   feature_names=["income", "tenure"])
+    y3 = sklearn_cases.frame()[1]["multiclass"][:sklearn_cases.N_TRAIN]
+    expect_refusal(fit_quiet(SVC(break_ties=True), X, y3), "SVC(break_ties=True)", "one-vs-one")
+    fit_quiet(SVC(break_ties=True), X, y)  # binary: break_ties changes nothing
+    export(fit_quiet(SVC(break_ties=True), X, y))
+    Y = np.column_stack([y, 1 - y])
+    expect_refusal(fit_quiet(MLPClassifier((3,), max_iter=20), X, Y), "MLPClassifier",
+                   "multilabel")
+    expect_refusal(fit_quiet(MLPRegressor((3,), max_iter=20), X, Y), "MLPRegressor",
+                   "multi-output")
+
+
+def test_kmeans_and_svm_documents(_env):
+    """KMeans is a classifier over its cluster indices; SVC keeps libsvm's signs."""
+    from sklearn.cluster import KMeans
+    from sklearn.svm import SVC
+    X, y = small_frame()
+    X = X[["income", "tenure"]] / 1000
+    doc = export(fit_quiet(KMeans(3, n_init=2, random_state=0), X, y))
+    assert_equal("kmeans task", (doc["task"], doc["classes"]), ("classification", [0, 1, 2]))
+    svc = fit_quiet(SVC(probability=True, random_state=0), X, y)
+    step = export(svc)["steps"][-1]
+    assert_equal("binary SVC intercept is -rho", step["intercept"], [-svc.intercept_[0]])
+    predict, proba = sklearn_reference.evaluate(export(svc), {c: X[c].tolist() for c in X})
+    assert_close("SVC(probability=True) predict", predict, svc.predict(X).astype(float))
 
 
 def test_refuse_no_model_and_unfitted(_env):
@@ -397,12 +443,12 @@ def test_cli_export(_env):
         if p.returncode != 0:
             raise Failure(f"export exited with {p.returncode}: {p.stderr}")
         assert_equal("CLI document", json.loads(p.stdout), round_trip(export(case.estimator)))
-        from sklearn.svm import SVC
+        from sklearn.neighbors import KNeighborsClassifier
         X, y = small_frame()
-        joblib.dump(fit_quiet(SVC(), X[["income"]], y), path)
+        joblib.dump(fit_quiet(KNeighborsClassifier(), X[["income"]], y), path)
         p = subprocess.run([sys.executable, "-m", "pg_predict", "export", path],
                            capture_output=True, text=True, env=env, timeout=120)
-        if p.returncode != 2 or "cannot export SVC" not in p.stderr:
+        if p.returncode != 2 or "cannot export KNeighborsClassifier" not in p.stderr:
             raise Failure(f"refusal: exit {p.returncode}, stderr {p.stderr!r}")
 
 
@@ -412,7 +458,8 @@ for _fn in [test_every_case_is_checked,
             test_refuse_string_labels, test_refuse_imputer_missing_values,
             test_refuse_imputer_dropped_column, test_refuse_multi_output,
             test_refuse_unknown_estimators, test_refuse_other_parameters,
-            test_refuse_no_model_and_unfitted, test_names_from_numpy,
+            test_refuse_no_model_and_unfitted, test_refuse_kernel_svm_and_mlp_parameters,
+            test_kmeans_and_svm_documents, test_names_from_numpy,
             test_numeric_columns_with_numeric_categories_stay_numeric,
             test_column_selections_resolved, test_nan_is_a_string, test_document_header,
             test_logistic_multi_class_resolved, test_deploy_calls_create_model, test_cli_export]:

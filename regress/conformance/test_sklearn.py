@@ -145,7 +145,7 @@ def case_test(name):
         assert_equal(f"{model}: models.task", info["task"], doc["task"])
         if case.classifier:
             assert_equal(f"{model}: models.classes", list(info["classes"] or []),
-                         [float(c) for c in case.estimator.classes_])
+                         [float(c) for c in case.classes])
         check(env, case, model)
         env.drop_model(model)
     return run
@@ -201,7 +201,37 @@ def test_cli_deploy(env):
     env.drop_model("sk_cli")
 
 
-for _fn in (test_deploy_replace_and_strategy, test_cli_deploy):
+def test_no_probabilities_kmeans_svc(env):
+    """KMeans and SVC (even with probability=True) predict; their predict_proba refuses."""
+    import warnings
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import SVC
+    env.load()
+    df, targets = sklearn_cases.frame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svc = make_pipeline(sklearn_cases._prep(), SVC(probability=True, random_state=0))
+        svc.fit(df[sklearn_cases.ALL].iloc[:sklearn_cases.N_TRAIN],
+                targets["multiclass"][:sklearn_cases.N_TRAIN])
+    for model, est in (("sk_kmeans_noproba", sklearn_cases.cases()["kmeans"].estimator),
+                       ("sk_svc_noproba", svc)):
+        env.drop_model(model)
+        pg_predict.deploy(env.conn, model, est)
+        got = to_floats([r[1] for r in score(env, model, True, True, False)])
+        assert_close(f"{model}: predict(row)", got,
+                     np.asarray(est.predict(df[sklearn_cases.ALL]), dtype=np.float64))
+        try:
+            with env.conn.transaction():
+                env.query(f"SELECT predict_proba(%(m)s, t) FROM {TABLE} t LIMIT 1", {"m": model})
+        except Exception as e:  # noqa: BLE001
+            if "does not give class probabilities" not in str(e):
+                raise Failure(f"{model}: predict_proba failed with {e}") from None
+        else:
+            raise Failure(f"{model}: predict_proba did not refuse")
+        env.drop_model(model)
+
+
+for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc):
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":

@@ -561,5 +561,135 @@ TEST(SklearnErrors, ValidateChecksSteps) {
     expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"intercept"});
 }
 
+// --- naive Bayes, k-means, MLP, kernel SVMs (sklearn_models.cpp) ----------------------------
+
+json svm_step(const std::string& type, const std::string& kernel, json dual_coef, json intercept) {
+    return {{"type", type}, {"kernel", kernel}, {"gamma", 0.5}, {"coef0", 1.0}, {"degree", 3},
+            {"support_vectors", {{1.0, 0.0}, {0.0, 2.0}, {-1.0, 1.0}}}, {"dual_coef", dual_coef},
+            {"intercept", intercept}};
+}
+
+TEST(SklearnModels, KernelOpByHand) {
+    const std::vector<std::vector<double>> sv = {{1.0, 0.0}, {0.0, 2.0}, {-1.0, 1.0}};
+    const std::vector<double> coef = {0.5, -1.0, 2.0};
+    const std::vector<float> x = {0.5f, -1.5f, 2.0f, 1.0f, kNaN, 0.0f};
+    for (const std::string kernel : {"linear", "rbf", "poly", "sigmoid"}) {
+        const spec::Pipeline p = importers::import_sklearn(
+            doc_with(numeric_inputs(2), "regression", {svm_step("SVR", kernel, {coef}, {0.25})}));
+        ASSERT_EQ(p.steps.size(), 1u);
+        EXPECT_EQ(p.steps[0].op, "kernel");
+        std::vector<double> want;
+        for (size_t r = 0; r < 3; ++r) {
+            double y = 0.25;
+            for (size_t s = 0; s < sv.size(); ++s) {
+                double dot = 0.0, d2 = 0.0;
+                for (size_t c = 0; c < 2; ++c) {
+                    dot += x[r * 2 + c] * sv[s][c];
+                    d2 += (x[r * 2 + c] - sv[s][c]) * (x[r * 2 + c] - sv[s][c]);
+                }
+                const double k = kernel == "linear" ? dot : kernel == "rbf" ? std::exp(-0.5 * d2)
+                                 : kernel == "poly" ? std::pow(0.5 * dot + 1.0, 3) : std::tanh(0.5 * dot + 1.0);
+                y += coef[s] * k;
+            }
+            want.push_back(y);
+        }
+        expect_close(run_compiled(p, x, 3), want, kernel);
+        expect_matches_reference(p, random_rows(100, 2, 21), kernel + " reference");
+    }
+}
+
+TEST(SklearnModels, SvcVotesLikeLibsvm) {
+    // 3 classes, one support vector each, linear kernel: K = x · sv. Pairs (0,1), (0,2), (1,2):
+    // d01 = c[0][0] K0 + c[0][1] K1 + b0, d02 = c[1][0] K0 + c[0][2] K2 + b1,
+    // d12 = c[1][1] K1 + c[1][2] K2 + b2.
+    json step = svm_step("SVC", "linear", {{1.0, -1.0, -1.0}, {1.0, 1.0, -1.0}}, {0.0, 0.0, 0.0});
+    step["n_support"] = {1, 1, 1};
+    const spec::Pipeline p =
+        importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {step}, {5, 6, 7}));
+    EXPECT_FALSE(p.has_probabilities);
+    // x = (1, 0): K = (1, 0, -1): d01 = 1 > 0 → 0; d02 = 1 + 1 = 2 → 0; d12 = 0 + 1 = 1 → 1.
+    // Votes (2, 1, 0). x = (0, 0): every d = 0 → the second class of each pair: (0, 1, 2).
+    // x = (-1, 0): K = (-1, 0, 1): d01 = -1 → 1; d02 = -1 - 1 → 2; d12 = -1 → 2: (0, 1, 2).
+    expect_close(run_compiled(p, {1.0f, 0.0f, 0.0f, 0.0f, -1.0f, 0.0f}, 3), {2, 1, 0, 0, 1, 2, 0, 1, 2}, "votes");
+    expect_matches_reference(p, random_rows(100, 2, 22), "svc reference");
+    expect_error([&] {
+        json bad = step;
+        bad["n_support"] = {1, 1, 2};
+        importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {bad}, {5, 6, 7}));
+    }, ErrorCategory::InvalidModel, {"n_support", "support vectors"});
+    expect_error([&] {
+        json bad = step;
+        bad["kernel"] = "precomputed";
+        importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {bad}, {5, 6, 7}));
+    }, ErrorCategory::Unsupported, {"SVC", "precomputed"});
+}
+
+TEST(SklearnModels, NaiveBayesKMeansMlp) {
+    // MultinomialNB: softmax(x · flpᵀ + prior).
+    json mnb = {{"type", "MultinomialNB"}, {"feature_log_prob", {{-0.5, -1.0}, {-2.0, -0.1}}},
+                {"class_log_prior", {-0.7, -0.69}}};
+    spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {mnb}, {0, 1}));
+    const double j0 = -0.5 * 2 - 1.0 * 3 - 0.7, j1 = -2.0 * 2 - 0.1 * 3 - 0.69;
+    const double p1 = 1.0 / (1.0 + std::exp(j0 - j1));
+    expect_close(run_compiled(p, {2.0f, 3.0f}, 1), {1.0 - p1, p1}, "multinomial");
+    // GaussianNB: one feature, two classes.
+    json gnb = {{"type", "GaussianNB"}, {"theta", {{0.0}, {2.0}}}, {"var", {{1.0}, {4.0}}}, {"class_prior", {0.25, 0.75}}};
+    p = importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {gnb}, {0, 1}));
+    const double g0 = std::log(0.25) - 0.5 * std::log(2 * M_PI) - 0.5 * 1.0;
+    const double g1 = std::log(0.75) - 0.5 * std::log(2 * M_PI * 4.0) - 0.5 * 1.0 / 4.0;
+    const double q1 = 1.0 / (1.0 + std::exp(g0 - g1));
+    expect_close(run_compiled(p, {1.0f}, 1), {1.0 - q1, q1}, "gaussian");
+    expect_matches_reference(p, random_rows(100, 1, 23), "gaussian reference");
+    // BernoulliNB with binarize: a threshold step first.
+    json bnb = {{"type", "BernoulliNB"}, {"feature_log_prob", {{-0.5, -1.0}, {-2.0, -0.1}}},
+                {"class_log_prior", {-0.7, -0.69}}, {"binarize", 0.5}};
+    p = importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {bnb}, {0, 1}));
+    EXPECT_EQ(p.steps.at(0).op, "threshold");
+    expect_matches_reference(p, random_rows(100, 2, 24), "bernoulli reference");
+    // KMeans: scores 2 x·c - ‖c‖², no probabilities, classes 0..k-1.
+    json km = {{"type", "KMeans"}, {"cluster_centers", {{0.0, 0.0}, {3.0, 3.0}}}};
+    p = importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {km}, {0, 1}));
+    EXPECT_FALSE(p.has_probabilities);
+    expect_close(run_compiled(p, {1.0f, 2.0f}, 1), {0.0, 2 * 9.0 - 18.0}, "kmeans");
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {km}, {1, 2})); },
+                 ErrorCategory::InvalidModel, {"cluster indices"});
+    // MLP: relu hidden layer, logistic output.
+    json mlp = {{"type", "MLPClassifier"}, {"activation", "relu"}, {"out_activation", "logistic"},
+                {"coefs", {{{1.0, -1.0}, {0.5, 2.0}}, {{1.0}, {-1.0}}}}, {"intercepts", {{0.0, 0.5}, {0.25}}}};
+    p = importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {mlp}, {0, 1}));
+    // x = (1, 1): hidden (1.5, 1.5) → relu → 1.5 - 1.5 + 0.25; x = (1, -1): (0.5, -2.5) → (0.5, 0) → 0.75.
+    auto sig = [](double m) { return 1.0 / (1.0 + std::exp(-m)); };
+    expect_close(run_compiled(p, {1.0f, 1.0f, 1.0f, -1.0f}, 2),
+                 {1 - sig(0.25), sig(0.25), 1 - sig(0.75), sig(0.75)}, "mlp");
+    expect_matches_reference(p, random_rows(100, 2, 25), "mlp reference");
+    for (const char* act : {"tanh", "logistic", "identity"}) {
+        mlp["activation"] = act;
+        p = importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {mlp}, {0, 1}));
+        expect_matches_reference(p, random_rows(100, 2, 26), act);
+    }
+    mlp["coefs"][1] = {{1.0, 0.0}, {-1.0, 1.0}};
+    mlp["intercepts"][1] = {0.25, 0.0};
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {mlp}, {0, 1})); },
+                 ErrorCategory::Unsupported, {"MLPClassifier", "multilabel"});
+    EXPECT_EQ(spec::apply_elementwise("relu", -2.0), 0.0);
+    EXPECT_TRUE(std::isnan(spec::apply_elementwise("relu", NAN)));
+    EXPECT_DOUBLE_EQ(spec::apply_elementwise("expit", 0.0), 0.5);
+}
+
+TEST(SklearnModels, ValidateChecksKernelStep) {
+    spec::Pipeline p = importers::import_sklearn(
+        doc_with(numeric_inputs(2), "regression", {svm_step("SVR", "rbf", {{1.0, 1.0, 1.0}}, {0.0})}));
+    spec::Pipeline bad = p;
+    bad.steps[0].params["kernel"] = "cubic";
+    expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"steps[0]", "kernel", "cubic"});
+    bad = p;
+    bad.steps[0].params["support_vectors"] = {{1.0}, {2.0}, {3.0}};
+    expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"steps[0]", "support vector"});
+    bad = p;
+    bad.steps[0].params["degree"] = 2.5;
+    expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"degree"});
+    EXPECT_EQ(spec::to_json(spec::from_json(spec::to_json(p))), spec::to_json(p));
+}
+
 }  // namespace
 }  // namespace pg_predict

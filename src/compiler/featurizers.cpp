@@ -10,6 +10,7 @@
 //   project  matmul(h, matrixᵀ) + offset
 //   bucketize  per (column, edge) pair v >= edge, index_add_ into the columns; NaN kept
 //   monomials  prod(pow(h[:, None, :], powers), 2) with x^0 = 1
+//   kernel   matmul(h, svᵀ), then linear / poly / sigmoid of it; rbf via ‖x‖² + ‖s‖² - 2 x·s
 //   concat   index_select of each part's columns, its steps, cat
 #include <cmath>
 #include <string>
@@ -79,6 +80,10 @@ std::string elementwise_expr(const std::string& f, const std::string& h) {
         {"tanh", "tanh"},    {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"}};
     for (const auto& [name, fn] : kDirect)
         if (f == name) return std::string("torch.") + fn + "(" + h + ")";
+    if (f == "expit") return "torch.sigmoid(" + h + ")";
+    if (f == "relu")  // NaN stays NaN, as numpy's maximum(x, 0)
+        return "torch.where(torch.logical_or(" + h + " > 0.0, torch.isnan(" + h + ")), " + h + ", torch.zeros_like(" + h +
+               "))";
     if (f == "square") return "(" + h + " * " + h + ")";
     // torch.sign(NaN) is 0 on some builds; numpy keeps NaN.
     if (f == "sign") return "torch.where(torch.isnan(" + h + "), " + h + ", torch.sign(" + h + "))";
@@ -86,6 +91,48 @@ std::string elementwise_expr(const std::string& f, const std::string& h) {
         return "torch.where(torch.isnan(" + h + "), " + h + ", torch.sign(" + h + ") * torch.pow(torch.abs(" + h +
                "), 1.0 / 3.0))";
     fail(ErrorCategory::Unsupported, "compiler: elementwise function \"" + f + "\" is not supported");
+}
+
+// K = kernel(h, support vectors) [N × n]; rbf as ‖x‖² + ‖s‖² - 2 x·s (one matmul, clamped at 0).
+void emit_kernel(Emitter& e, const spec::Step& s, const std::string& h, const std::string& out,
+                 const std::string& pre, int64_t& width) {
+    const std::string at = "step kernel";
+    const auto sv = spec::param_matrix(s, "support_vectors", at);
+    const auto it = s.params.find("kernel");
+    const std::string kernel = it != s.params.end() && it->is_string() ? it->get<std::string>() : "";
+    const int64_t n = static_cast<int64_t>(sv.size());
+    std::vector<double> flat, norms;
+    for (const auto& row : sv) {
+        flat.insert(flat.end(), row.begin(), row.end());
+        double sq = 0.0;
+        for (double v : row) sq += v * v;
+        norms.push_back(sq);
+    }
+    e.parts.buffers.push_back(make_f64(pre + "sv", {n, width}, flat));
+    e.parts.buffers.push_back(make_f64(pre + "gamma", {1}, {spec::param_number(s, "gamma", at)}));
+    e.parts.buffers.push_back(make_f64(pre + "coef0", {1}, {spec::param_number(s, "coef0", at)}));
+    e.parts.buffers.push_back(make_f64(pre + "degree", {1}, {spec::param_number(s, "degree", at)}));
+    const std::string dot = e.var();
+    e.line(dot + " = torch.matmul(" + h + ", self." + pre + "sv.t())");
+    const std::string g = "self." + pre + "gamma", c0 = "self." + pre + "coef0";
+    if (kernel == "linear") {
+        e.line(out + " = " + dot);
+    } else if (kernel == "poly") {
+        e.line(out + " = torch.pow(" + dot + " * " + g + " + " + c0 + ", self." + pre + "degree)");
+    } else if (kernel == "sigmoid") {
+        e.line(out + " = torch.tanh(" + dot + " * " + g + " + " + c0 + ")");
+    } else if (kernel == "rbf") {
+        e.parts.buffers.push_back(make_f64(pre + "sv_norm", {n}, norms));
+        // An infinite x is infinitely far from every (finite) support vector: K = 0, not NaN.
+        const std::string n2 = e.var(), d2 = e.var();
+        e.line(n2 + " = torch.sum(" + h + " * " + h + ", [1], True)");
+        e.line(d2 + " = torch.where(torch.isinf(" + n2 + "), " + n2 + ", torch.clamp_min(" + n2 + " + self." + pre +
+               "sv_norm - 2.0 * " + dot + ", 0.0))");
+        e.line(out + " = torch.exp(-" + g + " * " + d2 + ")");
+    } else {
+        fail(ErrorCategory::InvalidModel, "compiler: kernel \"" + kernel + "\" is not known");
+    }
+    width = n;
 }
 
 std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int64_t& width) {
@@ -185,6 +232,8 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         e.parts.buffers.push_back(make_f64(pre + "powers", {k, width}, flat));
         e.line(out + " = torch.prod(torch.pow(" + h + ".unsqueeze(1), self." + pre + "powers), 2)");
         width = k;
+    } else if (s.op == "kernel") {
+        emit_kernel(e, s, h, out, pre, width);
     } else if (s.op == "concat") {
         std::vector<std::string> outs;
         int64_t total = 0;

@@ -1,6 +1,7 @@
 // scikit-learn export documents (src/spec/SKLEARN_FORMAT.md) → pipeline spec: featurizer steps
 // (scalers folded into one affine op, imputers, encoders, ColumnTransformer/FeatureUnion as
-// concat) and the final model (linear models here, trees in sklearn_trees.cpp).
+// concat) and the final model (linear models here, trees in sklearn_trees.cpp, naive Bayes,
+// k-means, MLPs and kernel SVMs in sklearn_models.cpp).
 //
 // Decisions the exporter and users should know:
 // - Numeric categories are compared with the float32 batch, so they are kept rounded to
@@ -597,6 +598,7 @@ private:
         for (const char* c : kClassifiers)
             if (type == c) return linear_classifier(step, type, path);
         if (import_sklearn_tree_model(step, width, p_)) return;
+        if (import_sklearn_other_model(step, path, width, p_)) return;
         unsupported(type, "the estimator");
     }
 

@@ -50,6 +50,27 @@ int32_t check_categories(const Step& s, const std::vector<int32_t>& vocab, const
     return static_cast<int32_t>(cats.size());
 }
 
+// One row of op kernel: its value against each support vector, as libsvm computes it.
+std::vector<double> kernel_row(const Step& s, const std::vector<double>& x, const std::string& at) {
+    const auto sv = param_matrix(s, "support_vectors", at);
+    const std::string kernel = param(s, "kernel", at).get<std::string>();
+    const double gamma = param_number(s, "gamma", at), coef0 = param_number(s, "coef0", at);
+    const double degree = param_number(s, "degree", at);
+    std::vector<double> y(sv.size());
+    for (size_t r = 0; r < sv.size(); ++r) {
+        double acc = 0.0;
+        for (size_t c = 0; c < x.size(); ++c) {
+            const double d = kernel == "rbf" ? x[c] - sv[r][c] : 0.0;
+            acc += kernel == "rbf" ? d * d : x[c] * sv[r][c];
+        }
+        if (kernel == "rbf") y[r] = std::exp(-gamma * acc);
+        else if (kernel == "poly") y[r] = std::pow(gamma * acc + coef0, degree);
+        else if (kernel == "sigmoid") y[r] = std::tanh(gamma * acc + coef0);
+        else y[r] = acc;
+    }
+    return y;
+}
+
 }  // namespace
 
 const std::vector<std::string>& elementwise_functions() {
@@ -57,7 +78,9 @@ const std::vector<std::string>& elementwise_functions() {
         "absolute", "fabs",    "negative", "sign",    "reciprocal", "square",  "sqrt",    "cbrt",
         "exp",      "exp2",    "expm1",    "log",     "log2",       "log10",   "log1p",   "floor",
         "ceil",     "rint",    "trunc",    "sin",     "cos",        "tan",     "arcsin",  "arccos",
-        "arctan",   "sinh",    "cosh",     "tanh",    "arcsinh",    "arccosh", "arctanh"};
+        "arctan",   "sinh",    "cosh",     "tanh",    "arcsinh",    "arccosh", "arctanh",
+        // Not numpy's: the activations of scikit-learn's MLPs (scipy.special.expit, max(x, 0)).
+        "expit",    "relu"};
     return names;
 }
 
@@ -98,6 +121,8 @@ double apply_elementwise(const std::string& f, double x) {
     if (f == "arcsinh") return std::asinh(x);
     if (f == "arccosh") return std::acosh(x);
     if (f == "arctanh") return std::atanh(x);
+    if (f == "expit") return 1.0 / (1.0 + std::exp(-x));
+    if (f == "relu") return x > 0.0 || std::isnan(x) ? x : 0.0;
     fail(ErrorCategory::InvalidModel, "invalid pipeline: elementwise function \"" + f + "\" is not known");
 }
 
@@ -262,6 +287,24 @@ int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab,
                         invalid(at, "monomials powers must be integers in [0, 64]");
             }
             vocab.assign(powers.size(), -1);
+        } else if (s.op == "kernel") {
+            const auto sv = param_matrix(s, "support_vectors", at);
+            if (sv.empty()) invalid(at, "kernel has no support vectors");
+            for (size_t r = 0; r < sv.size(); ++r) {
+                if (sv[r].size() != w)
+                    invalid(at, "kernel support vector " + std::to_string(r) + " has " + std::to_string(sv[r].size()) +
+                                    " entries for a vector of " + std::to_string(w));
+                for (double d : sv[r]) if (!std::isfinite(d)) invalid(at, "kernel support vectors must be finite");
+            }
+            const json& k = param(s, "kernel", at);
+            if (k != "linear" && k != "rbf" && k != "poly" && k != "sigmoid")
+                invalid(at, "kernel must be \"linear\", \"rbf\", \"poly\" or \"sigmoid\", not " + k.dump());
+            for (const char* key : {"gamma", "coef0"})
+                if (!std::isfinite(param_number(s, key, at))) invalid(at, std::string("kernel ") + key + " must be finite");
+            const double degree = param_number(s, "degree", at);
+            if (!(degree >= 0 && degree <= 64 && degree == std::floor(degree)))
+                invalid(at, "kernel degree must be an integer in [0, 64]");
+            vocab.assign(sv.size(), -1);
         } else if (s.op == "concat") {
             if (s.parts.empty()) invalid(at, "concat has no parts");
             std::vector<int32_t> out;
@@ -357,6 +400,8 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
                 for (size_t c = 0; c < x.size(); ++c)
                     if (powers[k][c] != 0.0) y[k] *= std::pow(x[c], powers[k][c]);
             x = std::move(y);
+        } else if (s.op == "kernel") {
+            x = kernel_row(s, x, at);
         } else if (s.op == "concat") {
             std::vector<double> y;
             for (const Step::Part& part : s.parts) {

@@ -1,6 +1,9 @@
 // scikit-learn export documents (src/spec/SKLEARN_FORMAT.md) → pipeline spec.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "pg_predict/spec/pipeline.hpp"
@@ -18,5 +21,12 @@ spec::Pipeline import_sklearn(const nlohmann::json& document);
 // Returns false when `step` is not a tree model.
 bool import_sklearn_tree_model(const nlohmann::json& step, int32_t num_features,
                                spec::Pipeline& pipeline);
+
+// The final step when it is a naive Bayes classifier, KMeans / MiniBatchKMeans, an MLP or a
+// kernel SVM (SVC, NuSVC, SVR, NuSVR): appends the featurizer steps it needs to
+// pipeline.steps and sets the "linear" estimator, transform and output layout; `path` names
+// the step in messages. Returns false when `step` is none of these.
+bool import_sklearn_other_model(const nlohmann::json& step, const std::string& path, int32_t num_features,
+                                spec::Pipeline& pipeline);
 
 }  // namespace pg_predict::importers

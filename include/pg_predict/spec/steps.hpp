@@ -14,7 +14,8 @@
 //            NaN, u when none matches                                          (w → w)
 //   elementwise {"function": f}                      y = f(x), numpy's ufunc f per entry (w → w);
 //            f is one of elementwise_functions() (numpy names: log1p, sqrt, absolute, rint, ...),
-//            NaN in gives NaN out, domain errors give NaN / ±inf as numpy does
+//            NaN in gives NaN out, domain errors give NaN / ±inf as numpy does; also expit
+//            (1 / (1 + e^-x)) and relu (max(x, 0)), the activations of scikit-learn's MLPs
 //   threshold {"threshold": t}                        y = x > t ? 1 : 0 (NaN → 0)  (w → w)
 //   is_missing {}                                     y = isnan(x) ? 1 : 0         (w → w)
 //   normalize {"norm": "l1" | "l2" | "max"}          y = x / ‖x‖ over the row (a zero norm
@@ -24,6 +25,9 @@
 //            sorted ascending (numpy searchsorted side="right"); NaN stays NaN  (w → w)
 //   monomials {"powers": [[p] × w] × k}               y_k = Π_j x_j ^ powers[k][j], p >= 0
 //            integers (x^0 = 1, NaN included)                                   (w → k)
+//   kernel   {"support_vectors": [[w] × n], "kernel": k, "gamma": g, "coef0": c, "degree": d}
+//            y_r = K(x, sv_r), libsvm's kernels: linear x·s, rbf exp(-g‖x - s‖²),
+//            poly (g x·s + c)^d, sigmoid tanh(g x·s + c)                        (w → n)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 // and the estimator op:
