@@ -77,6 +77,25 @@ OPERATORS = [
     Operator("GradientBoostingClassifier", "classifier", "tree ensemble + sigmoid / softmax",
              "log-loss and exponential loss; `init` the default prior or 'zero'"),
     Operator("GradientBoostingRegressor", "regressor", "tree ensemble", ""),
+    # other models
+    Operator("SVC", "classifier",
+             "`kernel` + `project` (pairwise decisions) + `threshold` + `linear` (votes)",
+             "linear, rbf, poly, sigmoid kernels; libsvm's one-vs-one vote; no predict_proba "
+             "(also with `probability=True`); `break_ties` only for two classes"),
+    Operator("NuSVC", "classifier", "as SVC", "as SVC"),
+    Operator("SVR", "regressor", "`kernel` + `linear`", "linear, rbf, poly, sigmoid kernels"),
+    Operator("NuSVR", "regressor", "`kernel` + `linear`", "as SVR"),
+    Operator("GaussianNB", "classifier", "`affine` + `concat` [x, x²] + `linear` + softmax", ""),
+    Operator("BernoulliNB", "classifier", "(`threshold`) + `linear` + softmax", "`binarize`"),
+    Operator("MultinomialNB", "classifier", "`linear` + softmax", ""),
+    Operator("MLPClassifier", "classifier", "`project` + activation per hidden layer, `linear` + "
+             "sigmoid / softmax", "identity, logistic, tanh, relu; not multilabel"),
+    Operator("MLPRegressor", "regressor", "`project` + activation per hidden layer, `linear`",
+             "single target"),
+    Operator("KMeans", "clustering", "`linear` (2·c·x − ‖c‖²), argmax",
+             "predict = cluster index; models.task says classification (classes 0..k−1); "
+             "no predict_proba"),
+    Operator("MiniBatchKMeans", "clustering", "as KMeans", "as KMeans"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}
