@@ -46,9 +46,7 @@ TEST(BuildModel, OptionsMustBeAnObject) {
 }
 
 std::string fixture(const std::string& name) {
-    std::string dir(__FILE__);
-    dir = dir.substr(0, dir.rfind('/'));
-    std::ifstream in(dir + "/../fixtures/" + name);
+    std::ifstream in(std::string(PG_PREDICT_FIXTURES) + "/" + name);
     std::stringstream ss;
     ss << in.rdbuf();
     EXPECT_FALSE(ss.str().empty()) << name;

@@ -280,9 +280,7 @@ TEST(SklearnTrees, UnsupportedNamesTheEstimatorAndParameter) {
 // --- documents exported from scikit-learn ---------------------------------------------------
 
 json fixture(const std::string& name) {
-    std::string dir(__FILE__);
-    dir = dir.substr(0, dir.rfind('/'));
-    std::ifstream in(dir + "/../fixtures/sklearn_trees/" + name + ".json");
+    std::ifstream in(std::string(PG_PREDICT_FIXTURES) + "/sklearn_trees/" + name + ".json");
     EXPECT_TRUE(in.good()) << name;
     return json::parse(in);
 }
