@@ -155,9 +155,10 @@ Task task_of(const std::string& s, const std::string& field) {
 
 PostTransform transform_of(const std::string& s, const std::string& field) {
     for (PostTransform t : {PostTransform::Identity, PostTransform::Logistic,
-                            PostTransform::Softmax, PostTransform::Exp, PostTransform::Ovr})
+                            PostTransform::Softmax, PostTransform::Exp, PostTransform::Ovr,
+                            PostTransform::TwoSided})
         if (s == transform_name(t)) return t;
-    bad(field, "must be one of identity, logistic, softmax, exp, ovr, not \"" + s + "\"");
+    bad(field, "must be one of identity, logistic, softmax, exp, ovr, two_sided, not \"" + s + "\"");
 }
 
 Comparison comparison_of(const std::string& s, const std::string& field) {
@@ -216,7 +217,7 @@ Step step_from_json(const json& j, const std::string& path) {
 
 bool needs_version_2(const Pipeline& p) {
     return !p.steps.empty() || !p.text_inputs.empty() || !p.estimator.op.empty() || !p.has_probabilities ||
-           p.transform == PostTransform::Ovr;
+           p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided;
 }
 
 }  // namespace
