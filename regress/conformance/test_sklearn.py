@@ -145,7 +145,7 @@ def case_test(name):
         assert_equal(f"{model}: models.task", info["task"], doc["task"])
         if case.classifier:
             assert_equal(f"{model}: models.classes", list(info["classes"] or []),
-                         [float(c) for c in case.estimator.classes_])
+                         [float(c) for c in case.classes])
         check(env, case, model)
         env.drop_model(model)
     return run
