@@ -24,8 +24,9 @@ namespace {
 
 using nlohmann::json;
 
-// Version 1: a bare tree ensemble. Version 2 adds steps, text_inputs, estimator and
-// has_probabilities; a pipeline that uses none of them is still written as version 1.
+// Version 1: a bare tree ensemble. Version 2 adds steps, text_inputs, estimator,
+// has_probabilities and the transforms ovr / two_sided; a pipeline that uses none of them is
+// still written as version 1.
 constexpr int kFormatVersion = 2;
 
 const char* comparison_name(Comparison c) {
