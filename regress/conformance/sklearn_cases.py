@@ -321,7 +321,8 @@ def _hist_and_outlier_cases():
             n_estimators=30, contamination=0.1, max_features=0.6, max_samples=128,
             random_state=0), NAN_FREE, "binary", True),
         C("isolation_forest_pipeline", make_pipeline(_prep(), IsolationForest(
-            n_estimators=25, contamination=0.05, random_state=0)), ALL, "binary", True),
+            n_estimators=25, contamination=0.05, bootstrap=True, random_state=0)),
+          ALL, "binary", True),
     ]
 
 

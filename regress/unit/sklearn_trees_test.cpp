@@ -399,9 +399,10 @@ TEST_P(SklearnFixture, ReferenceAndEveryStrategyMatchScikitLearn) {
     const spec::Pipeline p = import_document(f["document"]);
     std::vector<float> x;
     for (const auto& row : f["X"])
-        for (const auto& v : row)  // "NaN": a missing value (HistGradientBoosting fixtures)
-            x.push_back(v.is_string() ? std::numeric_limits<float>::quiet_NaN()
-                                      : static_cast<float>(v.get<double>()));
+        for (const auto& v : row)  // "NaN" (a missing value) or "Infinity" in HGB fixtures
+            x.push_back(!v.is_string() ? static_cast<float>(v.get<double>())
+                        : v == "NaN"   ? std::numeric_limits<float>::quiet_NaN()
+                                       : std::numeric_limits<float>::infinity());
     std::vector<double> want;
     for (const auto& row : f["expected"]) {
         if (row.is_array())
@@ -444,7 +445,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "et_regressor", "gb_classifier2", "gb_classifier2_exponential",
                       "gb_classifier3", "gb_regressor", "gb_regressor_huber",
                       "hgb_classifier2", "hgb_classifier3", "hgb_regressor",
-                      "hgb_regressor_poisson"));
+                      "hgb_regressor_poisson", "hgb_classifier2_nan_split"));
 
 // IsolationForest: the outputs are decision values in margin space ([-d, d]); their argmax
 // must be scikit-learn's predict on every row not within 1e-6 of the decision boundary.
