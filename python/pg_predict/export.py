@@ -63,7 +63,7 @@ def export(estimator, feature_names=None):
                       for i, n in enumerate(names)]}
     if kind in CLASSIFIERS:
         doc["task"] = "classification"
-        doc["classes"] = _classes(model, ctx)
+        doc["classes"] = [-1, 1] if kind in trees.OUTLIER_DETECTORS else _classes(model, ctx)
     elif kind in cluster.CLUSTERERS:
         # predict gives the cluster index: a classifier over 0..k-1 without probabilities.
         doc["task"] = "classification"

@@ -77,6 +77,16 @@ OPERATORS = [
     Operator("GradientBoostingClassifier", "classifier", "tree ensemble + sigmoid / softmax",
              "log-loss and exponential loss; `init` the default prior or 'zero'"),
     Operator("GradientBoostingRegressor", "regressor", "tree ensemble", ""),
+    Operator("HistGradientBoostingClassifier", "classifier",
+             "tree ensemble + sigmoid / softmax (NaN follows `missing_go_to_left`)",
+             "NULL needs no imputer; thresholds compared in float32 (exact for float32 "
+             "inputs); categorical splits refused"),
+    Operator("HistGradientBoostingRegressor", "regressor", "tree ensemble (+ exp for poisson)",
+             "losses squared_error, absolute_error, quantile, poisson; as the classifier"),
+    Operator("IsolationForest", "outlier detection",
+             "tree ensemble of path lengths, two-sided decision [−d, d]",
+             "predict = −1 (outlier) / 1 (inlier); models.task says classification; "
+             "no predict_proba; `max_features` < 1 supported"),
     # other models
     Operator("SVC", "classifier",
              "`kernel` + `project` (pairwise decisions) + `threshold` + `linear` (votes)",

@@ -62,11 +62,72 @@ def export_gradient_boosting(est, n_features, ctx):
             "learning_rate": float(est.learning_rate), "loss": loss, "trees": stages}
 
 
+# ---- HistGradientBoosting* -----------------------------------------------------------------
+
+# The loss object's class → the format's loss name (scikit-learn 1.2's _loss module).
+_HIST_LOSSES = {"HalfBinomialLoss": "log_loss", "HalfMultinomialLoss": "log_loss",
+                "HalfSquaredError": "squared_error", "AbsoluteError": "absolute_error",
+                "PinballLoss": "quantile", "HalfPoissonLoss": "poisson"}
+
+
+def hist_tree_dict(predictor):
+    """A TreePredictor's `nodes` fields that predict() reads, as they are."""
+    nodes = predictor.nodes
+    return {"feature_idx": ints(nodes["feature_idx"]),
+            "num_threshold": floats(nodes["num_threshold"]),
+            "missing_go_to_left": ints(nodes["missing_go_to_left"]),
+            "left": ints(nodes["left"]), "right": ints(nodes["right"]),
+            "is_leaf": ints(nodes["is_leaf"]), "value": floats(nodes["value"])}
+
+
+def export_hist_gradient_boosting(est, n_features, ctx):
+    _check(est, n_features, ctx)
+    categorical = getattr(est, "is_categorical_", None)
+    if (categorical is not None and np.any(categorical)) or any(
+            np.any(p.nodes["is_categorical"]) for it in est._predictors for p in it):
+        ctx.refuse(est, "categorical_features", "categorical splits (category bitsets) are not "
+                   "supported; encode the columns with OneHotEncoder or OrdinalEncoder instead")
+    loss = _HIST_LOSSES.get(type(est._loss).__name__)
+    if loss is None:
+        ctx.refuse(est, "loss", "supported: " + ", ".join(sorted(set(_HIST_LOSSES.values()))))
+    return {"type": type(est).__name__, "n_classes": _n_classes(est), "loss": loss,
+            "baseline": floats(np.asarray(est._baseline_prediction, dtype=np.float64).ravel()),
+            "trees": [[hist_tree_dict(p) for p in it] for it in est._predictors]}
+
+
+# ---- IsolationForest ---------------------------------------------------------------------------
+
+def export_isolation_forest(est, n_features, ctx):
+    """Trees read the whole vector: with max_features < 1 each tree's feature indices (into its
+    column subset estimators_features_) are mapped back to the full vector here."""
+    _check(est, n_features, ctx)
+    offset = float(est.offset_)
+    if not offset < 0:
+        ctx.refuse(est, "offset_", f"is {offset}; scores are negative, so it must be too")
+    subset = est._max_features != est.n_features_in_  # as _compute_chunked_score_samples
+    trees = []
+    for tree, features in zip(est.estimators_, est.estimators_features_):
+        d = tree_dict(tree.tree_)
+        if subset:
+            features = np.asarray(features, dtype=np.int64)
+            d["feature"] = [int(features[f]) if f >= 0 else f for f in d["feature"]]
+        d["n_node_samples"] = ints(tree.tree_.n_node_samples)
+        trees.append(d)
+    return {"type": "IsolationForest", "max_samples": int(est.max_samples_), "offset": offset,
+            "trees": trees}
+
+
+# Outlier detectors: predict gives -1 (outlier) / 1 (inlier); exported as classifiers with
+# classes [-1, 1] and no probabilities.
+OUTLIER_DETECTORS = {"IsolationForest": export_isolation_forest}
+
 CLASSIFIERS = {
     "DecisionTreeClassifier": export_decision_tree,
     "RandomForestClassifier": export_forest,
     "ExtraTreesClassifier": export_forest,
     "GradientBoostingClassifier": export_gradient_boosting,
+    "HistGradientBoostingClassifier": export_hist_gradient_boosting,
+    **OUTLIER_DETECTORS,
 }
 
 REGRESSORS = {
@@ -74,4 +135,5 @@ REGRESSORS = {
     "RandomForestRegressor": export_forest,
     "ExtraTreesRegressor": export_forest,
     "GradientBoostingRegressor": export_gradient_boosting,
+    "HistGradientBoostingRegressor": export_hist_gradient_boosting,
 }

@@ -69,6 +69,7 @@ def frame(seed=1):
         "four": np.array([2, 5, 7, 11])[np.digitize(noisy, np.quantile(noisy, [.25, .5, .75]))],
         "regression": 100 * s + 500 + rng.normal(0, 10, n),
     }
+    targets["count"] = np.round(np.exp(s / 2))   # Poisson-like counts (no new draws)
     return df, targets
 
 
@@ -84,11 +85,17 @@ class Case:
         self.estimator = estimator.fit(X.iloc[:N_TRAIN], y[:N_TRAIN])
         self.X = X
         self.classifier = classifier
-        # The labels predict returns: classes_, or a clusterer's cluster indices.
+        # The labels predict returns: classes_, a clusterer's cluster indices, or an outlier
+        # detector's -1 / 1 (IsolationForest has no classes_).
         final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-        self.classes = getattr(final, "classes_", None)
-        if classifier and self.classes is None:
-            self.classes = np.arange(len(final.cluster_centers_))
+        self.classes = None
+        if classifier:
+            self.classes = getattr(final, "classes_", None)
+            if self.classes is None and hasattr(final, "cluster_centers_"):
+                self.classes = np.arange(len(final.cluster_centers_))
+            if self.classes is None:
+                self.classes = np.array([-1, 1])
+            self.classes = list(self.classes)
         self.predict = np.asarray(self.estimator.predict(X), dtype=np.float64)
         self.proba = None
         if classifier and hasattr(self.estimator, "predict_proba"):
@@ -292,7 +299,42 @@ def build_cases():
                                       OneHotEncoder(handle_unknown="ignore")), ["channel"]),
         ]), LogisticRegression(max_iter=2000)), ["age", "income", "channel"], "binary", True),
     ]
+    cases += _hist_and_outlier_cases()
     return {c.name: c for c in cases}
+
+
+def _hist_and_outlier_cases():
+    """HistGradientBoosting (NaN handled natively, no imputer) and IsolationForest."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import (HistGradientBoostingClassifier, HistGradientBoostingRegressor,
+                                  IsolationForest)
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    raw = ["age", "income", "visits", "score", "tenure", "rate"]   # age, score carry NaN
+    C = Case
+    return [
+        C("hist_gradient_boosting_binary_nan", HistGradientBoostingClassifier(
+            max_iter=30, random_state=0), raw, "binary", True),
+        C("hist_gradient_boosting_multiclass_ct", make_pipeline(ColumnTransformer([
+            ("num", "passthrough", ["age", "income", "score", "tenure"]),
+            ("text", OneHotEncoder(handle_unknown="ignore"), ["city", "plan"]),
+        ]), HistGradientBoostingClassifier(max_iter=15, max_leaf_nodes=8, random_state=0)),
+          ALL, "multiclass", True),
+        C("hist_gradient_boosting_regressor_early_stopping", HistGradientBoostingRegressor(
+            max_iter=300, early_stopping=True, n_iter_no_change=3, validation_fraction=0.2,
+            learning_rate=0.3, random_state=0), raw, "regression", False),
+        C("hist_gradient_boosting_poisson", HistGradientBoostingRegressor(
+            loss="poisson", max_iter=20, max_depth=4, random_state=0), raw, "count", False),
+        C("isolation_forest_auto", IsolationForest(n_estimators=40, random_state=0),
+          NAN_FREE, "binary", True),
+        C("isolation_forest_contamination_max_features", IsolationForest(
+            n_estimators=30, contamination=0.1, max_features=0.6, max_samples=128,
+            random_state=0), NAN_FREE, "binary", True),
+        C("isolation_forest_pipeline", make_pipeline(_prep(), IsolationForest(
+            n_estimators=25, contamination=0.05, bootstrap=True, random_state=0)),
+          ALL, "binary", True),
+    ]
 
 
 @functools.lru_cache(maxsize=None)

@@ -203,6 +203,47 @@ def _tree_values(tree, X):
     return np.array(out)
 
 
+def _hist_values(tree, X):
+    """HistGradientBoosting: the leaf value each row of X (float64, NaN = missing) reaches."""
+    feat, thr = tree["feature_idx"], [_num(t) for t in tree["num_threshold"]]
+    out = []
+    for row in X:
+        node = 0
+        while not tree["is_leaf"][node]:
+            x = float(row[feat[node]])
+            left = tree["missing_go_to_left"][node] if np.isnan(x) else x <= thr[node]
+            node = tree["left"][node] if left else tree["right"][node]
+        out.append(_num(tree["value"][node]))
+    return np.array(out)
+
+
+def _average_path_length(n):
+    """IsolationForest's c(n): the average path length of an unsuccessful BST search."""
+    if n <= 1:
+        return 0.0
+    if n == 2:
+        return 1.0
+    return 2.0 * (np.log(n - 1.0) + np.euler_gamma) - 2.0 * (n - 1.0) / n
+
+
+def _isolation_forest(step, X):
+    """predict: -1 where score_samples - offset < 0, else 1."""
+    depths = np.zeros(len(X))
+    for tree in step["trees"]:
+        left, right = tree["children_left"], tree["children_right"]
+        feat, thr = tree["feature"], [_num(t) for t in tree["threshold"]]
+        for r, row in enumerate(X):
+            node, depth = 0, 0
+            while left[node] != -1:
+                node = left[node] if float(row[feat[node]]) <= thr[node] else right[node]
+                depth += 1
+            depths[r] += depth + _average_path_length(tree["n_node_samples"][node])
+    denominator = len(step["trees"]) * _average_path_length(step["max_samples"])
+    ratio = depths / denominator if denominator != 0 else np.ones(len(X))
+    decision = -(2 ** -ratio) - step["offset"]
+    return np.where(decision < 0, -1.0, 1.0), None
+
+
 LINEAR_CLASSIFIERS = {"LogisticRegression", "SGDClassifier", "LinearSVC", "Perceptron",
                       "RidgeClassifier"}
 LINEAR_REGRESSORS = {"LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDRegressor",
@@ -258,6 +299,21 @@ def _model(step, X, classes):
         return np.asarray(classes, dtype=np.float64)[proba.argmax(axis=1)], proba
     if t in OTHER_MODELS:
         return OTHER_MODELS[t](step, X, classes)
+    if t in ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor"):
+        raw = np.tile(_arr(step["baseline"]), (len(X), 1))
+        for it in step["trees"]:
+            for k, tree in enumerate(it):
+                raw[:, k] += _hist_values(tree, X)
+        if t == "HistGradientBoostingRegressor":
+            return (np.exp(raw[:, 0]) if step["loss"] == "poisson" else raw[:, 0]), None
+        if raw.shape[1] == 1:
+            p = _sigmoid(raw[:, 0])
+            proba = np.column_stack([1 - p, p])
+        else:
+            proba = _softmax(raw)
+        return np.asarray(classes, dtype=np.float64)[proba.argmax(axis=1)], proba
+    if t == "IsolationForest":
+        return _isolation_forest(step, Xf)
     raise ValueError(f"reference: no model {t}")
 
 

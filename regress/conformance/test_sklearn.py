@@ -231,7 +231,26 @@ def test_no_probabilities_kmeans_svc(env):
         env.drop_model(model)
 
 
-for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc):
+
+def test_outlier_detector_has_no_probabilities(env):
+    """IsolationForest is a classifier of -1 / 1 without predict_proba: the SQL function says so."""
+    env.load()
+    case = sklearn_cases.cases()["isolation_forest_auto"]
+    env.drop_model("sk_outliers")
+    pg_predict.deploy(env.conn, "sk_outliers", case.estimator)
+    try:
+        with env.conn.transaction():
+            env.query(f"SELECT predict_proba(%(m)s, t) FROM {TABLE} t LIMIT 1", {"m": "sk_outliers"})
+    except Exception as e:
+        if "does not give class probabilities" not in str(e):
+            raise Failure(f"predict_proba refused with {e!r}")
+    else:
+        raise Failure("predict_proba of an IsolationForest did not refuse")
+    env.drop_model("sk_outliers")
+
+
+for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc,
+            test_outlier_detector_has_no_probabilities):
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":

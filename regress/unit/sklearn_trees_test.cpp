@@ -277,6 +277,99 @@ TEST(SklearnTrees, UnsupportedNamesTheEstimatorAndParameter) {
         << msg;
 }
 
+// HistGradientBoosting's TreePredictor nodes: x0 <= t ? left : right, NaN goes left or right.
+json hist_stump(double t, double left, double right, bool missing_left) {
+    return {{"feature_idx", {0, 0, 0}},   {"num_threshold", {t, 0.0, 0.0}},
+            {"missing_go_to_left", {missing_left ? 1 : 0, 0, 0}},
+            {"left", {1, 0, 0}},          {"right", {2, 0, 0}},
+            {"is_leaf", {0, 1, 1}},       {"value", {0.0, left, right}}};
+}
+
+TEST(SklearnTrees, HistGradientBoostingMissingValuesAndFloat64Thresholds) {
+    // 0.1 is not a float32: the float32 0.1f is above it, so it goes right (as in float64).
+    json hgb = {{"type", "HistGradientBoostingRegressor"}, {"loss", "squared_error"},
+                {"baseline", {10.0}},
+                {"trees", {{hist_stump(0.1, 1.0, 2.0, true)}, {hist_stump(0.5, 0.25, 0.5, false)}}}};
+    spec::Pipeline p = import_step(hgb, kReg, {}, 1);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float below = std::nextafter(0.1f, 0.0f);
+    EXPECT_EQ(reference(p, {below, 0.1f, 0.7f, nan}),
+              (std::vector<float>{11.25f, 12.25f, 12.5f, 11.5f}));
+    EXPECT_EQ(p.transform, spec::PostTransform::Identity);
+    hgb["loss"] = "poisson";
+    EXPECT_EQ(import_step(hgb, kReg, {}, 1).transform, spec::PostTransform::Exp);
+}
+
+TEST(SklearnTrees, HistGradientBoostingRefusals) {
+    json hgb = {{"type", "HistGradientBoostingClassifier"}, {"loss", "log_loss"},
+                {"baseline", {0.0}}, {"n_classes", 2},
+                {"trees", {{hist_stump(0.5, -1.0, 1.0, false)}}}};
+    EXPECT_EQ(import_step(hgb, kClf, {0, 1}, 1).transform, spec::PostTransform::Logistic);
+    json cat = hgb;
+    cat["trees"][0][0]["is_categorical"] = {1, 0, 0};
+    std::string msg = error_of(cat, kClf, {0, 1}, 1, ErrorCategory::Unsupported);
+    EXPECT_TRUE(has(msg, "HistGradientBoostingClassifier") && has(msg, "categorical")) << msg;
+    json loss = hgb;
+    loss["loss"] = "hinge";
+    msg = error_of(loss, kClf, {0, 1}, 1, ErrorCategory::Unsupported);
+    EXPECT_TRUE(has(msg, "loss") && has(msg, "hinge")) << msg;
+    json gamma = {{"type", "HistGradientBoostingRegressor"}, {"loss", "gamma"},
+                  {"baseline", {0.0}}, {"trees", {{hist_stump(0.5, -1.0, 1.0, false)}}}};
+    EXPECT_TRUE(has(error_of(gamma, kReg, {}, 1, ErrorCategory::Unsupported), "gamma"));
+    json base = hgb;
+    base["baseline"] = {0.0, 0.0};
+    EXPECT_TRUE(has(error_of(base, kClf, {0, 1}, 1, ErrorCategory::InvalidModel), "baseline"));
+    json child = hgb;
+    child["trees"][0][0]["left"] = {7, 0, 0};
+    EXPECT_TRUE(has(error_of(child, kClf, {0, 1}, 1, ErrorCategory::InvalidModel), "left[0]"));
+    json feature = hgb;
+    feature["trees"][0][0]["feature_idx"] = {3, 0, 0};
+    EXPECT_TRUE(has(error_of(feature, kClf, {0, 1}, 1, ErrorCategory::InvalidModel), "feature_idx"));
+}
+
+// One isolation tree: x0 <= 0 → a leaf of depth 1 with 1 sample, else one with 5 samples.
+json isolation_forest(double offset, int max_samples = 6) {
+    json t = stump(0.0, {0.0}, {0.0});
+    t["n_node_samples"] = {6, 1, 5};
+    return {{"type", "IsolationForest"}, {"max_samples", max_samples}, {"offset", offset},
+            {"trees", {t}}};
+}
+
+TEST(SklearnTrees, IsolationForestPredictsLikeItsThreshold) {
+    auto c = [](double n) {
+        return n <= 1 ? 0.0 : n == 2 ? 1.0 : 2.0 * (std::log(n - 1.0) + 0.5772156649015329) - 2.0 * (n - 1.0) / n;
+    };
+    // m = (1 + c(n_leaf)) / c(6): left 1 / c(6), right (1 + c(5)) / c(6).
+    const double left = 1.0 / c(6), right = (1.0 + c(5)) / c(6);
+    for (double m_cut : {0.5 * (left + right), right, left}) {
+        // offset with -log2(-offset) = m_cut: decision = 0 exactly at m = m_cut → inlier.
+        const double offset = -std::exp2(-m_cut);
+        spec::Pipeline p = import_step(isolation_forest(offset), kClf, {-1, 1}, 1);
+        EXPECT_EQ(p.transform, spec::PostTransform::TwoSided);
+        EXPECT_FALSE(p.has_probabilities);
+        const std::vector<float> out = reference(p, {-1.0f, 1.0f});
+        auto label = [&](int row) { return out[2 * row + 1] > out[2 * row] ? 1 : -1; };
+        auto want = [&](double m) { return -std::exp2(-m) - offset < 0 ? -1 : 1; };
+        EXPECT_EQ(label(0), want(static_cast<float>(left))) << m_cut;
+        EXPECT_EQ(label(1), want(static_cast<float>(right))) << m_cut;
+    }
+    // max_samples = 1: sklearn's score is -0.5 everywhere.
+    EXPECT_EQ(reference(import_step(isolation_forest(-0.6, 1), kClf, {-1, 1}, 1), {0.0f})[1], 1.0f);
+    EXPECT_EQ(reference(import_step(isolation_forest(-0.4, 1), kClf, {-1, 1}, 1), {0.0f})[1], -1.0f);
+}
+
+TEST(SklearnTrees, IsolationForestRefusals) {
+    EXPECT_TRUE(has(error_of(isolation_forest(0.1), kClf, {-1, 1}, 1, ErrorCategory::InvalidModel),
+                    "offset"));
+    EXPECT_TRUE(has(error_of(isolation_forest(-0.5), kClf, {0, 1}, 1, ErrorCategory::InvalidModel),
+                    "classes"));
+    EXPECT_TRUE(has(error_of(isolation_forest(-0.5), kReg, {}, 1, ErrorCategory::InvalidModel), "task"));
+    json short_counts = isolation_forest(-0.5);
+    short_counts["trees"][0]["n_node_samples"] = {6, 1};
+    EXPECT_TRUE(has(error_of(short_counts, kClf, {-1, 1}, 1, ErrorCategory::InvalidModel),
+                    "n_node_samples"));
+}
+
 // --- documents exported from scikit-learn ---------------------------------------------------
 
 json fixture(const std::string& name) {
@@ -304,7 +397,10 @@ TEST_P(SklearnFixture, ReferenceAndEveryStrategyMatchScikitLearn) {
     const spec::Pipeline p = import_document(f["document"]);
     std::vector<float> x;
     for (const auto& row : f["X"])
-        for (const auto& v : row) x.push_back(static_cast<float>(v.get<double>()));
+        for (const auto& v : row)  // "NaN" (a missing value) or "Infinity" in HGB fixtures
+            x.push_back(!v.is_string() ? static_cast<float>(v.get<double>())
+                        : v == "NaN"   ? std::numeric_limits<float>::quiet_NaN()
+                                       : std::numeric_limits<float>::infinity());
     std::vector<double> want;
     for (const auto& row : f["expected"]) {
         if (row.is_array())
@@ -345,6 +441,47 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("dt_classifier3", "dt_regressor", "rf_classifier2",
                       "rf_classifier3_weighted", "rf_regressor", "et_classifier3",
                       "et_regressor", "gb_classifier2", "gb_classifier2_exponential",
-                      "gb_classifier3", "gb_regressor", "gb_regressor_huber"));
+                      "gb_classifier3", "gb_regressor", "gb_regressor_huber",
+                      "hgb_classifier2", "hgb_classifier3", "hgb_regressor",
+                      "hgb_regressor_poisson", "hgb_classifier2_nan_split"));
+
+// IsolationForest: the outputs are decision values in margin space ([-d, d]); their argmax
+// must be scikit-learn's predict on every row not within 1e-6 of the decision boundary.
+class IsolationFixture : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(IsolationFixture, ArgmaxIsScikitLearnsPredict) {
+    const json f = fixture(GetParam());
+    const spec::Pipeline p = import_document(f["document"]);
+    std::vector<float> x;
+    for (const auto& row : f["X"])
+        for (const auto& v : row) x.push_back(static_cast<float>(v.get<double>()));
+    const int64_t rows = static_cast<int64_t>(f["X"].size());
+    const std::vector<float> got = reference(p, x);
+    ASSERT_EQ(got.size(), static_cast<size_t>(2 * rows));
+    int outliers = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+        const double want = f["expected"][r].get<double>();
+        outliers += want < 0;
+        if (std::fabs(f["decision"][r].get<double>()) < 1e-6) continue;
+        EXPECT_EQ(got[2 * r + 1] > got[2 * r] ? 1.0 : -1.0, want) << GetParam() << " row " << r;
+    }
+    EXPECT_GT(outliers, 0) << GetParam();
+    static int64_t id = int64_t(5) << 40;
+    for (auto s : {compiler::Strategy::Gemm, compiler::Strategy::TreeTraversal,
+                   compiler::Strategy::PerfectTreeTraversal, compiler::Strategy::Native}) {
+        const std::string bytes = compiler::compile(p, s);
+        runtime::Program* prog = runtime::load_program(++id, bytes.data(), bytes.size());
+        ASSERT_EQ(runtime::program_output_width(prog), 2);
+        std::vector<float> out(got.size());
+        runtime::run_program(prog, x.data(), rows, p.model.num_features, out.data());
+        runtime::release_program(prog);
+        for (size_t i = 0; i < got.size(); ++i)
+            EXPECT_NEAR(out[i], got[i], 1e-6 * std::max(1.0f, std::fabs(got[i])))
+                << GetParam() << " strategy " << static_cast<int>(s) << " output " << i;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Exported, IsolationFixture,
+                         ::testing::Values("if_auto", "if_contamination_features"));
 
 }  // namespace

@@ -153,6 +153,23 @@ TEST(SpecJson, RoundTripIsExact) {
     EXPECT_EQ(spec::to_json(q), text);
 }
 
+TEST(SpecJson, TwoSidedTransformRoundTripsAndValidates) {
+    spec::Pipeline p = stump_pipeline();  // a one-group binary classifier
+    p.transform = spec::PostTransform::TwoSided;
+    expect_invalid(p, "two_sided needs a one-group classifier without probabilities");
+    p.has_probabilities = false;
+    EXPECT_NO_THROW(spec::validate(p));
+    EXPECT_STREQ(spec::transform_name(p.transform), "two_sided");
+    const spec::Pipeline q = spec::from_json(spec::to_json(p));
+    EXPECT_EQ(q.transform, spec::PostTransform::TwoSided);
+    EXPECT_FALSE(q.has_probabilities);
+    // [-m, m]: the second column is the margin.
+    const std::vector<float> x = {0.0f, 0.0f};
+    std::vector<float> out(2);
+    spec::reference_predict(p, x.data(), 1, out.data());
+    EXPECT_EQ(out[0], -out[1]);
+}
+
 TEST(SpecJson, RandomFloatBitPatternsRoundTrip) {
     std::mt19937 rng(12345);  // fixed seed: deterministic
     spec::Pipeline p = stump_pipeline();

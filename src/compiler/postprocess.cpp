@@ -68,7 +68,8 @@ std::string reduce_trees_source(const spec::TreeEnsemble& e, ProgramParts& parts
 }
 
 int transformed_width(const spec::Pipeline& p) {
-    const bool binary = p.transform == spec::PostTransform::Logistic &&
+    const bool binary = (p.transform == spec::PostTransform::Logistic ||
+                         p.transform == spec::PostTransform::TwoSided) &&
                         p.task == spec::Task::Classification && p.model.num_groups == 1;
     return binary ? 2 : p.model.num_groups;
 }
@@ -119,6 +120,9 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts) {
         break;
     case spec::PostTransform::Softmax:
         s += "    return torch.softmax(m, 1)\n";
+        break;
+    case spec::PostTransform::TwoSided:
+        s += "    return torch.cat([-m, m], 1)\n";
         break;
     case spec::PostTransform::Ovr:
         s += "    p = torch.sigmoid(m)\n";

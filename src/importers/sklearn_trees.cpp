@@ -23,6 +23,29 @@
 //      classifier, K > 2 classes:                softmax over K raw  → Softmax, K groups
 //      regressor (any loss: squared_error, absolute_error, huber, quantile): predict = raw.
 //    `init` is the raw prior per output as the exporter read it from _raw_predict_init.
+//  - HistGradientBoosting*: raw = baseline + Σ leaf values (the learning rate is already in
+//    the leaves). Its TreePredictor compares X in FLOAT64 (x <= num_threshold) and sends NaN
+//    to missing_go_to_left (→ Tree.default_left). The program casts the row to float32 and
+//    compares with the threshold rounded down to float32: exact for float32-representable
+//    inputs (x32 <= rd32(t) ⇔ x32 <= t); a float8 input that is not float32-representable can
+//    go the other way only when it lies within half a float32 ulp of a threshold.
+//    num_threshold = +inf ("split on NaN": every number left, NaN right) stays +inf.
+//    Categorical splits are refused.
+//      loss log_loss, 2 classes → Logistic, 1 group; K > 2 → Softmax, K groups
+//      regressor: squared_error / absolute_error / quantile → Identity; poisson → Exp.
+//  - IsolationForest (predict: -1 outlier / 1 inlier). scikit-learn: for each tree,
+//    h = depth of the leaf + c(n_node_samples[leaf]); score = -2^(-Σh / (n_trees·c(max_samples)));
+//    decision = score - offset; predict = -1 where decision < 0, else 1; c(n) = 0 for n <= 1,
+//    1 for n = 2, else 2(ln(n-1) + γ) - 2(n-1)/n. Each leaf holds h / (n_trees·c(max_samples))
+//    (double, rounded once), so the margin m = Σ leaves = Σh / (n_trees·c). With offset < 0:
+//    decision >= 0 ⇔ 2^(-m) <= -offset ⇔ m >= T = -log2(-offset). base_margin = -T', T' the
+//    largest float32 below T, and transform TwoSided ([-d, d], ties → classes[0] = -1):
+//    d = m + (-T') > 0 ⇔ m > T' ⇔ m >= T for float32 m (a float difference is 0 only for
+//    equal operands and keeps the sign), so the ties of scikit-learn (decision == 0 → 1) are
+//    kept. Left: m is a float32 sum, sklearn's a float64 one, so a row whose decision is
+//    within ~1e-6 relative of 0 may flip. c(max_samples) = 0 (max_samples = 1): sklearn's
+//    score is -0.5 for every row, so the prediction is a constant. The outputs are these
+//    margin-space decision values (not decision_function), and predict_proba is refused.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -41,7 +64,7 @@ using nlohmann::json;
 using spec::PostTransform;
 using spec::Task;
 
-enum class Family { Forest, GradientBoosting };
+enum class Family { Forest, GradientBoosting, HistGradientBoosting, IsolationForest };
 
 struct Estimator {
     const char* type;
@@ -61,6 +84,9 @@ constexpr Estimator kEstimators[] = {
     {"ExtraTreesRegressor", Family::Forest, false, true},
     {"GradientBoostingClassifier", Family::GradientBoosting, true, false},
     {"GradientBoostingRegressor", Family::GradientBoosting, false, false},
+    {"HistGradientBoostingClassifier", Family::HistGradientBoosting, true, false},
+    {"HistGradientBoostingRegressor", Family::HistGradientBoosting, false, false},
+    {"IsolationForest", Family::IsolationForest, true, false},
 };
 
 constexpr int64_t kMaxClasses = 1 << 16;
@@ -142,7 +168,44 @@ struct SkTree {
     std::vector<int32_t> left, right, feature;
     std::vector<float> threshold;
     std::vector<std::vector<double>> leaf;  // per node: the value row of output 0 (leaves only)
+    std::vector<uint8_t> default_left;       // where NaN goes per node; empty: always right
 };
+
+// Checks the shape every tree must have: each node reached exactly once from the root (so
+// no cycles or shared nodes), a node has two children or none. Calls on_leaf(i) and
+// on_split(i) for each node reached.
+template <class Leaf, class Split>
+void walk_tree(const Reader& r, const std::string& path, const std::vector<int32_t>& left,
+               const std::vector<int32_t>& right, Leaf on_leaf, Split on_split) {
+    const size_t n = left.size();
+    std::vector<uint8_t> reached(n, 0);
+    std::vector<int32_t> stack{0};
+    reached[0] = 1;
+    size_t count = 0;
+    while (!stack.empty()) {
+        const int32_t i = stack.back();
+        stack.pop_back();
+        ++count;
+        const std::string node = path + ", node " + std::to_string(i);
+        if (left[i] == -1 || right[i] == -1) {
+            if (left[i] != -1 || right[i] != -1)
+                r.bad(path, "is malformed: " + node + " has exactly one child");
+            on_leaf(i);
+            continue;
+        }
+        for (int32_t c : {left[i], right[i]}) {
+            if (reached[c])
+                r.bad(path, "is malformed: " + node + " reaches node " + std::to_string(c) +
+                                " a second time (shared node or cycle)");
+            reached[c] = 1;
+            stack.push_back(c);
+        }
+        on_split(i);
+    }
+    if (count != n)
+        r.bad(path, "is malformed: " + std::to_string(n - count) +
+                        " node(s) are not reachable from the root");
+}
 
 SkTree read_tree(const Reader& r, const json& t, const std::string& path, int32_t num_features,
                  size_t width) {
@@ -173,45 +236,24 @@ SkTree read_tree(const Reader& r, const json& t, const std::string& path, int32_
         out.right[i] = static_cast<int32_t>(r.integer(cr[i], idx(path + ".children_right", i), -1, hi));
     }
 
-    // Walk from the root: every node reached at most once.
-    const std::string name = path;
-    std::vector<uint8_t> reached(n, 0);
-    std::vector<int32_t> stack{0};
-    reached[0] = 1;
-    size_t count = 0;
-    while (!stack.empty()) {
-        const int32_t i = stack.back();
-        stack.pop_back();
-        ++count;
-        const std::string node = name + ", node " + std::to_string(i);
-        if (out.left[i] == -1 || out.right[i] == -1) {
-            if (out.left[i] != -1 || out.right[i] != -1)
-                r.bad(path, "is malformed: " + node + " has exactly one child");
-            // A leaf: its value row for output 0.
-            const std::string vp = idx(path + ".value", i);
-            const json& v = va[i];
-            if (!v.is_array() || v.empty()) r.bad(vp, "must be an array [outputs][classes]");
-            if (v.size() > 1)
-                r.unsupported("multi-output models are not supported (" + vp + " has " +
-                              std::to_string(v.size()) + " outputs)");
-            const json& row = v[0];
-            if (!row.is_array()) r.bad(idx(vp, 0), "must be an array");
-            if (row.size() != width)
-                r.bad(idx(vp, 0), "has " + std::to_string(row.size()) + " entries, expected " +
-                                      std::to_string(width));
-            auto& leaf = out.leaf[i];
-            leaf.reserve(width);
-            for (size_t k = 0; k < width; ++k)
-                leaf.push_back(r.finite(row[k], idx(idx(vp, 0), k)));
-            continue;
-        }
-        for (int32_t c : {out.left[i], out.right[i]}) {
-            if (reached[c])
-                r.bad(path, "is malformed: " + node + " reaches node " + std::to_string(c) +
-                                " a second time (shared node or cycle)");
-            reached[c] = 1;
-            stack.push_back(c);
-        }
+    walk_tree(r, path, out.left, out.right, [&](int32_t i) {
+        // A leaf: its value row for output 0.
+        const std::string vp = idx(path + ".value", i);
+        const json& v = va[i];
+        if (!v.is_array() || v.empty()) r.bad(vp, "must be an array [outputs][classes]");
+        if (v.size() > 1)
+            r.unsupported("multi-output models are not supported (" + vp + " has " +
+                          std::to_string(v.size()) + " outputs)");
+        const json& row = v[0];
+        if (!row.is_array()) r.bad(idx(vp, 0), "must be an array");
+        if (row.size() != width)
+            r.bad(idx(vp, 0), "has " + std::to_string(row.size()) + " entries, expected " +
+                                  std::to_string(width));
+        auto& leaf = out.leaf[i];
+        leaf.reserve(width);
+        for (size_t k = 0; k < width; ++k)
+            leaf.push_back(r.finite(row[k], idx(idx(vp, 0), k)));
+    }, [&](int32_t i) {
         out.feature[i] = static_cast<int32_t>(
             r.integer(fe[i], idx(path + ".feature", i), 0, INT32_MAX));
         if (out.feature[i] >= num_features)
@@ -221,10 +263,7 @@ SkTree read_tree(const Reader& r, const json& t, const std::string& path, int32_
         const double t = r.number(th[i], idx(path + ".threshold", i));
         if (std::isnan(t)) r.bad(idx(path + ".threshold", i), "is NaN");
         out.threshold[i] = round_down(t);
-    }
-    if (count != n)
-        r.bad(path, "is malformed: " + std::to_string(n - count) +
-                        " node(s) are not reachable from the root");
+    });
     return out;
 }
 
@@ -238,7 +277,8 @@ spec::Tree to_spec(const SkTree& s, int32_t group, F leaf_value) {
     t.right = s.right;
     t.feature = s.feature;
     t.threshold = s.threshold;
-    t.default_left.assign(n, 0);  // NaN goes right (scikit-learn 1.2 rejects NaN; see top)
+    // NaN goes right unless the model says otherwise (scikit-learn 1.2's trees reject NaN).
+    t.default_left = s.default_left.empty() ? std::vector<uint8_t>(n, 0) : s.default_left;
     t.value.assign(n, 0.0f);
     for (size_t i = 0; i < n; ++i)
         if (s.left[i] == -1) t.value[i] = static_cast<float>(leaf_value(s.leaf[i]));
@@ -383,6 +423,176 @@ void import_gradient_boosting(const Reader& r, const Estimator& e, const json& s
     p.objective = r.estimator + ":" + loss;
 }
 
+// One HistGradientBoosting TreePredictor's `nodes` (feature_idx, num_threshold,
+// missing_go_to_left, left, right, is_leaf, value): leaves get left = right = -1 (their
+// left/right fields are 0 in scikit-learn).
+SkTree read_hist_tree(const Reader& r, const json& t, const std::string& path, int32_t num_features) {
+    if (!t.is_object()) r.bad(path, "must be an object");
+    const char* keys[] = {"feature_idx", "num_threshold", "missing_go_to_left", "left", "right",
+                          "is_leaf", "value"};
+    const json* a[7];
+    for (int k = 0; k < 7; ++k) a[k] = &r.need_array(t, path, keys[k]);
+    const json &fe = *a[0], &th = *a[1], &miss = *a[2], &cl = *a[3], &cr = *a[4], &isleaf = *a[5],
+               &va = *a[6];
+    const size_t n = fe.size();
+    if (n == 0) r.bad(path + ".feature_idx", "is empty: a tree has at least a root");
+    if (n > static_cast<size_t>(INT32_MAX)) r.bad(path + ".feature_idx", "is too long");
+    for (int k = 1; k < 7; ++k)
+        if (a[k]->size() != n)
+            r.bad(path + "." + keys[k], "has " + std::to_string(a[k]->size()) +
+                                            " entries, feature_idx has " + std::to_string(n));
+    if (auto cat = t.find("is_categorical"); cat != t.end() && cat->is_array())
+        for (size_t i = 0; i < cat->size(); ++i)
+            if (r.integer((*cat)[i], idx(path + ".is_categorical", i), 0, 1) != 0)
+                r.unsupported("categorical splits (categorical_features) are not supported (" +
+                              idx(path + ".is_categorical", i) + ")");
+
+    SkTree out;
+    out.left.assign(n, -1);
+    out.right.assign(n, -1);
+    out.feature.assign(n, 0);
+    out.threshold.assign(n, 0.0f);
+    out.leaf.resize(n);
+    out.default_left.assign(n, 0);
+    const int64_t hi = static_cast<int64_t>(n) - 1;
+    for (size_t i = 0; i < n; ++i) {
+        if (r.integer(isleaf[i], idx(path + ".is_leaf", i), 0, 1)) continue;
+        out.left[i] = static_cast<int32_t>(r.integer(cl[i], idx(path + ".left", i), 1, hi));
+        out.right[i] = static_cast<int32_t>(r.integer(cr[i], idx(path + ".right", i), 1, hi));
+    }
+    walk_tree(r, path, out.left, out.right, [&](int32_t i) {
+        out.leaf[i] = {r.finite(va[i], idx(path + ".value", i))};
+    }, [&](int32_t i) {
+        out.feature[i] = static_cast<int32_t>(
+            r.integer(fe[i], idx(path + ".feature_idx", i), 0, INT32_MAX));
+        if (out.feature[i] >= num_features)
+            r.bad(idx(path + ".feature_idx", i),
+                  "is " + std::to_string(out.feature[i]) + " but the model reads " +
+                      std::to_string(num_features) + " features");
+        const double thr = r.number(th[i], idx(path + ".num_threshold", i));
+        if (std::isnan(thr)) r.bad(idx(path + ".num_threshold", i), "is NaN");
+        out.threshold[i] = round_down(thr);
+        out.default_left[i] =
+            static_cast<uint8_t>(r.integer(miss[i], idx(path + ".missing_go_to_left", i), 0, 1));
+    });
+    return out;
+}
+
+void import_hist_gradient_boosting(const Reader& r, const Estimator& e, const json& step,
+                                   int32_t num_features, spec::Pipeline& p) {
+    const json& lossv = r.need(step, "loss");
+    if (!lossv.is_string()) r.bad("loss", "must be a string");
+    const std::string loss = lossv.get<std::string>();
+    size_t K = 1;
+    if (e.classifier) {
+        const size_t classes = class_count(r, step, p);
+        if (loss != "log_loss")
+            r.unsupported("loss \"" + loss + "\" is not supported; supported: log_loss");
+        K = classes == 2 ? 1 : classes;
+        p.transform = classes == 2 ? PostTransform::Logistic : PostTransform::Softmax;
+    } else if (loss == "squared_error" || loss == "absolute_error" || loss == "quantile") {
+        p.transform = PostTransform::Identity;
+    } else if (loss == "poisson") {
+        p.transform = PostTransform::Exp;  // predict = exp(raw)
+    } else {
+        r.unsupported("loss \"" + loss + "\" is not supported; supported: squared_error, "
+                      "absolute_error, quantile, poisson");
+    }
+
+    const json& base = r.need_array(step, "", "baseline");
+    if (base.size() != K)
+        r.bad("baseline", "has " + std::to_string(base.size()) + " values for " +
+                              std::to_string(K) + " outputs");
+    auto& m = p.model;
+    m.num_groups = static_cast<int32_t>(K);
+    m.base_margin.clear();
+    for (size_t k = 0; k < K; ++k)
+        m.base_margin.push_back(static_cast<float>(r.finite(base[k], idx("baseline", k))));
+
+    const json& iterations = r.need_array(step, "", "trees");
+    if (iterations.empty()) r.bad("trees", "is empty");
+    m.trees.reserve(iterations.size() * K);
+    for (size_t it = 0; it < iterations.size(); ++it) {
+        const std::string ip = idx("trees", it);
+        const json& trees = iterations[it];
+        if (!trees.is_array()) r.bad(ip, "must be an array of trees, one per output");
+        if (trees.size() != K)
+            r.bad(ip, "has " + std::to_string(trees.size()) + " trees, the model has " +
+                          std::to_string(K) + " outputs");
+        for (size_t k = 0; k < K; ++k) {
+            const SkTree s = read_hist_tree(r, trees[k], idx(ip, k), num_features);
+            m.trees.push_back(to_spec(s, static_cast<int32_t>(k),
+                                      [](const std::vector<double>& v) { return v[0]; }));
+        }
+    }
+    p.objective = r.estimator + ":" + loss;
+}
+
+// IsolationForest's c(n), the average path length of an unsuccessful BST search over n
+// samples (_average_path_length).
+double average_path_length(double n) {
+    if (n <= 1.0) return 0.0;
+    if (n == 2.0) return 1.0;
+    constexpr double kEulerGamma = 0.57721566490153286061;
+    return 2.0 * (std::log(n - 1.0) + kEulerGamma) - 2.0 * (n - 1.0) / n;
+}
+
+void import_isolation_forest(const Reader& r, const json& step, int32_t num_features,
+                             spec::Pipeline& p) {
+    if (p.classes != std::vector<double>{-1.0, 1.0})
+        r.bad("classes", "must be [-1, 1] (outlier, inlier)");
+    const double offset = r.finite(r.need(step, "offset"), "offset");
+    if (!(offset < 0.0)) r.bad("offset", "must be negative (scores lie in [-1, 0))");
+    const int64_t max_samples = r.integer(r.need(step, "max_samples"), "max_samples", 1, INT64_MAX / 2);
+    const json& trees = r.need_array(step, "", "trees");
+    if (trees.empty()) r.bad("trees", "is empty");
+
+    const double denominator = static_cast<double>(trees.size()) *
+                               average_path_length(static_cast<double>(max_samples));
+    auto& m = p.model;
+    m.num_groups = 1;
+    m.trees.reserve(trees.size());
+    for (size_t ti = 0; ti < trees.size(); ++ti) {
+        const std::string tp = idx("trees", ti);
+        SkTree s = read_tree(r, trees[ti], tp, num_features, 1);
+        const json& ns = r.need_array(trees[ti], tp, "n_node_samples");
+        if (ns.size() != s.left.size())
+            r.bad(tp + ".n_node_samples", "has " + std::to_string(ns.size()) + " entries, the tree has " +
+                                              std::to_string(s.left.size()) + " nodes");
+        // Depth of every node (parents come before children in a walk from the root).
+        std::vector<int32_t> depth(s.left.size(), 0);
+        std::vector<int32_t> stack{0};
+        while (!stack.empty()) {
+            const int32_t i = stack.back();
+            stack.pop_back();
+            if (s.left[i] == -1) {
+                const double n = static_cast<double>(
+                    r.integer(ns[i], idx(tp + ".n_node_samples", i), 0, INT64_MAX / 2));
+                // With denominator 0 sklearn's ratio is 1 for every row: leaves 0, base below.
+                s.leaf[i] = {denominator == 0.0 ? 0.0 : (depth[i] + average_path_length(n)) / denominator};
+                continue;
+            }
+            for (int32_t c : {s.left[i], s.right[i]}) {
+                depth[c] = depth[i] + 1;
+                stack.push_back(c);
+            }
+        }
+        m.trees.push_back(to_spec(s, 0, [](const std::vector<double>& v) { return v[0]; }));
+    }
+    if (denominator == 0.0) {
+        // sklearn's score is -0.5 for every row: a constant prediction (leaves are 0).
+        m.base_margin = {-0.5 - offset >= 0.0 ? 1.0f : -1.0f};
+    } else {
+        const double threshold = -std::log2(-offset);  // finite: offset is finite and < 0
+        float below = static_cast<float>(threshold);   // the largest float32 below it
+        if (static_cast<double>(below) >= threshold) below = std::nextafter(below, -HUGE_VALF);
+        m.base_margin = {-below};
+    }
+    p.transform = PostTransform::TwoSided;
+    p.has_probabilities = false;
+    p.objective = r.estimator;
+}
+
 }  // namespace
 
 bool import_sklearn_tree_model(const json& step, int32_t num_features, spec::Pipeline& pipeline) {
@@ -404,10 +614,16 @@ bool import_sklearn_tree_model(const json& step, int32_t num_features, spec::Pip
         pipeline.model.num_features = num_features;
         pipeline.model.comparison = spec::Comparison::LessEqual;
         try {
-            if (e->family == Family::Forest)
-                import_forest(r, *e, step, num_features, pipeline);
-            else
+            switch (e->family) {
+            case Family::Forest: import_forest(r, *e, step, num_features, pipeline); break;
+            case Family::GradientBoosting:
                 import_gradient_boosting(r, *e, step, num_features, pipeline);
+                break;
+            case Family::HistGradientBoosting:
+                import_hist_gradient_boosting(r, *e, step, num_features, pipeline);
+                break;
+            case Family::IsolationForest: import_isolation_forest(r, step, num_features, pipeline); break;
+            }
         } catch (...) {
             pipeline.model = std::move(saved);
             throw;

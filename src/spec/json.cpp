@@ -24,8 +24,9 @@ namespace {
 
 using nlohmann::json;
 
-// Version 1: a bare tree ensemble. Version 2 adds steps, text_inputs, estimator and
-// has_probabilities; a pipeline that uses none of them is still written as version 1.
+// Version 1: a bare tree ensemble. Version 2 adds steps, text_inputs, estimator,
+// has_probabilities and the transforms ovr / two_sided; a pipeline that uses none of them is
+// still written as version 1.
 constexpr int kFormatVersion = 2;
 
 const char* comparison_name(Comparison c) {
@@ -155,9 +156,10 @@ Task task_of(const std::string& s, const std::string& field) {
 
 PostTransform transform_of(const std::string& s, const std::string& field) {
     for (PostTransform t : {PostTransform::Identity, PostTransform::Logistic,
-                            PostTransform::Softmax, PostTransform::Exp, PostTransform::Ovr})
+                            PostTransform::Softmax, PostTransform::Exp, PostTransform::Ovr,
+                            PostTransform::TwoSided})
         if (s == transform_name(t)) return t;
-    bad(field, "must be one of identity, logistic, softmax, exp, ovr, not \"" + s + "\"");
+    bad(field, "must be one of identity, logistic, softmax, exp, ovr, two_sided, not \"" + s + "\"");
 }
 
 Comparison comparison_of(const std::string& s, const std::string& field) {
@@ -216,7 +218,7 @@ Step step_from_json(const json& j, const std::string& path) {
 
 bool needs_version_2(const Pipeline& p) {
     return !p.steps.empty() || !p.text_inputs.empty() || !p.estimator.op.empty() || !p.has_probabilities ||
-           p.transform == PostTransform::Ovr;
+           p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided;
 }
 
 }  // namespace

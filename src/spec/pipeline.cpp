@@ -57,6 +57,7 @@ const char* transform_name(PostTransform t) {
         case PostTransform::Softmax: return "softmax";
         case PostTransform::Exp: return "exp";
         case PostTransform::Ovr: return "ovr";
+        case PostTransform::TwoSided: return "two_sided";
     }
     return "unknown";
 }

@@ -66,6 +66,10 @@ void linear_row(const Pipeline& p, const std::vector<std::vector<double>>& coef,
         for (size_t g = 0; g < k; ++g) o[g] = static_cast<float>(m[g] / total);
         break;
     }
+    case PostTransform::TwoSided:
+        o[0] = static_cast<float>(-m[0]);
+        o[1] = static_cast<float>(m[0]);
+        break;
     case PostTransform::Ovr: {
         double total = 0.0;
         for (double& v : m) total += (v = sig(v));
@@ -81,7 +85,7 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
     const TreeEnsemble& e = p.model;
     const int groups = e.num_groups;
     const int width = p.output_width();
-    const bool binary = p.transform == PostTransform::Logistic &&
+    const bool binary = (p.transform == PostTransform::Logistic || p.transform == PostTransform::TwoSided) &&
                         p.task == Task::Classification && groups == 1;
     // The tree path below keeps float32 margins like the libraries that train trees.
     if (width != (binary ? 2 : groups))
@@ -144,6 +148,10 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
             for (int g = 0; g < groups; ++g) o[g] /= total;
             break;
         }
+        case PostTransform::TwoSided:
+            o[0] = -margin[0];
+            o[1] = margin[0];
+            break;
         case PostTransform::Ovr: {
             float total = 0.0f;
             for (int g = 0; g < groups; ++g) total += (o[g] = sigmoid(margin[g]));

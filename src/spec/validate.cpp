@@ -171,6 +171,9 @@ void validate(const Pipeline& p) {
     }
     if ((p.transform == PostTransform::Softmax || p.transform == PostTransform::Ovr) && m.num_groups < 2)
         invalid(std::string(transform_name(p.transform)) + " needs at least two groups");
+    if (p.transform == PostTransform::TwoSided &&
+        (p.task != Task::Classification || m.num_groups != 1 || p.has_probabilities))
+        invalid("two_sided needs a one-group classifier without probabilities");
 
     for (size_t i = 0; i < m.trees.size(); ++i) check_tree(m.trees[i], i, m);
 }

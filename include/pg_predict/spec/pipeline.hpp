@@ -24,6 +24,8 @@ enum class PostTransform {
     Softmax,    // over the groups
     Exp,        // count:poisson
     Ovr,        // one-vs-rest: sigmoid per group, then divided by the row's sum
+    TwoSided,   // a one-group classifier outputs [-m, m]: decision values, no probabilities;
+                // argmax is classes[1] when m > 0, classes[0] otherwise (IsolationForest)
 };
 
 // One decision tree in array form, node 0 the root. A leaf has left = right = -1 and its
