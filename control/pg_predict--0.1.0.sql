@@ -101,3 +101,14 @@ CREATE FUNCTION @extschema@.predict_proba(name text, features float8[])
 RETURNS float8[]
 AS 'MODULE_PATHNAME', 'pg_predict_predict_proba'
 LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+-- explain_model: what the optimizer did to a model (jsonb): "before" (the spec as imported) and
+-- "after" (as compiled), "passes" (each optimizer pass and what it changed), and
+-- "columns_read" / "columns_not_read" (the inputs the scan fetches and those it leaves out).
+CREATE FUNCTION @extschema@.explain_model(name text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'pg_predict_explain_model'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.explain_model(text) IS
+'The model''s spec before and after optimization, what each optimizer pass did, and the input columns read';
