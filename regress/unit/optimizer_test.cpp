@@ -279,3 +279,18 @@ TEST(Optimizer, TextInputsKeepTheirIndices) {
 
 }  // namespace
 }  // namespace pg_predict
+
+namespace pg_predict {
+namespace {
+
+TEST(Optimizer, IllConditionedModelsAreNotFused) {
+    // Huge weights that cancel against the intercept: folding the offsets in would round by units.
+    Step scaler = step("affine", {{"scale", {1.0, 0.5}}, {"offset", {-3.5, 1.0}}});
+    spec::Pipeline p = linear_pipeline(2, {scaler}, {{2.7e14, 1.0}}, {-1.26e16});
+    const spec::Pipeline q = optimizer::optimize(p);
+    ASSERT_EQ(q.steps.size(), 1u);
+    EXPECT_EQ(q.steps[0].op, "affine");
+}
+
+}  // namespace
+}  // namespace pg_predict

@@ -1,6 +1,8 @@
 // Algebraic fusion: adjacent linear maps become one. Each rewrite is exact for NaN: a NaN in
 // input column c makes every output that reads c NaN before and after (NaN * 0 is NaN, and
 // the fused weight of c is a product with c's own scale or matrix column).
+#include <cmath>
+
 #include "pg_predict/optimizer/passes.hpp"
 #include "pg_predict/spec/steps.hpp"
 
@@ -52,6 +54,37 @@ bool compose_zeroes_a_weight(const Linear& outer, const Linear& inner, const Lin
                 if (outer.m[r][k] != 0.0 && inner.m[k][c] != 0.0) return true;
         }
     return false;
+}
+
+// Fusion reorders floating-point sums, so it must not turn a model whose huge terms cancel
+// (collinear one-hot columns and an intercept of 1e16 fitted by LinearRegression) into one
+// that rounds differently by whole units: fuse only while every weight and the folded
+// intercept stay below 2^32, where double rounding stays under 1e-6.
+constexpr double kSafeMagnitude = 4294967296.0;
+
+bool fold_is_exact_enough(const Linear& l, const Affine& a, size_t from) {
+    for (size_t r = 0; r < l.m.size(); ++r) {
+        double folded = std::fabs(l.b[r]);
+        for (size_t j = 0; j < a.scale.size(); ++j) {
+            if (std::fabs(l.m[r][from + j]) > kSafeMagnitude) return false;
+            folded += std::fabs(l.m[r][from + j] * a.offset[j]);
+        }
+        if (folded > kSafeMagnitude) return false;
+    }
+    return !fold_zeroes_a_weight(l, a, from);
+}
+
+bool compose_is_exact_enough(const Linear& outer, const Linear& inner, const Linear& fused) {
+    for (const Linear* l : {&outer, &inner})
+        for (const auto& row : l->m)
+            for (double v : row)
+                if (std::fabs(v) > kSafeMagnitude) return false;
+    for (size_t r = 0; r < outer.m.size(); ++r) {
+        double folded = std::fabs(outer.b[r]);
+        for (size_t k = 0; k < inner.b.size(); ++k) folded += std::fabs(outer.m[r][k] * inner.b[k]);
+        if (folded > kSafeMagnitude) return false;
+    }
+    return !compose_zeroes_a_weight(outer, inner, fused);
 }
 
 // M (x * s + o) + b = (M diag s) x + (M o + b), on the columns [from, from + s.size()).
@@ -112,7 +145,7 @@ std::vector<Step> fuse_steps(std::vector<Step> steps, const std::string& where, 
         } else if (a.op == "affine" && b.op == "project") {
             Linear l = project_of(b);
             const Affine x = affine_of(a);
-            if (!fold_zeroes_a_weight(l, x, 0)) {
+            if (fold_is_exact_enough(l, x, 0)) {
                 fold_affine(l, x, 0);
                 fused = project_step(l);
                 done = true;
@@ -122,7 +155,7 @@ std::vector<Step> fuse_steps(std::vector<Step> steps, const std::string& where, 
             const size_t w = inner.m.empty() ? 0 : inner.m[0].size(), k1 = inner.m.size(), k2 = outer.m.size();
             if (k2 * w <= k1 * w + k2 * k1) {  // only when the product is no more work
                 const Linear l = compose(outer, inner);
-                if (!compose_zeroes_a_weight(outer, inner, l)) {
+                if (compose_is_exact_enough(outer, inner, l)) {
                     fused = project_step(l);
                     done = true;
                 }
@@ -148,7 +181,7 @@ bool fuse_into_estimator(spec::Pipeline& p, std::vector<std::string>& changes) {
     bool changed = false;
     if (last.op == "affine") {
         const Affine a = affine_of(last);
-        if (fold_zeroes_a_weight(est, a, 0)) return false;
+        if (!fold_is_exact_enough(est, a, 0)) return false;
         fold_affine(est, a, 0);
         changes.push_back(at + " affine + estimator linear: fused into the linear model");
         p.steps.pop_back();
@@ -156,7 +189,7 @@ bool fuse_into_estimator(spec::Pipeline& p, std::vector<std::string>& changes) {
     } else if (last.op == "project") {
         const Linear inner = project_of(last);
         const Linear fused = compose(est, inner);
-        if (compose_zeroes_a_weight(est, inner, fused)) return false;
+        if (!compose_is_exact_enough(est, inner, fused)) return false;
         est = fused;
         changes.push_back(at + " project + estimator linear: fused into the linear model");
         p.steps.pop_back();
@@ -172,7 +205,7 @@ bool fuse_into_estimator(spec::Pipeline& p, std::vector<std::string>& changes) {
             for (int32_t c : part.columns) sub.push_back(in[c]);
             const size_t width = step_vocabs(part.steps, sub).back().size();
             if (!part.steps.empty() && part.steps.back().op == "affine" &&
-                !fold_zeroes_a_weight(est, affine_of(part.steps.back()), from)) {
+                fold_is_exact_enough(est, affine_of(part.steps.back()), from)) {
                 fold_affine(est, affine_of(part.steps.back()), from);
                 part.steps.pop_back();
                 changes.push_back(at + ".parts[" + std::to_string(k) + "] trailing affine: fused into the linear model");
