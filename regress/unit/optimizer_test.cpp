@@ -118,6 +118,17 @@ spec::Pipeline check_optimized(const spec::Pipeline& p, optimizer::Report* repor
         for (int64_t r = 0; r < rows; ++r) zeroed[r * w + f] = 0.0f;
     const std::vector<float> want = reference(p, x, rows);
     expect_same(reference(q, zeroed, rows), want, "reference of the optimized pipeline");
+    // Each pass alone, on the original, keeps the outputs too.
+    using Pass = spec::Pipeline (*)(const spec::Pipeline&, std::vector<std::string>&);
+    for (Pass pass : {Pass(optimizer::prune_columns), Pass(optimizer::simplify_concat), Pass(optimizer::fuse_linear)}) {
+        std::vector<std::string> changes;
+        const spec::Pipeline one = pass(p, changes);
+        spec::validate(one);
+        std::vector<float> z = x;
+        for (int32_t f : optimizer::unused_inputs(one))
+            for (int64_t r = 0; r < rows; ++r) z[r * w + f] = 0.0f;
+        expect_same(reference(one, z, rows), want, "one pass: " + (changes.empty() ? std::string("-") : changes[0]));
+    }
     expect_same(compiled(q, zeroed, rows), want, "compiled optimized pipeline");
     // Deterministic, and a fixpoint: optimizing again changes nothing.
     EXPECT_EQ(spec::to_json(optimizer::optimize(p)), spec::to_json(q));
@@ -290,6 +301,35 @@ TEST(Optimizer, IllConditionedModelsAreNotFused) {
     const spec::Pipeline q = optimizer::optimize(p);
     ASSERT_EQ(q.steps.size(), 1u);
     EXPECT_EQ(q.steps[0].op, "affine");
+}
+
+}  // namespace
+}  // namespace pg_predict
+
+namespace pg_predict {
+namespace {
+
+TEST(Optimizer, SelectionFoldsIntoTheConcatAfterIt) {
+    Step select = concat({{{0, 2, 3, 5}, {}}});
+    Step ct = concat({{{3}, {step("affine", {{"scale", {2.0}}, {"offset", {1.0}}})}},
+                      {{1, 0}, {step("elementwise", {{"function", "square"}})}}});
+    spec::Pipeline p = linear_pipeline(6, {select, ct}, {{1.0, -1.0, 0.5}}, {0.0});
+    const spec::Pipeline q = check_optimized(p);
+    ASSERT_EQ(q.steps.size(), 1u);
+    EXPECT_EQ(q.steps[0].parts[0].columns, (std::vector<int32_t>{5}));
+    EXPECT_EQ(q.steps[0].parts[1].columns, (std::vector<int32_t>{2, 0}));
+    EXPECT_EQ(optimizer::unused_inputs(q), (std::vector<int32_t>{1, 3, 4}));
+}
+
+TEST(Optimizer, OneHotColumnsNobodyReadsKeepOneCategory) {
+    // normalize gives all its columns, so the one-hot gets column 1 although nothing reads it.
+    Step norm = step("normalize", {{"norm", "max"}});
+    Step ohe = step("one_hot", {{"categories", {{0.0, 1.0}, {0.0, 1.0, -1.0}, {1.0}}}, {"drop", {-1, 1, -1}}});
+    spec::Pipeline p = linear_pipeline(3, {norm, ohe}, {{1.0, -1.0, 0.0, 0.0, 2.0}}, {0.5});
+    const spec::Pipeline q = check_optimized(p);
+    ASSERT_EQ(q.steps.size(), 2u);
+    EXPECT_EQ(q.steps[1].params["categories"][1].size(), 1u);
+    EXPECT_EQ(q.model.num_features, 4);
 }
 
 }  // namespace
