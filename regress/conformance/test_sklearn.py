@@ -12,6 +12,10 @@ row) must equal scikit-learn's predict / predict_proba on every row within
 max(1e-5, 1e-5 * |expected|), through the PredictBatch node and with
 pg_predict.enable_batching = off. Labels of near ties may take either side.
 
+The wide cases (50 columns into SelectKBest or an L1 logistic regression, table `wide`) also
+check the optimizer: explain_model() and the scan's Output in EXPLAIN VERBOSE must name only
+the columns the fitted model uses.
+
 Run: /usr/bin/python3 regress/conformance/test_sklearn.py [-k name] [--list]
 Needs the extension installed (make install). Last line: 'conformance: N passed, M failed'.
 """
