@@ -50,6 +50,26 @@ SELECT e -> 'columns_read' AS read, e -> 'columns_not_read' AS not_read FROM exp
 EXPLAIN (costs off, verbose) SELECT predict('sparse', w) FROM wide w;
 SELECT id, predict('sparse', w) FROM wide w WHERE id <= 3 ORDER BY id;
 
+-- a text input the model ignores is not fetched either (batched and per row)
+SELECT create_model('textless', '{"format": "sklearn", "version": 1,
+  "inputs": [{"name": "city", "type": "text"}, {"name": "age", "type": "numeric"}],
+  "task": "regression",
+  "steps": [{"type": "ColumnTransformer", "transformers": [
+              {"columns": [0], "steps": [{"type": "OneHotEncoder", "categories": [["berlin", "paris"]],
+                                          "handle_unknown": "error", "drop_idx": null}]},
+              {"columns": [1], "steps": [{"type": "StandardScaler", "mean": [30.0], "scale": [10.0]}]}],
+             "remainder": null},
+            {"type": "LinearRegression", "coef": [0.0, 0.0, 2.0], "intercept": 1.0}]}'::jsonb);
+CREATE TABLE people (id int, city text, age int);
+INSERT INTO people VALUES (1, 'paris', 40), (2, 'nowhere', 20), (3, NULL, 30);
+EXPLAIN (costs off, verbose) SELECT id, predict('textless', p) FROM people p;
+SELECT id, predict('textless', p) FROM people p ORDER BY id;
+SET pg_predict.enable_batching = off;
+SELECT id, predict('textless', p) FROM people p ORDER BY id;
+RESET pg_predict.enable_batching;
+DROP TABLE people;
+SELECT drop_model('textless');
+
 -- any role may explain a model, as it may score it; a missing model is an error
 CREATE ROLE pgp_optimizer_reader;
 SET ROLE pgp_optimizer_reader;
