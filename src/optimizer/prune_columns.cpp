@@ -77,6 +77,7 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         for (size_t c = 0; c < w; ++c) {
             const size_t block = cats[c].size() - (drop[c] >= 0 ? 1 : 0);
             if (!present[c]) {
+                out.insert(out.end(), block, false);
                 o += block;
                 continue;
             }
