@@ -12,7 +12,7 @@ CREATE TABLE @extschema@.model_catalog (
     owner       regrole NOT NULL,
     format      text NOT NULL,               -- source format, e.g. 'xgboost'
     source      jsonb NOT NULL,              -- the artifact as given to create_model
-    spec        jsonb NOT NULL,              -- the imported pipeline, readable
+    spec        jsonb NOT NULL,              -- the imported pipeline, readable (before the optimizer; explain_model shows both)
     program     bytea NOT NULL,              -- the compiled TorchScript module
     features    text[] NOT NULL,             -- the model's feature names, input order
     columns     text[] NOT NULL,             -- the column each feature reads
