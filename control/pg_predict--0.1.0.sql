@@ -12,7 +12,7 @@ CREATE TABLE @extschema@.model_catalog (
     owner       regrole NOT NULL,
     format      text NOT NULL,               -- source format, e.g. 'xgboost'
     source      jsonb NOT NULL,              -- the artifact as given to create_model
-    spec        jsonb NOT NULL,              -- the imported pipeline, readable
+    spec        jsonb NOT NULL,              -- the imported pipeline, readable (before the optimizer; explain_model shows both)
     program     bytea NOT NULL,              -- the compiled TorchScript module
     features    text[] NOT NULL,             -- the model's feature names, input order
     columns     text[] NOT NULL,             -- the column each feature reads
@@ -101,3 +101,14 @@ CREATE FUNCTION @extschema@.predict_proba(name text, features float8[])
 RETURNS float8[]
 AS 'MODULE_PATHNAME', 'pg_predict_predict_proba'
 LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+-- explain_model: what the optimizer did to a model (jsonb): "before" (the spec as imported) and
+-- "after" (as compiled), "passes" (each optimizer pass and what it changed), and
+-- "columns_read" / "columns_not_read" (the inputs the scan fetches and those it leaves out).
+CREATE FUNCTION @extschema@.explain_model(name text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'pg_predict_explain_model'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.explain_model(text) IS
+'The model''s spec before and after optimization, what each optimizer pass did, and the input columns read';

@@ -76,8 +76,8 @@ def frame(seed=1):
 class Case:
     """A fitted estimator, the columns it reads, and scikit-learn's answers on every row."""
 
-    def __init__(self, name, estimator, columns, target, classifier):
-        df, targets = frame()
+    def __init__(self, name, estimator, columns, target, classifier, data=None):
+        df, targets = (data or frame)()
         self.name = name
         self.columns = list(columns)
         X = df[self.columns]
@@ -399,3 +399,48 @@ def build_model_cases():
           ALL, "regression", False),
     ]
     return {c.name: c for c in cases}
+
+
+# ---- a wide frame: 50 numeric columns, a target that depends on 5 of them ------------------------
+# For the optimizer: a selector (or an L1 model's zero weights) must make the scan read only the
+# columns the model uses.
+
+WIDE = [f"w{i:02d}" for i in range(50)]
+WIDE_SIGNAL = [3, 17, 22, 40, 48]
+
+
+@functools.lru_cache(maxsize=None)
+def wide_frame(seed=2):
+    """(DataFrame of N_ROWS rows × 50 NaN-free float32-representable columns, targets)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(0, 1, (N_ROWS, len(WIDE))) * rng.uniform(0.5, 20, len(WIDE)) \
+        + rng.uniform(-10, 10, len(WIDE))
+    X = X.astype(np.float32).astype(np.float64)
+    z = (X - X.mean(axis=0)) / X.std(axis=0)
+    s = z[:, WIDE_SIGNAL] @ np.array([1.0, -2.0, 0.8, 1.2, -1.0])
+    return pd.DataFrame(X, columns=WIDE), {"binary": (s + rng.normal(0, 0.5, N_ROWS) > 0).astype(int)}
+
+
+@functools.lru_cache(maxsize=None)
+def wide_cases():
+    from sklearn.feature_selection import SelectKBest
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    cases = [
+        Case("wide_select_k_best", make_pipeline(StandardScaler(), SelectKBest(k=5),
+                                                 LogisticRegression(max_iter=1000)),
+             WIDE, "binary", True, data=wide_frame),
+        Case("wide_l1_logistic", make_pipeline(StandardScaler(), LogisticRegression(
+            penalty="l1", C=0.05, solver="liblinear")), WIDE, "binary", True, data=wide_frame),
+    ]
+    return {c.name: c for c in cases}
+
+
+def wide_columns_read(case):
+    """The columns of the wide frame the fitted pipeline really uses."""
+    est = case.estimator
+    if "selectkbest" in est.named_steps:
+        return [WIDE[i] for i in est.named_steps["selectkbest"].get_support(indices=True)]
+    coef = est[-1].coef_
+    return [WIDE[i] for i in range(len(WIDE)) if np.any(coef[:, i] != 0)]

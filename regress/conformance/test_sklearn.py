@@ -12,6 +12,10 @@ row) must equal scikit-learn's predict / predict_proba on every row within
 max(1e-5, 1e-5 * |expected|), through the PredictBatch node and with
 pg_predict.enable_batching = off. Labels of near ties may take either side.
 
+The wide cases (50 columns into SelectKBest or an L1 logistic regression, table `wide`) also
+check the optimizer: explain_model() and the scan's Output in EXPLAIN VERBOSE must name only
+the columns the fitted model uses.
+
 Run: /usr/bin/python3 regress/conformance/test_sklearn.py [-k name] [--list]
 Needs the extension installed (make install). Last line: 'conformance: N passed, M failed'.
 """
@@ -101,12 +105,12 @@ def make_env():
                 env._conn.close()
 
 
-def score(env, model, classifier, batching, proba):
+def score(env, model, classifier, batching, proba, table=TABLE):
     """[(id, predict, predict_proba)] over the whole table, ordered by id."""
     cols = ["id", "predict(%(m)s, t)"]
     if proba:
         cols.append("predict_proba(%(m)s, t)")
-    sql = f"SELECT {', '.join(cols)} FROM {TABLE} t ORDER BY id"
+    sql = f"SELECT {', '.join(cols)} FROM {table} t ORDER BY id"
     with env.conn.transaction():
         env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
         if batching:  # the batched path must really be taken
@@ -116,11 +120,11 @@ def score(env, model, classifier, batching, proba):
         return env.query(sql, {"m": model})
 
 
-def check(env, case, model):
+def check(env, case, model, table=TABLE):
     proba = case.proba is not None
     for batching in (True, False):
         path = "batched" if batching else "per-row"
-        rows = score(env, model, case.classifier, batching, proba)
+        rows = score(env, model, case.classifier, batching, proba, table)
         assert_equal(f"{model} ({path}): rows", len(rows), len(case.X))
         ids = [r[0] for r in rows]
         got = to_floats([r[1] for r in rows])
@@ -231,7 +235,6 @@ def test_no_probabilities_kmeans_svc(env):
         env.drop_model(model)
 
 
-
 def test_outlier_detector_has_no_probabilities(env):
     """IsolationForest is a classifier of -1 / 1 without predict_proba: the SQL function says so."""
     env.load()
@@ -247,6 +250,55 @@ def test_outlier_detector_has_no_probabilities(env):
     else:
         raise Failure("predict_proba of an IsolationForest did not refuse")
     env.drop_model("sk_outliers")
+
+
+def load_wide(env):
+    """Table `wide`: id and the 50 columns of sklearn_cases.wide_frame()."""
+    df, _ = sklearn_cases.wide_frame()
+    cols = list(df.columns)
+    env.conn.execute("DROP TABLE IF EXISTS wide")
+    env.conn.execute("CREATE TABLE wide (id int PRIMARY KEY, "
+                     + ", ".join(f"{c} double precision" for c in cols) + ")")
+    with env.conn.cursor() as cur:
+        with cur.copy(f"COPY wide (id, {', '.join(cols)}) FROM STDIN") as cp:
+            for i, row in enumerate(df.itertuples(index=False)):
+                cp.write_row([i + 1] + [float(v) for v in row])
+    env.conn.execute("ANALYZE wide")
+
+
+def wide_test(name):
+    """50 columns into a selector or an L1 model: the optimizer must make the model read only the
+    columns it uses (explain_model, and the scan's Output in EXPLAIN VERBOSE), and still score
+    like scikit-learn."""
+    def run(env):
+        case = sklearn_cases.wide_cases()[name]
+        load_wide(env)
+        model = f"sk_{name}"
+        env.drop_model(model)
+        pg_predict.deploy(env.conn, model, case.estimator)
+        used = sklearn_cases.wide_columns_read(case)
+        if not 0 < len(used) < 25:
+            raise Failure(f"{model}: the fit uses {len(used)} of 50 columns; the case tests nothing")
+        if name == "wide_select_k_best":
+            assert_equal(f"{model}: columns used", len(used), 5)
+        info = env.query("SELECT explain_model(%s)", [model])[0][0]
+        assert_equal(f"{model}: explain_model columns_read", info["columns_read"], used)
+        assert_equal(f"{model}: explain_model columns_not_read", info["columns_not_read"],
+                     [c for c in sklearn_cases.WIDE if c not in used])
+        plan = [r[0] for r in env.query(
+            "EXPLAIN (costs off, verbose) SELECT id, predict(%s, t) FROM wide t", [model])]
+        scan = [i for i, line in enumerate(plan) if "Seq Scan on" in line]
+        if not scan or "PredictBatch" not in "\n".join(plan):
+            raise Failure(f"{model}: no PredictBatch over a Seq Scan:\n" + "\n".join(plan))
+        output = plan[scan[0] + 1].strip()
+        assert_equal(f"{model}: the scan's output", output, "Output: " + ", ".join(["id"] + used))
+        check(env, case, model, table="wide")
+        env.drop_model(model)
+    return run
+
+
+for _name in sklearn_cases.wide_cases():
+    add_test(f"sklearn[{_name}]", wide_test(_name))
 
 
 for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc,

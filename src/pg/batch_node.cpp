@@ -127,7 +127,9 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
                 input->column[f] = ((Var*)expr)->varattno;
                 input->column_type[f] = type;
             } else if (IsA(expr, Const)) {
-                // a feature the model never reads: x keeps the value set below, for every batch
+                // a feature the model never reads (text or not): x keeps the 0 set below
+                f++;
+                continue;
             } else {
                 input->feature_expr[f] = ExecInitExpr((Expr*)expr, parent);
             }

@@ -9,6 +9,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/importers/import.hpp"
+#include "pg_predict/optimizer/optimize.hpp"
 #include "pg_predict/optimizer/unused_inputs.hpp"
 #include "pg_predict/runtime/api.hpp"
 
@@ -123,12 +124,15 @@ BuiltModel* build_model(const std::string& artifact_json, const std::string& for
         strategy = compiler::parse_strategy(options["strategy"].get<std::string>());
     }
     spec::validate(p);
-    if (strategy == compiler::Strategy::Auto) strategy = compiler::choose_strategy(p);
+    // The catalog keeps the imported spec (readable, and what explain_model starts from); the
+    // program is compiled from the optimized one, as every later recompile of it is.
+    const spec::Pipeline optimized = optimizer::optimize(p);
+    if (strategy == compiler::Strategy::Auto) strategy = compiler::choose_strategy(optimized);
     std::vector<std::string> columns =
         map_columns(options.contains("columns") ? &options["columns"] : nullptr, p.features);
 
     auto built = std::make_unique<BuiltModel>();
-    built->program = compiler::compile(p, strategy);
+    built->program = compiler::compile(optimized, strategy);
     built->format = !p.source_format.empty() ? p.source_format
                     : format == "auto"       ? importers::detect_format(artifact)
                                              : format;
@@ -146,7 +150,7 @@ BuiltModel* build_model(const std::string& artifact_json, const std::string& for
                                {"unknown_is_error", t.unknown_is_error}});
     }
     std::sort(built->text_features.begin(), built->text_features.end());
-    built->unused_features = optimizer::unused_inputs(p);
+    built->unused_features = optimizer::unused_inputs(optimized);
     built->text_inputs_json = text_inputs.dump();
     return built.release();
 }

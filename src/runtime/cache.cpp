@@ -10,6 +10,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/compiler/compile.hpp"
+#include "pg_predict/optimizer/optimize.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "program_internal.hpp"
@@ -113,8 +114,9 @@ Program* compile_variant(int64_t id, const char* strategy, const char* spec_json
     // The spec of an id never changes either: a cached variant is the same program.
     if (Program* p = acquire(id, name)) return p;
     if (spec_json == nullptr) fail(ErrorCategory::Internal, "compile_variant: null spec");
-    const spec::Pipeline pipeline = spec::from_json(std::string(spec_json, length));
+    spec::Pipeline pipeline = spec::from_json(std::string(spec_json, length));
     spec::validate(pipeline);
+    pipeline = optimizer::optimize(pipeline);  // as create_model compiled it
     const std::string bytes = compiler::compile(pipeline, compiler::parse_strategy(name));
     return insert(id, name, bytes.data(), bytes.size());
 }

@@ -67,6 +67,13 @@ int32_t encode_text(const TextEncoder*, int32_t input, const char* value, size_t
 // Whether a value missing from the vocabulary is an error (the encoder's handle_unknown).
 bool unknown_text_is_error(const TextEncoder*, int32_t input) noexcept;
 
+// explain_model's body: a JSON object with the spec as stored (imported) and as compiled
+// (optimizer::optimize), what each optimizer pass did, and the input columns read and not read.
+// `columns` names the column of each input, `unused` lists the inputs the scan leaves out (the
+// catalog's unused_features). The result is malloc'd; the caller free()s it.
+char* explain_model(const char* name, const char* spec_json, size_t length,
+                    const std::vector<std::string>& columns, const std::vector<int32_t>& unused);
+
 // Intra-op threads for this backend; applied lazily before the next run, never in the
 // postmaster.
 void set_num_threads(int threads);

@@ -1,0 +1,107 @@
+// Liveness: which columns of each vector in a pipeline some output depends on, backwards from
+// the estimator. The basis of dead-column removal and of the inputs the scan leaves out.
+#include <algorithm>
+
+#include "pg_predict/optimizer/passes.hpp"
+#include "pg_predict/spec/steps.hpp"
+
+namespace pg_predict::optimizer {
+
+namespace {
+
+bool any(const Mask& m) { return std::find(m.begin(), m.end(), true) != m.end(); }
+
+// Ops whose output column c is a function of input column c alone.
+bool is_per_column(const std::string& op) {
+    return op == "affine" || op == "impute" || op == "elementwise" || op == "threshold" ||
+           op == "is_missing" || op == "bucketize" || op == "ordinal";
+}
+
+}  // namespace
+
+std::vector<int32_t> input_vocab(const spec::Pipeline& p) {
+    std::vector<int32_t> vocab(static_cast<size_t>(p.input_width()), -1);
+    for (const spec::TextInput& t : p.text_inputs)
+        if (t.input >= 0 && static_cast<size_t>(t.input) < vocab.size())
+            vocab[t.input] = static_cast<int32_t>(t.vocabulary.size());
+    return vocab;
+}
+
+std::vector<std::vector<int32_t>> step_vocabs(const std::vector<spec::Step>& steps, std::vector<int32_t> in) {
+    std::vector<std::vector<int32_t>> out{in};
+    for (const spec::Step& s : steps) {
+        spec::check_steps({s}, in, "steps");
+        out.push_back(in);
+    }
+    return out;
+}
+
+Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const Mask& live_out) {
+    const size_t w = in_vocab.size();
+    Mask need(w, false);
+    if (!any(live_out)) return need;
+    if (is_per_column(s.op)) {
+        need = live_out;
+    } else if (s.op == "one_hot") {
+        const auto cats = spec::param_matrix(s, "categories", "one_hot");
+        const auto drop = spec::param_ints(s, "drop", "one_hot");
+        size_t o = 0;
+        for (size_t c = 0; c < w; ++c)
+            for (size_t k = 0; k < cats[c].size(); ++k)
+                if (static_cast<int32_t>(k) != drop[c] && live_out[o++]) need[c] = true;
+    } else if (s.op == "monomials") {
+        // x^0 is 1 for every x, NaN included: a zero power reads nothing.
+        const auto powers = spec::param_matrix(s, "powers", "monomials");
+        for (size_t k = 0; k < powers.size(); ++k)
+            if (live_out[k])
+                for (size_t c = 0; c < w; ++c)
+                    if (powers[k][c] != 0.0) need[c] = true;
+    } else if (s.op == "concat") {
+        size_t o = 0;
+        for (const spec::Step::Part& part : s.parts) {
+            std::vector<int32_t> sub;
+            for (int32_t c : part.columns) sub.push_back(in_vocab[c]);
+            const std::vector<std::vector<int32_t>> vocabs = step_vocabs(part.steps, sub);
+            const size_t width = vocabs.back().size();
+            const Mask slice(live_out.begin() + o, live_out.begin() + o + width);
+            o += width;
+            const Mask sub_need = steps_liveness(part.steps, sub, slice).front();
+            for (size_t j = 0; j < part.columns.size(); ++j)
+                if (sub_need[j]) need[part.columns[j]] = true;
+        }
+    } else {
+        // normalize, project (a zero weight times NaN is still NaN) and ops unknown here.
+        need.assign(w, true);
+    }
+    if (!any(need) && w > 0) need[0] = true;
+    return need;
+}
+
+std::vector<Mask> steps_liveness(const std::vector<spec::Step>& steps, const std::vector<int32_t>& in_vocab,
+                                 const Mask& live_out) {
+    const std::vector<std::vector<int32_t>> vocabs = step_vocabs(steps, in_vocab);
+    std::vector<Mask> live(steps.size() + 1);
+    live[steps.size()] = live_out;
+    for (size_t i = steps.size(); i-- > 0;) live[i] = step_needs(steps[i], vocabs[i], live[i + 1]);
+    return live;
+}
+
+Mask estimator_needs(const spec::Pipeline& p) {
+    const size_t w = static_cast<size_t>(std::max(0, p.model.num_features));
+    if (p.estimator.op == "linear") {
+        Mask need(w, false);
+        for (const std::vector<double>& row : spec::param_matrix(p.estimator, "coef", "estimator"))
+            for (size_t f = 0; f < w && f < row.size(); ++f)
+                if (row[f] != 0.0) need[f] = true;
+        return need;
+    }
+    if (!p.estimator.op.empty()) return Mask(w, true);
+    Mask need(w, false);
+    for (const spec::Tree& tree : p.model.trees)
+        for (size_t node = 0; node < tree.size(); node++)
+            if (!tree.is_leaf(node) && tree.feature[node] >= 0 && static_cast<size_t>(tree.feature[node]) < w)
+                need[tree.feature[node]] = true;
+    return need;
+}
+
+}  // namespace pg_predict::optimizer

@@ -1,0 +1,33 @@
+// The optimizer's entry point: the passes in order, each recorded, the result validated.
+#include "pg_predict/optimizer/optimize.hpp"
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/optimizer/passes.hpp"
+
+namespace pg_predict::optimizer {
+
+spec::Pipeline optimize(const spec::Pipeline& in, Report* report) {
+    using Pass = spec::Pipeline (*)(const spec::Pipeline&, std::vector<std::string>&);
+    // Pruning runs on the imported pipeline, before fusion can turn a zero scale into a zero
+    // weight (a zero weight reads nothing; a zero scale still passes NaN on).
+    static const std::pair<const char*, Pass> passes[] = {
+        {"prune_columns", prune_columns},
+        {"simplify_concat", simplify_concat},
+        {"fuse_linear", fuse_linear},
+        {"simplify_concat", simplify_concat},  // fusion can leave passthrough parts behind
+    };
+    spec::Pipeline p = in;
+    for (const auto& [name, pass] : passes) {
+        PassReport r{name, {}};
+        p = pass(p, r.changes);
+        if (report != nullptr) report->passes.push_back(std::move(r));
+    }
+    try {
+        spec::validate(p);
+    } catch (const Error& e) {
+        fail(ErrorCategory::Internal, std::string("the optimizer produced an invalid pipeline: ") + e.what());
+    }
+    return p;
+}
+
+}  // namespace pg_predict::optimizer

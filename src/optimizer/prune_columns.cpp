@@ -1,0 +1,245 @@
+// Dead-column removal (feature-selection push-down): liveness says which columns each step's
+// consumers read; every step is rewritten to carry only those, so a selector at the end of a
+// 50-column featurizer chain makes the whole chain (and the scan) 5 columns wide.
+#include <algorithm>
+#include <numeric>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/optimizer/passes.hpp"
+#include "pg_predict/spec/steps.hpp"
+
+namespace pg_predict::optimizer {
+
+namespace {
+
+using spec::Step;
+using nlohmann::json;
+
+size_t count(const Mask& m) { return static_cast<size_t>(std::count(m.begin(), m.end(), true)); }
+
+// Position of column c among the present ones.
+int32_t compact(const Mask& present, int32_t c) {
+    if (!present[c]) fail(ErrorCategory::Internal, "optimizer: a needed column was removed upstream");
+    return static_cast<int32_t>(std::count(present.begin(), present.begin() + c, true));
+}
+
+template <typename T>
+std::vector<T> keep(const std::vector<T>& v, const Mask& m) {
+    std::vector<T> out;
+    for (size_t i = 0; i < v.size(); ++i)
+        if (m[i]) out.push_back(v[i]);
+    return out;
+}
+
+json matrix_json(const std::vector<std::vector<double>>& m) {
+    json a = json::array();
+    for (const auto& row : m) a.push_back(spec::numbers_to_json(row));
+    return a;
+}
+
+std::vector<Step> shrink_steps(const std::vector<Step>& steps, const std::vector<int32_t>& in_vocab,
+                               const Mask& present, const Mask& live_out, Mask& out_present,
+                               const std::string& where, std::vector<std::string>& changes);
+
+// One step rewritten to read the `present` columns of its input (compacted) and give at least
+// the `live` ones of its output; sets `out` to the output columns it gives.
+Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask& present, const Mask& live,
+                 Mask& out, const std::string& where, std::vector<std::string>& changes) {
+    const size_t w = in_vocab.size();
+    const size_t kept = count(present);
+    Step r = s;
+    auto note = [&](size_t from, size_t to, const char* what) {
+        if (from != to)
+            changes.push_back(where + " " + s.op + ": " + std::to_string(from) + " -> " + std::to_string(to) + " " + what);
+    };
+    if (s.op == "affine" || s.op == "impute" || s.op == "bucketize" || s.op == "ordinal") {
+        for (const char* key : {"scale", "offset", "statistics", "edges", "categories"}) {
+            if (!s.params.contains(key)) continue;
+            json shrunk = json::array();
+            for (size_t c = 0; c < w; ++c)
+                if (present[c]) shrunk.push_back(s.params[key][c]);
+            r.params[key] = shrunk;
+        }
+        out = present;
+        note(w, kept, "columns");
+    } else if (s.op == "elementwise" || s.op == "threshold" || s.op == "is_missing") {
+        out = present;
+        note(w, kept, "columns");
+    } else if (s.op == "one_hot") {
+        // A category nobody reads is dropped from the list; a listed-but-dropped category
+        // (drop = d) is left out too, since matching nothing gives the same zeros.
+        const auto cats = spec::param_matrix(s, "categories", where);
+        const auto drop = spec::param_ints(s, "drop", where);
+        std::vector<std::vector<double>> new_cats;
+        std::vector<int32_t> new_drop;
+        out.clear();
+        size_t o = 0;
+        for (size_t c = 0; c < w; ++c) {
+            const size_t block = cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+            if (!present[c]) {
+                out.insert(out.end(), block, false);
+                o += block;
+                continue;
+            }
+            if (block == 0) {  // nothing to shrink: keep the column as it was
+                new_cats.push_back(cats[c]);
+                new_drop.push_back(drop[c]);
+                continue;
+            }
+            std::vector<double> keep_cats;
+            const size_t start = out.size();
+            for (size_t k = 0; k < cats[c].size(); ++k) {
+                if (static_cast<int32_t>(k) == drop[c]) continue;
+                const bool is_live = live[o++];
+                if (is_live) keep_cats.push_back(cats[c][k]);
+                out.push_back(is_live);
+            }
+            if (keep_cats.empty()) {  // present but unread: keep one category so it has an output
+                const size_t first = drop[c] == 0 ? 1 : 0;
+                keep_cats.push_back(cats[c][first]);
+                out[start] = true;
+            }
+            new_cats.push_back(keep_cats);
+            new_drop.push_back(-1);
+        }
+        r.params["categories"] = matrix_json(new_cats);
+        r.params["drop"] = new_drop;
+        note(live.size(), count(out), "outputs");
+    } else if (s.op == "monomials") {
+        auto powers = spec::param_matrix(s, "powers", where);
+        Mask rows = live;
+        if (count(rows) == 0) rows[0] = true;
+        std::vector<std::vector<double>> new_powers;
+        for (size_t k = 0; k < powers.size(); ++k)
+            if (rows[k]) new_powers.push_back(keep(powers[k], present));
+        r.params["powers"] = matrix_json(new_powers);
+        out = rows;
+        note(powers.size(), new_powers.size(), "monomials");
+    } else if (s.op == "project") {
+        if (kept != w) fail(ErrorCategory::Internal, "optimizer: project lost an input column");
+        const auto m = spec::param_matrix(s, "matrix", where);
+        const auto off = spec::param_vector(s, "offset", where);
+        Mask rows = live;
+        if (count(rows) == 0) rows[0] = true;
+        r.params["matrix"] = matrix_json(keep(m, rows));
+        r.params["offset"] = spec::numbers_to_json(keep(off, rows));
+        out = rows;
+        note(m.size(), count(rows), "outputs");
+    } else if (s.op == "concat") {
+        r.parts.clear();
+        out.clear();
+        size_t o = 0;
+        for (size_t p = 0; p < s.parts.size(); ++p) {
+            const Step::Part& part = s.parts[p];
+            std::vector<int32_t> sub;
+            for (int32_t c : part.columns) sub.push_back(in_vocab[c]);
+            const size_t width = step_vocabs(part.steps, sub).back().size();
+            const Mask slice(live.begin() + o, live.begin() + o + width);
+            o += width;
+            const std::string at = where + ".parts[" + std::to_string(p) + "]";
+            if (count(slice) == 0) {
+                out.insert(out.end(), width, false);
+                changes.push_back(at + ": removed (nothing reads its " + std::to_string(width) + " outputs)");
+                continue;
+            }
+            // The part reads exactly the columns its steps need: concat selects for free.
+            const Mask need = steps_liveness(part.steps, sub, slice).front();
+            Step::Part q;
+            for (size_t j = 0; j < part.columns.size(); ++j)
+                if (need[j]) q.columns.push_back(compact(present, part.columns[j]));
+            if (q.columns.size() != part.columns.size())
+                changes.push_back(at + ": reads " + std::to_string(q.columns.size()) + " of its " +
+                                  std::to_string(part.columns.size()) + " columns");
+            Mask part_out;
+            q.steps = shrink_steps(part.steps, sub, need, slice, part_out, at + ".steps", changes);
+            out.insert(out.end(), part_out.begin(), part_out.end());
+            r.parts.push_back(std::move(q));
+        }
+    } else {
+        // normalize and ops not known here read every column and give every output.
+        if (kept != w) fail(ErrorCategory::Internal, "optimizer: op " + s.op + " lost an input column");
+        std::vector<int32_t> v = in_vocab;
+        spec::check_steps({s}, v, where);
+        out.assign(v.size(), true);
+    }
+    return r;
+}
+
+std::vector<Step> shrink_steps(const std::vector<Step>& steps, const std::vector<int32_t>& in_vocab,
+                               const Mask& present, const Mask& live_out, Mask& out_present,
+                               const std::string& where, std::vector<std::string>& changes) {
+    const std::vector<std::vector<int32_t>> vocabs = step_vocabs(steps, in_vocab);
+    const std::vector<Mask> live = steps_liveness(steps, in_vocab, live_out);
+    std::vector<Step> out;
+    Mask p = present;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        Mask next;
+        out.push_back(shrink_step(steps[i], vocabs[i], p, live[i + 1], next,
+                                  where + "[" + std::to_string(i) + "]", changes));
+        p = std::move(next);
+    }
+    out_present = std::move(p);
+    return out;
+}
+
+// The estimator rewritten to read only the `present` columns of its input.
+void shrink_estimator(spec::Pipeline& p, const Mask& present, std::vector<std::string>& changes) {
+    const size_t w = present.size(), kept = count(present);
+    if (kept == w) return;
+    if (p.estimator.op == "linear") {
+        const auto coef = spec::param_matrix(p.estimator, "coef", "estimator");
+        std::vector<std::vector<double>> shrunk;
+        for (const auto& row : coef) shrunk.push_back(keep(row, present));
+        p.estimator.params["coef"] = matrix_json(shrunk);
+    } else if (p.estimator.op.empty()) {
+        for (spec::Tree& t : p.model.trees)
+            for (size_t n = 0; n < t.size(); ++n)
+                if (!t.is_leaf(n)) t.feature[n] = compact(present, t.feature[n]);
+    } else {
+        fail(ErrorCategory::Internal, "optimizer: estimator " + p.estimator.op + " lost an input column");
+    }
+    p.model.num_features = static_cast<int32_t>(kept);
+    changes.push_back("estimator " + (p.estimator.op.empty() ? std::string("tree_ensemble") : p.estimator.op) +
+                      ": " + std::to_string(w) + " -> " + std::to_string(kept) + " inputs");
+}
+
+}  // namespace
+
+spec::Pipeline prune_columns(const spec::Pipeline& in, std::vector<std::string>& changes) {
+    if (in.steps.empty()) return in;  // a bare model: nothing inside to shrink
+    spec::Pipeline p = in;
+    const std::vector<int32_t> vocab = input_vocab(p);
+    Mask est = estimator_needs(p);
+    if (count(est) == 0 && !est.empty()) est[0] = true;  // keep the chain non-empty
+    const std::vector<Mask> live = steps_liveness(p.steps, vocab, est);
+    const Mask& need = live.front();
+    const size_t w = vocab.size(), read = count(need);
+
+    Mask present(w, true);
+    std::vector<spec::Step> front;
+    if (read < w && p.steps.front().op != "concat") {
+        // The first step works column by column and cannot skip its input's columns itself:
+        // select the live ones in front of it.
+        spec::Step select;
+        select.op = "concat";
+        select.params = json::object();
+        spec::Step::Part part;
+        for (size_t c = 0; c < w; ++c)
+            if (need[c]) part.columns.push_back(static_cast<int32_t>(c));
+        select.parts.push_back(std::move(part));
+        front.push_back(std::move(select));
+        present = need;
+        changes.push_back("inserted a selection of the " + std::to_string(read) + " read inputs of " +
+                          std::to_string(w));
+    }
+    Mask out;
+    std::vector<spec::Step> steps = shrink_steps(p.steps, vocab, present, est, out, "steps", changes);
+    shrink_estimator(p, out, changes);
+    front.insert(front.end(), steps.begin(), steps.end());
+    p.steps = std::move(front);
+    if (read < w)
+        changes.push_back("inputs read: " + std::to_string(read) + " of " + std::to_string(w));
+    return p;
+}
+
+}  // namespace pg_predict::optimizer
