@@ -11,11 +11,11 @@ classifier, the value for a regressor; the time includes that last step.
 """
 
 import argparse
-import json
-import time
 
 import numpy as np
 import xgboost as xgb
+
+from timed_runs import measure_and_report
 
 
 def main():
@@ -41,20 +41,7 @@ def main():
             return (p > 0.5).astype(np.float64)
         return p.astype(np.float64)
 
-    predict(X[:1000])  # warm-up: thread pool, predictor buffers
-    times, cpu = [], []
-    out = None
-    for _ in range(a.reps):
-        if times and sum(times) + times[-1] > a.budget:
-            break
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = predict(X)
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    if a.save:
-        np.save(a.save, out)
-    print(json.dumps({"times": times, "cpu": cpu, "value": float(out.sum()), "rows": int(X.shape[0])}))
-
+    measure_and_report(predict, X, a.reps, a.budget, a.save)
 
 if __name__ == "__main__":
     main()

@@ -11,13 +11,13 @@ and caps the BLAS/OpenMP pools (threadpoolctl). Prints one JSON line:
 """
 
 import argparse
-import json
-import time
 
 import joblib
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
+
+from timed_runs import measure_and_report
 
 
 def set_n_jobs(est, n):
@@ -46,20 +46,7 @@ def main():
         return np.asarray(est.predict(M), dtype=np.float64)
 
     with threadpool_limits(limits=a.threads):
-        predict(X[:1000])  # warm-up: imports, thread pools
-        times, cpu = [], []
-        out = None
-        for _ in range(a.reps):
-            if times and sum(times) + times[-1] > a.budget:
-                break
-            t0, c0 = time.perf_counter(), time.process_time()
-            out = predict(X)
-            times.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
-    if a.save:
-        np.save(a.save, out)
-    print(json.dumps({"times": times, "cpu": cpu, "value": float(out.sum()),
-                      "rows": int(X.shape[0])}))
+        measure_and_report(predict, X, a.reps, a.budget, a.save)
 
 
 if __name__ == "__main__":
