@@ -342,7 +342,7 @@ def cases():
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings of the small fits
-        return {**build_cases(), **build_model_cases()}
+        return {**build_cases(), **build_model_cases(), **build_selector_cases()}
 
 
 def build_model_cases():
@@ -407,6 +407,67 @@ def build_model_cases():
 
 WIDE = [f"w{i:02d}" for i in range(50)]
 WIDE_SIGNAL = [3, 17, 22, 40, 48]
+
+
+def build_selector_cases():
+    """The issue's shape for every model family: ColumnTransformer(imputed + scaled numbers,
+    one-hot text) → a selector → the model. The selectors drop columns, so these also run the
+    optimizer's pruning through one-hot categories and scalers into each kind of model."""
+    from sklearn.cluster import KMeans
+    from sklearn.ensemble import (ExtraTreesRegressor, GradientBoostingClassifier,
+                                  HistGradientBoostingClassifier, IsolationForest,
+                                  RandomForestClassifier)
+    from sklearn.feature_selection import (SelectFromModel, SelectKBest, SelectPercentile,
+                                           VarianceThreshold, f_classif, f_regression)
+    from sklearn.linear_model import Lasso, LinearRegression
+    from sklearn.naive_bayes import GaussianNB, MultinomialNB
+    from sklearn.neural_network import MLPClassifier, MLPRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler
+    from sklearn.svm import SVC, SVR
+    from sklearn.tree import DecisionTreeClassifier
+
+    def pipe(selector, model, **prep):
+        return make_pipeline(_prep(**prep), selector, model)
+
+    C = Case
+    cases = [
+        C("select_linear_regression", pipe(SelectKBest(f_regression, k=7), LinearRegression()),
+          ALL, "regression", False),
+        C("select_decision_tree", pipe(SelectPercentile(f_classif, percentile=50),
+                                       DecisionTreeClassifier(max_depth=5, random_state=0)),
+          ALL, "four", True),
+        C("select_random_forest", pipe(SelectKBest(f_classif, k=8), RandomForestClassifier(
+            n_estimators=20, max_depth=6, random_state=0)), ALL, "binary", True),
+        C("select_extra_trees_regressor", pipe(SelectFromModel(Lasso(alpha=1.0)),
+                                               ExtraTreesRegressor(n_estimators=10, max_depth=6,
+                                                                   random_state=0)),
+          ALL, "regression", False),
+        C("select_gradient_boosting", pipe(SelectKBest(f_classif, k=6),
+                                           GradientBoostingClassifier(
+            n_estimators=20, max_depth=3, random_state=0)), ALL, "multiclass", True),
+        C("select_hist_gradient_boosting", pipe(SelectKBest(f_classif, k=7),
+                                                HistGradientBoostingClassifier(
+            max_iter=20, max_leaf_nodes=8, random_state=0)), ALL, "binary", True),
+        C("select_isolation_forest", pipe(VarianceThreshold(0.05), IsolationForest(
+            n_estimators=25, random_state=0)), ALL, "binary", True),
+        C("select_svc", pipe(SelectKBest(f_classif, k=6), SVC(C=2.0)), ALL, "multiclass", True),
+        C("select_svr", pipe(SelectKBest(f_regression, k=6), SVR(C=100.0, epsilon=5.0)),
+          ALL, "regression", False),
+        C("select_gaussian_nb", pipe(SelectKBest(f_classif, k=6), GaussianNB()),
+          ALL, "binary", True),
+        C("select_multinomial_nb", pipe(SelectPercentile(f_classif, percentile=60),
+                                        MultinomialNB(), scaler=MinMaxScaler()),
+          ALL, "four", True),
+        C("select_mlp_classifier", pipe(SelectKBest(f_classif, k=7), MLPClassifier(
+            (8,), max_iter=300, random_state=0)), ALL, "multiclass", True),
+        C("select_mlp_regressor", pipe(SelectKBest(f_regression, k=7), MLPRegressor(
+            (8,), max_iter=300, learning_rate_init=0.05, random_state=0)),
+          ALL, "regression", False),
+        C("select_kmeans", pipe(SelectKBest(f_classif, k=5), KMeans(
+            n_clusters=3, n_init=3, random_state=0)), ALL, "binary", True),
+    ]
+    return {c.name: c for c in cases}
 
 
 @functools.lru_cache(maxsize=None)

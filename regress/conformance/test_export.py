@@ -92,6 +92,15 @@ for _name in [
         "svc_linear_multiclass", "nusvc", "svr_rbf", "nusvr_poly"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
+# ColumnTransformer → selector → model, one per model family
+for _name in [
+        "select_linear_regression", "select_decision_tree", "select_random_forest",
+        "select_extra_trees_regressor", "select_gradient_boosting",
+        "select_hist_gradient_boosting", "select_isolation_forest", "select_svc", "select_svr",
+        "select_gaussian_nb", "select_multinomial_nb", "select_mlp_classifier",
+        "select_mlp_regressor", "select_kmeans"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
 
 def test_every_case_is_checked(_env):
     names = {n[len("reference["):-1] for n, _ in __import__("harness")._TESTS
