@@ -26,6 +26,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/kernels/tree_ensemble.hpp"
+#include "pg_predict/kernels/tree_ensemble_gpu.hpp"
 
 namespace pg_predict::kernels {
 namespace {
@@ -33,7 +34,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kRowsPerThread = 8;        // rows each thread of the trees kernel walks
 constexpr int64_t kMaxPartials = 1 << 26; // floats in partial[] per chunk of rows (256 MiB)
-constexpr uint32_t kNanRank = detail::kNanRank;
 
 __global__ void ranks_kernel(const float* __restrict__ x, int64_t rows, int F,
                              const float* __restrict__ cuts, const int32_t* __restrict__ cut_offset,
@@ -44,20 +44,7 @@ __global__ void ranks_kernel(const float* __restrict__ x, int64_t rows, int F,
     const int f = static_cast<int>(i % F);
     const int64_t row = i / F;
     const float v = x[i];
-    uint32_t* out = q + int64_t(f) * rows + row;
-    if (isnan(v)) {
-        *out = kNanRank;
-        return;
-    }
-    // As rank_of in tree_ensemble.cpp: how many cuts are ≤ v (Less) or < v (LessEqual).
-    const float* c = cuts + cut_offset[f];
-    uint32_t base = 0;
-    for (int s = cut_steps[f] - 1; s >= 0; --s) {
-        const uint32_t cand = base + (uint32_t(1) << s);
-        const float u = c[cand - 1];
-        if (less_equal ? u < v : u <= v) base = cand;
-    }
-    *out = base << 8 | 0xFFu;
+    q[int64_t(f) * rows + row] = gpu::rank_word(cuts + cut_offset[f], cut_steps[f], v, less_equal);
 }
 
 __global__ void trees_kernel(const uint32_t* __restrict__ q, int64_t rows, int F,
@@ -81,23 +68,7 @@ __global__ void trees_kernel(const uint32_t* __restrict__ q, int64_t rows, int F
     for (int k = 0; k < kRowsPerThread; ++k) {
         const int64_t row = first + int64_t(k) * blockDim.x;
         if (row >= rows) return;
-        const uint32_t* qr = q + row;  // feature f at qr[f * rows]
-        float sum = 0.0f;
-        for (int lane = 0; lane < kLanes; ++lane) {
-            uint32_t idx = lane;
-            const uint32_t* level = words;
-            for (int l = 0; l < D; ++l) {
-                const uint32_t w = level[idx];
-                const uint32_t f = w & 0x7F;
-                // A feature field past F reads a padding rank on the CPU: NaN.
-                const uint32_t qv = f < uint32_t(F) ? qr[int64_t(f) * rows] : kNanRank;
-                const uint32_t right = (qv >= w) & !(qv == kNanRank && (w & 0x80));
-                idx = 2 * idx + right;
-                level += kLanes << l;
-            }
-            sum += lv[idx];
-        }
-        partial[b * rows + row] = sum;
+        partial[b * rows + row] = gpu::walk_block(words, lv, D, q + row, rows, F);
     }
 }
 
@@ -207,6 +178,7 @@ at::Tensor tree_ensemble_cuda(const at::Tensor& x_in, const at::Tensor& meta_in,
     } catch (const Error& e) {
         TORCH_CHECK(false, "pg_predict::tree_ensemble: ", e.what());
     }
+    return at::Tensor();  // not reached: TORCH_CHECK(false) throws
 }
 
 }  // namespace
