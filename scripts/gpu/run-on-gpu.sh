@@ -6,6 +6,8 @@
 #   bash scripts/gpu/run-on-gpu.sh --smoke-only    # no 1M-row benchmark
 #   bash scripts/gpu/run-on-gpu.sh --cpu           # CPU flavour, no GPU needed: checks the
 #                                                  # script itself (used on the dev machine)
+#   --build-only / --no-build                      # split one run into two device calls (each
+#                                                  # call has a 10-minute limit): build, then run
 # Steps: unpack PostgreSQL 15 from the carried .debs into a private prefix (plus the shared
 # libraries the image lacks), build pg_predict (-DPG_PREDICT_CUDA=ON against PyTorch's libtorch)
 # and its unit tests, install it into that prefix, initdb + start a server as a non-root user
@@ -23,12 +25,16 @@ PORT=${PGPORT:-54329}
 ROWS=${ROWS:-1000000}
 JOBS=${GPU_JOBS:-$(nproc)}
 MODE=cuda
+BUILD_STEP=1
+RUN_STEP=1
 BENCH_ARGS=()
 for arg in "$@"; do
   case $arg in
     --cpu) MODE=cpu ;;
     --smoke-only) BENCH_ARGS+=(--smoke-only) ;;
-    *) echo "usage: $0 [--cpu] [--smoke-only]" >&2; exit 2 ;;
+    --build-only) RUN_STEP=0 ;;
+    --no-build) BUILD_STEP=0 ;;
+    *) echo "usage: $0 [--cpu] [--smoke-only] [--build-only | --no-build]" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$OUT"
@@ -75,9 +81,14 @@ else:
     sys.exit(f"{sys.argv[1]}: no data.tar member")
 PY
 }
-rm -rf "$PREFIX"
-mkdir -p "$PREFIX/root" "$PREFIX/libs"
-for d in "$CARRY"/debs/*.deb; do unpack "$d" "$PREFIX/root"; done
+if [ "$BUILD_STEP" = 1 ]; then
+  rm -rf "$PREFIX"
+  mkdir -p "$PREFIX/root" "$PREFIX/libs"
+  for d in "$CARRY"/debs/*.deb; do unpack "$d" "$PREFIX/root"; done
+else
+  [ -d "$PREFIX/root" ] || die "--no-build: nothing unpacked in $PREFIX (run --build-only first, on the same machine)"
+  echo "(--no-build: reusing $PREFIX)"
+fi
 PGBIN=$PREFIX/root/usr/lib/postgresql/15/bin
 PG_CONFIG=$PGBIN/pg_config
 [ -x "$PGBIN/postgres" ] && [ -x "$PG_CONFIG" ] || die "no postgres / pg_config after unpacking"
@@ -130,6 +141,7 @@ echo "Torch_DIR=$TORCH_DIR"
 
 # ---- 3. build, unit tests, install ----------------------------------------------------------
 BUILD=$ROOT/build-gpu-$MODE
+if [ "$BUILD_STEP" = 1 ]; then
 step "configure + build ($BUILD, log $OUT/build.log)"
 USR=$PREFIX/root/usr
 configure() {
@@ -155,7 +167,9 @@ if [ "$TESTS" = ON ]; then
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |^SKIP |^\[  FAILED  \] " "$OUT/unit.log" | head -30 || true
 fi
 "$CMAKE" --install "$BUILD" >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; die "install failed"; }
-ls -la "$("$PG_CONFIG" --pkglibdir)/pg_predict.so"
+fi
+ls -la "$("$PG_CONFIG" --pkglibdir)/pg_predict.so" || die "pg_predict is not installed in $PREFIX"
+[ "$RUN_STEP" = 1 ] || { step "built (--build-only)"; exit 0; }
 
 # ---- 4. a server, as a non-root user --------------------------------------------------------
 step "initdb + start (port $PORT, log $OUT/postgres.log)"
@@ -172,6 +186,7 @@ if [ "$(id -u)" = 0 ]; then
 fi
 DATA=$PREFIX/data
 SOCK=$PREFIX/sock
+rm -rf "$DATA"
 mkdir -p "$DATA" "$SOCK"
 chmod 755 "$PREFIX"
 [ "$(id -u)" = 0 ] && chown "$RUN_USER" "$DATA" "$SOCK" && chmod 700 "$DATA" && chmod o+w "$OUT" 2>/dev/null || true
