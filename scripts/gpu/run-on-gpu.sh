@@ -162,7 +162,8 @@ fi
 grep -E "pg_predict: CUDA|Torch|CUDA" "$OUT/build.log" | head -5 || true
 if [ "$TESTS" = ON ]; then
   step "unit tests (log $OUT/unit.log)"
-  "$BUILD/unit_tests" --gtest_color=no >"$OUT/unit.log" 2>&1 && echo "unit tests: all passed" ||
+  # From the build dir: some tests find their fixtures relative to __FILE__.
+  (cd "$BUILD" && ./unit_tests --gtest_color=no) >"$OUT/unit.log" 2>&1 && echo "unit tests: all passed" ||
     echo "unit tests: FAILURES (see unit.log)"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) |^SKIP |^\[  FAILED  \] " "$OUT/unit.log" | head -30 || true
 fi
