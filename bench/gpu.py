@@ -41,6 +41,14 @@ MODEL = "m500"
 NF = 28
 FEATURES = [f"f{i}" for i in range(1, NF + 1)]
 STRATEGIES = ["native", "perfect_tree_traversal", "tree_traversal", "gemm"]
+# GEMM materializes rows × trees × internal nodes: 500 depth-8 trees take ~0.5 MB a row, so it
+# gets smaller GPU batches than the default 262144 (which would need ~130 GB).
+GEMM_GPU_BATCH = 8192
+
+
+def gpu_settings(strategy):
+    s = [("pg_predict.device", "cuda"), ("pg_predict.strategy", strategy)]
+    return s + [("pg_predict.gpu_batch_size", GEMM_GPU_BATCH)] if strategy == "gemm" else s
 
 
 def log(msg):
@@ -211,11 +219,12 @@ def smoke(pg, args, checks):
                           f"device = {device} equals the reference", f"{n} rows, sums {s_ref} / {s}")
         return
     for strategy in STRATEGIES:
-        settings = [("pg_predict.device", "cuda"), ("pg_predict.strategy", strategy)]
+        settings = gpu_settings(strategy)
         r = pg.run(compare_sql(), settings, check=False)
         if r.returncode != 0:
-            checks.report("SKIP" if "GEMM" in r.stderr or "does not fit" in r.stderr else "FAIL",
-                          f"cuda {strategy} batched", r.stderr.strip()[:300])
+            # A strategy too big for this model or this GPU is a limit, not a wrong answer.
+            limit = re.search(r"GEMM grows|MiB of constants|out of memory", r.stderr)
+            checks.report("SKIP" if limit else "FAIL", f"cuda {strategy} batched", r.stderr.strip()[:300])
             continue
         n, bad, flips, maxd, s_ref, s = r.stdout.strip().splitlines()[-1].split("|")
         rel = abs(float(s) - float(s_ref)) / max(1.0, abs(float(s_ref)))
@@ -318,7 +327,7 @@ def bench(pg, args, rows_count):
                  [("pg_predict.device", "cpu"), ("pg_predict.threads", t)]) for t in sorted({1, threads})]
     if not args.expect_cpu:
         configs += [(f"cuda, {s}" + (" (CUDA kernel)" if s == "native" else ""), "cuda",
-                     [("pg_predict.device", "cuda"), ("pg_predict.strategy", s)]) for s in STRATEGIES]
+                     gpu_settings(s)) for s in STRATEGIES]
         configs += [("auto (default settings)", "auto", [("pg_predict.device", "auto")])]
     results = []
     for label, device, settings in configs:
