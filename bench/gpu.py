@@ -255,6 +255,7 @@ def smoke(pg, args, checks):
 def cap_check(pg, args, checks):
     """max_gpu_backends backends hold the GPU; one more falls back to the CPU (EXPLAIN says so)."""
     cap = int(pg.value("SHOW pg_predict.max_gpu_backends"))
+    time.sleep(2)  # backends of the earlier checks give their slots back as they exit
     holders = []
     try:
         for _ in range(cap):
