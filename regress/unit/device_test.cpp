@@ -1,6 +1,7 @@
 // Device placement in the runtime: a CPU placement is the program itself; CUDA is refused with
 // its reason where it cannot be used; where it can (a CUDA build on a GPU machine), every
 // strategy, the native kernel included, gives the CPU's decisions (sums within 1e-5).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -62,6 +63,21 @@ TEST(Device, CudaUnavailableIsUnsupportedWithItsReason) {
     runtime::release_program(p);
 }
 
+TEST(Device, BatchBuffersAreZeroedAndUsable) {
+    const std::string bytes = compiler::compile(model(5, 3, 4, 1, 3), Strategy::Native);
+    runtime::Program* p = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    float* x = runtime::alloc_batch_buffer(4 * 100);
+    for (int i = 0; i < 400; ++i) EXPECT_EQ(x[i], 0.0f);
+    std::vector<float> plain(400), a(100), b(100);
+    for (int i = 0; i < 400; ++i) plain[i] = x[i] = static_cast<float>(i % 7) * 0.25f;
+    runtime::run_program(p, x, 100, 4, a.data());
+    runtime::run_program(p, plain.data(), 100, 4, b.data());
+    EXPECT_EQ(a, b);
+    runtime::free_batch_buffer(x);
+    runtime::free_batch_buffer(nullptr);  // unknown pointers are ignored
+    runtime::release_program(p);
+}
+
 // Every strategy on the GPU against the same program on the CPU, over batches with NaNs.
 TEST(Device, CudaMatchesCpuForEveryStrategy) {
     if (const char* why = runtime::cuda_unavailable_reason()) {
@@ -89,7 +105,15 @@ TEST(Device, CudaMatchesCpuForEveryStrategy) {
                 const int width = runtime::program_output_width(cpu);
                 std::vector<float> want(rows * width), got(rows * width);
                 runtime::run_program(cpu, x.data(), rows, c.features, want.data());
-                runtime::run_program(gpu, x.data(), rows, c.features, got.data());
+                runtime::run_program(gpu, x.data(), rows, c.features, got.data());  // staged
+                float* pinned = runtime::alloc_batch_buffer(x.size());
+                std::copy(x.begin(), x.end(), pinned);
+                std::vector<float> direct(got.size());
+                runtime::run_program(gpu, pinned, rows, c.features, direct.data());  // read in place
+                runtime::free_batch_buffer(pinned);
+                EXPECT_TRUE(std::equal(got.begin(), got.end(), direct.begin(),
+                                       [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }))
+                    << what << ": a pinned batch scores differently from a staged one";
                 int bad = 0;
                 for (size_t i = 0; i < want.size() && bad < 5; ++i)
                     if (!(std::fabs(got[i] - want[i]) <= 1e-5f * std::max(1.0f, std::fabs(want[i])) ||

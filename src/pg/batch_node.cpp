@@ -104,6 +104,8 @@ Node* create_state(CustomScan* cscan) {
     return (Node*)state;
 }
 
+void free_batch_buffer_callback(void* arg) { runtime::free_batch_buffer(static_cast<float*>(arg)); }
+
 void init_input(PredictBatchState* state, InputState* input, const BatchInput* plan, EState* estate,
                 bool explain_only) {
     input->plan = plan;
@@ -153,10 +155,19 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         input->argument = ExecInitExpr((Expr*)linitial(plan->exprs), parent);
     }
     if (!explain_only) {
-        // GPU batches can pass MaxAllocSize on wide rows.
-        input->x = (float*)MemoryContextAllocExtended(CurrentMemoryContext,
-                                                      sizeof(float) * (size_t)state->capacity * features,
-                                                      MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+        size_t cells = (size_t)state->capacity * features;
+        if (state->gpu_possible) {
+            // Pinned host memory: the GPU reads the batch from where the features are written.
+            MemoryContextCallback* release = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
+            input->x = guarded([&] { return runtime::alloc_batch_buffer(cells); });
+            release->func = free_batch_buffer_callback;
+            release->arg = input->x;
+            MemoryContextRegisterResetCallback(CurrentMemoryContext, release);
+        } else {
+            // GPU-sized batches of the CPU fallback can pass MaxAllocSize on wide rows.
+            input->x = (float*)MemoryContextAllocExtended(CurrentMemoryContext, sizeof(float) * cells,
+                                                          MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+        }
         input->out = (float*)MemoryContextAllocHuge(CurrentMemoryContext,
                                                     sizeof(float) * (size_t)state->capacity * Max(input->width, 1));
         input->row_null = (bool*)palloc0(sizeof(bool) * state->capacity);

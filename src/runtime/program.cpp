@@ -1,6 +1,9 @@
 // The runtime's only torch-including file: load program bytes, move them to a device, run a batch. Every
 // torch/c10 exception becomes pg_predict::Error(Runtime) so src/pg sees one exception type.
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -108,6 +111,59 @@ LoadedModule* copy_module_to_device(const LoadedModule* cpu, Device device) {
 
 namespace {
 
+// The batch buffers handed out by alloc_batch_buffer, by address: a pinned tensor each when
+// CUDA is usable (kept alive here), else plain memory.
+struct BatchBuffer {
+    at::Tensor pinned;
+    std::unique_ptr<float[]> plain;
+    size_t floats = 0;
+};
+
+std::map<const float*, BatchBuffer>& batch_buffers() {
+    static auto* buffers = new std::map<const float*, BatchBuffer>;
+    return *buffers;
+}
+
+// [x, x + n) as a slice of the pinned batch buffer it lies in, or an undefined tensor.
+at::Tensor pinned_slice(const float* x, int64_t n) {
+    auto& buffers = batch_buffers();
+    auto it = buffers.upper_bound(x);
+    if (it == buffers.begin()) return at::Tensor();
+    --it;
+    const BatchBuffer& b = it->second;
+    if (!b.pinned.defined() || x + n > it->first + b.floats) return at::Tensor();
+    return b.pinned.narrow(0, x - it->first, n);
+}
+
+}  // namespace
+
+float* alloc_batch_buffer(size_t floats) {
+    return torch_guard("allocating a batch buffer failed", [&] {
+        BatchBuffer b;
+        b.floats = floats;
+        float* data;
+        if (cuda_unavailable_reason() == nullptr) {
+            b.pinned = torch::zeros({static_cast<int64_t>(std::max<size_t>(floats, 1))},
+                                    torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
+            data = b.pinned.data_ptr<float>();
+        } else {
+            b.plain.reset(new float[std::max<size_t>(floats, 1)]());
+            data = b.plain.get();
+        }
+        batch_buffers().emplace(data, std::move(b));
+        return data;
+    });
+}
+
+void free_batch_buffer(float* x) noexcept {
+    try {
+        batch_buffers().erase(x);
+    } catch (...) {
+    }
+}
+
+namespace {
+
 // A pinned host buffer of at least n floats, reused across batches.
 at::Tensor& staging(at::Tensor& buffer, int64_t n) {
     if (!buffer.defined() || buffer.numel() < n)
@@ -125,12 +181,19 @@ void check_result(const at::Tensor& result, int64_t rows, int width) {
                                          "] float");
 }
 
-// host x → pinned → GPU → program → pinned → host out. The copy back waits for the GPU.
+// host x → pinned (unless x is a pinned batch buffer already) → GPU → program → pinned → host
+// out. The copy back waits for the GPU, so the pinned input is free again on return.
 void run_on_device(LoadedModule* m, const float* x, int64_t rows, int64_t cols, int width, float* out) {
-    at::Tensor& in = staging(m->pinned_in, rows * cols);
-    std::memcpy(in.data_ptr<float>(), x, sizeof(float) * rows * cols);
+    at::Tensor host = pinned_slice(x, rows * cols);
+    if (host.defined()) {
+        host = host.view({rows, cols});
+    } else {
+        at::Tensor& in = staging(m->pinned_in, rows * cols);
+        std::memcpy(in.data_ptr<float>(), x, sizeof(float) * rows * cols);
+        host = in.narrow(0, 0, rows * cols).view({rows, cols});
+    }
     at::Tensor input = torch::empty({rows, cols}, torch::TensorOptions().dtype(torch::kFloat32).device(m->device));
-    input.copy_(in.narrow(0, 0, rows * cols).view({rows, cols}), /*non_blocking=*/true);
+    input.copy_(host, /*non_blocking=*/true);
     at::Tensor result = m->forward({input}).toTensor();
     check_result(result, rows, width);
     at::Tensor& back = staging(m->pinned_out, rows * width);

@@ -68,6 +68,12 @@ const char* cuda_unavailable_reason();
 Program* acquire_on_device(Program* program, Device device);
 Device program_device(const Program*);
 
+// Host memory for the feature batches of a query that may score on the GPU, zeroed:
+// page-locked (pinned) when CUDA is usable, so run_program copies it to the GPU directly
+// instead of staging it; ordinary memory otherwise. Give it back with free_batch_buffer.
+float* alloc_batch_buffer(size_t floats);
+void free_batch_buffer(float*) noexcept;
+
 // Run the program over a row-major rows × cols float32 batch; out gets rows × output_width.
 // x and out are host memory for every device: a CUDA program stages the batch through pinned
 // host buffers of its own and copies the outputs back before returning.
