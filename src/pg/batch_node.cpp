@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "batch_plan.hpp"
+#include "device.hpp"
 #include "features.hpp"
 #include "guard.hpp"
 #include "model_binding.hpp"
@@ -50,7 +51,7 @@ struct PredictBatchState {
     CustomScanState css;
     BatchPlan* plan;
     InputState* inputs;
-    int capacity;                // pg_predict.batch_size when the query started
+    int capacity;                // pg_predict.batch_size (gpu_batch_size if the GPU may score)
     int target;                  // rows to pull for the next batch
     int child_width;             // columns of the child's tuples, all kept
     int16* typlen;
@@ -61,7 +62,13 @@ struct PredictBatchState {
     int position;                // next row to hand up
     bool child_done;
     MemoryContext batch_context; // by-reference values of the current batch
+    // Device placement, decided when the node starts and per batch (pg_predict.device)
+    bool gpu_possible;           // the GPU may score this query's batches
+    bool gpu_claimed;            // claim_gpu_slot() was asked
+    bool gpu_granted;            // ... and gave a slot
+    bool gpu_refused;            // the cap sent batches to the CPU
     // EXPLAIN ANALYZE
+    int64 gpu_batches;
     int64 batches;
     int64 rows_scored;
     instr_time model_time;
@@ -96,6 +103,8 @@ Node* create_state(CustomScan* cscan) {
     state->css.flags = cscan->flags;
     return (Node*)state;
 }
+
+void free_batch_buffer_callback(void* arg) { runtime::free_batch_buffer(static_cast<float*>(arg)); }
 
 void init_input(PredictBatchState* state, InputState* input, const BatchInput* plan, EState* estate,
                 bool explain_only) {
@@ -148,8 +157,21 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         input->argument = ExecInitExpr((Expr*)linitial(plan->exprs), parent);
     }
     if (!explain_only) {
-        input->x = (float*)palloc0(sizeof(float) * (size_t)state->capacity * features);
-        input->out = (float*)palloc(sizeof(float) * (size_t)state->capacity * Max(input->width, 1));
+        size_t cells = (size_t)state->capacity * features;
+        if (state->gpu_possible) {
+            // Pinned host memory: the GPU reads the batch from where the features are written.
+            MemoryContextCallback* release = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
+            input->x = guarded([&] { return runtime::alloc_batch_buffer(cells); });
+            release->func = free_batch_buffer_callback;
+            release->arg = input->x;
+            MemoryContextRegisterResetCallback(CurrentMemoryContext, release);
+        } else {
+            // GPU-sized batches of the CPU fallback can pass MaxAllocSize on wide rows.
+            input->x = (float*)MemoryContextAllocExtended(CurrentMemoryContext, sizeof(float) * cells,
+                                                          MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+        }
+        input->out = (float*)MemoryContextAllocHuge(CurrentMemoryContext,
+                                                    sizeof(float) * (size_t)state->capacity * Max(input->width, 1));
         input->row_null = (bool*)palloc0(sizeof(bool) * state->capacity);
     }
 }
@@ -159,7 +181,17 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     CustomScan* cscan = (CustomScan*)node->ss.ps.plan;
     bool explain_only = (eflags & EXEC_FLAG_EXPLAIN_ONLY) != 0;
     state->plan = batch_plan_load(cscan->custom_private, cscan->custom_exprs);
-    state->capacity = batch_size;
+    // device = cuda takes its GPU slot now (the batch size depends on it); auto only when a
+    // batch is big enough, so small queries never hold one.
+    state->gpu_possible = gpu_wanted();
+    if (state->gpu_possible && device_setting == DEVICE_CUDA) {
+        bool granted = explain_only ? gpu_slot_available() : claim_gpu_slot();
+        state->gpu_claimed = !explain_only;
+        state->gpu_granted = granted;
+        state->gpu_refused = !granted;
+        state->gpu_possible = granted;
+    }
+    state->capacity = state->gpu_possible ? gpu_batch_size : batch_size;
     state->target = Min(first_batch_rows, state->capacity);
 
     outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
@@ -178,8 +210,8 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     if (explain_only) return;
 
     size_t cells = (size_t)state->capacity * Max(state->child_width, 1);
-    state->values = (Datum*)palloc(sizeof(Datum) * cells);
-    state->nulls = (bool*)palloc(sizeof(bool) * cells);
+    state->values = (Datum*)MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * cells);
+    state->nulls = (bool*)MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * cells);
     state->batch_context = AllocSetContextCreate(estate->es_query_cxt, "PredictBatch batch",
                                                  ALLOCSET_DEFAULT_SIZES);
     INSTR_TIME_SET_ZERO(state->model_time);
@@ -275,7 +307,21 @@ void fill_columns(PredictBatchState* state, InputState* input) {
     }
 }
 
+// Whether this batch goes to the GPU: every batch for device = cuda, batches of at least
+// gpu_min_rows for auto; the first such batch takes this backend's GPU slot.
+bool batch_on_gpu(PredictBatchState* state) {
+    if (!state->gpu_possible) return false;
+    if (device_setting != DEVICE_CUDA && state->count < gpu_min_rows) return false;
+    if (!state->gpu_claimed) {
+        state->gpu_claimed = true;
+        state->gpu_granted = claim_gpu_slot();
+        state->gpu_refused = !state->gpu_granted;
+    }
+    return state->gpu_granted;
+}
+
 void score_batch(PredictBatchState* state) {
+    const bool gpu = batch_on_gpu(state);
     for (int i = 0; i < state->plan->num_inputs; i++) {
         InputState* input = &state->inputs[i];
         if (input->plan->source == FeatureSource::Columns) {
@@ -284,7 +330,7 @@ void score_batch(PredictBatchState* state) {
             fill_columns(state, input);
             MemoryContextSwitchTo(old);
         }
-        runtime::Program* program = input->model->program;
+        runtime::Program* program = program_for(input->model, gpu);
         const float* x = input->x;
         float* out = input->out;
         int64 rows = state->count;
@@ -297,6 +343,7 @@ void score_batch(PredictBatchState* state) {
         INSTR_TIME_ADD(state->model_time, elapsed);
     }
     state->batches++;
+    state->gpu_batches += gpu;
     state->rows_scored += state->count;
 }
 
@@ -393,6 +440,22 @@ const char* source_name(FeatureSource source) {
     return "?";
 }
 
+// "cpu", "cuda:0", "cpu (GPU cap reached)", or for a run that used both "cuda:0 (N batches),
+// cpu (M batches)". Without ANALYZE: where the batches would go.
+const char* device_text(PredictBatchState* state, bool analyze) {
+    const char* refused = state->gpu_refused ? " (GPU cap reached)" : "";
+    if (!analyze || state->batches == 0) {
+        if (!state->gpu_possible) return psprintf("cpu%s", refused);
+        if (device_setting == DEVICE_CUDA) return "cuda:0";
+        return psprintf("cuda:0 for batches of at least %d rows, else cpu", gpu_min_rows);
+    }
+    int64 cpu_batches = state->batches - state->gpu_batches;
+    if (state->gpu_batches == 0) return psprintf("cpu%s", refused);
+    if (cpu_batches == 0) return "cuda:0";
+    return psprintf("cuda:0 (" INT64_FORMAT " batches), cpu (" INT64_FORMAT " batches)%s",
+                    state->gpu_batches, cpu_batches, refused);
+}
+
 void explain(CustomScanState* node, List* ancestors, ExplainState* es) {
     PredictBatchState* state = (PredictBatchState*)node;
     List* context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
@@ -409,7 +472,7 @@ void explain(CustomScanState* node, List* ancestors, ExplainState* es) {
         const char* strategy = strcmp(strategy_setting, "auto") == 0 ? in->strategy : strategy_setting;
         ExplainPropertyText(label, strategy, es);
         snprintf(label, sizeof(label), "Device%s", suffix);
-        ExplainPropertyText(label, "cpu", es);
+        ExplainPropertyText(label, device_text(state, es->analyze), es);
         snprintf(label, sizeof(label), "Features%s", suffix);
         StringInfoData columns;
         initStringInfo(&columns);

@@ -1,9 +1,11 @@
 // The SQL functions: create_model, drop_model, and the per-row predict / predict_proba path
 // (the batching executor node takes over where the planner can use it).
+#include "device.hpp"
 #include "features.hpp"
 #include "guard.hpp"
 #include "model_binding.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "settings.hpp"
 
 namespace pg_predict::pg {
 
@@ -44,6 +46,7 @@ struct CallSiteModel {
     RowReader* reader;  // for the last row type seen
     float* x;           // num_features
     float* out;         // output_width
+    bool gpu;           // score on the GPU (pg_predict.device, decided when bound)
 };
 
 enum class ArgumentKind { Unknown, Row, Array };
@@ -77,6 +80,9 @@ CallSiteModel* call_site_model(FunctionCallInfo fcinfo) {
     m->model = bind_model(m->name, flinfo->fn_mcxt);
     m->x = (float*)palloc0(sizeof(float) * Max(m->model->entry->num_features, 1));
     m->out = (float*)palloc0(sizeof(float) * Max(m->model->output_width, 1));
+    // One row is a batch of one: auto keeps it on the CPU unless gpu_min_rows is 1.
+    m->gpu = device_setting != DEVICE_CPU && (device_setting == DEVICE_CUDA || gpu_min_rows <= 1) &&
+             gpu_wanted() && claim_gpu_slot();
     m->next = site->models;
     site->models = m;
     MemoryContextSwitchTo(old);
@@ -116,7 +122,7 @@ bool score_one(FunctionCallInfo fcinfo, CallSiteModel** scored) {
     } else {
         read_array(m->model, PG_GETARG_ARRAYTYPE_P(1), m->x);
     }
-    runtime::Program* program = m->model->program;
+    runtime::Program* program = program_for(m->model, m->gpu);
     int64 cols = m->model->entry->num_features;
     float* x = m->x;
     float* out = m->out;

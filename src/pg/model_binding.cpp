@@ -73,6 +73,7 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
     callback->arg = program;
     MemoryContextRegisterResetCallback(context, callback);
     model->program = program;
+    model->context = context;
     model->output_width = guarded([&] { return runtime::program_output_width(program); });
     if (model->entry->has_text) {
         char* dictionaries = catalog_text_inputs(id);
@@ -92,6 +93,22 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
                                model->output_width, model->entry->num_classes)));
     MemoryContextSwitchTo(old);
     return model;
+}
+
+runtime::Program* program_for(BoundModel* model, bool gpu) {
+    if (!gpu) return model->program;
+    if (model->gpu_program != NULL) return model->gpu_program;
+    // Allocated first, so nothing can fail between acquiring and registering the release.
+    MemoryContextCallback* callback =
+        (MemoryContextCallback*)MemoryContextAllocZero(model->context, sizeof(MemoryContextCallback));
+    runtime::Program* cpu = model->program;
+    runtime::Program* on_gpu =
+        guarded([&] { return runtime::acquire_on_device(cpu, runtime::Device::Cuda); });
+    callback->func = release_program_callback;
+    callback->arg = on_gpu;
+    MemoryContextRegisterResetCallback(model->context, callback);
+    model->gpu_program = on_gpu;
+    return on_gpu;
 }
 
 bool output_is_missing(const float* output_row, int width) {

@@ -13,7 +13,9 @@ namespace pg_predict::pg {
 
 struct BoundModel {
     CatalogEntry* entry;
-    runtime::Program* program;
+    runtime::Program* program;          // on the CPU
+    runtime::Program* gpu_program;      // its copy on the GPU, once program_for asked for it
+    MemoryContext context;              // where it was bound: references are released with it
     int output_width;
     runtime::TextEncoder* text_encoder;  // NULL unless the model has text inputs
 };
@@ -24,6 +26,10 @@ void check_predict_proba(const CatalogEntry* entry);
 // Looks the model up, takes the program from the backend's cache or loads it from the
 // catalog, and releases it when `context` is reset or deleted.
 BoundModel* bind_model(const char* name, MemoryContext context);
+
+// The program to run: the CPU one, or (gpu) its copy on the GPU, moved there on first use
+// (once per backend; the copy stays cached) and released with the model's context.
+runtime::Program* program_for(BoundModel* model, bool gpu);
 
 // Whether a model output row holds NaN: an input was missing where the model defines no
 // missing value (no imputer, no default direction). predict() then returns NULL, as DESIGN.md

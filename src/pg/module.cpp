@@ -5,6 +5,7 @@
 // So it only registers settings, hooks and node methods; the runtime starts lazily in each
 // backend.
 #include "batch_node.hpp"
+#include "device.hpp"
 #include "planner_hook.hpp"
 #include "predict_calls.hpp"
 #include "settings.hpp"
@@ -20,4 +21,5 @@ void _PG_init(void) {
     register_predict_call_cache();
     register_batch_node();
     install_planner_hook();
+    install_gpu_slots();
 }

@@ -8,6 +8,10 @@ namespace pg_predict::pg {
 bool batching_enabled = true;
 int batch_size = 4096;
 char* strategy_setting = NULL;
+int device_setting = DEVICE_AUTO;
+int gpu_min_rows = 16384;
+int gpu_batch_size = 262144;
+int max_gpu_backends = 8;
 
 namespace {
 
@@ -24,6 +28,10 @@ bool check_strategy(char** value, void** extra, GucSource source) {
     GUC_check_errdetail("Valid strategies are auto, gemm, tree_traversal, perfect_tree_traversal and native.");
     return false;
 }
+
+const struct config_enum_entry device_options[] = {
+    {"auto", DEVICE_AUTO, false}, {"cpu", DEVICE_CPU, false}, {"cuda", DEVICE_CUDA, false},
+    {NULL, 0, false}};
 
 }  // namespace
 
@@ -46,6 +54,25 @@ void define_settings() {
         "auto uses the program compiled at create_model; gemm, tree_traversal, "
         "perfect_tree_traversal and native recompile the model's spec once per backend.",
         &strategy_setting, "auto", PGC_USERSET, 0, check_strategy, NULL, NULL);
+    DefineCustomEnumVariable(
+        "pg_predict.device", "Where models are evaluated: cpu, cuda or auto.",
+        "auto uses the GPU when pg_predict was built with CUDA, a GPU is visible and a batch has "
+        "at least pg_predict.gpu_min_rows rows; cuda uses it for every batch and is an error "
+        "when CUDA cannot be used.",
+        &device_setting, DEVICE_AUTO, device_options, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.gpu_min_rows", "Smallest batch that device = auto scores on the GPU.",
+        "Smaller batches (and the per-row path) stay on the CPU, where the transfer does not pay.",
+        &gpu_min_rows, 16384, 1, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.gpu_batch_size", "Largest number of rows a PredictBatch node scores in one GPU call.",
+        "Used instead of pg_predict.batch_size when the query may use the GPU.", &gpu_batch_size,
+        262144, 1, 1 << 22, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.max_gpu_backends", "Most backends that may hold a CUDA context at once.",
+        "A backend keeps its GPU slot until it exits; others score on the CPU. Enforced only when "
+        "pg_predict is in shared_preload_libraries.",
+        &max_gpu_backends, 8, 0, kMaxGpuSlots, PGC_SIGHUP, 0, NULL, NULL, NULL);
     MarkGUCPrefixReserved("pg_predict");
 }
 

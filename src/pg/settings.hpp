@@ -7,6 +7,14 @@ extern bool batching_enabled;   // pg_predict.enable_batching
 extern int batch_size;          // pg_predict.batch_size: rows per model call, at most
 extern char* strategy_setting;  // pg_predict.strategy: "auto" keeps each model's own
 
+enum DeviceSetting { DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA };
+constexpr int kMaxGpuSlots = 256;  // upper bound of pg_predict.max_gpu_backends
+
+extern int device_setting;      // pg_predict.device
+extern int gpu_min_rows;        // pg_predict.gpu_min_rows: auto uses the GPU from this batch size
+extern int gpu_batch_size;      // pg_predict.gpu_batch_size: rows per model call on the GPU
+extern int max_gpu_backends;    // pg_predict.max_gpu_backends (enforced when preloaded)
+
 void define_settings();
 
 }  // namespace pg_predict::pg

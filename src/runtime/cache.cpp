@@ -1,6 +1,7 @@
 // Per-backend cache of loaded programs keyed by (catalog row id, strategy): strategy "" is
 // the program stored in the catalog, any other the same model compiled with that strategy (a
-// variant, asked for by the pg_predict.strategy setting). A backend is single threaded, so no
+// variant, asked for by the pg_predict.strategy setting); a copy on the GPU adds "@cuda:0" to
+// its CPU program's key. A backend is single threaded, so no
 // locking. Programs in use (refs > 0) are never evicted; beyond kMaxCached entries the least
 // recently used idle ones go, stored programs and variants alike.
 #include <functional>
@@ -119,6 +120,36 @@ Program* compile_variant(int64_t id, const char* strategy, const char* spec_json
     pipeline = optimizer::optimize(pipeline);  // as create_model compiled it
     const std::string bytes = compiler::compile(pipeline, compiler::parse_strategy(name));
     return insert(id, name, bytes.data(), bytes.size());
+}
+
+Program* acquire_on_device(Program* p, Device device) {
+    if (p == nullptr) fail(ErrorCategory::Internal, "acquire_on_device: null program");
+    if (p->device == device) return hold(p);
+    if (p->device != Device::Cpu)
+        fail(ErrorCategory::Internal, "acquire_on_device: the source program must be on the CPU");
+    const std::string key = p->strategy + "@cuda:0";
+    if (Program* q = acquire(p->id, key)) return q;
+    auto* q = new Program;
+    q->id = p->id;
+    q->strategy = key;
+    q->device = device;
+    q->num_features = p->num_features;
+    q->output_width = p->output_width;
+    try {
+        q->module = copy_module_to_device(p->module, device);
+    } catch (...) {
+        delete q;
+        throw;
+    }
+    cache().programs.emplace(Key(q->id, key), q);
+    hold(q);
+    evict_idle();
+    return q;
+}
+
+Device program_device(const Program* p) {
+    if (p == nullptr) fail(ErrorCategory::Internal, "program_device: null program");
+    return p->device;
 }
 
 void release_program(Program* p) {

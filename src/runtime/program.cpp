@@ -1,11 +1,16 @@
-// The runtime's only torch-including file: load program bytes and run a batch. Every
+// The runtime's only torch-including file: load program bytes, move them to a device, run a batch. Every
 // torch/c10 exception becomes pg_predict::Error(Runtime) so src/pg sees one exception type.
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 
 #include "pg_predict/common/error.hpp"
@@ -15,8 +20,12 @@
 namespace pg_predict::runtime {
 
 struct LoadedModule {
+    explicit LoadedModule(torch::jit::Module m) : module(std::move(m)), forward(module.get_method("forward")) {}
     torch::jit::Module module;
     torch::jit::Method forward;
+    torch::Device device = torch::kCPU;
+    // CUDA only: pinned host staging buffers, grown to the largest batch seen.
+    at::Tensor pinned_in, pinned_out;
 };
 
 namespace {
@@ -55,12 +64,144 @@ LoadedModule* load_module(const void* bytes, size_t length, int64_t& num_feature
         module.eval();
         num_features = module.attr("num_features").toInt();
         output_width = static_cast<int>(module.attr("output_width").toInt());
-        auto* loaded = new LoadedModule{module, module.get_method("forward")};
+        auto* loaded = new LoadedModule(module);
         return loaded;
     });
 }
 
 void free_module(LoadedModule* m) { delete m; }
+
+const char* cuda_unavailable_reason() {
+#ifdef PG_PREDICT_WITH_CUDA
+    static int available = -1;  // asked once per backend: the answer does not change
+    if (available < 0) {
+        try {
+            available = torch::cuda::is_available() ? 1 : 0;
+        } catch (...) {
+            available = 0;
+        }
+    }
+    return available ? nullptr
+                     : "no CUDA GPU is visible to this server process (check the driver and "
+                       "CUDA_VISIBLE_DEVICES in the server's environment)";
+#else
+    return "pg_predict was built without CUDA (rebuild with -DPG_PREDICT_CUDA=ON against a "
+           "CUDA-enabled libtorch)";
+#endif
+}
+
+LoadedModule* copy_module_to_device(const LoadedModule* cpu, Device device) {
+    if (device == Device::Cpu) fail(ErrorCategory::Internal, "copy_module_to_device: already on the CPU");
+    if (const char* why = cuda_unavailable_reason())
+        fail(ErrorCategory::Unsupported, std::string("cannot use CUDA: ") + why);
+    return torch_guard("moving the model program to the GPU failed", [&] {
+        // A round trip through the serialized form gives a module that shares no tensor with
+        // the CPU one (Module::to moves parameters in place, clones share them).
+        std::stringstream bytes;
+        cpu->module.save(bytes);
+        const torch::Device cuda(torch::kCUDA, 0);
+        torch::jit::Module module = torch::jit::load(bytes, cuda);
+        module.to(cuda);
+        module.eval();
+        auto* loaded = new LoadedModule(module);
+        loaded->device = cuda;
+        return loaded;
+    });
+}
+
+namespace {
+
+// The batch buffers handed out by alloc_batch_buffer, by address: a pinned tensor each when
+// CUDA is usable (kept alive here), else plain memory.
+struct BatchBuffer {
+    at::Tensor pinned;
+    std::unique_ptr<float[]> plain;
+    size_t floats = 0;
+};
+
+std::map<const float*, BatchBuffer>& batch_buffers() {
+    static auto* buffers = new std::map<const float*, BatchBuffer>;
+    return *buffers;
+}
+
+// [x, x + n) as a slice of the pinned batch buffer it lies in, or an undefined tensor.
+at::Tensor pinned_slice(const float* x, int64_t n) {
+    auto& buffers = batch_buffers();
+    auto it = buffers.upper_bound(x);
+    if (it == buffers.begin()) return at::Tensor();
+    --it;
+    const BatchBuffer& b = it->second;
+    if (!b.pinned.defined() || x + n > it->first + b.floats) return at::Tensor();
+    return b.pinned.narrow(0, x - it->first, n);
+}
+
+}  // namespace
+
+float* alloc_batch_buffer(size_t floats) {
+    return torch_guard("allocating a batch buffer failed", [&] {
+        BatchBuffer b;
+        b.floats = floats;
+        float* data;
+        if (cuda_unavailable_reason() == nullptr) {
+            b.pinned = torch::zeros({static_cast<int64_t>(std::max<size_t>(floats, 1))},
+                                    torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
+            data = b.pinned.data_ptr<float>();
+        } else {
+            b.plain.reset(new float[std::max<size_t>(floats, 1)]());
+            data = b.plain.get();
+        }
+        batch_buffers().emplace(data, std::move(b));
+        return data;
+    });
+}
+
+void free_batch_buffer(float* x) noexcept {
+    try {
+        batch_buffers().erase(x);
+    } catch (...) {
+    }
+}
+
+namespace {
+
+// A pinned host buffer of at least n floats, reused across batches.
+at::Tensor& staging(at::Tensor& buffer, int64_t n) {
+    if (!buffer.defined() || buffer.numel() < n)
+        buffer = torch::empty({n}, torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
+    return buffer;
+}
+
+void check_result(const at::Tensor& result, int64_t rows, int width) {
+    if (result.dim() != 2 || result.size(0) != rows || result.size(1) != width ||
+        result.scalar_type() != at::kFloat)
+        fail(ErrorCategory::Runtime, "the model program returned a tensor of shape " +
+                                         c10::str(result.sizes()) + " and type " +
+                                         c10::toString(result.scalar_type()) + ", expected [" +
+                                         std::to_string(rows) + ", " + std::to_string(width) +
+                                         "] float");
+}
+
+// host x → pinned (unless x is a pinned batch buffer already) → GPU → program → pinned → host
+// out. The copy back waits for the GPU, so the pinned input is free again on return.
+void run_on_device(LoadedModule* m, const float* x, int64_t rows, int64_t cols, int width, float* out) {
+    at::Tensor host = pinned_slice(x, rows * cols);
+    if (host.defined()) {
+        host = host.view({rows, cols});
+    } else {
+        at::Tensor& in = staging(m->pinned_in, rows * cols);
+        std::memcpy(in.data_ptr<float>(), x, sizeof(float) * rows * cols);
+        host = in.narrow(0, 0, rows * cols).view({rows, cols});
+    }
+    at::Tensor input = torch::empty({rows, cols}, torch::TensorOptions().dtype(torch::kFloat32).device(m->device));
+    input.copy_(host, /*non_blocking=*/true);
+    at::Tensor result = m->forward({input}).toTensor();
+    check_result(result, rows, width);
+    at::Tensor& back = staging(m->pinned_out, rows * width);
+    back.narrow(0, 0, rows * width).view({rows, width}).copy_(result);
+    std::memcpy(out, back.data_ptr<float>(), sizeof(float) * rows * width);
+}
+
+}  // namespace
 
 void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
     if (p == nullptr || p->module == nullptr) fail(ErrorCategory::Internal, "run_program: null program");
@@ -73,16 +214,12 @@ void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* 
     torch_guard("running the model program failed", [&] {
         if (int threads = take_thread_request()) at::set_num_threads(threads);
         c10::InferenceMode inference;
+        LoadedModule* m = p->module;
+        if (!m->device.is_cpu()) return run_on_device(m, x, rows, cols, p->output_width, out);
         // The batch is only read: wrapping it avoids a copy.
         at::Tensor input = torch::from_blob(const_cast<float*>(x), {rows, cols}, torch::kFloat32);
-        at::Tensor result = p->module->forward({input}).toTensor();
-        if (result.dim() != 2 || result.size(0) != rows || result.size(1) != p->output_width ||
-            result.scalar_type() != at::kFloat)
-            fail(ErrorCategory::Runtime, "the model program returned a tensor of shape " +
-                                             c10::str(result.sizes()) + " and type " +
-                                             c10::toString(result.scalar_type()) + ", expected [" +
-                                             std::to_string(rows) + ", " +
-                                             std::to_string(p->output_width) + "] float");
+        at::Tensor result = m->forward({input}).toTensor();
+        check_result(result, rows, p->output_width);
         result = result.contiguous();
         std::memcpy(out, result.data_ptr<float>(), sizeof(float) * rows * p->output_width);
     });

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "pg_predict/runtime/api.hpp"
+
 namespace pg_predict::runtime {
 
 struct LoadedModule;  // defined in program.cpp, the runtime's only torch file
@@ -13,6 +15,7 @@ struct LoadedModule;  // defined in program.cpp, the runtime's only torch file
 struct Program {
     int64_t id = 0;
     std::string strategy;    // "" for the stored program, else the variant's strategy name
+    Device device = Device::Cpu;
     int refs = 0;
     uint64_t last_used = 0;  // cache clock tick, for LRU eviction
     int64_t num_features = 0;
@@ -23,6 +26,8 @@ struct Program {
 // program.cpp: deserialize bytes (Error(Runtime) on failure) / free a loaded module.
 LoadedModule* load_module(const void* bytes, size_t length, int64_t& num_features, int& output_width);
 void free_module(LoadedModule*);
+// A copy of a CPU module on `device` (Error(Runtime) on failure); the original is untouched.
+LoadedModule* copy_module_to_device(const LoadedModule*, Device);
 
 // threads.cpp: the thread count asked for since the last call, or 0 if none.
 int take_thread_request();

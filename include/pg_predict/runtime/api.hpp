@@ -54,7 +54,29 @@ Program* compile_variant(int64_t id, const char* strategy, const char* spec_json
 
 int program_output_width(const Program*);
 
+// Where a program runs. A program loaded or compiled above is on the CPU.
+enum class Device { Cpu, Cuda };
+
+// Why CUDA cannot be used by this backend, or nullptr when it can: the library was built
+// without CUDA (PG_PREDICT_CUDA=OFF), or no GPU is visible. The first call asks the CUDA
+// driver, so call it in a backend, never in the postmaster.
+const char* cuda_unavailable_reason();
+
+// `program` placed on `device`, with a reference held (release it like the others). Cpu gives
+// `program` itself; Cuda a copy moved to GPU 0 once per backend and cached beside it under
+// (id, strategy, device). Throws Error(Unsupported) naming the reason when CUDA is unusable.
+Program* acquire_on_device(Program* program, Device device);
+Device program_device(const Program*);
+
+// Host memory for the feature batches of a query that may score on the GPU, zeroed:
+// page-locked (pinned) when CUDA is usable, so run_program copies it to the GPU directly
+// instead of staging it; ordinary memory otherwise. Give it back with free_batch_buffer.
+float* alloc_batch_buffer(size_t floats);
+void free_batch_buffer(float*) noexcept;
+
 // Run the program over a row-major rows × cols float32 batch; out gets rows × output_width.
+// x and out are host memory for every device: a CUDA program stages the batch through pinned
+// host buffers of its own and copies the outputs back before returning.
 void run_program(Program*, const float* x, int64_t rows, int64_t cols, float* out);
 
 // Dictionary encoding of text inputs: the model sees a text value as its index in the input's
