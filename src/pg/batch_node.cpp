@@ -466,11 +466,16 @@ void explain(CustomScanState* node, List* ancestors, ExplainState* es) {
         char label[64];
         const char* suffix = many ? psprintf(" %d", i + 1) : "";
         snprintf(label, sizeof(label), "Model%s", suffix);
-        ExplainPropertyText(label, psprintf("%s (%s, %d trees, depth %d)", in->model, in->format, in->trees,
-                                            in->depth), es);
-        snprintf(label, sizeof(label), "Strategy%s", suffix);
-        const char* strategy = strcmp(strategy_setting, "auto") == 0 ? in->strategy : strategy_setting;
-        ExplainPropertyText(label, strategy, es);
+        if (in->trees > 0) {
+            ExplainPropertyText(label, psprintf("%s (%s, %d trees, depth %d)", in->model, in->format, in->trees,
+                                                in->depth), es);
+            // how trees are compiled; other models have one program and no strategy
+            snprintf(label, sizeof(label), "Strategy%s", suffix);
+            const char* strategy = strcmp(strategy_setting, "auto") == 0 ? in->strategy : strategy_setting;
+            ExplainPropertyText(label, strategy, es);
+        } else {
+            ExplainPropertyText(label, psprintf("%s (%s)", in->model, in->format), es);
+        }
         snprintf(label, sizeof(label), "Device%s", suffix);
         ExplainPropertyText(label, device_text(state, es->analyze), es);
         snprintf(label, sizeof(label), "Features%s", suffix);

@@ -171,7 +171,8 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
         "coalesce((summary OPERATOR(pg_catalog.->>) 'trees')::pg_catalog.int4, 0), "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0), text_features, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'probabilities')::pg_catalog.bool, "
-        "task OPERATOR(pg_catalog.=) 'classification'), unused_features "
+        "task OPERATOR(pg_catalog.=) 'classification'), unused_features, "
+        "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', '') "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
         table.qualified_table);
     Oid types[1] = {TEXTOID};
@@ -221,6 +222,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
         entry->has_probabilities = DatumGetBool(SPI_getbinval(row, desc, 13, &isnull));
         entry->is_text = feature_flags(SPI_getbinval(row, desc, 12, &isnull), entry, "text features");
         entry->is_unused = feature_flags(SPI_getbinval(row, desc, 14, &isnull), entry, "unused features");
+        entry->objective = TextDatumGetCString(SPI_getbinval(row, desc, 15, &isnull));
         for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
         MemoryContextSwitchTo(spi);
     }

@@ -25,6 +25,7 @@ struct CatalogEntry {
     double* classes;
     int trees;            // from the summary, for EXPLAIN
     int depth;
+    char* objective;      // from the summary: the XGBoost objective or the estimator's class
     bool* is_text;        // per feature: read as text and dictionary-encoded
     bool has_text;
     bool has_probabilities;  // a classifier whose outputs are probabilities (predict_proba)

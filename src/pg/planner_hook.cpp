@@ -251,7 +251,10 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         if (!feature_source(rw, arg, entry, &in->source, &in->exprs)) return -1;
         in->model = pstrdup(model);
         in->num_features = entry->num_features;
-        in->format = entry->format;
+        // A model without trees (a linear model, an SVM, ...) is named by its estimator.
+        in->format = entry->trees > 0 || entry->objective[0] == '\0'
+                         ? entry->format
+                         : psprintf("%s, %s", entry->format, entry->objective);
         in->strategy = entry->strategy;
         in->trees = entry->trees;
         in->depth = entry->depth;
