@@ -128,12 +128,14 @@ TEST(SklearnTrees, ClassifierLeavesAreNormalizedCountsOneTreePerClass) {
               (std::vector<float>{0.75f, 0.25f, 0.0f, 0.0f, 0.0f, 0.0f}));
 }
 
-TEST(SklearnTrees, BinaryClassifierHasTwoGroups) {
+TEST(SklearnTrees, BinaryClassifierHasOneGroupAndItsComplement) {
     json step = {{"type", "DecisionTreeClassifier"},
                  {"n_classes", 2},
                  {"trees", {stump(0.0, {1.0, 3.0}, {2.0, 0.0})}}};
     spec::Pipeline p = import_step(step, kClf, {0, 1}, 1);
-    EXPECT_EQ(p.model.num_groups, 2);
+    EXPECT_EQ(p.model.num_groups, 1);  // P(class 1); P(class 0) = 1 - it
+    EXPECT_EQ(p.transform, spec::PostTransform::Complement);
+    EXPECT_EQ(p.model.trees.size(), 1u);
     EXPECT_EQ(p.output_width(), 2);
     EXPECT_EQ(reference(p, {-1.0f, 1.0f}), (std::vector<float>{0.25f, 0.75f, 1.0f, 0.0f}));
 }
@@ -144,7 +146,7 @@ TEST(SklearnTrees, ForestsAverageTheTreesProbabilities) {
                  {"trees", {stump(0.0, {1.0, 3.0}, {2.0, 0.0}),
                             stump(5.0, {4.0, 1.0}, {0.0, 7.0}, 1)}}};
     spec::Pipeline p = import_step(step, kClf, {0, 1}, 2);
-    ASSERT_EQ(p.model.trees.size(), 4u);
+    ASSERT_EQ(p.model.trees.size(), 2u);  // binary: one group
     // row (-1, 0): tree 0 → (1/4, 3/4), tree 1 → (4/5, 1/5); row (1, 9): (1, 0), (0, 1).
     const std::vector<float> got = reference(p, {-1.0f, 0.0f, 1.0f, 9.0f});
     const double want[] = {(0.25 + 0.8) / 2, (0.75 + 0.2) / 2, 0.5, 0.5};

@@ -170,6 +170,23 @@ TEST(SpecJson, TwoSidedTransformRoundTripsAndValidates) {
     EXPECT_EQ(out[0], -out[1]);
 }
 
+TEST(SpecJson, ComplementTransformRoundTripsAndValidates) {
+    spec::Pipeline p = stump_pipeline();  // a one-group binary classifier
+    p.transform = spec::PostTransform::Complement;
+    EXPECT_NO_THROW(spec::validate(p));
+    EXPECT_STREQ(spec::transform_name(p.transform), "complement");
+    const spec::Pipeline q = spec::from_json(spec::to_json(p));
+    EXPECT_EQ(q.transform, spec::PostTransform::Complement);
+    // [1 - m, m]
+    const std::vector<float> x = {0.0f, 0.0f};
+    std::vector<float> out(2);
+    spec::reference_predict(p, x.data(), 1, out.data());
+    EXPECT_EQ(out[0], 1.0f - out[1]);
+    p.task = spec::Task::Regression;
+    p.classes.clear();
+    expect_invalid(p, "complement needs a one-group classifier of two classes");
+}
+
 TEST(SpecJson, RandomFloatBitPatternsRoundTrip) {
     std::mt19937 rng(12345);  // fixed seed: deterministic
     spec::Pipeline p = stump_pipeline();

@@ -45,6 +45,7 @@ void build_linear(const spec::Pipeline& p, ProgramParts& parts) {
     case spec::PostTransform::Exp: s += "    r = torch.exp(m)\n"; break;
     case spec::PostTransform::Softmax: s += "    r = torch.softmax(m, 1)\n"; break;
     case spec::PostTransform::TwoSided: s += "    r = torch.cat([-m, m], 1)\n"; break;
+    case spec::PostTransform::Complement: s += "    r = torch.cat([1.0 - m, m], 1)\n"; break;
     case spec::PostTransform::Ovr:
         s += "    e = torch.sigmoid(m)\n"
              "    r = e / e.sum(1, keepdim=True)\n";

@@ -69,7 +69,8 @@ std::string reduce_trees_source(const spec::TreeEnsemble& e, ProgramParts& parts
 
 int transformed_width(const spec::Pipeline& p) {
     const bool binary = (p.transform == spec::PostTransform::Logistic ||
-                         p.transform == spec::PostTransform::TwoSided) &&
+                         p.transform == spec::PostTransform::TwoSided ||
+                         p.transform == spec::PostTransform::Complement) &&
                         p.task == spec::Task::Classification && p.model.num_groups == 1;
     return binary ? 2 : p.model.num_groups;
 }
@@ -123,6 +124,9 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts) {
         break;
     case spec::PostTransform::TwoSided:
         s += "    return torch.cat([-m, m], 1)\n";
+        break;
+    case spec::PostTransform::Complement:
+        s += "    return torch.cat([1.0 - m, m], 1)\n";
         break;
     case spec::PostTransform::Ovr:
         s += "    p = torch.sigmoid(m)\n";

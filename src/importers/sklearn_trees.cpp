@@ -13,7 +13,8 @@
 //    divided by its sum (a zero sum is left as is). Forests (RandomForest*, ExtraTrees*)
 //    average the trees' probabilities. Expressed as one spec tree per (estimator tree, class)
 //    with group = class and leaf = (value / sum) / n_trees computed in double and rounded
-//    once to float32; transform Identity, one group per class (two for binary).
+//    once to float32; transform Identity, one group per class. Two classes: one tree per
+//    estimator tree for class 1 only, transform Complement ([1 - p, p]).
 //  - Regressors: leaf = value[0][0] / n_trees; single output only.
 //  - GradientBoosting*: raw = init + learning_rate · Σ tree values (value[0][0]). The
 //    learning rate is folded into the leaves in double before rounding to float32.
@@ -330,19 +331,24 @@ void import_forest(const Reader& r, const Estimator& e, const json& step, int32_
     auto& m = p.model;
     if (e.classifier) {
         const size_t K = class_count(r, step, p);
-        m.num_groups = static_cast<int32_t>(K);
-        m.trees.reserve(trees.size() * K);
+        // Two classes: P(class 0) = 1 - P(class 1), so one tree per estimator tree carries
+        // P(class 1) and the transform adds the complement: half the trees to evaluate.
+        const size_t groups = K == 2 ? 1 : K;
+        m.num_groups = static_cast<int32_t>(groups);
+        m.trees.reserve(trees.size() * groups);
         for (size_t ti = 0; ti < trees.size(); ++ti) {
             const SkTree s = read_tree(r, trees[ti], idx("trees", ti), num_features, K);
-            for (size_t k = 0; k < K; ++k)
-                m.trees.push_back(to_spec(s, static_cast<int32_t>(k), [&](const std::vector<double>& v) {
+            for (size_t g = 0; g < groups; ++g) {
+                const size_t k = K == 2 ? 1 : g;
+                m.trees.push_back(to_spec(s, static_cast<int32_t>(g), [&](const std::vector<double>& v) {
                     double sum = 0.0;
                     for (double c : v) sum += c;
                     if (sum == 0.0) sum = 1.0;  // as predict_proba's normalizer
                     return v[k] / sum / n_trees;
                 }));
+            }
         }
-        p.transform = PostTransform::Identity;
+        p.transform = K == 2 ? PostTransform::Complement : PostTransform::Identity;
     } else {
         m.num_groups = 1;
         m.trees.reserve(trees.size());

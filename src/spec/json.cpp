@@ -157,9 +157,10 @@ Task task_of(const std::string& s, const std::string& field) {
 PostTransform transform_of(const std::string& s, const std::string& field) {
     for (PostTransform t : {PostTransform::Identity, PostTransform::Logistic,
                             PostTransform::Softmax, PostTransform::Exp, PostTransform::Ovr,
-                            PostTransform::TwoSided})
+                            PostTransform::TwoSided, PostTransform::Complement})
         if (s == transform_name(t)) return t;
-    bad(field, "must be one of identity, logistic, softmax, exp, ovr, two_sided, not \"" + s + "\"");
+    bad(field, "must be one of identity, logistic, softmax, exp, ovr, two_sided, complement, not \"" + s +
+                   "\"");
 }
 
 Comparison comparison_of(const std::string& s, const std::string& field) {
@@ -218,7 +219,8 @@ Step step_from_json(const json& j, const std::string& path) {
 
 bool needs_version_2(const Pipeline& p) {
     return !p.steps.empty() || !p.text_inputs.empty() || !p.estimator.op.empty() || !p.has_probabilities ||
-           p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided;
+           p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided ||
+           p.transform == PostTransform::Complement;
 }
 
 }  // namespace

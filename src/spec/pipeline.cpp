@@ -58,6 +58,7 @@ const char* transform_name(PostTransform t) {
         case PostTransform::Exp: return "exp";
         case PostTransform::Ovr: return "ovr";
         case PostTransform::TwoSided: return "two_sided";
+        case PostTransform::Complement: return "complement";
     }
     return "unknown";
 }

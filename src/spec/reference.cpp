@@ -70,6 +70,10 @@ void linear_row(const Pipeline& p, const std::vector<std::vector<double>>& coef,
         o[0] = static_cast<float>(-m[0]);
         o[1] = static_cast<float>(m[0]);
         break;
+    case PostTransform::Complement:
+        o[0] = static_cast<float>(1.0 - m[0]);
+        o[1] = static_cast<float>(m[0]);
+        break;
     case PostTransform::Ovr: {
         double total = 0.0;
         for (double& v : m) total += (v = sig(v));
@@ -85,7 +89,8 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
     const TreeEnsemble& e = p.model;
     const int groups = e.num_groups;
     const int width = p.output_width();
-    const bool binary = (p.transform == PostTransform::Logistic || p.transform == PostTransform::TwoSided) &&
+    const bool binary = (p.transform == PostTransform::Logistic || p.transform == PostTransform::TwoSided ||
+                         p.transform == PostTransform::Complement) &&
                         p.task == Task::Classification && groups == 1;
     // The tree path below keeps float32 margins like the libraries that train trees.
     if (width != (binary ? 2 : groups))
@@ -150,6 +155,10 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
         }
         case PostTransform::TwoSided:
             o[0] = -margin[0];
+            o[1] = margin[0];
+            break;
+        case PostTransform::Complement:
+            o[0] = 1.0f - margin[0];
             o[1] = margin[0];
             break;
         case PostTransform::Ovr: {

@@ -174,6 +174,9 @@ void validate(const Pipeline& p) {
     if (p.transform == PostTransform::TwoSided &&
         (p.task != Task::Classification || m.num_groups != 1 || p.has_probabilities))
         invalid("two_sided needs a one-group classifier without probabilities");
+    if (p.transform == PostTransform::Complement &&
+        (p.task != Task::Classification || m.num_groups != 1 || p.classes.size() != 2))
+        invalid("complement needs a one-group classifier of two classes");
 
     for (size_t i = 0; i < m.trees.size(); ++i) check_tree(m.trees[i], i, m);
 }

@@ -26,6 +26,8 @@ enum class PostTransform {
     Ovr,        // one-vs-rest: sigmoid per group, then divided by the row's sum
     TwoSided,   // a one-group classifier outputs [-m, m]: decision values, no probabilities;
                 // argmax is classes[1] when m > 0, classes[0] otherwise (IsolationForest)
+    Complement, // a one-group classifier whose margin is P(classes[1]) outputs [1 - m, m]
+                // (a binary forest: half the trees of one group per class)
 };
 
 // One decision tree in array form, node 0 the root. A leaf has left = right = -1 and its
