@@ -569,6 +569,29 @@ json svm_step(const std::string& type, const std::string& kernel, json dual_coef
             {"intercept", intercept}};
 }
 
+// Thousands of support vectors: featurize() runs in row chunks (featurize_chunk_rows) so the
+// [rows × support vectors] kernel values never exist for the whole batch; chunked and whole
+// results must both equal the reference, including a last chunk shorter than the others.
+TEST(SklearnModels, WideKernelIsFeaturizedInRowChunks) {
+    const int64_t n_sv = 3000;
+    EXPECT_EQ(compiler::featurize_chunk_rows(3), 0);
+    const int64_t chunk = compiler::featurize_chunk_rows(n_sv);
+    ASSERT_GT(chunk, 0);
+    std::mt19937 rng(7);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    json sv = json::array(), coef = json::array();
+    for (int64_t i = 0; i < n_sv; ++i) {
+        sv.push_back({normal(rng), normal(rng)});
+        coef.push_back(normal(rng));
+    }
+    json step = svm_step("SVR", "rbf", {coef}, {0.25});
+    step["support_vectors"] = sv;
+    const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {step}));
+    const int64_t rows = 3 * chunk + 5;
+    expect_matches_reference(p, random_rows(rows, 2, 22), "chunked rbf");
+    expect_matches_reference(p, random_rows(chunk, 2, 23), "one chunk");
+}
+
 TEST(SklearnModels, KernelOpByHand) {
     const std::vector<std::vector<double>> sv = {{1.0, 0.0}, {0.0, 2.0}, {-1.0, 1.0}};
     const std::vector<double> coef = {0.5, -1.0, 2.0};

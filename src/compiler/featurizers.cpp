@@ -12,12 +12,14 @@
 //   monomials  prod(pow(h[:, None, :], powers), 2) with x^0 = 1
 //   kernel   matmul(h, svᵀ), then linear / poly / sigmoid of it; rbf via ‖x‖² + ‖s‖² - 2 x·s
 //   concat   index_select of each part's columns, its steps, cat
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/spec/steps.hpp"
 #include "program_parts.hpp"
 
@@ -29,8 +31,10 @@ struct Emitter {
     std::string src;
     int vars = 0;
     int bufs = 0;
+    int64_t widest = 0;  // the most values per row any intermediate tensor holds
 
     std::string var() { return "h" + std::to_string(vars++); }
+    void note_width(int64_t w) { widest = std::max(widest, w); }
     std::string prefix() { return "fz" + std::to_string(bufs++) + "_"; }
     void line(const std::string& s) { src += "    " + s + "\n"; }
 };
@@ -220,6 +224,7 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
             const int64_t K = static_cast<int64_t>(column_of.size());
             e.parts.buffers.push_back(make_i64(pre + "column", {K}, column_of));
             e.parts.buffers.push_back(make_f64(pre + "edge", {K}, edge));
+            e.note_width(K);
             e.line(counts + " = torch.zeros_like(" + h + ").index_add_(1, self." + pre + "column, (" + h +
                    ".index_select(1, self." + pre + "column) >= self." + pre + "edge).double())");
         }
@@ -230,6 +235,7 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         std::vector<double> flat;
         for (const auto& row : powers) flat.insert(flat.end(), row.begin(), row.end());
         e.parts.buffers.push_back(make_f64(pre + "powers", {k, width}, flat));
+        e.note_width(k * width);  // pow over [N, k, width]
         e.line(out + " = torch.prod(torch.pow(" + h + ".unsqueeze(1), self." + pre + "powers), 2)");
         width = k;
     } else if (s.op == "kernel") {
@@ -257,6 +263,7 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
     } else {
         fail(ErrorCategory::Unsupported, "compiler: featurizer op \"" + s.op + "\" is not supported");
     }
+    e.note_width(width);
     return out;
 }
 
@@ -266,6 +273,7 @@ void build_featurizers(const spec::Pipeline& p, ProgramParts& parts) {
     Emitter e{parts, "", 0, 0};
     std::string h = "x.double()";
     int64_t width = p.input_width();
+    e.note_width(width);
     if (!p.steps.empty()) {
         e.line("h = x.double()");
         h = "h";
@@ -274,7 +282,31 @@ void build_featurizers(const spec::Pipeline& p, ProgramParts& parts) {
     if (width != p.model.num_features)
         fail(ErrorCategory::Internal, "compiler: the featurizers give " + std::to_string(width) +
                                           " columns, the model reads " + std::to_string(p.model.num_features));
-    parts.source += "def featurize(self, x: Tensor) -> Tensor:\n" + e.src + "    return " + h + "\n";
+    const int64_t chunk = featurize_chunk_rows(e.widest);
+    if (chunk == 0) {
+        parts.source += "def featurize(self, x: Tensor) -> Tensor:\n" + e.src + "    return " + h + "\n";
+        return;
+    }
+    // Wide intermediates (a kernel over thousands of support vectors, ...): featurize a few
+    // rows at a time. A [4096 × 4830] float64 temporary is 160 MB, which the allocator maps and
+    // unmaps for every op: page faults made an RBF SVC 40× slower than in small chunks.
+    const std::string c = std::to_string(chunk);
+    parts.source += "def featurize_rows(self, x: Tensor) -> Tensor:\n" + e.src + "    return " + h + "\n";
+    parts.source += "def featurize(self, x: Tensor) -> Tensor:\n"
+                    "    n = x.size(0)\n"
+                    "    if n <= " + c + ":\n"
+                    "        return self.featurize_rows(x)\n"
+                    "    outs: List[Tensor] = []\n"
+                    "    for start in range(0, n, " + c + "):\n"
+                    "        outs.append(self.featurize_rows(x.narrow(0, start, min(" + c + ", n - start))))\n"
+                    "    return torch.cat(outs, 0)\n";
+}
+
+int64_t featurize_chunk_rows(int64_t widest) {
+    constexpr int64_t kMaxElements = int64_t(1) << 17;  // 1 MB of float64 per intermediate
+    constexpr int64_t kTypicalBatch = 4096;
+    if (widest * kTypicalBatch <= kMaxElements * 8) return 0;  // up to 8 MB: the whole batch
+    return std::max<int64_t>(16, kMaxElements / std::max<int64_t>(1, widest));
 }
 
 }  // namespace pg_predict::compiler

@@ -68,6 +68,8 @@ Buffer make_f64(std::string name, std::vector<int64_t> shape, std::vector<double
 // Defines featurize(self, x: Tensor) -> Tensor: the pipeline's steps over the float32 input
 // [N, input_width], computed in float64 (as scikit-learn does) → [N, model.num_features]
 // float64. With no steps it is x.double().
+// When an intermediate is wide (kernel values, many one-hot columns, ...), featurize() runs
+// featurize_rows() over row chunks so no temporary exceeds ~1 MB.
 void build_featurizers(const spec::Pipeline&, ProgramParts& parts);
 // The whole forward() of a pipeline whose estimator is "linear": featurize, addmm and the link
 // in float64, cast to float32 at the end.

@@ -2,6 +2,7 @@
 // what the catalog stores and what runtime::load_program reads back.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "pg_predict/compiler/strategy.hpp"
@@ -13,5 +14,10 @@ namespace pg_predict::compiler {
 // what predict_proba returns for classification (class probabilities, model class order) and
 // the predicted value for regression. `strategy` must not be Auto (resolve it first).
 std::string compile(const spec::Pipeline&, Strategy strategy);
+
+// Rows per chunk in which a pipeline's featurizers run, given the most values per row any of
+// their intermediate tensors holds; 0 = the whole batch at once. Bounds each temporary to
+// ~1 MB: large ones are mapped and unmapped by the allocator on every op.
+int64_t featurize_chunk_rows(int64_t widest);
 
 }  // namespace pg_predict::compiler
