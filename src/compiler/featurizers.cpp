@@ -85,9 +85,9 @@ std::string elementwise_expr(const std::string& f, const std::string& h) {
     for (const auto& [name, fn] : kDirect)
         if (f == name) return std::string("torch.") + fn + "(" + h + ")";
     if (f == "expit") return "torch.sigmoid(" + h + ")";
-    if (f == "relu")  // NaN stays NaN, as numpy's maximum(x, 0)
-        return "torch.where(torch.logical_or(" + h + " > 0.0, torch.isnan(" + h + ")), " + h + ", torch.zeros_like(" + h +
-               "))";
+    // NaN stays NaN, as numpy's maximum(x, 0): torch.relu (clamp_min) propagates NaN, and is
+    // one op where the explicit where(x > 0 or isnan(x), x, 0) took five (5.6× slower).
+    if (f == "relu") return "torch.relu(" + h + ")";
     if (f == "square") return "(" + h + " * " + h + ")";
     // torch.sign(NaN) is 0 on some builds; numpy keeps NaN.
     if (f == "sign") return "torch.where(torch.isnan(" + h + "), " + h + ", torch.sign(" + h + "))";
@@ -287,9 +287,10 @@ void build_featurizers(const spec::Pipeline& p, ProgramParts& parts) {
         parts.source += "def featurize(self, x: Tensor) -> Tensor:\n" + e.src + "    return " + h + "\n";
         return;
     }
-    // Wide intermediates (a kernel over thousands of support vectors, ...): featurize a few
-    // rows at a time. A [4096 × 4830] float64 temporary is 160 MB, which the allocator maps and
-    // unmaps for every op: page faults made an RBF SVC 40× slower than in small chunks.
+    // Wide intermediates (a kernel over thousands of support vectors, an MLP's hidden layer,
+    // ...): featurize a few rows at a time. Temporaries of megabytes are mapped and unmapped
+    // for every op, and the page faults dominate: measured here, an RBF SVC with 4830 support
+    // vectors ran 40× and an MLP with 100 hidden units 28× slower than in 1 MB chunks.
     const std::string c = std::to_string(chunk);
     parts.source += "def featurize_rows(self, x: Tensor) -> Tensor:\n" + e.src + "    return " + h + "\n";
     parts.source += "def featurize(self, x: Tensor) -> Tensor:\n"
@@ -305,7 +306,7 @@ void build_featurizers(const spec::Pipeline& p, ProgramParts& parts) {
 int64_t featurize_chunk_rows(int64_t widest) {
     constexpr int64_t kMaxElements = int64_t(1) << 17;  // 1 MB of float64 per intermediate
     constexpr int64_t kTypicalBatch = 4096;
-    if (widest * kTypicalBatch <= kMaxElements * 8) return 0;  // up to 8 MB: the whole batch
+    if (widest * kTypicalBatch <= kMaxElements) return 0;  // the whole batch stays small
     return std::max<int64_t>(16, kMaxElements / std::max<int64_t>(1, widest));
 }
 
