@@ -43,6 +43,9 @@ SELECT name,
        classes,
        features,
        columns,
+       -- the columns a query really fetches: those of inputs the optimized model reads
+       ARRAY(SELECT c FROM pg_catalog.unnest(columns) WITH ORDINALITY AS u(c, i)
+              WHERE (i - 1)::int4 <> ALL (unused_features) ORDER BY i) AS columns_read,
        strategy,
        (summary ->> 'objective') AS objective,
        (summary ->> 'trees')::int AS trees,

@@ -16,6 +16,8 @@ SELECT jsonb_pretty(e - 'before' - 'after') FROM explain_model('selected') e;
 SELECT jsonb_pretty(e -> 'after' -> 'steps') AS steps, e -> 'after' -> 'estimator' AS estimator,
        jsonb_array_length(e -> 'before' -> 'steps') AS steps_before
   FROM explain_model('selected') e;
+-- the models view says the same
+SELECT columns, columns_read FROM models WHERE name = 'selected';
 
 CREATE TABLE wide (id int, a float8, b float8, c float8, d float8, e float8, f float8);
 INSERT INTO wide SELECT i, i, i % 7, i % 3, NULL, i % 5 - 2, NULL FROM generate_series(1, 20) i;

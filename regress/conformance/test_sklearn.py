@@ -283,6 +283,7 @@ def wide_test(name):
             assert_equal(f"{model}: columns used", len(used), 5)
         info = env.query("SELECT explain_model(%s)", [model])[0][0]
         assert_equal(f"{model}: explain_model columns_read", info["columns_read"], used)
+        assert_equal(f"{model}: models.columns_read", env.model_info(model)["columns_read"], used)
         assert_equal(f"{model}: explain_model columns_not_read", info["columns_not_read"],
                      [c for c in sklearn_cases.WIDE if c not in used])
         plan = [r[0] for r in env.query(
