@@ -35,6 +35,8 @@ struct InputState {
     int width;                   // model outputs per row
     // FeatureSource::Columns: a child column, or an expression evaluated per row
     AttrNumber* column;          // per feature: child attno, or 0
+    AttrNumber* row_column;      // per feature: child attno of a column only the model reads
+                                 // (not passed through): read while the child's tuple is current
     Oid* column_type;            // per feature, when column != 0
     ExprState** feature_expr;    // per feature, when column == 0
     FeatureConverter* convert;   // per feature, for expressions; NULL for a text feature
@@ -53,7 +55,7 @@ struct PredictBatchState {
     InputState* inputs;
     int capacity;                // pg_predict.batch_size (gpu_batch_size if the GPU may score)
     int target;                  // rows to pull for the next batch
-    int child_width;             // columns of the child's tuples, all kept
+    int child_width;             // columns of the child's tuples (the stride of values/nulls)
     int16* typlen;
     bool* typbyval;
     Datum* values;               // capacity × child_width
@@ -123,6 +125,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
     int features = Max(plan->num_features, 1);
     if (plan->source == FeatureSource::Columns) {
         input->column = (AttrNumber*)palloc0(sizeof(AttrNumber) * features);
+        input->row_column = (AttrNumber*)palloc0(sizeof(AttrNumber) * features);
         input->column_type = (Oid*)palloc0(sizeof(Oid) * features);
         input->feature_expr = (ExprState**)palloc0(sizeof(ExprState*) * features);
         input->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * features);
@@ -132,7 +135,11 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         foreach (lc, plan->exprs) {
             Node* expr = (Node*)lfirst(lc);
             Oid type = getBaseType(exprType(expr));
-            if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR) {
+            if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR &&
+                ((Var*)expr)->varattno > state->plan->passthrough) {
+                // The parent does not need this column: no copy of it is kept for the batch.
+                input->row_column[f] = ((Var*)expr)->varattno;
+            } else if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR) {
                 input->column[f] = ((Var*)expr)->varattno;
                 input->column_type[f] = type;
             } else if (IsA(expr, Const)) {
@@ -217,13 +224,15 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     INSTR_TIME_SET_ZERO(state->model_time);
 }
 
-// Keeps one child tuple: its values, by-reference ones copied, since the child reuses its slot.
+// Keeps one child tuple: the values passed through to the parent (or filled a column at a time),
+// by-reference ones copied, since the child reuses its slot. Columns only the model reads are
+// read from the slot by read_row_features instead.
 void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
     slot_getallattrs(slot);
     Datum* values = state->values + (size_t)row * state->child_width;
     bool* nulls = state->nulls + (size_t)row * state->child_width;
     MemoryContext old = MemoryContextSwitchTo(state->batch_context);
-    for (int a = 0; a < state->child_width; a++) {
+    for (int a = 0; a < state->plan->passthrough; a++) {
         nulls[a] = slot->tts_isnull[a];
         values[a] = nulls[a] || state->typbyval[a]
                         ? slot->tts_values[a]
@@ -243,9 +252,16 @@ void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) 
         float* x = input->x + (size_t)row * input->num_features;
         if (input->plan->source == FeatureSource::Columns) {
             for (int f = 0; f < input->num_features; f++) {
-                if (input->column[f] != 0 || input->feature_expr[f] == NULL) continue;
                 bool isnull;
-                Datum value = ExecEvalExpr(input->feature_expr[f], econtext, &isnull);
+                Datum value;
+                if (input->row_column[f] != 0) {
+                    value = slot->tts_values[input->row_column[f] - 1];
+                    isnull = slot->tts_isnull[input->row_column[f] - 1];
+                } else if (input->column[f] != 0 || input->feature_expr[f] == NULL) {
+                    continue;
+                } else {
+                    value = ExecEvalExpr(input->feature_expr[f], econtext, &isnull);
+                }
                 x[f] = isnull                      ? NAN
                        : input->convert[f] != NULL ? input->convert[f](value)
                                                    : encode_text_feature(input->model, f, value, input->text_column[f]);

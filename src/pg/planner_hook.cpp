@@ -482,9 +482,10 @@ Plan* rewrite_above(PlannedStmt* stmt, Plan* node) {
                                          : outer_var_for(node, target_position(node, (Expr*)lfirst(e))));
         in->exprs = mapped;
     }
-    (void)var_count;
     node->qual = kept_qual;
-    int passthrough = list_length(node->targetlist);
+    // The parent reads only the Vars; feature columns after them go to the model alone, and the
+    // node reads them from the child's tuple without keeping a copy.
+    int passthrough = var_count;
 
     cx.output_varno = INDEX_VAR;
     cx.output_base = passthrough;
