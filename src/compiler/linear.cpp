@@ -19,7 +19,7 @@ void build_linear(const spec::Pipeline& p, ProgramParts& parts) {
         fail(ErrorCategory::InvalidModel, "linear estimator: coef has " + std::to_string(k) + " rows, intercept " +
                                               std::to_string(intercept.size()) + ", groups " +
                                               std::to_string(p.model.num_groups));
-    const int width = transformed_width(p);
+    const int width = spec::transformed_width(p);
     if (width != p.output_width())
         fail(ErrorCategory::Unsupported,
              std::string("transform ") + spec::transform_name(p.transform) + " over " + std::to_string(k) +
@@ -40,21 +40,7 @@ void build_linear(const spec::Pipeline& p, ProgramParts& parts) {
 
     std::string s = "def forward(self, x: Tensor) -> Tensor:\n"
                     "    m = torch.addmm(self.linear_intercept, self.featurize(x), self.linear_coef)\n";
-    switch (p.transform) {
-    case spec::PostTransform::Identity: s += "    r = m\n"; break;
-    case spec::PostTransform::Exp: s += "    r = torch.exp(m)\n"; break;
-    case spec::PostTransform::Softmax: s += "    r = torch.softmax(m, 1)\n"; break;
-    case spec::PostTransform::TwoSided: s += "    r = torch.cat([-m, m], 1)\n"; break;
-    case spec::PostTransform::Complement: s += "    r = torch.cat([1.0 - m, m], 1)\n"; break;
-    case spec::PostTransform::Ovr:
-        s += "    e = torch.sigmoid(m)\n"
-             "    r = e / e.sum(1, keepdim=True)\n";
-        break;
-    case spec::PostTransform::Logistic:
-        s += "    e = torch.sigmoid(m)\n";
-        s += width == 2 && k == 1 ? "    r = torch.cat([1.0 - e, e], 1)\n" : "    r = e\n";
-        break;
-    }
+    s += link_source(p);
     s += "    return r.float()\n";
     parts.source += s;
     parts.num_features = p.input_width();

@@ -67,18 +67,26 @@ std::string reduce_trees_source(const spec::TreeEnsemble& e, ProgramParts& parts
            "]).index_add_(1, self.tree_group, per_tree)\n";
 }
 
-int transformed_width(const spec::Pipeline& p) {
-    const bool binary = (p.transform == spec::PostTransform::Logistic ||
-                         p.transform == spec::PostTransform::TwoSided ||
-                         p.transform == spec::PostTransform::Complement) &&
-                        p.task == spec::Task::Classification && p.model.num_groups == 1;
-    return binary ? 2 : p.model.num_groups;
+
+std::string link_source(const spec::Pipeline& p) {
+    switch (p.transform) {
+    case spec::PostTransform::Identity: return "    r = m\n";
+    case spec::PostTransform::Exp: return "    r = torch.exp(m)\n";
+    case spec::PostTransform::Softmax: return "    r = torch.softmax(m, 1)\n";
+    case spec::PostTransform::TwoSided: return "    r = torch.cat([-m, m], 1)\n";
+    case spec::PostTransform::Complement: return "    r = torch.cat([1.0 - m, m], 1)\n";
+    case spec::PostTransform::Ovr: return "    e = torch.sigmoid(m)\n    r = e / e.sum(1, keepdim=True)\n";
+    case spec::PostTransform::Logistic:
+        return spec::expands_to_two_columns(p) ? "    e = torch.sigmoid(m)\n    r = torch.cat([1.0 - e, e], 1)\n"
+                                               : "    r = torch.sigmoid(m)\n";
+    }
+    fail(ErrorCategory::Internal, "compiler: unknown post transform");
 }
 
 void add_postprocess(const spec::Pipeline& p, ProgramParts& parts) {
     const spec::TreeEnsemble& e = p.model;
     const int groups = e.num_groups;
-    const int width = transformed_width(p);
+    const int width = spec::transformed_width(p);
     if (width != p.output_width())
         fail(ErrorCategory::Unsupported,
              std::string("transform ") + spec::transform_name(p.transform) + " over " +
@@ -112,31 +120,8 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts) {
         s += "    m = self.margin(x)\n";
     }
     s += "    m = m + self.base_margin\n";
-    switch (p.transform) {
-    case spec::PostTransform::Identity:
-        s += "    return m\n";
-        break;
-    case spec::PostTransform::Exp:
-        s += "    return torch.exp(m)\n";
-        break;
-    case spec::PostTransform::Softmax:
-        s += "    return torch.softmax(m, 1)\n";
-        break;
-    case spec::PostTransform::TwoSided:
-        s += "    return torch.cat([-m, m], 1)\n";
-        break;
-    case spec::PostTransform::Complement:
-        s += "    return torch.cat([1.0 - m, m], 1)\n";
-        break;
-    case spec::PostTransform::Ovr:
-        s += "    p = torch.sigmoid(m)\n";
-        s += "    return p / p.sum(1, keepdim=True)\n";
-        break;
-    case spec::PostTransform::Logistic:
-        s += "    p = torch.sigmoid(m)\n";
-        s += width == 2 && groups == 1 ? "    return torch.cat([1.0 - p, p], 1)\n" : "    return p\n";
-        break;
-    }
+    s += link_source(p);
+    s += "    return r\n";
     parts.source += s;
 }
 

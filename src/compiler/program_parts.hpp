@@ -117,9 +117,9 @@ void add_postprocess(const spec::Pipeline&, ProgramParts& parts);
 // call it with their estimate before allocating anything.
 void check_program_bytes(int64_t bytes, Strategy);
 
-// Columns of the output for this pipeline's task, groups and transform (the post transform
-// rule shared by the compiled program and the reference).
-int transformed_width(const spec::Pipeline&);
+// TorchScript lines applying the pipeline's link to the margins `m` (float32 for trees,
+// float64 for linear models) into `r`: shared by add_postprocess and build_linear.
+std::string link_source(const spec::Pipeline&);
 
 // Torch side (module_builder.cpp): build the module and serialize it.
 std::string build_module(const ProgramParts&);

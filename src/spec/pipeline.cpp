@@ -31,6 +31,14 @@ int TreeEnsemble::max_depth() const {
     return d;
 }
 
+bool expands_to_two_columns(const Pipeline& p) {
+    const bool two_sided = p.transform == PostTransform::Logistic || p.transform == PostTransform::TwoSided ||
+                           p.transform == PostTransform::Complement;
+    return two_sided && p.task == Task::Classification && p.model.num_groups == 1;
+}
+
+int transformed_width(const Pipeline& p) { return expands_to_two_columns(p) ? 2 : p.model.num_groups; }
+
 int Pipeline::output_width() const {
     // A one-group binary classifier still has two output columns ([1 - p, p]); its classes
     // list has two labels, so the class count is the width in every classification case.

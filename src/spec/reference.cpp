@@ -89,11 +89,9 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
     const TreeEnsemble& e = p.model;
     const int groups = e.num_groups;
     const int width = p.output_width();
-    const bool binary = (p.transform == PostTransform::Logistic || p.transform == PostTransform::TwoSided ||
-                         p.transform == PostTransform::Complement) &&
-                        p.task == Task::Classification && groups == 1;
+    const bool binary = expands_to_two_columns(p);
     // The tree path below keeps float32 margins like the libraries that train trees.
-    if (width != (binary ? 2 : groups))
+    if (width != transformed_width(p))
         fail(ErrorCategory::Unsupported,
              std::string("reference_predict: transform ") + transform_name(p.transform) +
                  " over " + std::to_string(groups) + " groups does not give " +

@@ -87,6 +87,12 @@ struct Pipeline {
     int output_width() const;
 };
 
+// Whether the transform turns a one-group classifier's margin into two output columns
+// (logistic [1 - p, p], two_sided [-m, m], complement [1 - m, m]).
+bool expands_to_two_columns(const Pipeline&);
+// The columns the transform gives: 2 when expands_to_two_columns, else one per group.
+int transformed_width(const Pipeline&);
+
 const char* task_name(Task);
 const char* transform_name(PostTransform);
 
