@@ -6,6 +6,7 @@
 // backend.
 #include "batch_node.hpp"
 #include "device.hpp"
+#include "fast_exit.hpp"
 #include "planner_hook.hpp"
 #include "predict_calls.hpp"
 #include "settings.hpp"
@@ -22,4 +23,5 @@ void _PG_init(void) {
     register_batch_node();
     install_planner_hook();
     install_gpu_slots();
+    install_fast_exit();
 }
