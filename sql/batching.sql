@@ -97,6 +97,11 @@ INSERT INTO parted SELECT id, tenure, monthly_charges, plan_id FROM customers;
 EXPLAIN (costs off) SELECT sum(predict('churn', p)) FROM parted p;
 SELECT count(*) AS mismatches FROM parted p JOIN expected e USING (id)
  WHERE predict('churn', p) IS DISTINCT FROM e.label;
+-- Above an Append, each partition's scan returns the feature columns in place of its whole row.
+EXPLAIN (verbose, costs off) SELECT plan_id, sum(predict('churn', p)) FROM parted p GROUP BY plan_id;
+SELECT bool_and(s = e) AS same_sums FROM
+  (SELECT plan_id, sum(predict('churn', p)) AS s FROM parted p GROUP BY plan_id) b JOIN
+  (SELECT plan_id, sum(label) AS e FROM customers JOIN expected USING (id) GROUP BY plan_id) x USING (plan_id);
 DROP TABLE parted;
 
 -- Arrays: an ARRAY[...] of columns is read like columns.
@@ -190,6 +195,26 @@ CREATE TABLE no_charges (tenure int, plan_id int);
 EXPLAIN (costs off) SELECT predict('churn', t) FROM no_charges t;
 EXPLAIN (costs off) SELECT predict('nope', t) FROM no_charges t;
 EXPLAIN (costs off) SELECT predict('churn', ARRAY[tenure, plan_id]::real[]) FROM no_charges t;
+
+-- JIT: the planner costs every predict call like a per-row function (COST 1000). Batched calls
+-- are costed again, so a query whose cost was the model's is not JIT-compiled (LLVM would take
+-- longer than the query); the per-row path keeps the planner's choice.
+CREATE FUNCTION plans_jit(query text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE plan jsonb;
+BEGIN
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || query INTO plan;
+  RETURN plan->0 ? 'JIT';
+END $$;
+SET max_parallel_workers_per_gather = 0;
+SET jit_above_cost = 10000;
+SELECT plans_jit('SELECT sum(predict(''churn'', c)) FROM customers c') AS batched,
+       plans_jit('SELECT sum(predict(''churn'', c)) FROM customers c, generate_series(1, 50)') AS batched_big_join;
+SET pg_predict.enable_batching = off;
+SELECT plans_jit('SELECT sum(predict(''churn'', c)) FROM customers c') AS per_row;
+RESET pg_predict.enable_batching;
+RESET jit_above_cost;
+RESET max_parallel_workers_per_gather;
+DROP FUNCTION plans_jit;
 
 -- Cancel and statement_timeout work while scoring.
 SET statement_timeout = '500ms';

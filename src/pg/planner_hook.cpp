@@ -30,10 +30,12 @@ extern "C" {
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planmain.h"
+#include "optimizer/plancat.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
 #include "access/relation.h"
 #include "executor/executor.h"
+#include "jit/jit.h"
 }
 
 namespace pg_predict::pg {
@@ -41,6 +43,11 @@ namespace pg_predict::pg {
 namespace {
 
 planner_hook_type previous_planner_hook = NULL;
+
+// Planner cost of the calls moved into PredictBatch nodes by the statement being rewritten, less
+// what they cost batched (one operator per row and call). Saved and restored around a nested
+// planner call (the catalog lookup plans SPI queries).
+double batched_cost_saved = 0.0;
 
 // One node's rewrite in progress.
 struct Rewrite {
@@ -165,6 +172,62 @@ Var* outer_var_for(Plan* child, AttrNumber resno) {
     return makeVar(OUTER_VAR, resno, exprType(expr), exprTypmod(expr), exprCollation(expr), 0);
 }
 
+// The scans under `append` when every one of them is a plain table's scan returning its whole
+// row at `attno` (a partitioned table read by an aggregate); NIL otherwise.
+List* partition_scans_returning_row(Append* append, AttrNumber attno) {
+    List* scans = NIL;
+    ListCell* lc;
+    foreach (lc, append->appendplans) {
+        Plan* child = (Plan*)lfirst(lc);
+        if (!is_scan(child) || ((Scan*)child)->scanrelid == 0 ||
+            list_length(child->targetlist) != list_length(append->plan.targetlist))
+            return NIL;
+        TargetEntry* tle = (TargetEntry*)list_nth(child->targetlist, attno - 1);
+        Var* row = whole_row_var((Node*)tle->expr);
+        if (row == NULL || (Index)row->varno != ((Scan*)child)->scanrelid) return NIL;
+        scans = lappend(scans, child);
+    }
+    return scans;
+}
+
+// Pushes the model's feature columns into every partition's scan under `append`, at the same
+// new positions in each (looked up by name: partitions may order their columns differently),
+// and has the Append pass them up. Returns the features as the Append's output Vars (constants
+// for features the model ignores), or NIL when the children are not such scans.
+List* push_features_through_append(PlannedStmt* stmt, Append* append, AttrNumber attno,
+                                   const CatalogEntry* entry) {
+    List* scans = partition_scans_returning_row(append, attno);
+    if (scans == NIL) return NIL;
+    List* columns_per_scan = NIL;
+    ListCell* lc;
+    foreach (lc, scans) {
+        List* columns = feature_columns_of_relation(stmt, ((Scan*)lfirst(lc))->scanrelid, entry);
+        if (columns == NIL) return NIL;
+        columns_per_scan = lappend(columns_per_scan, columns);
+    }
+    List* features = NIL;
+    for (int f = 0; f < entry->num_features; f++) {
+        Node* first = (Node*)list_nth((List*)linitial(columns_per_scan), f);
+        if (IsA(first, Const)) {  // ignored by the model: the same constant for every partition
+            features = lappend(features, first);
+            continue;
+        }
+        AttrNumber resno = list_length(append->plan.targetlist) + 1;
+        ListCell* scan;
+        ListCell* columns;
+        forboth (scan, scans, columns, columns_per_scan) {
+            Plan* child = (Plan*)lfirst(scan);
+            child->targetlist = lappend(child->targetlist,
+                                        makeTargetEntry((Expr*)list_nth((List*)lfirst(columns), f), resno, NULL, false));
+        }
+        Var* column = (Var*)first;
+        Var* passed_up = makeVar(OUTER_VAR, resno, column->vartype, column->vartypmod, column->varcollid, 0);
+        append->plan.targetlist = lappend(append->plan.targetlist, makeTargetEntry((Expr*)passed_up, resno, NULL, false));
+        features = lappend(features, passed_up);
+    }
+    return features;
+}
+
 // The feature source of a call's argument, in the context of the node being rewritten.
 // Returns false when the argument is nothing we batch.
 bool feature_source(Rewrite* rw, Node* arg, const CatalogEntry* entry, FeatureSource* source,
@@ -207,6 +270,15 @@ bool feature_source(Rewrite* rw, Node* arg, const CatalogEntry* entry, FeatureSo
                 *exprs = vars;
                 return true;
             }
+        }
+    }
+    if (rw->child != NULL && bare != NULL && IsA(bare, Var) && ((Var*)bare)->varno == OUTER_VAR &&
+        IsA(rw->child, Append)) {
+        List* columns = push_features_through_append(rw->stmt, (Append*)rw->child, ((Var*)bare)->varattno, entry);
+        if (columns != NIL) {
+            *source = FeatureSource::Columns;
+            *exprs = columns;
+            return true;
         }
     }
     Oid type = exprType(arg);
@@ -424,9 +496,18 @@ CustomScan* make_batch_node(Rewrite* rw, Plan* child, int passthrough, List* tli
     cscan->custom_scan_tlist = scan_tlist_for(child, passthrough, rw);
     batch_plan_store(&plan, &cscan->custom_private, &cscan->custom_exprs);
 
+    // Scoring a batch costs about an operator per row and call; the planner costed each call
+    // as a function with COST 1000.
+    double rows = Max(child->plan_rows, 1.0);
+    double batched = rows * list_length(rw->calls) * cpu_operator_cost;
+    QualCost per_row_calls = {0, 0};
+    ListCell* lc;
+    foreach (lc, rw->calls) add_function_cost(NULL, ((FuncExpr*)lfirst(lc))->funcid, (Node*)lfirst(lc), &per_row_calls);
+    batched_cost_saved += Max(rows * per_row_calls.per_tuple - batched, 0.0);
+
     Plan* node = &cscan->scan.plan;
     node->startup_cost = child->startup_cost;
-    node->total_cost = child->total_cost;
+    node->total_cost = child->total_cost + batched;
     node->plan_rows = child->plan_rows;
     node->plan_width = child->plan_width;
     node->parallel_aware = false;
@@ -509,8 +590,15 @@ void rewrite_below(PlannedStmt* stmt, Plan* node) {
     collect_calls_walker((Node*)node->targetlist, &rw);
     collect_calls_walker((Node*)node->qual, &rw);
     if (rw.failed || rw.calls == NIL) {
-        // Undo any feature columns pushed into the child while collecting.
+        // Undo any feature columns pushed into the child (and an Append's scans) while collecting.
         child->targetlist = list_truncate(child->targetlist, original_width);
+        if (IsA(child, Append)) {
+            ListCell* lc;
+            foreach (lc, ((Append*)child)->appendplans) {
+                Plan* scan = (Plan*)lfirst(lc);
+                scan->targetlist = list_truncate(scan->targetlist, original_width);
+            }
+        }
         return;
     }
     ReplaceContext cx = {};
@@ -522,23 +610,26 @@ void rewrite_below(PlannedStmt* stmt, Plan* node) {
     node->qual = (List*)replace_mutator((Node*)node->qual, &cx);
 
     // A whole row the child built only for the model is not needed any more: return NULL in
-    // its place so the scan deforms just the feature columns.
-    if (is_scan(child)) {
-        for (AttrNumber attno = 1; attno <= original_width; attno++) {
-            TargetEntry* tle = (TargetEntry*)list_nth(child->targetlist, attno - 1);
-            if (whole_row_var((Node*)tle->expr) == NULL) continue;
-            if (used_as_key(node, attno) || references_outer_column((Node*)node->targetlist, &attno) ||
-                references_outer_column((Node*)node->qual, &attno))
-                continue;
-            bool used_by_input = false;
-            ListCell* lc;
-            foreach (lc, rw.inputs) {
-                BatchInput* in = (BatchInput*)lfirst(lc);
-                if (references_outer_column((Node*)in->exprs, &attno)) used_by_input = true;
-            }
-            if (used_by_input) continue;
-            Oid type = exprType((Node*)tle->expr);
-            tle->expr = (Expr*)makeNullConst(type, -1, InvalidOid);
+    // its place so the scan (each partition's, under an Append) deforms just the feature columns.
+    for (AttrNumber attno = 1; attno <= original_width; attno++) {
+        if (!is_scan(child) && !IsA(child, Append)) break;
+        List* scans = is_scan(child) ? list_make1(child) : partition_scans_returning_row((Append*)child, attno);
+        if (scans == NIL || whole_row_var((Node*)((TargetEntry*)list_nth(((Plan*)linitial(scans))->targetlist,
+                                                                         attno - 1))->expr) == NULL)
+            continue;
+        if (used_as_key(node, attno) || references_outer_column((Node*)node->targetlist, &attno) ||
+            references_outer_column((Node*)node->qual, &attno))
+            continue;
+        bool used_by_input = false;
+        ListCell* lc;
+        foreach (lc, rw.inputs) {
+            BatchInput* in = (BatchInput*)lfirst(lc);
+            if (references_outer_column((Node*)in->exprs, &attno)) used_by_input = true;
+        }
+        if (used_by_input) continue;
+        foreach (lc, scans) {
+            TargetEntry* tle = (TargetEntry*)list_nth(((Plan*)lfirst(lc))->targetlist, attno - 1);
+            tle->expr = (Expr*)makeNullConst(exprType((Node*)tle->expr), -1, InvalidOid);
         }
     }
 
@@ -637,6 +728,21 @@ bool contains_call_walker(Node* node, void* context) {
     return expression_tree_walker(node, (bool (*)())contains_call_walker, context);
 }
 
+// standard_planner chose JIT compilation by the plan's total cost, with every predict call
+// costed as a per-row function call. JIT cannot speed up a model, and batched calls cost a
+// small part of that: decide again without their cost (only ever less JIT, never more). A
+// 1M-row sum(predict(...)) otherwise spent 0.3-0.7 s inlining and optimizing with LLVM.
+void reconsider_jit(PlannedStmt* stmt, double cost_saved) {
+    if (!(stmt->jitFlags & PGJIT_PERFORM) || cost_saved <= 0.0) return;
+    double cost = stmt->planTree->total_cost - cost_saved;
+    if (cost <= jit_above_cost) {
+        stmt->jitFlags = PGJIT_NONE;
+        return;
+    }
+    if (jit_optimize_above_cost < 0 || cost <= jit_optimize_above_cost) stmt->jitFlags &= ~PGJIT_OPT3;
+    if (jit_inline_above_cost < 0 || cost <= jit_inline_above_cost) stmt->jitFlags &= ~PGJIT_INLINE;
+}
+
 PlannedStmt* batching_planner(Query* parse, const char* query_string, int cursor_options,
                               ParamListInfo bound_params) {
     PlannedStmt* stmt = previous_planner_hook
@@ -652,8 +758,12 @@ PlannedStmt* batching_planner(Query* parse, const char* query_string, int cursor
     });
     if (!has_calls) return stmt;
 
+    double outer_cost_saved = batched_cost_saved;
+    batched_cost_saved = 0.0;
     stmt->planTree = rewrite_plan(stmt, stmt->planTree, false);
     stmt->subplans = rewrite_plan_list(stmt, stmt->subplans);
+    reconsider_jit(stmt, batched_cost_saved);
+    batched_cost_saved = outer_cost_saved;
 
     // Nodes made here get ids after the highest one the planner used.
     int next_id = max_id + 1;
