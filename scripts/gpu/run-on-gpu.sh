@@ -52,6 +52,9 @@ step "environment (-> $OUT/env.txt)"
   command -v nvidia-smi >/dev/null && nvidia-smi || echo "no nvidia-smi"
   command -v nvcc >/dev/null && nvcc --version | tail -2 || echo "no nvcc on PATH"
   for t in cmake make g++ gcc python3 dpkg-deb; do printf '%-10s %s\n' "$t" "$(command -v $t || echo MISSING)"; done
+  command -v g++ >/dev/null && g++ --version | sed -n 1p
+  for f in /usr/local/cuda/include/cublas_v2.h /usr/local/cuda/include/cusparse.h /usr/local/cuda/lib64/libnvrtc.so; do
+    printf '%-45s %s\n' "$f" "$([ -e "$f" ] && echo present || echo MISSING)"; done
   python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(), "cxx11abi", torch.compiled_with_cxx11_abi())' 2>&1 || echo "python3 cannot import torch"
 } | tee "$OUT/env.txt"
 [ -d "$CARRY/debs" ] || die "no $CARRY/debs: run scripts/gpu/fetch-postgres.sh on the dev machine and carry .gpu-carry"
@@ -128,7 +131,15 @@ if [ "$MODE" = cuda ]; then
     die "python3 cannot import torch"
   TORCH_LIB=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
   TORCH_DIR=$TORCH_PREFIX/Torch
-  EXTRA_CMAKE=(-DPG_PREDICT_CUDA=ON -DCMAKE_CUDA_COMPILER="$(command -v nvcc)")
+  # One CUDA in the process: nvcc's major version must be the one PyTorch was built with.
+  NVCC_CUDA=$(nvcc --version | grep -o 'release [0-9]\+' | grep -o '[0-9]\+$' || echo "?")
+  TORCH_CUDA=$(python3 -c 'import torch; print((torch.version.cuda or "none").split(".")[0])')
+  [ "$NVCC_CUDA" = "$TORCH_CUDA" ] ||
+    echo "run-on-gpu: WARNING: nvcc is CUDA $NVCC_CUDA, PyTorch was built with CUDA $TORCH_CUDA: two CUDA runtimes may load"
+  CUDA_ROOT=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+  export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}   # PyTorch's config ignores CMAKE_CUDA_ARCHITECTURES
+  EXTRA_CMAKE=(-DPG_PREDICT_CUDA=ON -DCMAKE_CUDA_COMPILER="$(command -v nvcc)"
+               -DCUDAToolkit_ROOT="$CUDA_ROOT" -DCUDA_TOOLKIT_ROOT_DIR="$CUDA_ROOT")
 else
   # --cpu: the system libtorch (Debian's) if there is one, else PyTorch's.
   TORCH_DIR=$(ls -d /usr/lib/x86_64-linux-gnu/cmake/Torch 2>/dev/null ||

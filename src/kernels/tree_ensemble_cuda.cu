@@ -16,7 +16,7 @@
 // The generic layout (deep trees, > 128 features) is scored by the CPU kernel through host
 // copies: correct, not fast.
 #include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -141,11 +141,13 @@ at::Tensor tree_ensemble_cuda(const at::Tensor& x_in, const at::Tensor& meta_in,
         const int32_t* cut_offset = aux_d;
         const int32_t* cut_steps = aux_d + F + 1;
         const int32_t* block_group = aux_d + 2 * F + 1;
-        const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+        const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
 
         // Shared memory for one block's words and leaves, if the device allows that much.
         const int64_t smem = 4 * int64_t(kLanes) * (((int64_t(1) << D) - 1) + (int64_t(1) << D));
-        const int64_t smem_max = static_cast<int64_t>(at::cuda::getCurrentDeviceProperties()->sharedMemPerBlockOptin);
+        int smem_optin = 0;  // (not ATen/cuda/CUDAContext.h's device properties: that header needs cuBLAS & co.)
+        C10_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device.index()));
+        const int64_t smem_max = smem_optin;
         const bool stage = smem <= smem_max;
         if (stage && smem > 48 * 1024)
             C10_CUDA_CHECK(cudaFuncSetAttribute(trees_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
