@@ -16,6 +16,7 @@ import contextlib
 import copy
 import functools
 import json
+import re
 import time
 
 import numpy as np
@@ -543,7 +544,57 @@ def test_deep_trees(env):
         env.drop_model(model)
 
 
-for _fn in (test_unnamed_model, test_columns_mapping, test_column_types, test_deep_trees):
+def test_process_exits(env):
+    """Processes that loaded libtorch leave through proc_exit without its static destructors
+    (src/pg/fast_exit.cpp), which must not change how they end: parallel workers that scored
+    exit with code 0, a backend that scored and was terminated does not make the postmaster
+    reinitialize the cluster, and models keep answering. A server of its own, logging every
+    worker's exit (log_min_messages = debug1)."""
+    X, rng = make_data(21, n=4000, nan_frac=0)
+    y = (signal(X) > 0).astype(int)
+    bst = xgb.train({"objective": "binary:logistic", "max_depth": 4, "eta": 0.3,
+                     "nthread": THREADS, "seed": 0}, dmatrix(X, y), 20)
+    want = float(bst.predict(dmatrix(X)).sum())
+    settings = {"log_min_messages": "debug1", "max_parallel_workers_per_gather": 2,
+                "parallel_setup_cost": 0, "parallel_tuple_cost": 0,
+                "min_parallel_table_scan_size": 0, "parallel_leader_participation": "off"}
+    sum_sql = "SELECT sum((predict_proba('exits', t))[2]) FROM exits t"
+    with Cluster(settings=settings, prefix="pg_predict-exit-") as pg:
+        own = Env(pg)
+        own.conn.execute("CREATE EXTENSION pg_predict")
+        own.load_table("exits", [(f, "real") for f in FEATURES], X)
+        own.create_model("exits", booster_json(bst))
+        started = own.query("SELECT pg_postmaster_start_time()")[0][0]
+        for _ in range(3):
+            plan = own.query(f"EXPLAIN (ANALYZE, FORMAT JSON) {sum_sql}")[0][0]
+            gather = plan[0]["Plan"]["Plans"][0]
+            assert_equal("parallel workers launched", gather.get("Workers Launched"), 2)
+            assert_close("sum of P(class 1), 2 workers", to_floats([own.query(sum_sql)[0][0]]),
+                         np.array([want]))
+        with pg.connect() as victim:
+            pid = victim.execute("SELECT pg_backend_pid()").fetchone()[0]
+            victim.execute("SET max_parallel_workers_per_gather = 0")
+            victim.execute(sum_sql).fetchone()
+            own.query("SELECT pg_terminate_backend(%s, 10000)", [pid])
+        with pg.connect() as scored_and_left:
+            scored_and_left.execute(sum_sql).fetchone()
+        time.sleep(0.5)  # the last exits reach the postmaster
+        assert_equal("postmaster start time (no crash restart)",
+                     own.query("SELECT pg_postmaster_start_time()")[0][0], started)
+        assert_close("sum after the exits", to_floats([own.query(sum_sql)[0][0]]), np.array([want]))
+        own.conn.close()
+        with open(pg.logfile, errors="replace") as f:
+            log = f.read()
+    codes = re.findall(r'background worker "parallel worker" \(PID \d+\) exited with exit code (\d+)', log)
+    if len(codes) < 6 or set(codes) != {"0"}:
+        raise Failure(f"parallel workers' exit codes: {codes} (want at least 6, all 0)")
+    for bad in ("terminated by signal", "terminating any other active server processes"):
+        if bad in log:
+            raise Failure(f"the server log says '{bad}'")
+
+
+for _fn in (test_unnamed_model, test_columns_mapping, test_column_types, test_deep_trees,
+            test_process_exits):
     add_test(_fn.__name__[len("test_"):], _fn)
 
 
