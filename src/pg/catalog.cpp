@@ -163,6 +163,28 @@ void check_model_owner(const char* name, Oid owner) {
                                                                  : "(dropped role)")));
 }
 
+namespace {
+
+// Runs a read-only query on the catalog table as its owner, in the calling statement's snapshot
+// (every use of a model within one statement sees the same version even if a replace commits
+// meanwhile; planning may happen without an active snapshot, then the transaction's is taken),
+// and calls read() while SPI's result is there. At most one row.
+template <typename Read>
+void read_catalog(const CatalogTable& table, const char* query, Oid type, Datum value, Read read) {
+    bool pushed_snapshot = !ActiveSnapshotSet();
+    if (pushed_snapshot) PushActiveSnapshot(GetTransactionSnapshot());
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    int rc = SPI_execute_with_args(query, 1, &type, &value, NULL, true, 1);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    read();
+    SPI_finish();
+    restore_user(saved);
+    if (pushed_snapshot) PopActiveSnapshot();
+}
+
+}  // namespace
+
 CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
     CatalogTable table = catalog_table();
     MemoryContext caller = CurrentMemoryContext;
@@ -175,21 +197,9 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
         "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', '') "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
         table.qualified_table);
-    Oid types[1] = {TEXTOID};
-    Datum values[1] = {CStringGetTextDatum(name)};
-
-    // read_only: run in the calling query's snapshot, so every use of a model within one
-    // statement sees the same version even if a replace commits meanwhile. Planning may
-    // happen without an active snapshot; then take the transaction's.
-    bool pushed_snapshot = !ActiveSnapshotSet();
-    if (pushed_snapshot) PushActiveSnapshot(GetTransactionSnapshot());
-    OwnerSwitch saved = become_catalog_owner(table.owner);
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
-    int rc = SPI_execute_with_args(query, 1, types, values, NULL, true, 1);
-    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
-
     CatalogEntry* entry = NULL;
-    if (SPI_processed > 0) {
+    read_catalog(table, query, TEXTOID, CStringGetTextDatum(name), [&] {
+        if (SPI_processed == 0) return;
         HeapTuple row = SPI_tuptable->vals[0];
         TupleDesc desc = SPI_tuptable->tupdesc;
         bool isnull;
@@ -225,10 +235,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
         entry->objective = TextDatumGetCString(SPI_getbinval(row, desc, 15, &isnull));
         for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
         MemoryContextSwitchTo(spi);
-    }
-    SPI_finish();
-    restore_user(saved);
-    if (pushed_snapshot) PopActiveSnapshot();
+    });
 
     if (entry == NULL && !missing_ok)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -245,25 +252,16 @@ Datum read_column_by_id(int64 id, const char* column) {
     MemoryContext caller = CurrentMemoryContext;
     char* query = psprintf("SELECT %s FROM %s WHERE id OPERATOR(pg_catalog.=) $1", column,
                            table.qualified_table);
-    Oid types[1] = {INT8OID};
-    Datum values[1] = {Int64GetDatum(id)};
-
-    bool pushed_snapshot = !ActiveSnapshotSet();
-    if (pushed_snapshot) PushActiveSnapshot(GetTransactionSnapshot());
-    OwnerSwitch saved = become_catalog_owner(table.owner);
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
-    int rc = SPI_execute_with_args(query, 1, types, values, NULL, true, 1);
-    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
-    if (SPI_processed == 0) elog(ERROR, "pg_predict: model version %lld vanished from the catalog", (long long)id);
-    bool isnull;
-    Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-    if (isnull) elog(ERROR, "pg_predict: model version %lld has no %s", (long long)id, column);
-    MemoryContext spi = MemoryContextSwitchTo(caller);
-    Datum result = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
-    MemoryContextSwitchTo(spi);
-    SPI_finish();
-    restore_user(saved);
-    if (pushed_snapshot) PopActiveSnapshot();
+    Datum result = (Datum)0;
+    read_catalog(table, query, INT8OID, Int64GetDatum(id), [&] {
+        if (SPI_processed == 0) elog(ERROR, "pg_predict: model version %lld vanished from the catalog", (long long)id);
+        bool isnull;
+        Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        if (isnull) elog(ERROR, "pg_predict: model version %lld has no %s", (long long)id, column);
+        MemoryContext spi = MemoryContextSwitchTo(caller);
+        result = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+        MemoryContextSwitchTo(spi);
+    });
     return result;
 }
 

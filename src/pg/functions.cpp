@@ -42,6 +42,7 @@ bool replace_option(Jsonb* options) {
 struct CallSiteModel {
     CallSiteModel* next;
     char* name;
+    size_t name_length;  // compared before the bytes: no strlen per row
     BoundModel* model;
     RowReader* reader;  // for the last row type seen
     float* x;           // num_features
@@ -72,11 +73,12 @@ CallSiteModel* call_site_model(FunctionCallInfo fcinfo) {
         flinfo->fn_extra = site;
     }
     for (CallSiteModel* m = site->models; m != NULL; m = m->next)
-        if (strlen(m->name) == name_length && memcmp(m->name, name_bytes, name_length) == 0) return m;
+        if (m->name_length == name_length && memcmp(m->name, name_bytes, name_length) == 0) return m;
 
     MemoryContext old = MemoryContextSwitchTo(flinfo->fn_mcxt);
     CallSiteModel* m = (CallSiteModel*)palloc0(sizeof(CallSiteModel));
     m->name = pnstrdup(name_bytes, name_length);
+    m->name_length = name_length;
     m->model = bind_model(m->name, flinfo->fn_mcxt);
     m->x = (float*)palloc0(sizeof(float) * Max(m->model->entry->num_features, 1));
     m->out = (float*)palloc0(sizeof(float) * Max(m->model->output_width, 1));

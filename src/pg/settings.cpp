@@ -18,7 +18,9 @@ namespace {
 int threads_setting = 1;
 
 // Only records the wish: torch must not be touched here, as this can run in the postmaster.
-void assign_threads(int value, void* extra) { runtime::set_num_threads(value); }
+// An assign hook runs outside the C++ guard and must not fail: the setting's minimum is 1, the
+// only values set_num_threads refuses are below it, hence noexcept.
+void assign_threads(int value, void* extra) noexcept { runtime::set_num_threads(Max(value, 1)); }
 
 bool check_strategy(char** value, void** extra, GucSource source) {
     static const char* const known[] = {"auto", "gemm", "tree_traversal", "perfect_tree_traversal",
