@@ -270,6 +270,7 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
 }  // namespace
 
 void build_featurizers(const spec::Pipeline& p, ProgramParts& parts) {
+    parts.reads_float64 = true;  // featurize() starts with x.double()
     Emitter e{parts, "", 0, 0};
     std::string h = "x.double()";
     int64_t width = p.input_width();

@@ -62,6 +62,7 @@ std::string build_module(const ProgramParts& parts) {
         // Read back by runtime::load_program to check batches and size outputs.
         module.register_attribute("num_features", c10::IntType::get(), parts.num_features);
         module.register_attribute("output_width", c10::IntType::get(), parts.output_width);
+        module.register_attribute("reads_float64", c10::BoolType::get(), parts.reads_float64);
         module.define(parts.source, std::make_shared<OpsResolver>());
         std::ostringstream out;
         module.save(out);

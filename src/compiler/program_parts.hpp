@@ -41,6 +41,9 @@ struct ProgramParts {
     int64_t chunk_rows = 0;
     int64_t num_features = 0;
     int64_t output_width = 0;
+    // The program's first step makes the batch float64 (featurizers, linear models): it reads
+    // a float64 batch as is, so float8 columns reach it unrounded.
+    bool reads_float64 = false;
 
     int64_t total_bytes() const;
 };

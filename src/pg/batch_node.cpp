@@ -44,7 +44,10 @@ struct InputState {
     // FeatureSource::Row / Array: one expression
     ExprState* argument;
     RowReader* reader;
-    float* x;                    // capacity × num_features, row-major
+    // The batch, capacity × num_features, row-major: float64 when the program computes in
+    // float64 (runtime::program_reads_float64), else float32. Exactly one is set.
+    float* x32;
+    double* x64;
     float* out;                  // capacity × width
     bool* row_null;              // capacity: the row or array argument was NULL
 };
@@ -165,17 +168,22 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
     }
     if (!explain_only) {
         size_t cells = (size_t)state->capacity * features;
-        if (state->gpu_possible) {
+        runtime::Program* program = input->model->program;
+        bool float64 = guarded([&] { return runtime::program_reads_float64(program); });
+        if (float64) {
+            input->x64 = (double*)MemoryContextAllocExtended(CurrentMemoryContext, sizeof(double) * cells,
+                                                             MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+        } else if (state->gpu_possible) {
             // Pinned host memory: the GPU reads the batch from where the features are written.
             MemoryContextCallback* release = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
-            input->x = guarded([&] { return runtime::alloc_batch_buffer(cells); });
+            input->x32 = guarded([&] { return runtime::alloc_batch_buffer(cells); });
             release->func = free_batch_buffer_callback;
-            release->arg = input->x;
+            release->arg = input->x32;
             MemoryContextRegisterResetCallback(CurrentMemoryContext, release);
         } else {
             // GPU-sized batches of the CPU fallback can pass MaxAllocSize on wide rows.
-            input->x = (float*)MemoryContextAllocExtended(CurrentMemoryContext, sizeof(float) * cells,
-                                                          MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+            input->x32 = (float*)MemoryContextAllocExtended(CurrentMemoryContext, sizeof(float) * cells,
+                                                            MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
         }
         input->out = (float*)MemoryContextAllocHuge(CurrentMemoryContext,
                                                     sizeof(float) * (size_t)state->capacity * Max(input->width, 1));
@@ -241,6 +249,44 @@ void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
     MemoryContextSwitchTo(old);
 }
 
+// One input's features of the current child tuple, into x (its row of the batch).
+template <typename Feature>
+void read_input_row(PredictBatchState* state, InputState* input, TupleTableSlot* slot, int row, Feature* x) {
+    ExprContext* econtext = state->css.ss.ps.ps_ExprContext;
+    if (input->plan->source == FeatureSource::Columns) {
+        for (int f = 0; f < input->num_features; f++) {
+            bool isnull;
+            Datum value;
+            if (input->row_column[f] != 0) {
+                value = slot->tts_values[input->row_column[f] - 1];
+                isnull = slot->tts_isnull[input->row_column[f] - 1];
+            } else if (input->column[f] != 0 || input->feature_expr[f] == NULL) {
+                continue;
+            } else {
+                value = ExecEvalExpr(input->feature_expr[f], econtext, &isnull);
+            }
+            x[f] = isnull                      ? (Feature)NAN
+                   : input->convert[f] != NULL ? (Feature)input->convert[f](value)
+                                               : (Feature)encode_text_feature(input->model, f, value, input->text_column[f]);
+        }
+        return;
+    }
+    bool isnull;
+    Datum value = ExecEvalExpr(input->argument, econtext, &isnull);
+    input->row_null[row] = isnull;
+    if (isnull) return;
+    if (input->plan->source == FeatureSource::Row) {
+        HeapTupleHeader tuple = DatumGetHeapTupleHeader(value);
+        Oid type_id = HeapTupleHeaderGetTypeId(tuple);
+        int32 typmod = HeapTupleHeaderGetTypMod(tuple);
+        if (input->reader == NULL || input->reader->type_id != type_id || input->reader->typmod != typmod)
+            input->reader = make_row_reader(input->model, type_id, typmod, state->css.ss.ps.state->es_query_cxt);
+        read_row(input->model, input->reader, tuple, x);
+    } else {
+        read_array(input->model, DatumGetArrayTypeP(value), x);
+    }
+}
+
 // Features that are expressions or whole arguments are evaluated while the child's tuple is
 // current; plain columns are filled afterwards, a column at a time.
 void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) {
@@ -249,75 +295,48 @@ void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) 
     MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
     for (int i = 0; i < state->plan->num_inputs; i++) {
         InputState* input = &state->inputs[i];
-        float* x = input->x + (size_t)row * input->num_features;
-        if (input->plan->source == FeatureSource::Columns) {
-            for (int f = 0; f < input->num_features; f++) {
-                bool isnull;
-                Datum value;
-                if (input->row_column[f] != 0) {
-                    value = slot->tts_values[input->row_column[f] - 1];
-                    isnull = slot->tts_isnull[input->row_column[f] - 1];
-                } else if (input->column[f] != 0 || input->feature_expr[f] == NULL) {
-                    continue;
-                } else {
-                    value = ExecEvalExpr(input->feature_expr[f], econtext, &isnull);
-                }
-                x[f] = isnull                      ? NAN
-                       : input->convert[f] != NULL ? input->convert[f](value)
-                                                   : encode_text_feature(input->model, f, value, input->text_column[f]);
-            }
-            continue;
-        }
-        bool isnull;
-        Datum value = ExecEvalExpr(input->argument, econtext, &isnull);
-        input->row_null[row] = isnull;
-        if (isnull) continue;
-        if (input->plan->source == FeatureSource::Row) {
-            HeapTupleHeader tuple = DatumGetHeapTupleHeader(value);
-            Oid type_id = HeapTupleHeaderGetTypeId(tuple);
-            int32 typmod = HeapTupleHeaderGetTypMod(tuple);
-            if (input->reader == NULL || input->reader->type_id != type_id || input->reader->typmod != typmod)
-                input->reader = make_row_reader(input->model, type_id, typmod, state->css.ss.ps.state->es_query_cxt);
-            read_row(input->model, input->reader, tuple, x);
-        } else {
-            read_array(input->model, DatumGetArrayTypeP(value), x);
-        }
+        size_t at = (size_t)row * input->num_features;
+        if (input->x64 != NULL)
+            read_input_row(state, input, slot, row, input->x64 + at);
+        else
+            read_input_row(state, input, slot, row, input->x32 + at);
     }
     MemoryContextSwitchTo(old);
     ResetExprContext(econtext);
 }
 
-template <typename Read>
-void fill_column(PredictBatchState* state, InputState* input, int f, AttrNumber column, Read read) {
+template <typename Feature, typename Read>
+void fill_column(PredictBatchState* state, InputState* input, Feature* batch, int f, AttrNumber column, Read read) {
     const int width = state->child_width;
     const int features = input->num_features;
     const Datum* values = state->values + (column - 1);
     const bool* nulls = state->nulls + (column - 1);
-    float* x = input->x + f;
+    Feature* x = batch + f;
     for (int r = 0; r < state->count; r++)
-        x[(size_t)r * features] = nulls[(size_t)r * width] ? NAN : read(values[(size_t)r * width]);
+        x[(size_t)r * features] = nulls[(size_t)r * width] ? (Feature)NAN : (Feature)read(values[(size_t)r * width]);
 }
 
-void fill_columns(PredictBatchState* state, InputState* input) {
+template <typename Feature>
+void fill_columns(PredictBatchState* state, InputState* input, Feature* x) {
     for (int f = 0; f < input->num_features; f++) {
         AttrNumber column = input->column[f];
         if (column == 0) continue;
         if (input->convert[f] == NULL) {  // text: dictionary-encoded, one hash lookup a row
             const BoundModel* model = input->model;
             const char* name = input->text_column[f];
-            fill_column(state, input, f, column,
+            fill_column(state, input, x, f, column,
                         [model, f, name](Datum v) { return encode_text_feature(model, f, v, name); });
             continue;
         }
         switch (input->column_type[f]) {
-            case FLOAT4OID: fill_column(state, input, f, column, [](Datum v) { return DatumGetFloat4(v); }); break;
-            case FLOAT8OID: fill_column(state, input, f, column, [](Datum v) { return (float)DatumGetFloat8(v); }); break;
-            case INT4OID: fill_column(state, input, f, column, [](Datum v) { return (float)DatumGetInt32(v); }); break;
-            case INT8OID: fill_column(state, input, f, column, [](Datum v) { return (float)DatumGetInt64(v); }); break;
-            case INT2OID: fill_column(state, input, f, column, [](Datum v) { return (float)DatumGetInt16(v); }); break;
+            case FLOAT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat4(v); }); break;
+            case FLOAT8OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat8(v); }); break;
+            case INT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt32(v); }); break;
+            case INT8OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt64(v); }); break;
+            case INT2OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt16(v); }); break;
             default: {
                 FeatureConverter convert = input->convert[f];
-                fill_column(state, input, f, column, [convert](Datum v) { return convert(v); });
+                fill_column(state, input, x, f, column, [convert](Datum v) { return convert(v); });
             }
         }
     }
@@ -343,17 +362,26 @@ void score_batch(PredictBatchState* state) {
         if (input->plan->source == FeatureSource::Columns) {
             // Detoasted text and numeric values live until the next batch.
             MemoryContext old = MemoryContextSwitchTo(state->batch_context);
-            fill_columns(state, input);
+            if (input->x64 != NULL)
+                fill_columns(state, input, input->x64);
+            else
+                fill_columns(state, input, input->x32);
             MemoryContextSwitchTo(old);
         }
         runtime::Program* program = program_for(input->model, gpu);
-        const float* x = input->x;
+        const float* x32 = input->x32;
+        const double* x64 = input->x64;
         float* out = input->out;
         int64 rows = state->count;
         int64 cols = input->num_features;
         instr_time start, elapsed;
         INSTR_TIME_SET_CURRENT(start);
-        guarded([&] { runtime::run_program(program, x, rows, cols, out); });
+        guarded([&] {
+            if (x64 != NULL)
+                runtime::run_program(program, x64, rows, cols, out);
+            else
+                runtime::run_program(program, x32, rows, cols, out);
+        });
         INSTR_TIME_SET_CURRENT(elapsed);
         INSTR_TIME_SUBTRACT(elapsed, start);
         INSTR_TIME_ADD(state->model_time, elapsed);

@@ -8,15 +8,13 @@ namespace pg_predict::pg {
 
 namespace {
 
-float from_int2(Datum v) { return (float)DatumGetInt16(v); }
-float from_int4(Datum v) { return (float)DatumGetInt32(v); }
-float from_int8(Datum v) { return (float)DatumGetInt64(v); }
-float from_float4(Datum v) { return DatumGetFloat4(v); }
-float from_float8(Datum v) { return (float)DatumGetFloat8(v); }
-float from_bool(Datum v) { return DatumGetBool(v) ? 1.0f : 0.0f; }
-float from_numeric(Datum v) {
-    return (float)DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v));
-}
+double from_int2(Datum v) { return DatumGetInt16(v); }
+double from_int4(Datum v) { return DatumGetInt32(v); }
+double from_int8(Datum v) { return (double)DatumGetInt64(v); }
+double from_float4(Datum v) { return DatumGetFloat4(v); }
+double from_float8(Datum v) { return DatumGetFloat8(v); }
+double from_bool(Datum v) { return DatumGetBool(v) ? 1.0 : 0.0; }
+double from_numeric(Datum v) { return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, v)); }
 
 const char* const numeric_types_hint =
     "Features must be smallint, integer, bigint, real, double precision, numeric or boolean.";
@@ -127,7 +125,8 @@ RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
     return reader;
 }
 
-void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader row, float* x) {
+template <typename Feature>
+void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader row, Feature* x) {
     HeapTupleData tuple;
     tuple.t_len = HeapTupleHeaderGetDatumLength(row);
     ItemPointerSetInvalid(&tuple.t_self);
@@ -135,7 +134,7 @@ void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader 
     tuple.t_data = row;
     for (int f = 0; f < reader->num_features; f++) {
         if (reader->attnums[f] == InvalidAttrNumber) {  // unused by the model
-            x[f] = 0.0f;
+            x[f] = 0;
             continue;
         }
         bool isnull;
@@ -143,13 +142,14 @@ void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader 
         if (isnull)
             x[f] = NAN;
         else if (reader->convert[f] != NULL)
-            x[f] = reader->convert[f](value);
+            x[f] = (Feature)reader->convert[f](value);
         else
             x[f] = encode_text_feature(model, f, value, model->entry->columns[f]);
     }
 }
 
-void read_array(const BoundModel* model, ArrayType* array, float* x) {
+template <typename Feature>
+void read_array(const BoundModel* model, ArrayType* array, Feature* x) {
     const CatalogEntry* entry = model->entry;
     if (entry->has_text)
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -178,9 +178,14 @@ void read_array(const BoundModel* model, ArrayType* array, float* x) {
         ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
                         errmsg("model \"%s\" expects %d features, but the array has %d elements",
                                entry->name, entry->num_features, count)));
-    for (int f = 0; f < count; f++) x[f] = nulls[f] ? NAN : convert(elements[f]);
+    for (int f = 0; f < count; f++) x[f] = nulls[f] ? NAN : (Feature)convert(elements[f]);
     pfree(elements);
     pfree(nulls);
 }
+
+template void read_row<float>(const BoundModel*, const RowReader*, HeapTupleHeader, float*);
+template void read_row<double>(const BoundModel*, const RowReader*, HeapTupleHeader, double*);
+template void read_array<float>(const BoundModel*, ArrayType*, float*);
+template void read_array<double>(const BoundModel*, ArrayType*, double*);
 
 }  // namespace pg_predict::pg

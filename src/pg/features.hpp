@@ -1,14 +1,17 @@
-// Turning SQL values into the model's float32 features: by column name for rows, by position
-// for arrays. SQL NULL becomes NaN, which the model treats as a missing value.
+// Turning SQL values into the model's features: by column name for rows, by position for
+// arrays. SQL NULL becomes NaN, which the model treats as a missing value. A batch is float32
+// for tree models (XGBoost and scikit-learn round their input to float32 too) and float64 for
+// programs that compute in float64 (runtime::program_reads_float64), so float8 columns reach
+// those unrounded.
 #pragma once
 
 #include "model_binding.hpp"
 
 namespace pg_predict::pg {
 
-// Converts one non-NULL datum of a numeric type to float32 the way a training library would
-// (float64 → float32 rounds to nearest).
-typedef float (*FeatureConverter)(Datum value);
+// Converts one non-NULL datum of a numeric type to float64 (numeric rounds to nearest); a
+// float32 batch then rounds that to nearest, as a training library would.
+typedef double (*FeatureConverter)(Datum value);
 
 // The converter for a column type (domains resolved), or NULL if the type is not numeric.
 FeatureConverter converter_for_type(Oid type);
@@ -40,11 +43,13 @@ struct RowReader {
 RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
                            MemoryContext context);
 
-// Fills x[0 .. num_features) from one row value.
-void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader row, float* x);
+// Fills x[0 .. num_features) from one row value. Feature: float or double.
+template <typename Feature>
+void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader row, Feature* x);
 
 // Fills x[0 .. num_features) from a one-dimensional numeric array with exactly that many
-// elements.
-void read_array(const BoundModel* model, ArrayType* array, float* x);
+// elements. Feature: float or double.
+template <typename Feature>
+void read_array(const BoundModel* model, ArrayType* array, Feature* x);
 
 }  // namespace pg_predict::pg

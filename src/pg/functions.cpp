@@ -45,7 +45,8 @@ struct CallSiteModel {
     size_t name_length;  // compared before the bytes: no strlen per row
     BoundModel* model;
     RowReader* reader;  // for the last row type seen
-    float* x;           // num_features
+    float* x32;         // num_features, for a program that reads float32
+    double* x64;        // num_features, for one that reads float64 (runtime::program_reads_float64)
     float* out;         // output_width
     bool gpu;           // score on the GPU (pg_predict.device, decided when bound)
 };
@@ -80,7 +81,12 @@ CallSiteModel* call_site_model(FunctionCallInfo fcinfo) {
     m->name = pnstrdup(name_bytes, name_length);
     m->name_length = name_length;
     m->model = bind_model(m->name, flinfo->fn_mcxt);
-    m->x = (float*)palloc0(sizeof(float) * Max(m->model->entry->num_features, 1));
+    size_t features = Max(m->model->entry->num_features, 1);
+    runtime::Program* program = m->model->program;
+    if (guarded([&] { return runtime::program_reads_float64(program); }))
+        m->x64 = (double*)palloc0(sizeof(double) * features);
+    else
+        m->x32 = (float*)palloc0(sizeof(float) * features);
     m->out = (float*)palloc0(sizeof(float) * Max(m->model->output_width, 1));
     // One row is a batch of one: auto keeps it on the CPU unless gpu_min_rows is 1.
     m->gpu = device_setting != DEVICE_CPU && (device_setting == DEVICE_CUDA || gpu_min_rows <= 1) &&
@@ -120,15 +126,24 @@ bool score_one(FunctionCallInfo fcinfo, CallSiteModel** scored) {
         int32 typmod = HeapTupleHeaderGetTypMod(row);
         if (m->reader == NULL || m->reader->type_id != type_id || m->reader->typmod != typmod)
             m->reader = make_row_reader(m->model, type_id, typmod, fcinfo->flinfo->fn_mcxt);
-        read_row(m->model, m->reader, row, m->x);
+        if (m->x64 != NULL)
+            read_row(m->model, m->reader, row, m->x64);
+        else
+            read_row(m->model, m->reader, row, m->x32);
+    } else if (m->x64 != NULL) {
+        read_array(m->model, PG_GETARG_ARRAYTYPE_P(1), m->x64);
     } else {
-        read_array(m->model, PG_GETARG_ARRAYTYPE_P(1), m->x);
+        read_array(m->model, PG_GETARG_ARRAYTYPE_P(1), m->x32);
     }
     runtime::Program* program = program_for(m->model, m->gpu);
     int64 cols = m->model->entry->num_features;
-    float* x = m->x;
     float* out = m->out;
-    guarded([&] { runtime::run_program(program, x, 1, cols, out); });
+    guarded([&] {
+        if (m->x64 != NULL)
+            runtime::run_program(program, m->x64, 1, cols, out);
+        else
+            runtime::run_program(program, m->x32, 1, cols, out);
+    });
     return true;
 }
 

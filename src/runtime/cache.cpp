@@ -75,7 +75,7 @@ Program* insert(int64_t id, const std::string& strategy, const void* bytes, size
     p->id = id;
     p->strategy = strategy;
     try {
-        p->module = load_module(bytes, length, p->num_features, p->output_width);
+        p->module = load_module(bytes, length, *p);
     } catch (...) {
         delete p;
         throw;
@@ -135,6 +135,7 @@ Program* acquire_on_device(Program* p, Device device) {
     q->device = device;
     q->num_features = p->num_features;
     q->output_width = p->output_width;
+    q->reads_float64 = p->reads_float64;
     try {
         q->module = copy_module_to_device(p->module, device);
     } catch (...) {
@@ -165,6 +166,11 @@ void release_program(Program* p) {
 int program_output_width(const Program* p) {
     if (p == nullptr) fail(ErrorCategory::Internal, "program_output_width: null program");
     return p->output_width;
+}
+
+bool program_reads_float64(const Program* p) {
+    if (p == nullptr) fail(ErrorCategory::Internal, "program_reads_float64: null program");
+    return p->reads_float64;
 }
 
 }  // namespace pg_predict::runtime

@@ -56,14 +56,15 @@ void configure_once() {
 
 }  // namespace
 
-LoadedModule* load_module(const void* bytes, size_t length, int64_t& num_features, int& output_width) {
+LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
     return torch_guard("loading the model program failed", [&] {
         configure_once();
         std::istringstream in(std::string(static_cast<const char*>(bytes), length));
         torch::jit::Module module = torch::jit::load(in, torch::kCPU);
         module.eval();
-        num_features = module.attr("num_features").toInt();
-        output_width = static_cast<int>(module.attr("output_width").toInt());
+        shape.num_features = module.attr("num_features").toInt();
+        shape.output_width = static_cast<int>(module.attr("output_width").toInt());
+        shape.reads_float64 = module.hasattr("reads_float64") && module.attr("reads_float64").toBool();
         auto* loaded = new LoadedModule(module);
         return loaded;
     });
@@ -203,13 +204,29 @@ void run_on_device(LoadedModule* m, const float* x, int64_t rows, int64_t cols, 
 
 }  // namespace
 
-void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
+namespace {
+
+void check_batch(const Program* p, int64_t rows, int64_t cols) {
     if (p == nullptr || p->module == nullptr) fail(ErrorCategory::Internal, "run_program: null program");
     if (cols != p->num_features)
         fail(ErrorCategory::InvalidParameter, "the model reads " + std::to_string(p->num_features) +
                                                   " features but the batch has " + std::to_string(cols) +
                                                   " columns");
     if (rows < 0) fail(ErrorCategory::Internal, "run_program: negative row count");
+}
+
+// `input` (rows × cols, on the CPU) through the program on the CPU; outputs into `out`.
+void run_on_cpu(const Program* p, const at::Tensor& input, int64_t rows, float* out) {
+    at::Tensor result = p->module->forward({input}).toTensor();
+    check_result(result, rows, p->output_width);
+    result = result.contiguous();
+    std::memcpy(out, result.data_ptr<float>(), sizeof(float) * rows * p->output_width);
+}
+
+}  // namespace
+
+void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
+    check_batch(p, rows, cols);
     if (rows == 0) return;
     torch_guard("running the model program failed", [&] {
         if (int threads = take_thread_request()) at::set_num_threads(threads);
@@ -217,11 +234,25 @@ void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* 
         LoadedModule* m = p->module;
         if (!m->device.is_cpu()) return run_on_device(m, x, rows, cols, p->output_width, out);
         // The batch is only read: wrapping it avoids a copy.
-        at::Tensor input = torch::from_blob(const_cast<float*>(x), {rows, cols}, torch::kFloat32);
-        at::Tensor result = m->forward({input}).toTensor();
+        run_on_cpu(p, torch::from_blob(const_cast<float*>(x), {rows, cols}, torch::kFloat32), rows, out);
+    });
+}
+
+void run_program(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
+    check_batch(p, rows, cols);
+    if (rows == 0) return;
+    torch_guard("running the model program failed", [&] {
+        if (int threads = take_thread_request()) at::set_num_threads(threads);
+        c10::InferenceMode inference;
+        LoadedModule* m = p->module;
+        at::Tensor input = torch::from_blob(const_cast<double*>(x), {rows, cols}, torch::kFloat64);
+        if (!p->reads_float64) input = input.to(torch::kFloat32);
+        if (m->device.is_cpu()) return run_on_cpu(p, input, rows, out);
+        // Float64 batches are not staged through pinned memory: a plain copy to the GPU.
+        at::Tensor result = m->forward({input.to(m->device)}).toTensor();
         check_result(result, rows, p->output_width);
-        result = result.contiguous();
-        std::memcpy(out, result.data_ptr<float>(), sizeof(float) * rows * p->output_width);
+        at::Tensor host = result.to(torch::kCPU).contiguous();
+        std::memcpy(out, host.data_ptr<float>(), sizeof(float) * rows * p->output_width);
     });
 }
 

@@ -20,11 +20,12 @@ struct Program {
     uint64_t last_used = 0;  // cache clock tick, for LRU eviction
     int64_t num_features = 0;
     int output_width = 0;
+    bool reads_float64 = false;  // the batch may be float64 (programs built before: float32)
     LoadedModule* module = nullptr;
 };
 
 // program.cpp: deserialize bytes (Error(Runtime) on failure) / free a loaded module.
-LoadedModule* load_module(const void* bytes, size_t length, int64_t& num_features, int& output_width);
+LoadedModule* load_module(const void* bytes, size_t length, Program& shape);
 void free_module(LoadedModule*);
 // A copy of a CPU module on `device` (Error(Runtime) on failure); the original is untouched.
 LoadedModule* copy_module_to_device(const LoadedModule*, Device);

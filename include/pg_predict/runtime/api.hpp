@@ -53,6 +53,10 @@ Program* acquire_cached_variant(int64_t id, const char* strategy);
 Program* compile_variant(int64_t id, const char* strategy, const char* spec_json, size_t length);
 
 int program_output_width(const Program*);
+// Whether the program computes in float64 from its first step (featurizers, linear models,
+// SVMs, ...): then give run_program a float64 batch, and float8 columns reach it unrounded.
+// Tree models read float32 (their thresholds are float32).
+bool program_reads_float64(const Program*);
 
 // Where a program runs. A program loaded or compiled above is on the CPU.
 enum class Device { Cpu, Cuda };
@@ -78,6 +82,9 @@ void free_batch_buffer(float*) noexcept;
 // x and out are host memory for every device: a CUDA program stages the batch through pinned
 // host buffers of its own and copies the outputs back before returning.
 void run_program(Program*, const float* x, int64_t rows, int64_t cols, float* out);
+// The same over a float64 batch (for program_reads_float64 programs; others get it rounded to
+// float32 first).
+void run_program(Program*, const double* x, int64_t rows, int64_t cols, float* out);
 
 // Dictionary encoding of text inputs: the model sees a text value as its index in the input's
 // vocabulary (-1 when it is not there). Built once per model per query from
