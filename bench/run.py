@@ -424,7 +424,12 @@ SKLEARN_MODELS = {
     "pipe": ("customers", "scikit-learn pipeline: imputer + scaler, one-hot of 3 text columns, "
                           "SelectKBest(12), LogisticRegression"),
     "rf100": ("higgs", "scikit-learn RandomForestClassifier, 100 trees, max_depth 10"),
+    "svc": ("customers", "the pipeline's ColumnTransformer, then SVC(kernel='rbf')"),
+    "mlp": ("customers", "the pipeline's ColumnTransformer, then MLPClassifier(100 hidden)"),
 }
+# Kernel SVMs fit in O(n^2): fewer rows (the support vectors, and so the cost of predicting,
+# grow with them).
+SKLEARN_TRAIN_ROWS = {"svc": 3000, "mlp": 20000}
 
 
 def sklearn_estimator(name):
@@ -435,16 +440,24 @@ def sklearn_estimator(name):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.svm import SVC
+
+    def columns():
+        return ColumnTransformer([
+            ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()),
+             CUSTOMER_NUMERIC),
+            ("text", make_pipeline(SimpleImputer(strategy="constant", fill_value="none"),
+                                   OneHotEncoder(handle_unknown="ignore")), CUSTOMER_TEXT),
+        ])
     if name == "pipe":
-        return make_pipeline(
-            ColumnTransformer([
-                ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()),
-                 CUSTOMER_NUMERIC),
-                ("text", make_pipeline(SimpleImputer(strategy="constant", fill_value="none"),
-                                       OneHotEncoder(handle_unknown="ignore")), CUSTOMER_TEXT),
-            ]),
-            SelectKBest(f_classif, k=12),
-            LogisticRegression(max_iter=1000))
+        return make_pipeline(columns(), SelectKBest(f_classif, k=12),
+                             LogisticRegression(max_iter=1000))
+    if name == "svc":
+        return make_pipeline(columns(), SVC(kernel="rbf"))
+    if name == "mlp":
+        return make_pipeline(columns(), MLPClassifier(hidden_layer_sizes=(100,), max_iter=60,
+                                                      random_state=0))
     return RandomForestClassifier(n_estimators=100, max_depth=10, n_jobs=os.cpu_count() or 2,
                                   random_state=0)
 
@@ -458,8 +471,9 @@ def train_sklearn_models(data, train_rows, info):
     os.makedirs(cache, exist_ok=True)
     paths = {}
     for name, (table, what) in SKLEARN_MODELS.items():
-        X = data[table]["X"][:train_rows]
-        y = data[table]["label"][:train_rows]
+        rows = min(train_rows, SKLEARN_TRAIN_ROWS.get(name, train_rows))
+        X = data[table]["X"][:rows]
+        y = data[table]["label"][:rows]
         est = sklearn_estimator(name)
         h = hashlib.sha1()
         h.update(pd_bytes(X))
@@ -665,7 +679,8 @@ def build_rows(threads):
     A(Row("pipe.floor", "pipe", "customers scan floor: sum(numbers + text lengths)", "floor",
           "customers", "SELECT sum(age + income + tenure + visits + coalesce(score, 0) + rate"
           " + length(city) + length(plan) + length(coalesce(channel, ''))) FROM {T}"))
-    for m, table, alias in (("pipe", "customers", "c"), ("rf100", "higgs", "h")):
+    for m, table, alias in (("pipe", "customers", "c"), ("rf100", "higgs", "h"),
+                            ("svc", "customers", "c"), ("mlp", "customers", "c")):
         for t in threads:
             A(Row(f"{m}.batched.auto.t{t}", m, f"{m} batched, {t} thr", "batched", table,
                   predict_sql(m, alias), m, threads=t, strategy="auto", batched=True))
