@@ -238,15 +238,22 @@ void run_on_cpu(const Program* p, const at::Tensor& input, int64_t rows, float* 
     std::memcpy(out, result.data_ptr<float>(), sizeof(float) * rows * p->output_width);
 }
 
-}  // namespace
-
-void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
+// What every batch shares: checks, the pending thread count, inference mode, the C++ guard.
+template <typename Run>
+void run_batch(Program* p, int64_t rows, int64_t cols, Run run) {
     check_batch(p, rows, cols);
     if (rows == 0) return;
     torch_guard("running the model program failed", [&] {
         if (int threads = take_thread_request()) at::set_num_threads(threads);
         c10::InferenceMode inference;
-        LoadedModule* m = p->module;
+        run(p->module);
+    });
+}
+
+}  // namespace
+
+void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
+    run_batch(p, rows, cols, [&](LoadedModule* m) {
         if (!m->device.is_cpu()) return run_on_device(m, x, rows, cols, p->output_width, out);
         // The batch is only read: wrapping it avoids a copy.
         run_on_cpu(p, torch::from_blob(const_cast<float*>(x), {rows, cols}, torch::kFloat32), rows, out);
@@ -254,12 +261,7 @@ void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* 
 }
 
 void run_program(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
-    check_batch(p, rows, cols);
-    if (rows == 0) return;
-    torch_guard("running the model program failed", [&] {
-        if (int threads = take_thread_request()) at::set_num_threads(threads);
-        c10::InferenceMode inference;
-        LoadedModule* m = p->module;
+    run_batch(p, rows, cols, [&](LoadedModule* m) {
         at::Tensor input = torch::from_blob(const_cast<double*>(x), {rows, cols}, torch::kFloat64);
         if (!p->reads_float64) input = input.to(torch::kFloat32);
         if (m->device.is_cpu()) return run_on_cpu(p, input, rows, out);
