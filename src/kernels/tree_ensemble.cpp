@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/tree_ensemble_gpu.hpp"  // rank_word: the CPU and CUDA kernels rank alike
 #include "pg_predict/spec/pipeline.hpp"
 
 namespace pg_predict::kernels {
@@ -292,18 +293,6 @@ void score_generic(const PackedView& v, const float* x, int64_t rows, int64_t co
     });
 }
 
-// Rank of x among a feature's cuts: how many cuts are ≤ x (Less) or < x (LessEqual).
-inline uint32_t rank_of(const float* cuts, int steps, float x, bool less_equal) {
-    if (std::isnan(x)) return detail::kNanRank;
-    uint32_t base = 0;
-    for (int s = steps - 1; s >= 0; --s) {
-        const uint32_t cand = base + (uint32_t(1) << s);
-        const float u = cuts[cand - 1];
-        if (less_equal ? u < x : u <= x) base = cand;
-    }
-    return base << 8 | 0xFFu;
-}
-
 void score_perfect_portable(const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins) {
     const int G = v.num_groups, D = v.depth;
     const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
@@ -314,7 +303,7 @@ void score_perfect_portable(const PackedView& v, const float* x, int64_t rows, i
             const int64_t n = std::min(kRowBlock, end - r0);
             for (int64_t r = 0; r < n; ++r)
                 for (int f = 0; f < v.num_features; ++f)
-                    q[r * kMaxPerfectFeatures + f] = rank_of(v.cuts + v.cut_offset()[f], v.cut_steps()[f],
+                    q[r * kMaxPerfectFeatures + f] = gpu::rank_word(v.cuts + v.cut_offset()[f], v.cut_steps()[f],
                                                              x[(r0 + r) * cols + f], v.less_equal);
             for (int64_t r = 0; r < n; ++r) std::fill(margins + (r0 + r) * G, margins + (r0 + r + 1) * G, 0.0f);
             int64_t b = 0;

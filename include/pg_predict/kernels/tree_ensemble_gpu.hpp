@@ -17,8 +17,9 @@
 
 namespace pg_predict::kernels::gpu {
 
-// The rank word of value v among one feature's cuts (2^steps - 1 of them, NaN-padded), exactly
-// as the CPU kernel's rank_of: how many cuts are ≤ v (x < t) or < v (x <= t), << 8 | 0xFF.
+// The rank word of value v among one feature's cuts (2^steps - 1 of them, NaN-padded): how many
+// cuts are ≤ v (x < t) or < v (x <= t), << 8 | 0xFF. The CPU kernel ranks with it too, so both
+// make the same decisions by construction.
 PG_PREDICT_HD uint32_t rank_word(const float* cuts, int steps, float v, bool less_equal) {
     if (v != v) return detail::kNanRank;
     uint32_t base = 0;
