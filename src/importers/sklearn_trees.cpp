@@ -172,6 +172,19 @@ struct SkTree {
     std::vector<uint8_t> default_left;       // where NaN goes per node; empty: always right
 };
 
+// Split node i of `out`: its feature (inside the model's input vector) and its threshold, not
+// NaN, rounded down to float32. feature_key / threshold_key name the JSON arrays in errors.
+void read_split(const Reader& r, SkTree& out, int32_t i, const json& feature, const std::string& feature_key,
+                const json& threshold, const std::string& threshold_key, int32_t num_features) {
+    out.feature[i] = static_cast<int32_t>(r.integer(feature, idx(feature_key, i), 0, INT32_MAX));
+    if (out.feature[i] >= num_features)
+        r.bad(idx(feature_key, i), "is " + std::to_string(out.feature[i]) + " but the model reads " +
+                                       std::to_string(num_features) + " features");
+    const double t = r.number(threshold, idx(threshold_key, i));
+    if (std::isnan(t)) r.bad(idx(threshold_key, i), "is NaN");
+    out.threshold[i] = round_down(t);
+}
+
 // Checks the shape every tree must have: each node reached exactly once from the root (so
 // no cycles or shared nodes), a node has two children or none. Calls on_leaf(i) and
 // on_split(i) for each node reached.
@@ -255,15 +268,7 @@ SkTree read_tree(const Reader& r, const json& t, const std::string& path, int32_
         for (size_t k = 0; k < width; ++k)
             leaf.push_back(r.finite(row[k], idx(idx(vp, 0), k)));
     }, [&](int32_t i) {
-        out.feature[i] = static_cast<int32_t>(
-            r.integer(fe[i], idx(path + ".feature", i), 0, INT32_MAX));
-        if (out.feature[i] >= num_features)
-            r.bad(idx(path + ".feature", i),
-                  "is " + std::to_string(out.feature[i]) + " but the model reads " +
-                      std::to_string(num_features) + " features");
-        const double t = r.number(th[i], idx(path + ".threshold", i));
-        if (std::isnan(t)) r.bad(idx(path + ".threshold", i), "is NaN");
-        out.threshold[i] = round_down(t);
+        read_split(r, out, i, fe[i], path + ".feature", th[i], path + ".threshold", num_features);
     });
     return out;
 }
@@ -469,15 +474,7 @@ SkTree read_hist_tree(const Reader& r, const json& t, const std::string& path, i
     walk_tree(r, path, out.left, out.right, [&](int32_t i) {
         out.leaf[i] = {r.finite(va[i], idx(path + ".value", i))};
     }, [&](int32_t i) {
-        out.feature[i] = static_cast<int32_t>(
-            r.integer(fe[i], idx(path + ".feature_idx", i), 0, INT32_MAX));
-        if (out.feature[i] >= num_features)
-            r.bad(idx(path + ".feature_idx", i),
-                  "is " + std::to_string(out.feature[i]) + " but the model reads " +
-                      std::to_string(num_features) + " features");
-        const double thr = r.number(th[i], idx(path + ".num_threshold", i));
-        if (std::isnan(thr)) r.bad(idx(path + ".num_threshold", i), "is NaN");
-        out.threshold[i] = round_down(thr);
+        read_split(r, out, i, fe[i], path + ".feature_idx", th[i], path + ".num_threshold", num_features);
         out.default_left[i] =
             static_cast<uint8_t>(r.integer(miss[i], idx(path + ".missing_go_to_left", i), 0, 1));
     });
