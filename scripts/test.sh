@@ -3,6 +3,7 @@
 #   unit         build/unit_tests (GoogleTest)
 #   pg_regress   sql/ + expected/ with regress/schedule, on a temporary instance
 #   conformance  every regress/conformance/test_*.py (/usr/bin/python3)
+#   isolation    regress/isolation/specs with pg_isolation_regress (concurrent sessions)
 # Each suite reports its counts; the last line is '<N> passed, <M> failed' summed over all
 # suites. A suite that cannot run counts as failed, never as skipped. Exit status 0 iff M = 0.
 #
@@ -12,7 +13,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
-SUITES=${TEST_SUITES:-"unit regress conformance"}
+SUITES=${TEST_SUITES:-"unit regress isolation conformance"}
 RESULTS_DIR=$ROOT/build/test-results
 TOTAL_PASS=0
 TOTAL_FAIL=0
@@ -197,11 +198,78 @@ suite_conformance() {
   done
 }
 
+# ---- isolation: concurrent sessions (pg_isolation_regress) ---------------------------------
+# The specs read fixtures written by regress/isolation/make_fixtures.py (XGBoost models and
+# their own predictions) from @fixtures@, replaced here by the directory they were written to.
+suite_isolation() {
+  echo
+  echo "=== isolation (regress/isolation: specs/, expected/, schedule)"
+  local isolation_regress n_sched
+  isolation_regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress"
+  n_sched=$(grep -E '^test:' "$ROOT/regress/isolation/schedule" | sed 's/^test://' | wc -w)
+  [ -x "$isolation_regress" ] || { record isolation 0 "$n_sched" "no $isolation_regress"; return; }
+
+  local tmp
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg_predict-isolation.XXXXXX")
+  mkdir -p "$tmp/src/specs" "$tmp/fixtures" "$tmp/out"
+  if ! "$PYTHON" "$ROOT/regress/isolation/make_fixtures.py" "$tmp/fixtures" \
+       >"$RESULTS_DIR/isolation-fixtures.log" 2>&1; then
+    show_tail "$RESULTS_DIR/isolation-fixtures.log" 20
+    record isolation 0 "$n_sched" "make_fixtures.py failed"
+    rm -rf "$tmp"
+    return
+  fi
+  local spec
+  for spec in "$ROOT"/regress/isolation/specs/*.spec; do
+    sed "s|@fixtures@|$tmp/fixtures|g" "$spec" >"$tmp/src/specs/$(basename "$spec")"
+  done
+  cp -r "$ROOT/regress/isolation/expected" "$ROOT/regress/isolation/schedule" \
+        "$ROOT/regress/regression.conf" "$tmp/src/"
+  give_to_pg_user "$tmp"
+
+  local log=$RESULTS_DIR/isolation.log
+  local as_user=()
+  [ "$(id -u)" -eq 0 ] && as_user=(runuser -u "$PG_OS_USER" --)
+  (cd "$tmp/src" && timeout -k 30 900 "${as_user[@]}" "$isolation_regress" \
+      --temp-instance="$tmp/instance" \
+      --inputdir="$tmp/src" \
+      --outputdir="$tmp/out" \
+      --bindir="$PG_BINDIR" \
+      --temp-config="$tmp/src/regression.conf" \
+      --schedule="$tmp/src/schedule" \
+      --encoding=UTF8 --no-locale) >"$log" 2>&1
+  local rc=$?
+  cat "$log"
+  local passed failed
+  passed=$(grep -cE '\.\.\. ok( |$)|^ok [0-9]+ +[-+] ' "$log")
+  failed=$(grep -ciE '\.\.\. failed|^not ok [0-9]+ ' "$log")
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    local missing=$((n_sched - passed))
+    [ "$missing" -gt 0 ] || missing=1
+    record isolation "$passed" "$missing" "pg_isolation_regress exited with status $rc"
+  else
+    record isolation "$passed" "$failed"
+  fi
+  local diffs
+  diffs=$(find "$tmp/out" -name regression.diffs -size +0 | head -n 1)
+  if [ -n "$diffs" ]; then
+    cp "$diffs" "$RESULTS_DIR/isolation.diffs"
+    echo "----- isolation diffs (full copy: build/test-results/isolation.diffs)"
+    head -n 300 "$diffs"
+    echo "-----"
+  fi
+  if [ "$rc" -ne 0 ] && [ -f "$tmp/out/log/postmaster.log" ]; then
+    show_tail "$tmp/out/log/postmaster.log" 40
+  fi
+  rm -rf "$tmp"
+}
+
 for s in $SUITES; do
   case $s in
     unit) suite_unit ;;
     regress) suite_regress ;;
     conformance) suite_conformance ;;
+    isolation) suite_isolation ;;
     *) record "$s" 0 1 "unknown suite" ;;
   esac
 done

@@ -292,7 +292,8 @@ def wide_test(name):
         if not scan or "PredictBatch" not in "\n".join(plan):
             raise Failure(f"{model}: no PredictBatch over a Seq Scan:\n" + "\n".join(plan))
         output = plan[scan[0] + 1].strip()
-        assert_equal(f"{model}: the scan's output", output, "Output: " + ", ".join(["id"] + used))
+        assert_equal(f"{model}: the scan's output", output,
+                     "Output: " + ", ".join("t." + c for c in ["id"] + used))
         check(env, case, model, table="wide")
         env.drop_model(model)
     return run

@@ -7,6 +7,7 @@
 #include "features.hpp"
 #include "guard.hpp"
 #include "model_binding.hpp"
+#include "plan_invalidation.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
 
@@ -117,11 +118,10 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
     input->num_features = plan->num_features;
     if (!explain_only) {
         input->model = bind_model(plan->model, estate->es_query_cxt);
-        if (input->model->entry->num_features != plan->num_features)
-            ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-                            errmsg("model \"%s\" changed since this statement was planned",
-                                   plan->model),
-                            errhint("Run the statement again.")));
+        // Cached plans are re-planned for a new version (plan_invalidation.hpp); only a replace
+        // committed between planning and the statement's snapshot gets here.
+        if (input->model->entry->id != plan->model_version)
+            stale_plan_error(plan->model, plan->model_version, input->model->entry->id);
         input->width = input->model->output_width;
     }
     PlanState* parent = &state->css.ss.ps;

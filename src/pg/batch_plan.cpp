@@ -3,7 +3,8 @@
 namespace pg_predict::pg {
 
 // custom_private = (passthrough, inputs, outputs)
-//   input  = (model, source, expr_count, num_features, format, strategy, trees, depth)
+//   input  = (model, source, expr_count, num_features, model_version), (format, strategy, trees, depth)
+//   (model_version as a decimal string: an Integer node holds only 32 bits)
 //   output = (input, kind)
 // custom_exprs = every input's exprs, concatenated in input order.
 
@@ -12,10 +13,11 @@ void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custo
     List* exprs = NIL;
     for (int i = 0; i < plan->num_inputs; i++) {
         const BatchInput* in = &plan->inputs[i];
-        inputs = lappend(inputs, list_make4(makeString(pstrdup(in->model)),
+        inputs = lappend(inputs, list_make5(makeString(pstrdup(in->model)),
                                             makeInteger((int)in->source),
                                             makeInteger(list_length(in->exprs)),
-                                            makeInteger(in->num_features)));
+                                            makeInteger(in->num_features),
+                                            makeString(psprintf(INT64_FORMAT, in->model_version))));
         inputs = lappend(inputs, list_make4(makeString(pstrdup(in->format)),
                                             makeString(pstrdup(in->strategy)),
                                             makeInteger(in->trees), makeInteger(in->depth)));
@@ -45,6 +47,7 @@ BatchPlan* batch_plan_load(List* custom_private, List* custom_exprs) {
         in->source = (FeatureSource)intVal(lsecond(first));
         int count = intVal(lthird(first));
         in->num_features = intVal(lfourth(first));
+        in->model_version = pg_strtoint64(strVal(list_nth(first, 4)));
         in->format = strVal(linitial(second));
         in->strategy = strVal(lsecond(second));
         in->trees = intVal(lthird(second));

@@ -20,7 +20,8 @@ struct BatchInput {
     char* model;
     FeatureSource source;
     List* exprs;          // over the child's output (OUTER_VAR)
-    int num_features;     // at plan time; checked again at executor start
+    int num_features;     // at plan time
+    int64 model_version;  // the catalog row id planned for; checked again at executor start
     // plan-time facts, for EXPLAIN
     char* format;
     char* strategy;

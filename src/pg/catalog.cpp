@@ -168,11 +168,13 @@ namespace {
 // Runs a read-only query on the catalog table as its owner, in the calling statement's snapshot
 // (every use of a model within one statement sees the same version even if a replace commits
 // meanwhile; planning may happen without an active snapshot, then the transaction's is taken),
-// and calls read() while SPI's result is there. At most one row.
+// and calls read() while SPI's result is there. At most one row. `snapshot`, when given, replaces
+// the statement's.
 template <typename Read>
-void read_catalog(const CatalogTable& table, const char* query, Oid type, Datum value, Read read) {
-    bool pushed_snapshot = !ActiveSnapshotSet();
-    if (pushed_snapshot) PushActiveSnapshot(GetTransactionSnapshot());
+void read_catalog(const CatalogTable& table, const char* query, Oid type, Datum value, Read read,
+                  Snapshot snapshot = NULL) {
+    bool pushed_snapshot = snapshot != NULL || !ActiveSnapshotSet();
+    if (pushed_snapshot) PushActiveSnapshot(snapshot != NULL ? snapshot : GetTransactionSnapshot());
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
     int rc = SPI_execute_with_args(query, 1, &type, &value, NULL, true, 1);
@@ -185,7 +187,7 @@ void read_catalog(const CatalogTable& table, const char* query, Oid type, Datum 
 
 }  // namespace
 
-CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
+CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapshot) {
     CatalogTable table = catalog_table();
     MemoryContext caller = CurrentMemoryContext;
     char* query = psprintf(
@@ -235,7 +237,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok) {
         entry->objective = TextDatumGetCString(SPI_getbinval(row, desc, 15, &isnull));
         for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
         MemoryContextSwitchTo(spi);
-    });
+    }, snapshot);
 
     if (entry == NULL && !missing_ok)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -266,6 +268,25 @@ Datum read_column_by_id(int64 id, const char* column) {
 }
 
 }  // namespace
+
+int64 catalog_latest_version(const char* name) {
+    CatalogTable table = catalog_table();
+    char* query = psprintf("SELECT id FROM %s WHERE name OPERATOR(pg_catalog.=) $1", table.qualified_table);
+    int64 version = 0;
+    read_catalog(
+        table, query, TEXTOID, CStringGetTextDatum(name),
+        [&] {
+            bool isnull;
+            if (SPI_processed > 0)
+                version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+        },
+        GetLatestSnapshot());
+    return version;
+}
+
+CatalogEntry* catalog_lookup_for_planning(const char* name) {
+    return catalog_lookup(name, false, GetTransactionSnapshot());
+}
 
 bytea* catalog_program(int64 id) { return DatumGetByteaPP(read_column_by_id(id, "program")); }
 

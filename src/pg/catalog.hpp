@@ -36,8 +36,19 @@ struct CatalogEntry {
 // invalidate it so cached plans are rebuilt.
 Oid catalog_relation_id();
 
-// The row visible to the current snapshot, or NULL when missing_ok and there is none.
-CatalogEntry* catalog_lookup(const char* name, bool missing_ok);
+// The row visible to the current snapshot (or to `snapshot`), or NULL when missing_ok and there
+// is none.
+CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapshot = NULL);
+
+// The row the planner plans for: the one a new snapshot of the transaction sees (in READ
+// COMMITTED a fresh one, else the transaction's). The statement that runs the plan takes its
+// snapshot at the same time or after planning (SPI, the extended protocol, a simple query), so
+// an older active snapshot (a PL/pgSQL function's caller's) would plan for an outdated version.
+CatalogEntry* catalog_lookup_for_planning(const char* name);
+
+// The id of the version of `name` that the latest snapshot sees (committed now, or written by
+// this transaction); 0 when there is none.
+int64 catalog_latest_version(const char* name);
 
 // The compiled program bytes of row `id` (detoasted, in the current memory context).
 bytea* catalog_program(int64 id);

@@ -4,6 +4,7 @@
 #include "features.hpp"
 #include "guard.hpp"
 #include "model_binding.hpp"
+#include "plan_invalidation.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
 
@@ -49,7 +50,30 @@ struct CallSiteModel {
     double* x64;        // num_features, for one that reads float64 (runtime::program_reads_float64)
     float* out;         // output_width
     bool gpu;           // score on the GPU (pg_predict.device, decided when bound)
+    MemoryContext context;  // holds what is bound to the current version (model, reader, buffers)
+    uint64 generation;      // catalog_generation() when bound
 };
+
+// Binds the version the statement sees, releasing the one bound before (its context's reset
+// releases the program). Call sites can outlive a statement (PL/pgSQL keeps simple expressions
+// for the transaction), so a call site rebinds when the catalog has changed since.
+void bind_call_site_model(CallSiteModel* m) {
+    MemoryContextReset(m->context);
+    m->reader = NULL;
+    m->x32 = NULL;
+    m->x64 = NULL;
+    m->generation = catalog_generation();
+    MemoryContext old = MemoryContextSwitchTo(m->context);
+    m->model = bind_model(m->name, m->context);
+    size_t features = Max(m->model->entry->num_features, 1);
+    runtime::Program* program = m->model->program;
+    if (guarded([&] { return runtime::program_reads_float64(program); }))
+        m->x64 = (double*)palloc0(sizeof(double) * features);
+    else
+        m->x32 = (float*)palloc0(sizeof(float) * features);
+    m->out = (float*)palloc0(sizeof(float) * Max(m->model->output_width, 1));
+    MemoryContextSwitchTo(old);
+}
 
 enum class ArgumentKind { Unknown, Row, Array };
 
@@ -74,20 +98,17 @@ CallSiteModel* call_site_model(FunctionCallInfo fcinfo) {
         flinfo->fn_extra = site;
     }
     for (CallSiteModel* m = site->models; m != NULL; m = m->next)
-        if (m->name_length == name_length && memcmp(m->name, name_bytes, name_length) == 0) return m;
+        if (m->name_length == name_length && memcmp(m->name, name_bytes, name_length) == 0) {
+            if (m->generation != catalog_generation()) bind_call_site_model(m);
+            return m;
+        }
 
     MemoryContext old = MemoryContextSwitchTo(flinfo->fn_mcxt);
     CallSiteModel* m = (CallSiteModel*)palloc0(sizeof(CallSiteModel));
     m->name = pnstrdup(name_bytes, name_length);
     m->name_length = name_length;
-    m->model = bind_model(m->name, flinfo->fn_mcxt);
-    size_t features = Max(m->model->entry->num_features, 1);
-    runtime::Program* program = m->model->program;
-    if (guarded([&] { return runtime::program_reads_float64(program); }))
-        m->x64 = (double*)palloc0(sizeof(double) * features);
-    else
-        m->x32 = (float*)palloc0(sizeof(float) * features);
-    m->out = (float*)palloc0(sizeof(float) * Max(m->model->output_width, 1));
+    m->context = AllocSetContextCreate(flinfo->fn_mcxt, "pg_predict call site model", ALLOCSET_SMALL_SIZES);
+    bind_call_site_model(m);
     // One row is a batch of one: auto keeps it on the CPU unless gpu_min_rows is 1.
     m->gpu = device_setting != DEVICE_CPU && (device_setting == DEVICE_CUDA || gpu_min_rows <= 1) &&
              gpu_wanted() && claim_gpu_slot();
@@ -125,7 +146,7 @@ bool score_one(FunctionCallInfo fcinfo, CallSiteModel** scored) {
         Oid type_id = HeapTupleHeaderGetTypeId(row);
         int32 typmod = HeapTupleHeaderGetTypMod(row);
         if (m->reader == NULL || m->reader->type_id != type_id || m->reader->typmod != typmod)
-            m->reader = make_row_reader(m->model, type_id, typmod, fcinfo->flinfo->fn_mcxt);
+            m->reader = make_row_reader(m->model, type_id, typmod, m->context);
         if (m->x64 != NULL)
             read_row(m->model, m->reader, row, m->x64);
         else

@@ -7,6 +7,7 @@
 #include "batch_node.hpp"
 #include "device.hpp"
 #include "fast_exit.hpp"
+#include "plan_invalidation.hpp"
 #include "planner_hook.hpp"
 #include "predict_calls.hpp"
 #include "settings.hpp"
@@ -22,6 +23,7 @@ void _PG_init(void) {
     register_predict_call_cache();
     register_batch_node();
     install_planner_hook();
+    install_plan_invalidation();
     install_gpu_slots();
     install_fast_exit();
 }

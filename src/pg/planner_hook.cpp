@@ -21,6 +21,7 @@
 #include "catalog.hpp"
 #include "features.hpp"
 #include "model_binding.hpp"
+#include "plan_invalidation.hpp"
 #include "planner_hook.hpp"
 #include "settings.hpp"
 
@@ -317,12 +318,14 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         i++;
     }
     if (input < 0) {
-        CatalogEntry* entry = catalog_lookup(model, false);
+        CatalogEntry* entry = catalog_lookup_for_planning(model);
         if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
         BatchInput* in = (BatchInput*)palloc0(sizeof(BatchInput));
         if (!feature_source(rw, arg, entry, &in->source, &in->exprs)) return -1;
         in->model = pstrdup(model);
         in->num_features = entry->num_features;
+        in->model_version = entry->id;
+        note_planned_version(model, entry->id);
         // A model without trees (a linear model, an SVM, ...) is named by its estimator.
         in->format = entry->trees > 0 || entry->objective[0] == '\0'
                          ? entry->format
@@ -778,8 +781,7 @@ PlannedStmt* batching_planner(Query* parse, const char* query_string, int cursor
         material->plan_node_id = next_id++;
         stmt->planTree = material;
     }
-    // Cached plans depend on the model catalog: create/replace/drop invalidate them.
-    stmt->relationOids = lappend_oid(stmt->relationOids, catalog_relation_id());
+    depend_on_model_catalog(stmt);
     return stmt;
 }
 
