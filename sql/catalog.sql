@@ -19,7 +19,7 @@ UPDATE model_catalog SET program = '\x00';
 RESET ROLE;
 
 SET ROLE pgp_bob;
--- anyone may score with a model, only its owner may replace or drop it
+-- only its owner may score with it (until a grant, see privileges.sql), replace or drop it
 SELECT predict('alice_model', ARRAY[20, 80, 2]::real[]);
 SELECT drop_model('alice_model');
 SELECT create_model('alice_model', :'binary_model'::jsonb, options => '{"replace": true}');

@@ -72,11 +72,17 @@ RESET pg_predict.enable_batching;
 DROP TABLE people;
 SELECT drop_model('textless');
 
--- any role may explain a model, as it may score it; a missing model is an error
+-- a role may explain a model it may use (it shows the whole spec: privileges.sql); a missing
+-- model is an error
 CREATE ROLE pgp_optimizer_reader;
 SET ROLE pgp_optimizer_reader;
 SELECT e -> 'columns_read' AS read FROM explain_model('selected') e;
 RESET ROLE;
+SELECT grant_model_usage('selected', 'pgp_optimizer_reader');
+SET ROLE pgp_optimizer_reader;
+SELECT e -> 'columns_read' AS read FROM explain_model('selected') e;
+RESET ROLE;
+SELECT revoke_model_usage('selected', 'pgp_optimizer_reader');
 DROP ROLE pgp_optimizer_reader;
 SELECT explain_model('nope');
 SELECT explain_model(NULL) IS NULL AS null_name;

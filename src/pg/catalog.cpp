@@ -2,6 +2,11 @@
 
 #include "pg_predict/runtime/api.hpp"
 
+extern "C" {
+#include "access/xlog.h"
+#include "tcop/utility.h"
+}
+
 // No C++ object with a destructor may live in these frames: SPI and ereport longjmp.
 
 namespace pg_predict::pg {
@@ -29,7 +34,21 @@ struct CatalogTable {
     char* qualified_sequence;  // "schema".model_catalog_id_seq
     Oid relation;
     Oid owner;
+    // A 0.1.0 catalog (the library was updated, ALTER EXTENSION ... UPDATE not run yet): owners
+    // are regrole, there are no grants and every role may use every model, as in 0.1.0.
+    bool legacy;
+    const char* owner_name;  // SQL for the owner's name (NULL when it has none)
+    const char* usable_by;   // SQL for the roles that may use the model
+    const char* owner_value; // SQL storing parameter $13 (a role name) as the owner
 };
+
+// The catalog's privileges need 0.2.0; a 0.1.0 catalog errors clearly instead.
+void require_privileges(const CatalogTable& table) {
+    if (table.legacy)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database is still version 0.1.0"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
+}
 
 CatalogTable catalog_table() {
     Oid extension = get_extension_oid("pg_predict", true);
@@ -52,15 +71,29 @@ CatalogTable catalog_table() {
     ReleaseSysCache(tuple);
     table.qualified_table = psprintf("%s.model_catalog", schema_name);
     table.qualified_sequence = psprintf("%s.model_catalog_id_seq", schema_name);
+    table.legacy = get_attnum(relation, "usable_by") == InvalidAttrNumber;
+    if (table.legacy) {
+        table.owner_name = "(SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
+                           "WHERE r.oid OPERATOR(pg_catalog.=) owner::pg_catalog.oid)";
+        table.usable_by = "'{public}'::pg_catalog.text[]";
+        table.owner_value = "$13::pg_catalog.regrole";
+    } else {
+        table.owner_name = "owner";
+        table.usable_by = "usable_by";
+        table.owner_value = "$13";
+    }
     return table;
 }
 
 // Runs the catalog statements as the table's owner, in a restricted security context, the way
-// PostgreSQL's own RI triggers do. An error inside is fine: transaction abort restores the
-// user id and security context.
+// PostgreSQL's own RI triggers do, with search_path = pg_catalog, pg_temp so that no function
+// or operator of the caller's schemas can be picked up while the owner's rights are in force
+// (the statements qualify their names as well). An error inside is fine: transaction abort
+// restores the user id, the security context and the setting.
 struct OwnerSwitch {
     Oid saved_user;
     int saved_context;
+    int guc_nest_level;
 };
 
 OwnerSwitch become_catalog_owner(Oid owner) {
@@ -68,10 +101,14 @@ OwnerSwitch become_catalog_owner(Oid owner) {
     GetUserIdAndSecContext(&saved.saved_user, &saved.saved_context);
     SetUserIdAndSecContext(owner, saved.saved_context | SECURITY_LOCAL_USERID_CHANGE |
                                       SECURITY_RESTRICTED_OPERATION);
+    saved.guc_nest_level = NewGUCNestLevel();
+    set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+                      GUC_ACTION_SAVE, true, 0, false);
     return saved;
 }
 
 void restore_user(const OwnerSwitch& saved) {
+    AtEOXact_GUC(true, saved.guc_nest_level);
     SetUserIdAndSecContext(saved.saved_user, saved.saved_context);
 }
 
@@ -136,31 +173,59 @@ Datum cstring_to_jsonb(const char* json) {
     return DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
 }
 
-// Reads the owner of `name` under a row lock; InvalidOid when there is no such model.
-Oid lock_model_row(const CatalogTable& table, const char* name) {
-    char* query = psprintf("SELECT owner FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-                           table.qualified_table);
+// Locks the row of `name`; false when there is no such model. *owner: its owner's name (NULL
+// when it has none), in the caller's memory context (SPI's would go with SPI_finish).
+bool lock_model_row(const CatalogTable& table, const char* name, char** owner) {
+    MemoryContext caller = CurrentMemoryContext;
+    char* query = psprintf("SELECT %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+                           table.owner_name, table.qualified_table);
     Oid types[1] = {TEXTOID};
     Datum values[1] = {CStringGetTextDatum(name)};
     int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 1);
     if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
-    if (SPI_processed == 0) return InvalidOid;
-    bool isnull;
-    Datum owner = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-    return DatumGetObjectId(owner);
+    if (SPI_processed == 0) return false;
+    char* value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    *owner = value == NULL ? NULL : MemoryContextStrdup(caller, value);
+    return true;
 }
 
 }  // namespace
 
 Oid catalog_relation_id() { return catalog_table().relation; }
 
-void check_model_owner(const char* name, Oid owner) {
-    if (!has_privs_of_role(GetUserId(), owner))
+void check_model_owner(const char* name, const char* owner) {
+    if (superuser()) return;
+    Oid role = owner == NULL ? InvalidOid : get_role_oid(owner, true);
+    if (OidIsValid(role) && has_privs_of_role(GetUserId(), role)) return;
+    if (owner == NULL)
         ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
                         errmsg("must be owner of model \"%s\"", name),
-                        errdetail("The model is owned by role \"%s\".",
-                                  GetUserNameFromId(owner, true) ? GetUserNameFromId(owner, true)
-                                                                 : "(dropped role)")));
+                        errdetail("The model has no owner (its role was dropped); only superusers may change it.")));
+    if (!OidIsValid(role))
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                        errmsg("must be owner of model \"%s\"", name),
+                        errdetail("The model is owned by role \"%s\", which does not exist in this cluster; "
+                                  "only superusers may change it.", owner),
+                        errhint("A superuser can give it to a role: SELECT set_model_owner('%s', 'role').", name)));
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("must be owner of model \"%s\"", name),
+                    errdetail("The model is owned by role \"%s\".", owner)));
+}
+
+void prevent_catalog_change(const char* what) {
+    PreventCommandDuringRecovery(what);
+    PreventCommandIfReadOnly(what);
+}
+
+void check_model_name(const char* name) {
+    if (name[0] == '\0')
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("model name must not be empty")));
+    size_t bytes = strlen(name);
+    if (bytes > (size_t)model_name_max_bytes)
+        ereport(ERROR, (errcode(ERRCODE_NAME_TOO_LONG),
+                        errmsg("model name is too long"),
+                        errdetail("A model name may have at most %d bytes; this one has %zu.",
+                                  model_name_max_bytes, bytes)));
 }
 
 namespace {
@@ -191,14 +256,14 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
     CatalogTable table = catalog_table();
     MemoryContext caller = CurrentMemoryContext;
     char* query = psprintf(
-        "SELECT id, name, owner, format, strategy, features, columns, task, classes, "
+        "SELECT id, name, %s, format, strategy, features, columns, task, classes, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'trees')::pg_catalog.int4, 0), "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0), text_features, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'probabilities')::pg_catalog.bool, "
         "task OPERATOR(pg_catalog.=) 'classification'), unused_features, "
-        "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', '') "
+        "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', ''), %s "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
-        table.qualified_table);
+        table.owner_name, table.usable_by, table.qualified_table);
     CatalogEntry* entry = NULL;
     read_catalog(table, query, TEXTOID, CStringGetTextDatum(name), [&] {
         if (SPI_processed == 0) return;
@@ -209,7 +274,9 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
         entry = (CatalogEntry*)palloc0(sizeof(CatalogEntry));
         entry->id = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
         entry->name = pstrdup(name);
-        entry->owner = DatumGetObjectId(SPI_getbinval(row, desc, 3, &isnull));
+        Datum owner = SPI_getbinval(row, desc, 3, &isnull);
+        entry->owner = isnull ? NULL : TextDatumGetCString(owner);
+        entry->usable_by = text_array_to_cstrings(SPI_getbinval(row, desc, 16, &isnull), &entry->num_usable_by);
         entry->format = TextDatumGetCString(SPI_getbinval(row, desc, 4, &isnull));
         entry->strategy = TextDatumGetCString(SPI_getbinval(row, desc, 5, &isnull));
         int columns_count;
@@ -309,7 +376,7 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
     Datum values[16];
     Oid types[16] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
                      TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
-                     JSONBOID,     JSONBOID,     OIDOID,   INT4ARRAYOID,   JSONBOID,
+                     JSONBOID,     JSONBOID,     TEXTOID,  INT4ARRAYOID,   JSONBOID,
                      INT4ARRAYOID};
     char nulls[16];
     memset(nulls, ' ', sizeof(nulls));
@@ -330,16 +397,16 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
     values[9] = CStringGetTextDatum(built->strategy.c_str());
     values[10] = options_jsonb;
     values[11] = cstring_to_jsonb(built->summary_json.c_str());
-    values[12] = ObjectIdGetDatum(caller);
+    values[12] = CStringGetTextDatum(GetUserNameFromId(caller, false));
     values[13] = ints_to_int4_array(built->text_features);
     values[14] = cstring_to_jsonb(built->text_inputs_json.c_str());
     values[15] = ints_to_int4_array(built->unused_features);
 
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
-    Oid existing_owner = lock_model_row(table, name);
+    char* existing_owner;
     char* statement;
-    if (OidIsValid(existing_owner)) {
+    if (lock_model_row(table, name, &existing_owner)) {
         if (!replace)
             ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
                             errmsg("model \"%s\" already exists", name),
@@ -361,8 +428,8 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
             "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
             "classes, strategy, options, summary, owner, text_features, text_inputs, unused_features) "
             "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-            "$13::pg_catalog.regrole, $14, $15, $16)",
-            table.qualified_table, table.qualified_sequence);
+            "%s, $14, $15, $16)",
+            table.qualified_table, table.qualified_sequence, table.owner_value);
     }
     int rc = SPI_execute_with_args(statement, 16, types, values, nulls, false, 0);
     if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
@@ -376,8 +443,8 @@ void catalog_delete(const char* name) {
     CatalogTable table = catalog_table();
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
-    Oid owner = lock_model_row(table, name);
-    if (!OidIsValid(owner))
+    char* owner;
+    if (!lock_model_row(table, name, &owner))
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
     restore_user(saved);
     check_model_owner(name, owner);
@@ -390,6 +457,90 @@ void catalog_delete(const char* name) {
     SPI_finish();
     restore_user(saved);
     CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+void catalog_update_model(const char* name, const char* set_clause, const char* argument) {
+    CatalogTable table = catalog_table();
+    require_privileges(table);
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    char* owner;
+    if (!lock_model_row(table, name, &owner))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
+    restore_user(saved);
+    check_model_owner(name, owner);
+    saved = become_catalog_owner(table.owner);
+    char* statement = psprintf("UPDATE %s SET %s WHERE name OPERATOR(pg_catalog.=) $1",
+                               table.qualified_table, set_clause);
+    Oid types[2] = {TEXTOID, TEXTOID};
+    Datum values[2] = {CStringGetTextDatum(name), CStringGetTextDatum(argument)};
+    int rc = SPI_execute_with_args(statement, 2, types, values, NULL, false, 0);
+    if (rc != SPI_OK_UPDATE) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+void catalog_role_references(const char* role, char** owned, char** granted) {
+    CatalogTable table = catalog_table();
+    MemoryContext caller = CurrentMemoryContext;
+    *owned = *granted = NULL;
+    if (table.legacy) return;  // 0.1.0 did not track roles; ALTER EXTENSION ... UPDATE does
+    char* query = psprintf(
+        "SELECT pg_catalog.string_agg(name, ', ' ORDER BY name) "
+        "         FILTER (WHERE owner OPERATOR(pg_catalog.=) $1), "
+        "       pg_catalog.string_agg(name, ', ' ORDER BY name) "
+        "         FILTER (WHERE $1 OPERATOR(pg_catalog.=) ANY (usable_by)) "
+        "FROM %s",
+        table.qualified_table);
+    read_catalog(table, query, TEXTOID, CStringGetTextDatum(role), [&] {
+        char* o = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+        char* g = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+        *owned = o == NULL ? NULL : MemoryContextStrdup(caller, o);
+        *granted = g == NULL ? NULL : MemoryContextStrdup(caller, g);
+    });
+}
+
+namespace {
+
+// One statement on the catalog table ("%s" stands for it) with two text arguments, as the
+// table's owner. No per-model ownership check: the utility command it follows made its own.
+void write_catalog_for_role(const char* statement_format, const char* first, const char* second) {
+    CatalogTable table = catalog_table();
+    if (table.legacy) return;  // as in 0.1.0 until ALTER EXTENSION ... UPDATE
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    char* statement = psprintf(statement_format, table.qualified_table);
+    Oid types[2] = {TEXTOID, TEXTOID};
+    Datum values[2] = {CStringGetTextDatum(first), CStringGetTextDatum(second != NULL ? second : "")};
+    int rc = SPI_execute_with_args(statement, second != NULL ? 2 : 1, types, values, NULL, false, 0);
+    if (rc < 0) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    uint64 changed = SPI_processed;
+    SPI_finish();
+    restore_user(saved);
+    if (changed > 0) CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+}  // namespace
+
+void catalog_reassign_owner(const char* old_role, const char* new_role) {
+    write_catalog_for_role("UPDATE %s SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
+                           old_role, new_role);
+}
+
+void catalog_drop_owned(const char* role) {
+    write_catalog_for_role("DELETE FROM %s WHERE owner OPERATOR(pg_catalog.=) $1", role, NULL);
+    write_catalog_for_role("UPDATE %s SET usable_by = pg_catalog.array_remove(usable_by, $1) "
+                           "WHERE $1 OPERATOR(pg_catalog.=) ANY (usable_by)",
+                           role, NULL);
+}
+
+void catalog_rename_role(const char* old_name, const char* new_name) {
+    write_catalog_for_role("UPDATE %s SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
+                           old_name, new_name);
+    write_catalog_for_role("UPDATE %s SET usable_by = pg_catalog.array_replace(usable_by, $1, $2) "
+                           "WHERE $1 OPERATOR(pg_catalog.=) ANY (usable_by)",
+                           old_name, new_name);
 }
 
 }  // namespace pg_predict::pg

@@ -14,7 +14,9 @@ namespace pg_predict::pg {
 struct CatalogEntry {
     int64 id;             // a new id for every create or replace: the program cache key
     char* name;
-    Oid owner;
+    char* owner;          // the owner's role name; NULL when it has none (see check_model_owner)
+    char** usable_by;     // roles granted its use by name, "public" for every role
+    int num_usable_by;
     char* format;
     char* strategy;
     int num_features;
@@ -66,7 +68,31 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
 // Delete a model (only its owner or a superuser may).
 void catalog_delete(const char* name);
 
-// Errors unless the current user may replace or drop a model owned by `owner`.
-void check_model_owner(const char* name, Oid owner);
+// Errors unless the current user may replace or drop a model owned by the role named `owner`
+// (NULL: none). Owners are kept by name so that a dump restores into a cluster without the role;
+// a name that denotes no role now leaves the model to superusers.
+void check_model_owner(const char* name, const char* owner);
+
+// Errors, before any work, when the catalog cannot be written: during recovery (a hot standby)
+// or in a read-only transaction. `what` names the function, e.g. "create_model()".
+void prevent_catalog_change(const char* what);
+
+// Errors unless `name` is a valid model name (not empty, at most model_name_max_bytes).
+constexpr int model_name_max_bytes = NAMEDATALEN - 1;  // the catalog's CHECK says the same
+void check_model_name(const char* name);
+
+// Locks model `name`, checks that the current user owns it, and runs `set_clause` on its row
+// (an UPDATE's SET list; $1 is the model name, $2 `argument`). For grants and owner changes.
+void catalog_update_model(const char* name, const char* set_clause, const char* argument);
+
+// What the role named `role` has in this database's catalog: the comma-separated names of the
+// models it owns and of those granted to it (NULL when none). For DROP ROLE.
+void catalog_role_references(const char* role, char** owned, char** granted);
+
+// REASSIGN OWNED / DROP OWNED / ALTER ROLE ... RENAME, applied to the models of this database.
+// The caller (the utility hook) runs them after PostgreSQL checked the command's privileges.
+void catalog_reassign_owner(const char* old_role, const char* new_role);
+void catalog_drop_owned(const char* role);
+void catalog_rename_role(const char* old_name, const char* new_name);
 
 }  // namespace pg_predict::pg

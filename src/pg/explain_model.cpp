@@ -1,11 +1,12 @@
 // explain_model(name): the spec before and after the optimizer and the columns the model
-// reads. Like predict(), any role may read any model's description (the catalog is read as its
-// owner through catalog_lookup); the body is runtime::explain_model.
+// reads. Like predict(), only roles that may use the model may read it (privileges.hpp); the
+// body is runtime::explain_model.
 #include <cstdlib>
 
 #include "catalog.hpp"
 #include "guard.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "privileges.hpp"
 
 using namespace pg_predict::pg;
 
@@ -18,6 +19,7 @@ Datum pg_predict_explain_model(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model name must not be NULL")));
     char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
     CatalogEntry* entry = catalog_lookup(name, false);
+    check_model_usage(entry);
     char* spec = catalog_spec(entry->id);
     size_t length = strlen(spec);
     char* raw = guarded([&] {

@@ -182,9 +182,9 @@ PG_PREDICT_SQL_FUNCTION(pg_predict_predict);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict_proba);
 
 Datum pg_predict_create_model(PG_FUNCTION_ARGS) {
+    prevent_catalog_change("create_model()");  // before any import or compile work
     char* name = required_text_arg(fcinfo, 0, "model name");
-    if (name[0] == '\0')
-        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("model name must not be empty")));
+    check_model_name(name);
     if (PG_ARGISNULL(1))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model must not be NULL")));
     Datum source = PG_GETARG_DATUM(1);
@@ -221,6 +221,7 @@ Datum pg_predict_create_model(PG_FUNCTION_ARGS) {
 }
 
 Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {
+    prevent_catalog_change("drop_model()");
     char* name = required_text_arg(fcinfo, 0, "model name");
     catalog_delete(name);
     PG_RETURN_VOID();

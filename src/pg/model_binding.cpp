@@ -4,6 +4,7 @@
 
 #include "guard.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "privileges.hpp"
 #include "settings.hpp"
 
 namespace pg_predict::pg {
@@ -41,6 +42,7 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
     MemoryContext old = MemoryContextSwitchTo(context);
     BoundModel* model = (BoundModel*)palloc0(sizeof(BoundModel));
     model->entry = catalog_lookup(name, false);
+    check_model_usage(model->entry);  // once per statement: binding happens once per call site or node
     int64 id = model->entry->id;
     // Allocated before the program is acquired, so nothing can fail between acquiring the
     // reference and registering its release.

@@ -10,6 +10,7 @@
 #include "plan_invalidation.hpp"
 #include "planner_hook.hpp"
 #include "predict_calls.hpp"
+#include "role_hook.hpp"
 #include "settings.hpp"
 
 extern "C" {
@@ -24,6 +25,7 @@ void _PG_init(void) {
     register_batch_node();
     install_planner_hook();
     install_plan_invalidation();
+    install_role_hook();
     install_gpu_slots();
     install_fast_exit();
 }
