@@ -18,6 +18,8 @@ PACKAGES=(
   python3-matplotlib python3-pandas python3-joblib
   # initdb / pg_regress run as an unprivileged user through runuser
   util-linux
+  # the TAP suite (regress/t/, PostgreSQL::Test::Cluster): IPC::Run and prove
+  libipc-run-perl perl
 )
 
 log() { echo "install-deps: $*" >&2; }

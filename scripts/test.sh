@@ -4,6 +4,8 @@
 #   pg_regress   sql/ + expected/ with regress/schedule, on a temporary instance
 #   conformance  every regress/conformance/test_*.py (/usr/bin/python3)
 #   isolation    regress/isolation/specs with pg_isolation_regress (concurrent sessions)
+#   tap          regress/t/*.pl with PostgreSQL's TAP framework (prove): hot standby,
+#                dump/restore, crash recovery, upgrades
 # Each suite reports its counts; the last line is '<N> passed, <M> failed' summed over all
 # suites. A suite that cannot run counts as failed, never as skipped. Exit status 0 iff M = 0.
 #
@@ -13,7 +15,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
-SUITES=${TEST_SUITES:-"unit regress isolation conformance"}
+SUITES=${TEST_SUITES:-"unit regress isolation conformance tap"}
 RESULTS_DIR=$ROOT/build/test-results
 TOTAL_PASS=0
 TOTAL_FAIL=0
@@ -264,12 +266,49 @@ suite_isolation() {
   rm -rf "$tmp"
 }
 
+# ---- tap: PostgreSQL::Test::Cluster tests, run by prove --------------------------------------
+# Counts test files: a file passes when all its subtests do.
+suite_tap() {
+  echo
+  echo "=== tap (regress/t/*.pl with prove)"
+  local perl_lib tests
+  perl_lib="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/perl"
+  tests=("$ROOT"/regress/t/*.pl)
+  [ -f "${tests[0]}" ] || { record tap 0 1 "no regress/t/*.pl"; return; }
+  [ -f "$perl_lib/PostgreSQL/Test/Cluster.pm" ] || { record tap 0 "${#tests[@]}" "no $perl_lib"; return; }
+  command -v prove >/dev/null || { record tap 0 "${#tests[@]}" "no prove (perl)"; return; }
+  local tmp log=$RESULTS_DIR/tap.log
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg_predict-tap.XXXXXX")
+  give_to_pg_user "$tmp"
+  (cd "$tmp" && as_pg_user timeout -k 30 900 env PATH="$PG_BINDIR:$PATH" PGPREDICT_ROOT="$ROOT" \
+      TESTDIR="$tmp" PG_REGRESS="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+      prove -v -I "$perl_lib" -I "$ROOT/regress/t" "${tests[@]}") >"$log" 2>&1
+  local rc=$?
+  cat "$log"
+  # Counts subtests (prove -v prints each "ok N - ..." / "not ok N - ..."); a file that dies
+  # before its plan ends makes prove fail, counted as one more failure below.
+  local passed failed
+  passed=$(grep -cE '^ok [0-9]+' "$log")
+  failed=$(grep -cE '^not ok [0-9]+' "$log")
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    record tap "$passed" 1 "prove exited with status $rc"
+  else
+    record tap "$passed" "$failed"
+  fi
+  if [ "$rc" -ne 0 ] && [ -d "$tmp/tmp_check/log" ]; then
+    mkdir -p "$RESULTS_DIR/tap-logs" && cp -r "$tmp/tmp_check/log/." "$RESULTS_DIR/tap-logs/"
+    echo "----- server logs of the failed run: build/test-results/tap-logs/"
+  fi
+  rm -rf "$tmp"
+}
+
 for s in $SUITES; do
   case $s in
     unit) suite_unit ;;
     regress) suite_regress ;;
     conformance) suite_conformance ;;
     isolation) suite_isolation ;;
+    tap) suite_tap ;;
     *) record "$s" 0 1 "unknown suite" ;;
   esac
 done

@@ -1,0 +1,50 @@
+# A streaming replica scores as its primary, follows a replace made on the primary, and refuses
+# to change models first, before any import work, with an error that says why.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PgPredictTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = new_node('primary', allows_streaming => 1);
+$primary->start;
+setup_models($primary, 'postgres');
+my $before = score_all($primary, 'postgres');
+
+$primary->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'base', has_streaming => 1);
+$standby->start;
+$primary->wait_for_catchup($standby);
+
+is(score_all($standby, 'postgres'), $before, 'the standby scores every model as the primary');
+is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'it is a standby');
+
+# A retrain on the primary reaches the standby: 'churn' becomes the multiclass model.
+$primary->safe_psql('postgres',
+    model_sql('segment', 'churn') =~ s/'xgboost'\);/'xgboost', options => '{"replace": true}');/r);
+$primary->wait_for_catchup($standby);
+my $after = score_all($primary, 'postgres', 'churn');
+isnt($after, (split /\n/, $before)[0], 'the replace changed the scores on the primary');
+is(score_all($standby, 'postgres', 'churn'), $after, 'the standby follows the replace');
+
+# Changes are refused on the standby, before the document is even read (an invalid one gives
+# the same error), and drop_model of an unknown name says the same, not "does not exist".
+my ($rc, $out, $err) = $standby->psql('postgres', model_sql('churn', 'new_model'));
+like($err, qr/cannot execute create_model\(\) during recovery/, 'create_model on a standby: clear error');
+($rc, $out, $err) = $standby->psql('postgres', q{SELECT create_model('x', '{"not": "a model"}')});
+like($err, qr/cannot execute create_model\(\) during recovery/, '... before any import work');
+($rc, $out, $err) = $standby->psql('postgres', q{SELECT create_model('churn', '{}', options => '{"replace": true}')});
+like($err, qr/cannot execute create_model\(\) during recovery/, '... and for a replace');
+($rc, $out, $err) = $standby->psql('postgres', q{SELECT drop_model('churn')});
+like($err, qr/cannot execute drop_model\(\) during recovery/, 'drop_model on a standby: clear error');
+($rc, $out, $err) = $standby->psql('postgres', q{SELECT drop_model('no_such_model')});
+like($err, qr/cannot execute drop_model\(\) during recovery/, '... also for an unknown name');
+($rc, $out, $err) = $standby->psql('postgres', q{SELECT grant_model_usage('churn', 'public')});
+like($err, qr/cannot execute grant_model_usage\(\) during recovery/, 'grants too');
+is(score_all($standby, 'postgres'), score_all($primary, 'postgres'), 'nothing changed on either side');
+
+done_testing();

@@ -1,0 +1,75 @@
+# pg_dump / restore: into the same cluster, and into a new cluster that lacks the roles owning
+# and using the models (pg_restore --no-owner, and psql -f of a plain dump). Every model is
+# restored and scores identically; owners and grants are kept by name and resolved there.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PgPredictTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $source = new_node('source');
+$source->start;
+$source->safe_psql('postgres', q{
+CREATE ROLE model_owner;
+CREATE ROLE model_reader;
+CREATE DATABASE src;
+});
+setup_models($source, 'src');
+# The models belong to model_owner; churn is granted to model_reader, city to public.
+$source->safe_psql('src', q{
+SELECT set_model_owner(name, 'model_owner') FROM models;
+SELECT grant_model_usage('churn', 'model_reader');
+SELECT grant_model_usage('city', 'public');
+});
+my $scores = score_all($source, 'src');
+my $privileges_sql = 'SELECT string_agg(format(\'%s %s %s\', name, owner, usable_by), \', \' ORDER BY name) FROM models';
+my $privileges = $source->safe_psql('src', $privileges_sql);
+is($privileges, 'churn model_owner {model_reader}, city model_owner {public}, forest model_owner {}, segment model_owner {}',
+   'owners and grants on the source');
+
+my $custom = "$tmp/src.dump";
+my $plain = "$tmp/src.sql";
+$source->command_ok(['pg_dump', '-Fc', '-f', $custom, '-d', $source->connstr('src')], 'pg_dump -Fc');
+$source->command_ok(['pg_dump', '-f', $plain, '-d', $source->connstr('src')], 'pg_dump (plain)');
+
+# The same cluster.
+$source->safe_psql('postgres', 'CREATE DATABASE same');
+$source->command_ok(['pg_restore', '-d', $source->connstr('same'), $custom], 'pg_restore in the same cluster');
+is(score_all($source, 'same'), $scores, 'same cluster: every model scores identically');
+is($source->safe_psql('same', $privileges_sql), $privileges, 'same cluster: owners and grants');
+
+# A new cluster without model_owner and model_reader.
+my $target = new_node('target');
+$target->start;
+$target->safe_psql('postgres', 'CREATE DATABASE restored; CREATE DATABASE restored_plain');
+$target->command_ok(['pg_restore', '--no-owner', '--exit-on-error', '-d', $target->connstr('restored'), $custom],
+                    'pg_restore --no-owner into a cluster without the roles');
+$target->command_ok(['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $target->connstr('restored_plain'), '-f', $plain],
+                    'psql -f of the plain dump into a cluster without the roles');
+for my $db ('restored', 'restored_plain') {
+    is($target->safe_psql($db, 'SELECT count(*) FROM models'), '4', "$db: every model restored");
+    is(score_all($target, $db), $scores, "$db: every model scores identically");
+    is($target->safe_psql($db, $privileges_sql), $privileges, "$db: owners and grants kept by name");
+}
+
+# There, a name that denotes no role grants nothing; once the role exists, it is resolved.
+$target->safe_psql('postgres', 'CREATE ROLE someone; CREATE ROLE model_reader');
+$target->safe_psql('restored', 'GRANT SELECT ON scored_rows TO PUBLIC');
+my ($rc, $out, $err) = $target->psql('restored', q{SET ROLE someone; SELECT predict('churn', ARRAY[1, 2, 3]::real[])});
+like($err, qr/permission denied for model "churn"/, 'another role may not use a model it was not granted');
+is($target->safe_psql('restored', q{SET ROLE someone; SELECT predict('city', r) FROM scored_rows r WHERE id = 1}),
+   $source->safe_psql('src', q{SELECT predict('city', r) FROM scored_rows r WHERE id = 1}),
+   'a model granted to public scores for any role');
+is($target->safe_psql('restored', q{SET ROLE model_reader; SELECT predict('churn', ARRAY[1, 2, 3]::real[])}), '1',
+   'a grant to a role created after the restore takes effect');
+($rc, $out, $err) = $target->psql('restored', q{SET ROLE someone; SELECT drop_model('churn')});
+like($err, qr/owned by role "model_owner", which does not exist in this cluster/, 'an absent owner: only superusers manage the model');
+$target->safe_psql('restored', q{SELECT set_model_owner('churn', 'someone')});
+$target->safe_psql('restored', q{SET ROLE someone; SELECT drop_model('churn')});
+is($target->safe_psql('restored', 'SELECT count(*) FROM models'), '3', 'a superuser gave it to a role, which dropped it');
+
+done_testing();

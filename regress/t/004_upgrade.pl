@@ -1,0 +1,87 @@
+# Extension upgrades: install each older version, register models (XGBoost and scikit-learn
+# fixtures, owned by different roles, one of them dropped), run ALTER EXTENSION pg_predict
+# UPDATE, and check that every model scores identically and owners and privileges are right.
+# A new version adds one line: its name at the end of @versions.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PgPredictTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my @versions = ('0.1.0', '0.2.0');
+my $latest = $versions[-1];
+
+my $node = new_node('upgrade');
+$node->start;
+$node->safe_psql('postgres', 'CREATE ROLE model_owner; CREATE ROLE gone; CREATE ROLE someone');
+is($node->safe_psql('postgres', q{SELECT default_version FROM pg_available_extensions WHERE name = 'pg_predict'}),
+   $latest, "the control file's default version is the last of \@versions");
+
+my $owners_sql = q{SELECT string_agg(format('%s %s', name, coalesce(owner::text, '(none)')), ', ' ORDER BY name) FROM models};
+
+for my $i (0 .. $#versions - 1) {
+    my $from = $versions[$i];
+    my $db = "from_" . ($from =~ s/\./_/gr);
+    $node->safe_psql('postgres', "CREATE DATABASE $db");
+    $node->safe_psql($db, "CREATE EXTENSION pg_predict VERSION '$from'; " . rows_sql());
+    is($node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'pg_predict'}), $from,
+       "installed $from");
+    # Models by a superuser, by model_owner, and by a role dropped afterwards.
+    $node->safe_psql($db, model_sql('churn') . model_sql('city') . q{
+GRANT CREATE ON SCHEMA public TO model_owner, gone;
+SELECT pg_read_file('} . fixture('multiclass_tiny.json') . q{') AS segment_doc \gset
+SELECT pg_read_file('} . fixture('sklearn_trees/rf_classifier2.json') . q{') AS forest_doc \gset
+SET ROLE model_owner;
+SELECT create_model('segment', :'segment_doc'::jsonb);
+SET ROLE gone;
+SELECT create_model('forest', (:'forest_doc'::jsonb) -> 'document', 'sklearn');
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
+});
+    $node->safe_psql($db, 'DROP ROLE gone');  # allowed before 0.2.0 (the model keeps a bare OID)
+    my $scores = score_all($node, $db);
+
+    for my $to (@versions[$i + 1 .. $#versions]) {
+        $node->safe_psql($db, "ALTER EXTENSION pg_predict UPDATE TO '$to'");
+        is($node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'pg_predict'}), $to,
+           "$from updated to $to");
+        is(score_all($node, $db), $scores, "$from -> $to: every model scores identically");
+        is($node->safe_psql($db, 'SELECT count(*) FROM models'), '4', "$from -> $to: every model is there");
+    }
+
+    # Owners and privileges as the README says of an upgraded catalog.
+    my $super = $node->safe_psql($db, 'SELECT current_user');
+    is($node->safe_psql($db, $owners_sql), "churn $super, city $super, forest (none), segment model_owner",
+       "$from -> $latest: owners by name; a dropped owner leaves none");
+    is($node->safe_psql($db, q{SET ROLE someone; SELECT count(*) FROM models WHERE usable}), '4',
+       "$from -> $latest: models from before keep being usable by every role");
+    my ($rc, $out, $err) = $node->psql($db, q{SET ROLE someone; SELECT drop_model('segment')});
+    like($err, qr/must be owner of model "segment"/, "$from -> $latest: only the owner may drop");
+    $node->safe_psql($db, q{SET ROLE model_owner; SELECT revoke_model_usage('segment', 'public')});
+    ($rc, $out, $err) = $node->psql($db, q{SET ROLE someone; SELECT predict('segment', ARRAY[1, 2, 3]::real[])});
+    like($err, qr/permission denied for model "segment"/, "$from -> $latest: the owner can revoke the use");
+    ($rc, $out, $err) = $node->psql($db, 'DROP ROLE model_owner');
+    like($err, qr/role "model_owner" cannot be dropped because some objects depend on it/,
+         "$from -> $latest: DROP ROLE refused while the role owns models");
+    $node->safe_psql($db, model_sql('churn', 'new_model'));
+    is($node->safe_psql($db, q{SELECT usable_by FROM models WHERE name = 'new_model'}), '{}',
+       "$from -> $latest: a new model is usable by its owner only");
+}
+
+# A fresh install of the latest version has the same catalog as an upgraded one.
+$node->safe_psql('postgres', 'CREATE DATABASE fresh');
+$node->safe_psql('fresh', 'CREATE EXTENSION pg_predict');
+my $columns_sql = q{SELECT string_agg(format('%s %s %s', attname, format_type(atttypid, atttypmod), attnotnull), ', ' ORDER BY attname)
+  FROM pg_attribute WHERE attrelid = 'model_catalog'::regclass AND attnum > 0 AND NOT attisdropped};
+my $view_sql = q{SELECT string_agg(format('%s %s', attname, format_type(atttypid, atttypmod)), ', ' ORDER BY attnum)
+  FROM pg_attribute WHERE attrelid = 'models'::regclass AND attnum > 0};
+my $first = 'from_' . ($versions[0] =~ s/\./_/gr);
+is($node->safe_psql($first, $columns_sql), $node->safe_psql('fresh', $columns_sql),
+   'upgraded and fresh catalogs have the same columns');
+is($node->safe_psql($first, $view_sql), $node->safe_psql('fresh', $view_sql),
+   'upgraded and fresh models views have the same columns');
+
+done_testing();
