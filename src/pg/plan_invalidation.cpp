@@ -3,6 +3,7 @@
 #include "catalog.hpp"
 
 extern "C" {
+#include "access/xact.h"
 #include "executor/executor.h"
 #include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
@@ -117,6 +118,9 @@ void depend_on_model_catalog(PlannedStmt* stmt) {
 }
 
 void note_planned_version(const char* model, int64 version) {
+    // READ COMMITTED plans under a fresh snapshot (catalog_lookup_for_planning): it is the
+    // newest but for a commit in the last microseconds, which the node's version check reports.
+    if (!IsolationUsesXactSnapshot()) return;
     if (catalog_latest_version(model) != version) outdated_plan_made = true;
 }
 
