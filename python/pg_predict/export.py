@@ -241,6 +241,26 @@ def _part(est, indices, sources, ctx, name):
     return {"columns": indices, "steps": steps}, out
 
 
+def _apply_weight(union, name, part, part_out, ctx):
+    """transformer_weights: scikit-learn multiplies the part's whole output by its weight (a
+    name without a weight, or a name that is no part, changes nothing). A weighted column is a
+    derived number: text cannot flow through it."""
+    weights = union.transformer_weights or {}
+    if name not in weights or weights[name] is None:
+        return part_out
+    w = weights[name]
+    if isinstance(w, (bool, np.bool_)) or not isinstance(w, (numbers.Real, np.number)) \
+            or not np.isfinite(float(w)):
+        ctx.refuse(union, "transformer_weights", f"the weight of {name!r} is {w!r}, not a "
+                   "finite number")
+    outer = list(ctx.path)
+    ctx.path = outer + [name]
+    ctx.read_numeric(union, part_out)
+    ctx.path = outer
+    part["weight"] = float(w)
+    return [None] * len(part_out)
+
+
 def _column_transformer(ct, sources, ctx):
     n = len(sources)
     parts, remainder, out = [], None, []
@@ -250,6 +270,7 @@ def _column_transformer(ct, sources, ctx):
         if (isinstance(est, str) and est == "drop") or not indices:
             continue
         part, part_out = _part(est, indices, sources, ctx, name)
+        part_out = _apply_weight(ct, name, part, part_out, ctx)
         if k >= n_declared:
             remainder = part
         else:
@@ -259,13 +280,12 @@ def _column_transformer(ct, sources, ctx):
 
 
 def _feature_union(fu, sources, ctx):
-    if fu.transformer_weights:
-        ctx.refuse(fu, "transformer_weights", "weighted unions are not supported")
     parts, out = [], []
     for name, est in fu.transformer_list:
         if isinstance(est, str) and est == "drop":
             continue
         part, part_out = _part(est, list(range(len(sources))), sources, ctx, name)
+        part_out = _apply_weight(fu, name, part, part_out, ctx)
         del part["columns"]
         parts.append(part)
         out += part_out

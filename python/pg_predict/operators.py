@@ -16,9 +16,10 @@ OPERATORS = [
     # composition
     Operator("Pipeline", "composition", "its steps in order", ""),
     Operator("ColumnTransformer", "composition", "`concat` of the parts' steps over their columns",
-             "columns by name, index, mask or slice; `remainder` drop / passthrough / an estimator"),
+             "columns by name, index, mask or slice; `remainder` drop / passthrough / an "
+             "estimator; `transformer_weights` (a scale of the part's output)"),
     Operator("FeatureUnion", "composition", "`concat` of the parts, each over the whole vector",
-             ""),
+             "`transformer_weights`"),
     # featurizers
     Operator("StandardScaler", "featurizer", "`affine`", "`with_mean` / `with_std` off allowed"),
     Operator("MinMaxScaler", "featurizer", "`affine`", "`clip=True` refused"),

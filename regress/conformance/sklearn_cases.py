@@ -299,8 +299,50 @@ def build_cases():
                                       OneHotEncoder(handle_unknown="ignore")), ["channel"]),
         ]), LogisticRegression(max_iter=2000)), ["age", "income", "channel"], "binary", True),
     ]
-    cases += _hist_and_outlier_cases()
+    cases += _hist_and_outlier_cases() + _weighted_cases()
     return {c.name: c for c in cases}
+
+
+def _weighted_cases():
+    """transformer_weights: each part's output times its weight (some parts only, a weight of
+    0, the remainder by its name 'remainder', a FeatureUnion), into linear models and trees."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import FeatureUnion, make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, OneHotEncoder, StandardScaler
+    from sklearn.svm import SVC
+
+    def ct(weights, remainder="drop"):
+        return ColumnTransformer([
+            ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()),
+             ["age", "income", "score"]),
+            ("text", OneHotEncoder(handle_unknown="ignore"), ["city", "plan"]),
+            ("raw", "passthrough", ["visits"]),
+        ], remainder=remainder, transformer_weights=weights)
+
+    C = Case
+    cols = ["age", "income", "visits", "score", "tenure", "city", "plan"]
+    return [
+        C("weights_some_parts_logistic", make_pipeline(
+            ct({"num": 2.5, "text": 0.25}), LogisticRegression(max_iter=3000)),
+          cols, "multiclass", True),
+        C("weights_zero_and_remainder_ridge", make_pipeline(
+            ct({"num": 0.5, "text": 0.0, "raw": 3.0, "remainder": -1.5},
+               remainder=MinMaxScaler()), Ridge(alpha=0.5)), cols, "regression", False),
+        C("weights_svc_rbf", make_pipeline(ct({"num": 3.0, "raw": 0.1}), SVC()),
+          cols, "binary", True),
+        C("weights_random_forest_regressor", make_pipeline(
+            ct({"num": 7.0, "text": 2.0, "raw": 0.5}), RandomForestRegressor(
+                n_estimators=8, max_depth=6, random_state=0)), cols, "regression", False),
+        C("weights_feature_union", make_pipeline(
+            SimpleImputer(), FeatureUnion([("std", StandardScaler()), ("mm", MinMaxScaler()),
+                                           ("raw", "passthrough")],
+                                          transformer_weights={"std": 3.0, "raw": 0.0}),
+            LogisticRegression(max_iter=3000)),
+          ["age", "income", "score", "tenure"], "binary", True),
+    ]
 
 
 def _hist_and_outlier_cases():

@@ -89,18 +89,25 @@ def _elementwise(cols, f):
     return [f(np.asarray(x, dtype=np.float64), j) for j, x in enumerate(cols)]
 
 
+def _weighted(part, cols):
+    """transformer_weights: the part's output times its weight."""
+    if "weight" not in part:
+        return cols
+    return [np.asarray(c, dtype=np.float64) * _num(part["weight"]) for c in cols]
+
+
 def _apply(step, cols):
     t = step["type"]
     if t == "ColumnTransformer":
         out = []
         parts = list(step["transformers"]) + ([step["remainder"]] if step["remainder"] else [])
         for part in parts:
-            out += _apply_steps(part["steps"], [cols[i] for i in part["columns"]])
+            out += _weighted(part, _apply_steps(part["steps"], [cols[i] for i in part["columns"]]))
         return out
     if t == "FeatureUnion":
         out = []
         for part in step["transformers"]:
-            out += _apply_steps(part["steps"], cols)
+            out += _weighted(part, _apply_steps(part["steps"], cols))
         return out
     if t == "StandardScaler":
         mean = None if step["mean"] is None else _arr(step["mean"])

@@ -82,6 +82,12 @@ for _name in [
         "isolation_forest_pipeline"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
+# transformer_weights
+for _name in [
+        "weights_some_parts_logistic", "weights_zero_and_remainder_ridge", "weights_svc_rbf",
+        "weights_random_forest_regressor", "weights_feature_union"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
 # Naive Bayes, k-means, MLP, kernel SVMs.
 for _name in [
         "gaussian_nb", "gaussian_nb_binary_bare", "bernoulli_nb", "bernoulli_nb_no_binarize",
@@ -253,11 +259,38 @@ def test_refuse_other_parameters(_env):
     X = X[["income", "tenure"]]
     expect_refusal(fit_quiet(make_pipeline(MinMaxScaler(clip=True), Ridge()), X, y),
                    "MinMaxScaler(clip=True)")
-    fu = FeatureUnion([("a", StandardScaler()), ("b", MinMaxScaler())],
-                      transformer_weights={"a": 2.0})
-    expect_refusal(fit_quiet(make_pipeline(fu, Ridge()), X, y), "FeatureUnion(transformer_weights=")
+    for bad in (float("nan"), float("inf"), "2"):
+        fu = FeatureUnion([("a", StandardScaler()), ("b", MinMaxScaler())])
+        pipe = fit_quiet(make_pipeline(fu, Ridge()), X, y)
+        fu.transformer_weights = {"a": bad}   # scikit-learn could not have fitted with it
+        expect_refusal(pipe, "FeatureUnion(transformer_weights=", "'a'", "not a finite number")
     gb = fit_quiet(GradientBoostingRegressor(init=LinearRegression(), n_estimators=3), X, y)
     expect_refusal(gb, "GradientBoostingRegressor(init=LinearRegression())")
+
+
+def test_transformer_weights_are_written(_env):
+    """A weighted part carries its weight; the same pipeline without weights has none; a weight
+    on a text column that flows on to an encoder is refused."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    X, y = small_frame()
+    X = X[["income", "tenure", "city"]]
+
+    def parts(weights):
+        ct = ColumnTransformer([("num", StandardScaler(), ["income"]),
+                                ("oh", OneHotEncoder(), ["city"])], remainder="passthrough",
+                               transformer_weights=weights)
+        doc = export(fit_quiet(make_pipeline(ct, LogisticRegression()), X, y))
+        step = doc["steps"][0]
+        return [p.get("weight") for p in step["transformers"] + [step["remainder"]]]
+
+    assert_equal("no weights", parts(None), [None, None, None])
+    assert_equal("weights", parts({"oh": 0.0, "remainder": 2, "absent": 5.0}), [None, 0.0, 2.0])
+    ct = ColumnTransformer([("txt", "passthrough", ["city"])], transformer_weights={"txt": 1})
+    pipe = fit_quiet(make_pipeline(ct, OneHotEncoder(), LogisticRegression()), X, y)
+    expect_refusal(pipe, "OneHotEncoder", "not an input column")
 
 
 def test_refuse_kernel_svm_and_mlp_parameters(_env):
@@ -516,6 +549,10 @@ for _fn in [test_refuse_hist_gradient_boosting_categorical_and_loss,
 
 for _fn in [test_operator_registry_matches_exporter, test_readme_operator_table_is_current,
             test_every_operator_has_a_conformance_case]:
+    add_test(_fn.__name__[len("test_"):], _fn)
+
+# Issue 10: transformer_weights, one-class classifiers, modified_huber, the audit's refusals.
+for _fn in [test_transformer_weights_are_written]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":

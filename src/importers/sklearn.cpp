@@ -263,6 +263,19 @@ private:
         push_affine(out, std::move(s), std::move(o));
     }
 
+    // transformer_weights: scikit-learn multiplies the part's whole output by its weight (a
+    // weight of 0 keeps NaN as NaN, as NaN * 0 does there).
+    void apply_weight(const json& part, const std::string& ppath, const std::string& type,
+                      const std::vector<int32_t>& cols, std::vector<spec::Step>& out) const {
+        const json* w = find(part, "weight");
+        if (w == nullptr) return;
+        const double weight = number(*w, at(ppath, "weight"));
+        if (!std::isfinite(weight)) malformed(at(ppath, "weight"), "must be a finite number");
+        no_text(type + " transformer_weights", cols, ppath);
+        if (weight == 1.0 || cols.empty()) return;
+        push_affine(out, std::vector<double>(cols.size(), weight), std::vector<double>(cols.size(), 0.0));
+    }
+
     void convert(const json& step, std::vector<int32_t>& cols, const std::string& path, std::vector<spec::Step>& out) {
         if (!step.is_object()) malformed(path, "must be an object");
         const std::string type = string_of(step, path, "type");
@@ -301,6 +314,7 @@ private:
                 if (steps != nullptr)
                     for (size_t i = 0; i < steps->size(); ++i)
                         convert((*steps)[i], sub, item(at(ppath, "steps"), i), sp.steps);
+                apply_weight(*part, ppath, type, sub, sp.steps);
                 result.insert(result.end(), sub.begin(), sub.end());
                 s.parts.push_back(std::move(sp));
             }
