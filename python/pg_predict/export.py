@@ -121,6 +121,10 @@ def _classes(model, ctx):
         ctx.refuse(model, None, "multi-output classification is not supported")
     out = []
     for c in classes:
+        if isinstance(c, (numbers.Integral, np.integer)) and not isinstance(c, (bool, np.bool_)) \
+                and int(float(c)) != int(c):
+            ctx.refuse(model, None, f"the class label {c} is not exactly a float8 (predict "
+                       "returns float8); encode the labels, e.g. with LabelEncoder")
         if isinstance(c, (bool, np.bool_)) or (isinstance(c, (numbers.Number, np.number))
                                                and not isinstance(c, complex)):
             out.append(label(c))

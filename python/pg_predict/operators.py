@@ -56,8 +56,10 @@ OPERATORS = [
     # linear models
     Operator("LogisticRegression", "classifier", "`linear` + sigmoid / softmax / one-vs-rest",
              "binary, multinomial, ovr"),
-    Operator("SGDClassifier", "classifier", "`linear` (+ sigmoid for log loss)",
-             "predict_proba only with `loss='log_loss'`"),
+    Operator("SGDClassifier", "classifier",
+             "`linear` (+ sigmoid for log loss, clip + normalization for modified Huber)",
+             "predict_proba with `loss='log_loss'` and `'modified_huber'` (the losses scikit-learn "
+             "gives it for)"),
     Operator("LinearSVC", "classifier", "`linear` (decision values)", "no predict_proba"),
     Operator("Perceptron", "classifier", "`linear` (decision values)", "no predict_proba"),
     Operator("RidgeClassifier", "classifier", "`linear` (decision values)", "no predict_proba"),

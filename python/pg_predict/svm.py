@@ -31,6 +31,9 @@ def export_svc(est, n_features, ctx):
     if est.break_ties and len(est.classes_) > 2:
         ctx.refuse(est, "break_ties", "only libsvm's one-vs-one voting (break_ties=False) is "
                    "supported")
+    if est.break_ties and est.decision_function_shape == "ovo":
+        ctx.refuse(est, "break_ties", "scikit-learn's predict refuses break_ties=True with "
+                   "decision_function_shape='ovo'")
     step = _common(est, n_features, ctx)
     step["n_support"] = ints(est.n_support_)
     return step

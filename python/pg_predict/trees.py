@@ -47,6 +47,9 @@ def export_gradient_boosting(est, n_features, ctx):
     if not (init == "zero" or type(init).__name__ in ("DummyClassifier", "DummyRegressor")):
         ctx.refuse(est, "init", "only the default prior (or 'zero') is supported: another "
                    "estimator's prediction depends on the row")
+    if getattr(init, "strategy", None) == "stratified":
+        ctx.refuse(est, "init", "DummyClassifier(strategy='stratified') draws a random "
+                   "prediction for every row")
     # The raw prior does not depend on the row for these inits: take it from one zero row.
     raw = est._raw_predict_init(np.zeros((1, est.n_features_in_), dtype=np.float32))
     loss = est.loss

@@ -70,13 +70,15 @@ def frame(seed=1):
         "regression": 100 * s + 500 + rng.normal(0, 10, n),
     }
     targets["count"] = np.round(np.exp(s / 2))   # Poisson-like counts (no new draws)
+    targets["one"] = np.full(n, 3)               # a single class
     return df, targets
 
 
 class Case:
     """A fitted estimator, the columns it reads, and scikit-learn's answers on every row."""
 
-    def __init__(self, name, estimator, columns, target, classifier, data=None):
+    def __init__(self, name, estimator, columns, target, classifier, data=None,
+                 probabilities=True):
         df, targets = (data or frame)()
         self.name = name
         self.columns = list(columns)
@@ -98,7 +100,7 @@ class Case:
             self.classes = list(self.classes)
         self.predict = np.asarray(self.estimator.predict(X), dtype=np.float64)
         self.proba = None
-        if classifier and hasattr(self.estimator, "predict_proba"):
+        if classifier and probabilities and hasattr(self.estimator, "predict_proba"):
             try:
                 self.proba = np.asarray(self.estimator.predict_proba(X), dtype=np.float64)
             except AttributeError:  # e.g. SGDClassifier(hinge) has no probabilities
@@ -106,12 +108,14 @@ class Case:
         # Rows whose label is a near tie: either label is right.
         self.ambiguous = np.zeros(len(X), dtype=bool)
         scores = self.proba
+        if getattr(final, "loss", None) == "modified_huber":
+            scores = None  # its probabilities tie where predict's decision values do not
         if scores is None and classifier and hasattr(self.estimator, "decision_function"):
             d = np.asarray(self.estimator.decision_function(X), dtype=np.float64)
             scores = np.column_stack([-d, d]) if d.ndim == 1 else d
         if scores is None and classifier and hasattr(final, "cluster_centers_"):
             scores = -np.asarray(self.estimator.transform(X), dtype=np.float64)  # distances
-        if scores is not None:
+        if scores is not None and scores.shape[1] >= 2:
             top = np.sort(scores, axis=1)
             self.ambiguous = (top[:, -1] - top[:, -2]) < 1e-6
 
@@ -214,6 +218,12 @@ def build_cases():
             loss="log_loss", random_state=0)), ALL, "multiclass", True),
         C("sgd_classifier_hinge", make_pipeline(_prep(), SGDClassifier(random_state=0)),
           ALL, "binary", True),
+        # modified_huber has predict_proba; with more than two classes clipping ties the
+        # probabilities where the decision values (predict's argmax) do not.
+        C("sgd_classifier_modified_huber_binary", make_pipeline(_prep(), SGDClassifier(
+            loss="modified_huber", random_state=0)), ALL, "labels", True),
+        C("sgd_classifier_modified_huber_multiclass", make_pipeline(_prep(), SGDClassifier(
+            loss="modified_huber", random_state=0)), ALL, "four", True),
         C("linear_svc", make_pipeline(_prep(), LinearSVC(random_state=0, max_iter=5000)),
           ALL, "multiclass", True),
         C("perceptron", make_pipeline(_prep(), Perceptron(random_state=0)), ALL, "binary", True),
@@ -299,8 +309,47 @@ def build_cases():
                                       OneHotEncoder(handle_unknown="ignore")), ["channel"]),
         ]), LogisticRegression(max_iter=2000)), ["age", "income", "channel"], "binary", True),
     ]
-    cases += _hist_and_outlier_cases() + _weighted_cases()
+    cases += _hist_and_outlier_cases() + _weighted_cases() + _one_class_cases()
     return {c.name: c for c in cases}
+
+
+def _one_class_cases():
+    """Classifiers fitted on a single class (those scikit-learn can fit so): predict is that
+    class, predict_proba [1.0]. HistGradientBoostingClassifier and MLPClassifier predict it
+    too, but their predict_proba has two columns for the one class: pg_predict refuses it
+    (probabilities=False here; test_sklearn checks the refusal)."""
+    from sklearn.cluster import KMeans
+    from sklearn.ensemble import (ExtraTreesClassifier, HistGradientBoostingClassifier,
+                                  RandomForestClassifier)
+    from sklearn.linear_model import RidgeClassifier
+    from sklearn.naive_bayes import BernoulliNB, GaussianNB, MultinomialNB
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler
+    from sklearn.tree import DecisionTreeClassifier
+
+    raw = ["age", "income", "visits", "score", "tenure", "rate"]   # age, score carry NaN
+    C = Case
+    return [
+        C("one_class_decision_tree", make_pipeline(_prep(), DecisionTreeClassifier()),
+          ALL, "one", True),
+        C("one_class_random_forest", RandomForestClassifier(5, random_state=0), NAN_FREE,
+          "one", True),
+        C("one_class_extra_trees", make_pipeline(_prep(), ExtraTreesClassifier(
+            5, random_state=0)), ALL, "one", True),
+        C("one_class_gaussian_nb", make_pipeline(_prep(), GaussianNB()), ALL, "one", True),
+        C("one_class_multinomial_nb", make_pipeline(_prep(scaler=MinMaxScaler()),
+                                                    MultinomialNB()), ALL, "one", True),
+        C("one_class_bernoulli_nb", make_pipeline(_prep(), BernoulliNB()), ALL, "one", True),
+        C("one_class_ridge_classifier", make_pipeline(_prep(), RidgeClassifier()),
+          ALL, "one", True),
+        C("one_class_kmeans", make_pipeline(_prep(), KMeans(1, n_init=1, random_state=0)),
+          ALL, "one", True),
+        C("one_class_hist_gradient_boosting", HistGradientBoostingClassifier(
+            max_iter=5, random_state=0), raw, "one", True, probabilities=False),
+        C("one_class_mlp", make_pipeline(_prep(), MLPClassifier(
+            (4,), max_iter=50, random_state=0)), ALL, "one", True, probabilities=False),
+    ]
 
 
 def _weighted_cases():

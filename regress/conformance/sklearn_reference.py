@@ -257,11 +257,25 @@ LINEAR_REGRESSORS = {"LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDReg
                      "LinearSVR"}
 
 
+def _modified_huber(d, classes):
+    """SGDClassifier(loss='modified_huber'): (clip(d, -1, 1) + 1) / 2, normalized over the
+    classes (uniform when all are 0); predict is the sign / the argmax of d."""
+    p = (np.clip(d, -1, 1) + 1) / 2
+    if d.shape[1] == 1:
+        return np.asarray(classes, dtype=np.float64)[(d[:, 0] > 0).astype(int)], \
+            np.column_stack([1 - p[:, 0], p[:, 0]])
+    total = p.sum(axis=1, keepdims=True)
+    proba = np.where(total == 0, 1 / d.shape[1], p / np.where(total == 0, 1, total))
+    return np.asarray(classes, dtype=np.float64)[d.argmax(axis=1)], proba
+
+
 def _model(step, X, classes):
     t = step["type"]
     if t in LINEAR_CLASSIFIERS:
         d = X @ _arr(step["coef"]).T + _arr(step["intercept"])
         proba = None
+        if step["loss"] == "modified_huber":
+            return _modified_huber(d, classes)
         if d.shape[1] == 1:
             d = d[:, 0]
             idx = (d > 0).astype(int)

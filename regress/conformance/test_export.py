@@ -69,7 +69,8 @@ for _name in [
         "random_forest_regressor", "extra_trees_classifier", "extra_trees_regressor",
         "linear_regression_minmax", "ridge_robust", "lasso_maxabs", "elastic_net",
         "sgd_regressor", "linear_svr", "linear_regression_bare", "sgd_classifier_log",
-        "sgd_classifier_hinge", "linear_svc", "perceptron", "ridge_classifier",
+        "sgd_classifier_hinge", "sgd_classifier_modified_huber_binary",
+        "sgd_classifier_modified_huber_multiclass", "linear_svc", "perceptron", "ridge_classifier",
         "ordinal_encoder_logistic", "one_hot_drop_first_numeric_categories",
         "column_selection_by_index_and_mask", "feature_union", "function_transformer_log1p",
         "text_imputer",
@@ -80,6 +81,14 @@ for _name in [
         "hist_gradient_boosting_regressor_early_stopping", "hist_gradient_boosting_poisson",
         "isolation_forest_auto", "isolation_forest_contamination_max_features",
         "isolation_forest_pipeline"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
+# classifiers fitted on one class
+for _name in [
+        "one_class_decision_tree", "one_class_random_forest", "one_class_extra_trees",
+        "one_class_gaussian_nb", "one_class_multinomial_nb", "one_class_bernoulli_nb",
+        "one_class_ridge_classifier", "one_class_kmeans", "one_class_hist_gradient_boosting",
+        "one_class_mlp"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 # transformer_weights
@@ -551,8 +560,38 @@ for _fn in [test_operator_registry_matches_exporter, test_readme_operator_table_
             test_every_operator_has_a_conformance_case]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
+def test_refuse_what_scikit_learn_cannot_predict_alike(_env):
+    """The audit's refusals: a random init, a break_ties scikit-learn's predict refuses, class
+    labels predict's float8 cannot hold."""
+    from sklearn.dummy import DummyClassifier
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import SVC
+    X, y = small_frame()
+    X = X[["income", "tenure"]] / 1000
+    gb = fit_quiet(GradientBoostingClassifier(init=DummyClassifier(strategy="stratified"),
+                                              n_estimators=3), X, y)
+    expect_refusal(gb, "GradientBoostingClassifier(init=", "stratified", "random")
+    export(fit_quiet(GradientBoostingClassifier(init=DummyClassifier(strategy="prior"),
+                                                n_estimators=3), X, y))
+    expect_refusal(fit_quiet(SVC(break_ties=True, decision_function_shape="ovo"), X, y),
+                   "SVC(break_ties=True)", "decision_function_shape='ovo'")
+    big = np.array([2 ** 60 + 1, 2 ** 60 + 3])[y]
+    expect_refusal(fit_quiet(LogisticRegression(), X, big), "LogisticRegression",
+                   str(2 ** 60 + 1), "float8")
+
+
+def test_one_class_documents(_env):
+    """A classifier fitted on one class exports with that one label."""
+    c = sklearn_cases.cases()
+    for name in ("one_class_decision_tree", "one_class_gaussian_nb", "one_class_kmeans"):
+        doc = export(c[name].estimator)
+        assert_equal(f"{name}: classes", doc["classes"], [0 if "kmeans" in name else 3])
+
+
 # Issue 10: transformer_weights, one-class classifiers, modified_huber, the audit's refusals.
-for _fn in [test_transformer_weights_are_written]:
+for _fn in [test_transformer_weights_are_written, test_refuse_what_scikit_learn_cannot_predict_alike,
+            test_one_class_documents]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":

@@ -348,6 +348,63 @@ def test_float8_columns_reach_float64_models_unrounded(env):
     env.conn.execute("DROP TABLE near_1e6")
 
 
+def _proba_error(env, model):
+    """The error predict_proba(model, row) raises, or a Failure when it scores."""
+    try:
+        with env.conn.transaction():
+            env.query(f"SELECT predict_proba(%(m)s, t) FROM {TABLE} t LIMIT 1", {"m": model})
+    except Exception as e:  # noqa: BLE001
+        return e
+    raise Failure(f"{model}: predict_proba did not refuse")
+
+
+def test_predict_proba_refusals_say_why(env):
+    """'as in scikit-learn' only where scikit-learn has no predict_proba either: SGDClassifier
+    with the hinge loss; not for a one-class HistGradientBoostingClassifier or MLPClassifier
+    (scikit-learn gives two columns for their one class) nor for an SVC."""
+    env.load()
+    cases = sklearn_cases.cases()
+    want = {"sgd_classifier_hinge": "Its estimator, SGDClassifier, has only a decision function, "
+                                    "as in scikit-learn.",
+            "one_class_hist_gradient_boosting": "pg_predict computes no probabilities for its "
+                                                "estimator (HistGradientBoostingClassifier).",
+            "one_class_mlp": "pg_predict computes no probabilities for its estimator "
+                             "(MLPClassifier).",
+            "svc_rbf_multiclass": "pg_predict computes no probabilities for its estimator (SVC)."}
+    for name, detail in want.items():
+        model = f"sk_why_{name}"
+        env.drop_model(model)
+        pg_predict.deploy(env.conn, model, cases[name].estimator)
+        e = _proba_error(env, model)
+        if "does not give class probabilities" not in str(e):
+            raise Failure(f"{model}: predict_proba failed with {e}")
+        assert_equal(f"{model}: detail", getattr(getattr(e, "diag", None), "message_detail", None),
+                     detail)
+        env.drop_model(model)
+
+
+def test_one_class_document_of_a_model_that_needs_two(env):
+    """classes with one label is refused, naming the estimator, where scikit-learn itself cannot
+    fit one class (LogisticRegression), and with no label at all."""
+    import json
+    doc = pg_predict.export(sklearn_cases.cases()["ct_logistic_binary"].estimator)
+    for classes, needle in (([3], "scikit-learn cannot fit LogisticRegression on one class"),
+                            ([], "must list at least one label")):
+        doc["classes"] = classes
+        try:
+            with env.conn.transaction():
+                env.query("SELECT create_model('sk_one_bad', %s::jsonb, 'sklearn')",
+                          [json.dumps(doc)])
+        except Exception as e:  # noqa: BLE001
+            if needle not in str(e):
+                raise Failure(f"classes {classes}: refused with {e}") from None
+        else:
+            raise Failure(f"classes {classes}: create_model did not refuse")
+
+
+for _fn in (test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two):
+    add_test(_fn.__name__[len("test_"):], _fn)
+
 for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc,
             test_outlier_detector_has_no_probabilities,
             test_float8_columns_reach_float64_models_unrounded):

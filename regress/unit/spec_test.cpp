@@ -170,6 +170,35 @@ TEST(SpecJson, TwoSidedTransformRoundTripsAndValidates) {
     EXPECT_EQ(out[0], -out[1]);
 }
 
+TEST(SpecJson, ModifiedHuberTransformRoundTripsAndValidates) {
+    spec::Pipeline p = stump_pipeline();  // a one-group binary classifier: [1 - p, p]
+    p.transform = spec::PostTransform::ModifiedHuber;
+    EXPECT_NO_THROW(spec::validate(p));
+    EXPECT_EQ(p.output_width(), 2);
+    const spec::Pipeline q = spec::from_json(spec::to_json(p));
+    EXPECT_EQ(q.transform, spec::PostTransform::ModifiedHuber);
+    p.has_probabilities = false;
+    expect_invalid(p, "modified_huber needs a classifier with probabilities");
+    // Three groups: the probabilities, then the three decision values.
+    p = stump_pipeline();
+    p.transform = spec::PostTransform::ModifiedHuber;
+    p.model.num_groups = 3;
+    p.model.base_margin = {0.0f, 0.0f, 0.0f};
+    p.classes = {0, 1, 2};
+    EXPECT_NO_THROW(spec::validate(p));
+    EXPECT_TRUE(spec::has_decision_columns(p));
+    EXPECT_EQ(p.output_width(), 6);
+}
+
+TEST(SpecValidate, OneClassClassifierIsOneIdentityGroup) {
+    spec::Pipeline p = stump_pipeline();
+    p.classes = {3};
+    expect_invalid(p, "classes lists 1 labels, 1 group(s) need 2");  // logistic: [1 - p, p]
+    p.transform = spec::PostTransform::Identity;
+    EXPECT_NO_THROW(spec::validate(p));
+    EXPECT_EQ(p.output_width(), 1);
+}
+
 TEST(SpecJson, ComplementTransformRoundTripsAndValidates) {
     spec::Pipeline p = stump_pipeline();  // a one-group binary classifier
     p.transform = spec::PostTransform::Complement;

@@ -76,6 +76,15 @@ std::string link_source(const spec::Pipeline& p) {
     case spec::PostTransform::TwoSided: return "    r = torch.cat([-m, m], 1)\n";
     case spec::PostTransform::Complement: return "    r = torch.cat([1.0 - m, m], 1)\n";
     case spec::PostTransform::Ovr: return "    e = torch.sigmoid(m)\n    r = e / e.sum(1, keepdim=True)\n";
+    case spec::PostTransform::ModifiedHuber: {
+        // scikit-learn's SGDClassifier.predict_proba for loss="modified_huber".
+        std::string s = "    p = (torch.clamp(m, -1.0, 1.0) + 1.0) / 2.0\n";
+        if (spec::expands_to_two_columns(p)) return s + "    r = torch.cat([1.0 - p, p], 1)\n";
+        return s + "    total = p.sum(1, keepdim=True)\n"
+                   "    q = torch.where(total == 0.0, torch.full_like(p, 1.0 / " + std::to_string(p.model.num_groups) +
+                   "), p / total)\n"
+                   "    r = torch.cat([q, m], 1)\n";
+    }
     case spec::PostTransform::Logistic:
         return spec::expands_to_two_columns(p) ? "    e = torch.sigmoid(m)\n    r = torch.cat([1.0 - e, e], 1)\n"
                                                : "    r = torch.sigmoid(m)\n";

@@ -10,8 +10,10 @@
 //   dictionary-encoding); for numeric columns an unseen value is encoded as if unknowns were
 //   ignored: all zeros for OneHotEncoder, NaN for OrdinalEncoder.
 // - Classifiers without predict_proba in scikit-learn (LinearSVC, Perceptron, RidgeClassifier,
-//   SGDClassifier with a loss other than log_loss) output decision values ([-d, d] when
-//   binary): their argmax is sklearn's predict, and has_probabilities is false.
+//   SGDClassifier with a loss other than log_loss and modified_huber) output decision values
+//   ([-d, d] when binary): their argmax is sklearn's predict, and has_probabilities is false.
+//   SGDClassifier(loss="modified_huber") has predict_proba: (clip(d, -1, 1) + 1) / 2, normalized
+//   over the classes when there are more than two (spec::PostTransform::ModifiedHuber).
 #include <cmath>
 #include <map>
 #include <string>
@@ -164,7 +166,7 @@ private:
                     unsupported("classes", "a non-numeric class label (" + classes[i].dump() + ")");
                 p_.classes.push_back(classes[i].get<double>());
             }
-            if (p_.classes.size() < 2) malformed("classes", "must list at least two labels");
+            if (p_.classes.empty()) malformed("classes", "must list at least one label");
         } else if (task == "regression") {
             p_.task = spec::Task::Regression;
         } else if (task == "clustering") {
@@ -607,6 +609,7 @@ private:
                                             "SGDRegressor",     "LinearSVR"};
         static const char* kClassifiers[] = {"LogisticRegression", "SGDClassifier", "LinearSVC", "Perceptron",
                                              "RidgeClassifier"};
+        if (p_.task == spec::Task::Classification && p_.classes.size() == 1) return one_class(type);
         for (const char* r : kRegressors)
             if (type == r) return linear_regressor(step, type, path);
         for (const char* c : kClassifiers)
@@ -614,6 +617,27 @@ private:
         if (import_sklearn_tree_model(step, width, p_)) return;
         if (import_sklearn_other_model(step, path, width, p_)) return;
         unsupported(type, "the estimator");
+    }
+
+    // A classifier fitted on a single class predicts it for every row, as scikit-learn does for
+    // the estimators it can fit so (the others refuse one class in fit). The program is the
+    // constant 1.0 (one output column), whatever the row: predict_proba is [1.0] where
+    // scikit-learn's is; it is refused where scikit-learn's has two columns [1 - p, p] for the
+    // one class (HistGradientBoostingClassifier, MLPClassifier) or does not exist.
+    void one_class(const std::string& type) {
+        static const std::map<std::string, bool> kProbaIsOne = {
+            {"DecisionTreeClassifier", true},          {"RandomForestClassifier", true},
+            {"ExtraTreesClassifier", true},            {"GaussianNB", true},
+            {"MultinomialNB", true},                   {"BernoulliNB", true},
+            {"HistGradientBoostingClassifier", false}, {"MLPClassifier", false},
+            {"RidgeClassifier", false},                {"KMeans", false},
+            {"MiniBatchKMeans", false}};
+        const auto it = kProbaIsOne.find(type);
+        if (it == kProbaIsOne.end())
+            malformed("classes", "lists one label, but scikit-learn cannot fit " + type + " on one class");
+        set_linear({std::vector<double>(static_cast<size_t>(p_.model.num_features), 0.0)}, {1.0});
+        p_.transform = spec::PostTransform::Identity;
+        p_.has_probabilities = it->second;
     }
 
     std::vector<std::vector<double>> coef_rows(const json& step, const std::string& path) {
@@ -677,7 +701,7 @@ private:
         if (k == 1 ? n != 2 : k != n)
             malformed(at(path, "coef"), "has " + std::to_string(k) + " rows for " + std::to_string(n) +
                                             " classes (one row when binary, else one per class)");
-        bool proba = false;
+        bool proba = false, modified_huber = false;
         std::string multi = "ovr";
         if (type == "LogisticRegression") {
             proba = true;
@@ -688,9 +712,14 @@ private:
                 unsupported(type, "parameter multi_class = \"" + multi + "\"");
         } else if (type == "SGDClassifier") {
             const std::string loss = string_of(step, path, "loss", "hinge");
-            proba = loss == "log_loss" || loss == "log";
+            modified_huber = loss == "modified_huber";
+            proba = loss == "log_loss" || loss == "log" || modified_huber;
         }
-        if (!proba) {
+        if (modified_huber) {
+            // predict is the sign (binary) or the argmax of the decision values, which the
+            // transform keeps next to the probabilities when there are more than two classes.
+            p_.transform = spec::PostTransform::ModifiedHuber;
+        } else if (!proba) {
             // Decision values; a binary model's d becomes [-d, d] so that argmax is sklearn's
             // predict (d > 0 → classes[1], ties → classes[0]).
             if (k == 1) {

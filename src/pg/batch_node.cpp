@@ -426,9 +426,10 @@ Datum output_value(PredictBatchState* state, const BatchOutput* output, int row,
     if (*isnull) return (Datum)0;
     if (output->kind == PredictCallKind::Predict)
         return Float8GetDatum(prediction_from_output(input->model, scores));
-    Datum* elements = (Datum*)palloc(sizeof(Datum) * input->width);
-    for (int k = 0; k < input->width; k++) elements[k] = Float8GetDatum((double)scores[k]);
-    return PointerGetDatum(construct_array(elements, input->width, FLOAT8OID, sizeof(float8),
+    const int width = input->model->proba_width;
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
+    for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)scores[k]);
+    return PointerGetDatum(construct_array(elements, width, FLOAT8OID, sizeof(float8),
                                            FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 

@@ -237,7 +237,7 @@ Datum pg_predict_predict_proba(PG_FUNCTION_ARGS) {
     CallSiteModel* m = call_site_model(fcinfo);
     check_predict_proba(m->model->entry);
     if (!score_one(fcinfo, &m) || output_is_missing(m->out, m->model->output_width)) PG_RETURN_NULL();
-    int width = m->model->output_width;
+    int width = m->model->proba_width;
     Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
     for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)m->out[k]);
     PG_RETURN_ARRAYTYPE_P(construct_array(elements, width, FLOAT8OID, sizeof(float8),

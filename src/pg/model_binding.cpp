@@ -31,11 +31,21 @@ void check_predict_proba(const CatalogEntry* entry) {
                         errmsg("model \"%s\" is a regression model; predict_proba() needs a classifier",
                                entry->name),
                         errhint("Use predict() for the predicted value.")));
-    if (!entry->has_probabilities)
+    if (!entry->has_probabilities) {
+        // "as in scikit-learn" only where scikit-learn has no predict_proba either.
+        bool none_in_sklearn = false;
+        for (const char* cls : {"LinearSVC", "Perceptron", "RidgeClassifier", "SGDClassifier", "KMeans",
+                                "MiniBatchKMeans", "IsolationForest"})
+            none_in_sklearn |= strcmp(entry->format, "sklearn") == 0 && strcmp(entry->objective, cls) == 0;
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("model \"%s\" does not give class probabilities", entry->name),
-                        errdetail("Its estimator has only a decision function, as in scikit-learn."),
+                        none_in_sklearn
+                            ? errdetail("Its estimator, %s, has only a decision function, as in scikit-learn.",
+                                        entry->objective)
+                            : errdetail("pg_predict computes no probabilities for its estimator (%s).",
+                                        entry->objective),
                         errhint("Use predict() for the class label.")));
+    }
 }
 
 BoundModel* bind_model(const char* name, MemoryContext context) {
@@ -89,7 +99,15 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
         model->text_encoder = encoder;
         pfree(dictionaries);
     }
-    if (model->entry->classification && model->output_width != model->entry->num_classes)
+    // A classifier's program gives one column per class or, where predict is not the argmax
+    // of the probabilities (scikit-learn's SGDClassifier(loss="modified_huber") with more than
+    // two classes: clipping ties them), the probabilities followed by one decision value per class.
+    model->proba_width = model->output_width;
+    model->label_offset = 0;
+    if (model->entry->classification && model->output_width == 2 * model->entry->num_classes) {
+        model->proba_width = model->entry->num_classes;
+        model->label_offset = model->entry->num_classes;
+    } else if (model->entry->classification && model->output_width != model->entry->num_classes)
         ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
                         errmsg("model \"%s\" gives %d outputs but lists %d classes", name,
                                model->output_width, model->entry->num_classes)));
@@ -122,9 +140,10 @@ bool output_is_missing(const float* output_row, int width) {
 double prediction_from_output(const BoundModel* model, const float* output_row) {
     const CatalogEntry* entry = model->entry;
     if (!entry->classification) return output_row[0];
+    const float* scores = output_row + model->label_offset;
     int best = 0;
-    for (int k = 1; k < model->output_width; k++)
-        if (output_row[k] > output_row[best]) best = k;
+    for (int k = 1; k < model->output_width - model->label_offset; k++)
+        if (scores[k] > scores[best]) best = k;
     return best < entry->num_classes ? entry->classes[best] : best;
 }
 

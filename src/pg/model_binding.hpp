@@ -17,6 +17,8 @@ struct BoundModel {
     runtime::Program* gpu_program;      // its copy on the GPU, once program_for asked for it
     MemoryContext context;              // where it was bound: references are released with it
     int output_width;
+    int proba_width;    // the columns predict_proba() returns: output_width, or the classes
+    int label_offset;   // where the columns predict() takes the argmax of begin
     runtime::TextEncoder* text_encoder;  // NULL unless the model has text inputs
 };
 
@@ -37,7 +39,8 @@ runtime::Program* program_for(BoundModel* model, bool gpu);
 bool output_is_missing(const float* output_row, int width);
 
 // The value predict() returns for one output row: the label of the most probable class for a
-// classifier (the first on ties, as numpy's argmax), the value for a regressor.
+// classifier (the first on ties, as numpy's argmax; the largest decision value when the
+// program gives decision values after the probabilities), the value for a regressor.
 double prediction_from_output(const BoundModel* model, const float* output_row);
 
 }  // namespace pg_predict::pg

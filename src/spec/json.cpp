@@ -157,10 +157,10 @@ Task task_of(const std::string& s, const std::string& field) {
 PostTransform transform_of(const std::string& s, const std::string& field) {
     for (PostTransform t : {PostTransform::Identity, PostTransform::Logistic,
                             PostTransform::Softmax, PostTransform::Exp, PostTransform::Ovr,
-                            PostTransform::TwoSided, PostTransform::Complement})
+                            PostTransform::TwoSided, PostTransform::Complement, PostTransform::ModifiedHuber})
         if (s == transform_name(t)) return t;
-    bad(field, "must be one of identity, logistic, softmax, exp, ovr, two_sided, complement, not \"" + s +
-                   "\"");
+    bad(field, "must be one of identity, logistic, softmax, exp, ovr, two_sided, complement, modified_huber, "
+               "not \"" + s + "\"");
 }
 
 Comparison comparison_of(const std::string& s, const std::string& field) {
@@ -220,7 +220,7 @@ Step step_from_json(const json& j, const std::string& path) {
 bool needs_version_2(const Pipeline& p) {
     return !p.steps.empty() || !p.text_inputs.empty() || !p.estimator.op.empty() || !p.has_probabilities ||
            p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided ||
-           p.transform == PostTransform::Complement;
+           p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber;
 }
 
 }  // namespace

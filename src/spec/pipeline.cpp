@@ -33,16 +33,24 @@ int TreeEnsemble::max_depth() const {
 
 bool expands_to_two_columns(const Pipeline& p) {
     const bool two_sided = p.transform == PostTransform::Logistic || p.transform == PostTransform::TwoSided ||
-                           p.transform == PostTransform::Complement;
+                           p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber;
     return two_sided && p.task == Task::Classification && p.model.num_groups == 1;
 }
 
-int transformed_width(const Pipeline& p) { return expands_to_two_columns(p) ? 2 : p.model.num_groups; }
+bool has_decision_columns(const Pipeline& p) {
+    return p.transform == PostTransform::ModifiedHuber && p.task == Task::Classification && p.model.num_groups > 1;
+}
+
+int transformed_width(const Pipeline& p) {
+    if (expands_to_two_columns(p)) return 2;
+    return has_decision_columns(p) ? 2 * p.model.num_groups : p.model.num_groups;
+}
 
 int Pipeline::output_width() const {
     // A one-group binary classifier still has two output columns ([1 - p, p]); its classes
     // list has two labels, so the class count is the width in every classification case.
-    if (task == Task::Classification) return static_cast<int>(classes.size());
+    if (task == Task::Classification)
+        return static_cast<int>(classes.size()) * (has_decision_columns(*this) ? 2 : 1);
     return 1;
 }
 
@@ -67,6 +75,7 @@ const char* transform_name(PostTransform t) {
         case PostTransform::Ovr: return "ovr";
         case PostTransform::TwoSided: return "two_sided";
         case PostTransform::Complement: return "complement";
+        case PostTransform::ModifiedHuber: return "modified_huber";
     }
     return "unknown";
 }

@@ -74,6 +74,21 @@ void linear_row(const Pipeline& p, const std::vector<std::vector<double>>& coef,
         o[0] = static_cast<float>(1.0 - m[0]);
         o[1] = static_cast<float>(m[0]);
         break;
+    case PostTransform::ModifiedHuber: {
+        std::vector<double> prob(k);
+        double total = 0.0;
+        for (size_t g = 0; g < k; ++g) total += (prob[g] = (std::clamp(m[g], -1.0, 1.0) + 1.0) / 2.0);
+        if (k == 1) {
+            o[0] = static_cast<float>(1.0 - prob[0]);
+            o[1] = static_cast<float>(prob[0]);
+            break;
+        }
+        for (size_t g = 0; g < k; ++g) {
+            o[g] = static_cast<float>(total == 0.0 ? 1.0 / static_cast<double>(k) : prob[g] / total);
+            o[k + g] = static_cast<float>(m[g]);
+        }
+        break;
+    }
     case PostTransform::Ovr: {
         double total = 0.0;
         for (double& v : m) total += (v = sig(v));
@@ -159,6 +174,21 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
             o[0] = 1.0f - margin[0];
             o[1] = margin[0];
             break;
+        case PostTransform::ModifiedHuber: {
+            // Produced only for linear estimators; kept here so every transform has a reference.
+            float total = 0.0f;
+            for (int g = 0; g < groups; ++g) total += (o[g] = (std::clamp(margin[g], -1.0f, 1.0f) + 1.0f) / 2.0f);
+            if (binary) {
+                o[1] = o[0];
+                o[0] = 1.0f - o[1];
+                break;
+            }
+            for (int g = 0; g < groups; ++g) {
+                o[g] = total == 0.0f ? 1.0f / static_cast<float>(groups) : o[g] / total;
+                o[groups + g] = margin[g];
+            }
+            break;
+        }
         case PostTransform::Ovr: {
             float total = 0.0f;
             for (int g = 0; g < groups; ++g) total += (o[g] = sigmoid(margin[g]));

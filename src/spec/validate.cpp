@@ -157,10 +157,13 @@ void validate(const Pipeline& p) {
     for (float b : m.base_margin)
         if (!std::isfinite(b)) invalid("base_margin must be finite");
 
+    if ((p.transform == PostTransform::Softmax || p.transform == PostTransform::Ovr) && m.num_groups < 2)
+        invalid(std::string(transform_name(p.transform)) + " needs at least two groups");
     if (p.task == Task::Classification) {
         if (p.classes.empty()) invalid("a classifier needs a non-empty classes list");
-        // One group is a binary margin (output [1 - p, p]); otherwise one margin per class.
-        const size_t want = m.num_groups == 1 ? 2 : static_cast<size_t>(m.num_groups);
+        // A binary margin expands to [1 - p, p]; otherwise one margin per class (one group and
+        // one class: a classifier fitted on a single class).
+        const size_t want = expands_to_two_columns(p) ? 2 : static_cast<size_t>(m.num_groups);
         if (p.classes.size() != want)
             invalid("classes lists " + std::to_string(p.classes.size()) + " labels, " +
                     std::to_string(m.num_groups) + " group(s) need " + std::to_string(want));
@@ -169,11 +172,11 @@ void validate(const Pipeline& p) {
                                        std::to_string(m.num_groups));
         if (!p.classes.empty()) invalid("a regression has no classes");
     }
-    if ((p.transform == PostTransform::Softmax || p.transform == PostTransform::Ovr) && m.num_groups < 2)
-        invalid(std::string(transform_name(p.transform)) + " needs at least two groups");
     if (p.transform == PostTransform::TwoSided &&
         (p.task != Task::Classification || m.num_groups != 1 || p.has_probabilities))
         invalid("two_sided needs a one-group classifier without probabilities");
+    if (p.transform == PostTransform::ModifiedHuber && (p.task != Task::Classification || !p.has_probabilities))
+        invalid("modified_huber needs a classifier with probabilities");
     if (p.transform == PostTransform::Complement &&
         (p.task != Task::Classification || m.num_groups != 1 || p.classes.size() != 2))
         invalid("complement needs a one-group classifier of two classes");

@@ -28,6 +28,10 @@ enum class PostTransform {
                 // argmax is classes[1] when m > 0, classes[0] otherwise (IsolationForest)
     Complement, // a one-group classifier whose margin is P(classes[1]) outputs [1 - m, m]
                 // (a binary forest: half the trees of one group per class)
+    ModifiedHuber,  // scikit-learn's SGDClassifier(loss="modified_huber"): p = (clip(m, -1, 1) + 1) / 2;
+                    // one group outputs [1 - p, p]; K groups output [q, m], q = p / sum(p) (uniform
+                    // when the sum is 0): predict_proba is q, predict the argmax of m (see
+                    // has_decision_columns: clipping ties q where m does not)
 };
 
 // One decision tree in array form, node 0 the root. A leaf has left = right = -1 and its
@@ -83,14 +87,20 @@ struct Pipeline {
     // no steps).
     int input_width() const;
 
-    // Columns of the program's output: 1 for regression, one per class for classification.
+    // Columns of the program's output: 1 for regression, one per class for classification
+    // (two per class with has_decision_columns).
     int output_width() const;
 };
 
 // Whether the transform turns a one-group classifier's margin into two output columns
-// (logistic [1 - p, p], two_sided [-m, m], complement [1 - m, m]).
+// (logistic [1 - p, p], two_sided [-m, m], complement [1 - m, m], modified_huber [1 - p, p]).
 bool expands_to_two_columns(const Pipeline&);
-// The columns the transform gives: 2 when expands_to_two_columns, else one per group.
+// Whether a classifier's output is its probabilities followed by one decision value per class
+// (modified_huber over K groups): predict_proba reads the first half, predict takes the argmax
+// of the second. PostgreSQL's side knows such a program by its width, twice the classes.
+bool has_decision_columns(const Pipeline&);
+// The columns the transform gives: 2 when expands_to_two_columns, twice the groups with
+// has_decision_columns, else one per group.
 int transformed_width(const Pipeline&);
 
 const char* task_name(Task);
