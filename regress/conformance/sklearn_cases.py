@@ -309,8 +309,57 @@ def build_cases():
                                       OneHotEncoder(handle_unknown="ignore")), ["channel"]),
         ]), LogisticRegression(max_iter=2000)), ["age", "income", "channel"], "binary", True),
     ]
-    cases += _hist_and_outlier_cases() + _weighted_cases() + _one_class_cases()
+    cases += (_hist_and_outlier_cases() + _weighted_cases() + _one_class_cases()
+              + _audit_cases())
     return {c.name: c for c in cases}
+
+
+def _audit_cases():
+    """Parameters the exporter does not read because scikit-learn's predict does not either (or
+    reads through the fitted attributes): they must change nothing here."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LinearRegression, LogisticRegression, SGDClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import (MinMaxScaler, OneHotEncoder, OrdinalEncoder, RobustScaler,
+                                       StandardScaler)
+    from sklearn.svm import SVC, LinearSVC
+    from sklearn.linear_model import Ridge
+
+    C = Case
+    scalers = ColumnTransformer([
+        ("mm", make_pipeline(SimpleImputer(), MinMaxScaler(feature_range=(-3, 2))), ["age"]),
+        ("rob", RobustScaler(with_centering=False, unit_variance=True, quantile_range=(10, 90)),
+         ["income", "tenure"]),
+        ("std", make_pipeline(SimpleImputer(), StandardScaler(with_mean=False)), ["score"]),
+        ("oh", OneHotEncoder(dtype=np.float32, handle_unknown="ignore"), ["city"]),
+        ("ord", OrdinalEncoder(dtype=np.int64, handle_unknown="use_encoded_value",
+                               unknown_value=-1), ["plan"]),
+    ])
+    return [
+        C("audit_logistic_no_intercept_class_weight", make_pipeline(_prep(), LogisticRegression(
+            fit_intercept=False, class_weight="balanced", max_iter=2000)), ALL, "four", True),
+        C("audit_linear_regression_positive_no_intercept", make_pipeline(
+            _prep(), LinearRegression(positive=True, fit_intercept=False)),
+          ALL, "regression", False),
+        C("audit_linear_svc_intercept_scaling", make_pipeline(_prep(), LinearSVC(
+            intercept_scaling=5.0, class_weight={0: 2.0}, random_state=0, max_iter=5000)),
+          ALL, "multiclass", True),
+        C("audit_svc_ovo_class_weight", make_pipeline(_prep(), SVC(
+            decision_function_shape="ovo", class_weight="balanced")), ALL, "four", True),
+        C("audit_sgd_average", make_pipeline(_prep(), SGDClassifier(
+            loss="log_loss", average=True, random_state=0)), ALL, "binary", True),
+        C("audit_scaler_parameters", make_pipeline(scalers, Ridge()), ALL, "regression", False),
+        C("audit_random_forest_class_weight", make_pipeline(_prep(), RandomForestClassifier(
+            n_estimators=10, class_weight="balanced_subsample", max_samples=0.5,
+            max_depth=6, random_state=0)), ALL, "multiclass", True),
+        C("audit_gradient_boosting_early_stopping", make_pipeline(
+            _prep(), GradientBoostingClassifier(n_estimators=200, n_iter_no_change=3,
+                                                validation_fraction=0.2, subsample=0.8,
+                                                max_depth=2, random_state=0)),
+          ALL, "binary", True),
+    ]
 
 
 def _one_class_cases():

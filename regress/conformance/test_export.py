@@ -91,6 +91,14 @@ for _name in [
         "one_class_mlp"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
+# parameters scikit-learn's predict does not read (the audit)
+for _name in [
+        "audit_logistic_no_intercept_class_weight",
+        "audit_linear_regression_positive_no_intercept", "audit_linear_svc_intercept_scaling",
+        "audit_svc_ovo_class_weight", "audit_sgd_average", "audit_scaler_parameters",
+        "audit_random_forest_class_weight", "audit_gradient_boosting_early_stopping"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
 # transformer_weights
 for _name in [
         "weights_some_parts_logistic", "weights_zero_and_remainder_ridge", "weights_svc_rbf",
