@@ -6,6 +6,7 @@
 #   isolation    regress/isolation/specs with pg_isolation_regress (concurrent sessions)
 #   tap          regress/t/*.pl with PostgreSQL's TAP framework (prove): hot standby,
 #                dump/restore, crash recovery, upgrades
+#   cancel       regress/runtime/test_cancel.py: cancel, timeout, terminate in every phase
 # Each suite reports its counts; the last line is '<N> passed, <M> failed' summed over all
 # suites. A suite that cannot run counts as failed, never as skipped. Exit status 0 iff M = 0.
 #
@@ -15,7 +16,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
-SUITES=${TEST_SUITES:-"unit regress isolation conformance tap"}
+SUITES=${TEST_SUITES:-"unit regress isolation conformance tap cancel"}
 RESULTS_DIR=$ROOT/build/test-results
 TOTAL_PASS=0
 TOTAL_FAIL=0
@@ -302,6 +303,23 @@ suite_tap() {
   rm -rf "$tmp"
 }
 
+# ---- Python suites of regress/runtime ----------------------------------------------------------
+suite_runtime_file() {  # suite file
+  echo
+  echo "=== $1 ($2 with $PYTHON)"
+  local log=$RESULTS_DIR/$1.log
+  PYTHONPATH="$ROOT/regress${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 \
+    timeout -k 30 900 "$PYTHON" "$ROOT/$2" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]} line passed=0 failed=0
+  line=$(grep -oE '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  [ -n "$line" ] && read -r passed _ failed _ <<<"${line//,/}"
+  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    record "$1" "$passed" 1 "exited with status $rc"
+  else
+    record "$1" "$passed" "$failed"
+  fi
+}
+
 for s in $SUITES; do
   case $s in
     unit) suite_unit ;;
@@ -309,6 +327,7 @@ for s in $SUITES; do
     conformance) suite_conformance ;;
     isolation) suite_isolation ;;
     tap) suite_tap ;;
+    cancel) suite_runtime_file cancel regress/runtime/test_cancel.py ;;
     *) record "$s" 0 1 "unknown suite" ;;
   esac
 done

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/spec/steps.hpp"
@@ -140,6 +141,7 @@ void emit_kernel(Emitter& e, const spec::Step& s, const std::string& h, const st
 }
 
 std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int64_t& width) {
+    check_interrupts();  // per step: nested compositions can be deep
     const std::string at = "step " + s.op;
     const std::string pre = e.prefix();
     const std::string out = e.var();

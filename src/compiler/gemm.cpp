@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "program_parts.hpp"
 
 namespace pg_predict::compiler {
@@ -53,6 +54,7 @@ void build_gemm(const spec::TreeEnsemble& e, ProgramParts& parts) {
     trees.reserve(T);
     int64_t I = 0, L = 1;
     for (const spec::Tree& tree : e.trees) {
+        check_interrupts();
         trees.push_back(collect(tree));
         I = std::max<int64_t>(I, trees.back().internal.size());
         L = std::max<int64_t>(L, trees.back().leaves.size());

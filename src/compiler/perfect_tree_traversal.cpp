@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "program_parts.hpp"
 
 namespace pg_predict::compiler {
@@ -55,7 +56,10 @@ void build_perfect_tree_traversal(const spec::TreeEnsemble& e, ProgramParts& par
         lv.default_left.emplace_back(T << l, 1);
     }
     lv.value.assign(T << D, 0.0f);
-    for (int64_t t = 0; t < T; ++t) place(e.trees[t], code, 0, 0, t, 0, lv);
+    for (int64_t t = 0; t < T; ++t) {
+        check_interrupts();
+        place(e.trees[t], code, 0, 0, t, 0, lv);
+    }
 
     const std::string sT = std::to_string(T);
     std::string s = "def margin(self, x: Tensor) -> Tensor:\n" + inputs_source(code, "    ");

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "program_parts.hpp"
 
 namespace pg_predict::compiler {
@@ -22,6 +23,7 @@ void build_tree_traversal(const spec::TreeEnsemble& e, ProgramParts& parts) {
     std::vector<uint8_t> default_left(M, 1);
     int64_t offset = 0;
     for (int64_t t = 0; t < T; ++t) {
+        check_interrupts();
         const spec::Tree& tree = e.trees[t];
         root[t] = offset;
         for (size_t n = 0; n < tree.size(); ++n) {

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/import.hpp"
 #include "pg_predict/importers/sklearn.hpp"
@@ -279,6 +280,7 @@ private:
     }
 
     void convert(const json& step, std::vector<int32_t>& cols, const std::string& path, std::vector<spec::Step>& out) {
+        check_interrupts();  // per step: nested compositions can be deep
         if (!step.is_object()) malformed(path, "must be an object");
         const std::string type = string_of(step, path, "type");
         const size_t w = cols.size();

@@ -54,6 +54,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/sklearn.hpp"
 
@@ -342,6 +343,7 @@ void import_forest(const Reader& r, const Estimator& e, const json& step, int32_
         m.num_groups = static_cast<int32_t>(groups);
         m.trees.reserve(trees.size() * groups);
         for (size_t ti = 0; ti < trees.size(); ++ti) {
+            check_interrupts();
             const SkTree s = read_tree(r, trees[ti], idx("trees", ti), num_features, K);
             for (size_t g = 0; g < groups; ++g) {
                 const size_t k = K == 2 ? 1 : g;
@@ -556,6 +558,7 @@ void import_isolation_forest(const Reader& r, const json& step, int32_t num_feat
     m.num_groups = 1;
     m.trees.reserve(trees.size());
     for (size_t ti = 0; ti < trees.size(); ++ti) {
+        check_interrupts();
         const std::string tp = idx("trees", ti);
         SkTree s = read_tree(r, trees[ti], tp, num_features, 1);
         const json& ns = r.need_array(trees[ti], tp, "n_node_samples");

@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/import.hpp"
 
@@ -432,6 +433,7 @@ spec::Pipeline import_learner(const json& doc) {
 
     m.trees.reserve(trees.size());
     for (size_t i = 0; i < trees.size(); ++i) {
+        check_interrupts();
         if (tree_info[i] >= num_groups)
             bad(idx(sub(M, "tree_info"), i), "is group " + std::to_string(tree_info[i]) +
                                                  " but the model has " +

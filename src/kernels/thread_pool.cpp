@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "pg_predict/common/interrupt.hpp"
+
 namespace pg_predict::kernels {
 
 namespace {
@@ -40,6 +42,7 @@ public:
         done_.wait(lock, [this] { return helpers_wanted_ == 0 && helpers_running_ == 0; });
         job_ = nullptr;
         if (error_) std::rethrow_exception(error_);
+        check_interrupts();  // the chunks stopped early for it
     }
 
 private:
@@ -71,9 +74,10 @@ private:
         }
     }
 
-    // Takes chunks until none are left.
+    // Takes chunks until none are left or an interrupt is pending (the caller throws for it).
     void work() {
         for (;;) {
+            if (interrupt_pending()) return;
             int64_t chunk = next_.fetch_add(grain_);
             if (chunk >= end_) return;
             try {
@@ -114,7 +118,10 @@ void run_parallel(int threads, int64_t begin, int64_t end, int64_t grain,
     int64_t chunks = (end - begin + grain - 1) / grain;
     threads = (int)std::min<int64_t>(std::max(threads, 1), chunks);
     if (threads <= 1) {
-        for (int64_t chunk = begin; chunk < end; chunk += grain) fn(chunk, std::min(end, chunk + grain));
+        for (int64_t chunk = begin; chunk < end; chunk += grain) {
+            check_interrupts();
+            fn(chunk, std::min(end, chunk + grain));
+        }
         return;
     }
     pool().run(threads, begin, end, grain, fn);

@@ -1,6 +1,7 @@
 // The native tree-ensemble kernel: packing, checks, the portable implementation and the
 // dispatch to the AVX-512 one (tree_ensemble_avx512.cpp). Torch-free: threads come from
 // detail::parallel_for, defined in tree_ensemble_op.cpp.
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/kernels/tree_ensemble.hpp"
 
 #include <algorithm>
@@ -131,6 +132,7 @@ PackedEnsemble pack(const spec::TreeEnsemble& e, bool allow_perfect) {
     if (e.num_features < 0) bad_model("negative feature count");
     if (e.num_groups < 1) bad_model("no output groups");
     for (size_t i = 0; i < e.trees.size(); ++i) {
+        check_interrupts();
         preorder(e.trees[i], i, e.num_features);  // structural checks
         if (e.trees[i].group < 0 || e.trees[i].group >= e.num_groups)
             bad_model("tree " + std::to_string(i) + " adds to group " + std::to_string(e.trees[i].group));

@@ -3,6 +3,7 @@
 // the fused weight of c is a product with c's own scale or matrix column).
 #include <cmath>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/optimizer/passes.hpp"
 #include "pg_predict/spec/steps.hpp"
 
@@ -118,6 +119,7 @@ Step project_step(const Linear& l) {
 
 // Fuses adjacent pairs within one list of steps (and inside concat parts).
 std::vector<Step> fuse_steps(std::vector<Step> steps, const std::string& where, std::vector<std::string>& changes) {
+    check_interrupts();  // per step: nested compositions can be deep
     for (size_t i = 0; i < steps.size(); ++i) {
         if (steps[i].op != "concat") continue;
         for (size_t p = 0; p < steps[i].parts.size(); ++p)

@@ -2,6 +2,7 @@
 // the estimator. The basis of dead-column removal and of the inputs the scan leaves out.
 #include <algorithm>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/optimizer/passes.hpp"
 #include "pg_predict/spec/steps.hpp"
 
@@ -37,6 +38,7 @@ std::vector<std::vector<int32_t>> step_vocabs(const std::vector<spec::Step>& ste
 }
 
 Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const Mask& live_out) {
+    check_interrupts();  // per step: nested compositions can be deep
     const size_t w = in_vocab.size();
     Mask need(w, false);
     if (!any(live_out)) return need;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/optimizer/passes.hpp"
 #include "pg_predict/spec/steps.hpp"
@@ -45,6 +46,7 @@ std::vector<Step> shrink_steps(const std::vector<Step>& steps, const std::vector
 // the `live` ones of its output; sets `out` to the output columns it gives.
 Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask& present, const Mask& live,
                  Mask& out, const std::string& where, std::vector<std::string>& changes) {
+    check_interrupts();  // per step: nested compositions can be deep
     const size_t w = in_vocab.size();
     const size_t kept = count(present);
     Step r = s;

@@ -2,6 +2,7 @@
 // followed by a concat becomes that concat reading the original columns.
 #include <numeric>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/optimizer/passes.hpp"
 
 namespace pg_predict::optimizer {
@@ -34,6 +35,7 @@ bool reads_all_in_order(const Step& s, size_t w) {
 
 std::vector<Step> simplify(std::vector<Step> steps, const std::vector<int32_t>& in_vocab, const std::string& where,
                            std::vector<std::string>& changes) {
+    check_interrupts();  // per step: nested compositions can be deep
     bool changed = true;
     while (changed) {
         changed = false;

@@ -4,6 +4,8 @@
 // C++ destructors. So every C++ call made from src/pg runs inside guarded(): it catches, copies
 // the message into a fixed buffer, lets the try block's frames unwind, and only then calls
 // ereport. The body must not call PostgreSQL functions that can raise an error.
+// An Error(Cancelled) (common/interrupt.hpp) is reported by CHECK_FOR_INTERRUPTS(), so the
+// user sees PostgreSQL's own cancel, statement_timeout or terminate error.
 #pragma once
 
 #include <cstring>
@@ -20,6 +22,7 @@ int sqlstate_for(ErrorCategory category);
 struct CaughtError {
     char message[2048];
     int sqlstate;
+    bool cancelled;  // Error(Cancelled): PostgreSQL's pending interrupt becomes the error
 };
 
 // Copies what the exception says into `out`; never throws, never allocates.

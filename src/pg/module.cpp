@@ -7,6 +7,7 @@
 #include "batch_node.hpp"
 #include "device.hpp"
 #include "fast_exit.hpp"
+#include "interrupts.hpp"
 #include "plan_invalidation.hpp"
 #include "planner_hook.hpp"
 #include "predict_calls.hpp"
@@ -21,6 +22,7 @@ PGDLLEXPORT void _PG_init(void);
 void _PG_init(void) {
     using namespace pg_predict::pg;
     define_settings();
+    install_interrupt_probe();
     register_predict_call_cache();
     register_batch_node();
     install_planner_hook();

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/importers/import.hpp"
 #include "pg_predict/optimizer/optimize.hpp"
@@ -22,9 +23,17 @@ using nlohmann::json;
 // here so the error for an unknown key can list every valid option.
 constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace"};
 
+// The parser calls back for every value; an interrupt is looked at every few thousand of them
+// (a 100k-tree document takes seconds to parse).
+bool poll_interrupts(int, json::parse_event_t, json&) {
+    static unsigned calls = 0;
+    if (++calls % 4096 == 0) check_interrupts();
+    return true;  // keep every value
+}
+
 json parse(const std::string& text, const char* what, ErrorCategory category) {
     try {
-        return json::parse(text);
+        return json::parse(text, poll_interrupts);
     } catch (const json::exception& e) {
         fail(category, std::string("cannot parse the ") + what + " as JSON: " + e.what());
     }
@@ -123,7 +132,9 @@ BuiltModel* build_model(const std::string& artifact_json, const std::string& for
             fail(ErrorCategory::InvalidParameter, "option \"strategy\" must be a string");
         strategy = compiler::parse_strategy(options["strategy"].get<std::string>());
     }
+    check_interrupts();
     spec::validate(p);
+    check_interrupts();
     // The catalog keeps the imported spec (readable, and what explain_model starts from); the
     // program is compiled from the optimized one, as every later recompile of it is.
     const spec::Pipeline optimized = optimizer::optimize(p);
@@ -131,8 +142,10 @@ BuiltModel* build_model(const std::string& artifact_json, const std::string& for
     std::vector<std::string> columns =
         map_columns(options.contains("columns") ? &options["columns"] : nullptr, p.features);
 
+    check_interrupts();
     auto built = std::make_unique<BuiltModel>();
     built->program = compiler::compile(optimized, strategy);
+    check_interrupts();
     built->format = !p.source_format.empty() ? p.source_format
                     : format == "auto"       ? importers::detect_format(artifact)
                                              : format;
@@ -152,6 +165,7 @@ BuiltModel* build_model(const std::string& artifact_json, const std::string& for
     std::sort(built->text_features.begin(), built->text_features.end());
     built->unused_features = optimizer::unused_inputs(optimized);
     built->text_inputs_json = text_inputs.dump();
+    check_interrupts();
     return built.release();
 }
 

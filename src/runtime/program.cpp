@@ -1,6 +1,7 @@
 // The runtime's only torch-including file: load program bytes, move them to a device, run a batch. Every
 // torch/c10 exception becomes pg_predict::Error(Runtime) so src/pg sees one exception type.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <torch/script.h>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "program_internal.hpp"
 
@@ -34,15 +36,20 @@ struct LoadedModule {
 
 namespace {
 
+// An exception while an interrupt is pending is the interrupt's doing (the native kernel stops
+// with Error(Cancelled), which the TorchScript interpreter rethrows as a plain runtime_error).
 template <typename Body>
 auto torch_guard(const char* what, Body&& body) -> decltype(body()) {
     try {
         return body();
-    } catch (const Error&) {
+    } catch (const Error& e) {
+        if (e.category() != ErrorCategory::Cancelled) check_interrupts();
         throw;
     } catch (const c10::Error& e) {
+        check_interrupts();
         fail(ErrorCategory::Runtime, std::string(what) + ": " + e.what_without_backtrace());
     } catch (const std::exception& e) {
+        check_interrupts();
         fail(ErrorCategory::Runtime, std::string(what) + ": " + e.what());
     }
 }
@@ -238,7 +245,30 @@ void run_on_cpu(const Program* p, const at::Tensor& input, int64_t rows, float* 
     std::memcpy(out, result.data_ptr<float>(), sizeof(float) * rows * p->output_width);
 }
 
-// What every batch shares: checks, the pending thread count, inference mode, the C++ guard.
+// Rows per program call: a batch (pg_predict.batch_size may be 2^20 rows) runs in chunks of
+// about kChunkTarget, and an interrupt is checked between them, so cancel and
+// statement_timeout are honoured within a few ms whatever the batch size. The rate is learnt
+// per program from the chunks it ran; a call costs tens of microseconds, so chunks of this
+// length cost nothing measurable.
+constexpr auto kChunkTarget = std::chrono::milliseconds(10);
+constexpr int64_t kFirstChunkRows = 256;  // before anything is known about the program
+constexpr int64_t kMinChunkRows = 16;
+
+int64_t next_chunk_rows(const Program* p) {
+    if (p->ns_per_row <= 0) return kFirstChunkRows;
+    const double rows = std::chrono::nanoseconds(kChunkTarget).count() / p->ns_per_row;
+    return std::max<int64_t>(kMinChunkRows, rows > 1e12 ? int64_t(1e12) : static_cast<int64_t>(rows));
+}
+
+void learn_rate(Program* p, int64_t rows, std::chrono::steady_clock::duration took) {
+    const double ns = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
+    const double rate = std::max(ns, 1.0) / static_cast<double>(rows);
+    // The newest chunk weighs most: a program slows down when the machine gets busy.
+    p->ns_per_row = p->ns_per_row <= 0 ? rate : 0.5 * p->ns_per_row + 0.5 * rate;
+}
+
+// What every batch shares: checks, the pending thread count, inference mode, the C++ guard,
+// and the row chunks with an interrupt check between them. run(module, first_row, rows).
 template <typename Run>
 void run_batch(Program* p, int64_t rows, int64_t cols, Run run) {
     check_batch(p, rows, cols);
@@ -246,30 +276,40 @@ void run_batch(Program* p, int64_t rows, int64_t cols, Run run) {
     torch_guard("running the model program failed", [&] {
         if (int threads = take_thread_request()) at::set_num_threads(threads);
         c10::InferenceMode inference;
-        run(p->module);
+        for (int64_t start = 0; start < rows;) {
+            check_interrupts();
+            const int64_t n = std::min(rows - start, next_chunk_rows(p));
+            const auto began = std::chrono::steady_clock::now();
+            run(p->module, start, n);
+            learn_rate(p, n, std::chrono::steady_clock::now() - began);
+            start += n;
+        }
     });
 }
 
 }  // namespace
 
 void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
-    run_batch(p, rows, cols, [&](LoadedModule* m) {
-        if (!m->device.is_cpu()) return run_on_device(m, x, rows, cols, p->output_width, out);
+    run_batch(p, rows, cols, [&](LoadedModule* m, int64_t start, int64_t n) {
+        const float* xs = x + start * cols;
+        float* outs = out + start * p->output_width;
+        if (!m->device.is_cpu()) return run_on_device(m, xs, n, cols, p->output_width, outs);
         // The batch is only read: wrapping it avoids a copy.
-        run_on_cpu(p, torch::from_blob(const_cast<float*>(x), {rows, cols}, torch::kFloat32), rows, out);
+        run_on_cpu(p, torch::from_blob(const_cast<float*>(xs), {n, cols}, torch::kFloat32), n, outs);
     });
 }
 
 void run_program(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
-    run_batch(p, rows, cols, [&](LoadedModule* m) {
-        at::Tensor input = torch::from_blob(const_cast<double*>(x), {rows, cols}, torch::kFloat64);
+    run_batch(p, rows, cols, [&](LoadedModule* m, int64_t start, int64_t n) {
+        at::Tensor input = torch::from_blob(const_cast<double*>(x + start * cols), {n, cols}, torch::kFloat64);
+        float* outs = out + start * p->output_width;
         if (!p->reads_float64) input = input.to(torch::kFloat32);
-        if (m->device.is_cpu()) return run_on_cpu(p, input, rows, out);
+        if (m->device.is_cpu()) return run_on_cpu(p, input, n, outs);
         // Float64 batches are not staged through pinned memory: a plain copy to the GPU.
         at::Tensor result = m->forward({input.to(m->device)}).toTensor();
-        check_result(result, rows, p->output_width);
+        check_result(result, n, p->output_width);
         at::Tensor host = result.to(torch::kCPU).contiguous();
-        std::memcpy(out, host.data_ptr<float>(), sizeof(float) * rows * p->output_width);
+        std::memcpy(outs, host.data_ptr<float>(), sizeof(float) * n * p->output_width);
     });
 }
 

@@ -21,6 +21,7 @@ struct Program {
     int64_t num_features = 0;
     int output_width = 0;
     bool reads_float64 = false;  // the batch may be float64 (programs built before: float32)
+    double ns_per_row = 0;   // measured cost of a row, sizes the row chunks (program.cpp)
     LoadedModule* module = nullptr;
 };
 

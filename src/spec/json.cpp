@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "pg_predict/spec/steps.hpp"
@@ -228,6 +229,7 @@ bool needs_version_2(const Pipeline& p) {
 std::string to_json(const Pipeline& p) {
     json trees = json::array();
     for (const Tree& t : p.model.trees) {
+        check_interrupts();
         json dl = json::array();
         for (uint8_t b : t.default_left) dl.push_back(b != 0);
         trees.push_back({
@@ -318,8 +320,10 @@ Pipeline from_json(const std::string& text) {
     p.model.base_margin = floats_at(m, "model", "base_margin");
     const json& trees = array_at(m, "model", "trees");
     p.model.trees.reserve(trees.size());
-    for (size_t i = 0; i < trees.size(); ++i)
+    for (size_t i = 0; i < trees.size(); ++i) {
+        check_interrupts();
         p.model.trees.push_back(tree_from_json(trees[i], item("model.trees", i)));
+    }
     if (version >= 2) {
         const json& steps = array_at(doc, "", "steps");
         for (size_t i = 0; i < steps.size(); ++i) p.steps.push_back(step_from_json(steps[i], item("steps", i)));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/spec/steps.hpp"
 
@@ -192,6 +193,7 @@ std::vector<int32_t> param_ints(const Step& s, const char* key, const std::strin
 
 int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab, const std::string& where) {
     for (size_t i = 0; i < steps.size(); ++i) {
+        check_interrupts();  // per step: nested compositions can be deep
         const Step& s = steps[i];
         const std::string at = item(where, i);
         const size_t w = vocab.size();

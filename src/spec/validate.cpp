@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "pg_predict/spec/steps.hpp"
@@ -181,7 +182,10 @@ void validate(const Pipeline& p) {
         (p.task != Task::Classification || m.num_groups != 1 || p.classes.size() != 2))
         invalid("complement needs a one-group classifier of two classes");
 
-    for (size_t i = 0; i < m.trees.size(); ++i) check_tree(m.trees[i], i, m);
+    for (size_t i = 0; i < m.trees.size(); ++i) {
+        check_interrupts();
+        check_tree(m.trees[i], i, m);
+    }
 }
 
 }  // namespace pg_predict::spec

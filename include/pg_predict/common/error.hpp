@@ -17,6 +17,8 @@ enum class ErrorCategory {
     DatatypeMismatch,   // feature column of a non-numeric type                 → 42804
     Runtime,            // libtorch failed while loading or running a program   → 58000 / XX000
     Internal,           // a bug: an invariant did not hold                     → XX000
+    Cancelled,          // an interrupt is pending (common/interrupt.hpp): the guard lets
+                        // PostgreSQL raise its cancel / timeout / terminate error → 57014
 };
 
 class Error : public std::runtime_error {

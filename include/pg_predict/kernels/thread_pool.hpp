@@ -14,7 +14,10 @@
 namespace pg_predict::kernels {
 
 // Calls fn(begin, end) over [begin, end) cut into chunks of `grain`, on `threads` threads
-// (the caller is one of them). Rethrows the first exception fn threw.
+// (the caller is one of them). Rethrows the first exception fn threw. Before each chunk every
+// thread looks at common/interrupt.hpp's interrupt_pending(); once it is set no further chunk
+// starts, and the calling thread throws Error(Cancelled) when the chunks under way are done.
+// So keep a chunk to a few ms of work.
 void run_parallel(int threads, int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
 

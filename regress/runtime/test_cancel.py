@@ -1,0 +1,197 @@
+"""Cancel, statement_timeout and terminate during create_model (import, compile) and scoring.
+
+Each statement must end with PostgreSQL's own error (57014 for cancel and timeout; the
+connection closed for terminate) and the server must stay up. How fast it ends is measured by
+bench/runtime.py, never here. That the C++ work itself noticed the interrupt (instead of
+PostgreSQL after the C++ call returned) shows as the DEBUG1 notice the guard emits
+("C++ work stopped for a pending interrupt"); an interrupt may now and then land in
+PostgreSQL's own code between two C++ calls, so each case tries up to three times and needs
+the notice once.
+
+    /usr/bin/python3 regress/runtime/test_cancel.py [-k name]     (scripts/test.sh: suite cancel)
+"""
+
+import contextlib
+import os
+import sys
+import threading
+
+import psycopg
+from psycopg import errors
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
+from harness import Failure, main, test
+from pgcluster import Cluster
+from synthetic_models import nested_feature_union, rbf_svc, xgboost_model
+
+NOTICE = "C++ work stopped for a pending interrupt"
+ROWS = 300_000
+FEATURES = 8
+ATTEMPTS = 3
+
+
+class Env:
+    def __init__(self, pg):
+        self.pg = pg
+
+    def connect(self):
+        conn = self.pg.connect()
+        notices = []
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
+        conn.notices = notices
+        conn.execute("SET client_min_messages = debug1")
+        return conn
+
+
+@contextlib.contextmanager
+def make_env():
+    with Cluster(settings={"max_connections": 20}) as pg:
+        env = Env(pg)
+        with pg.connect() as conn:
+            conn.execute("CREATE EXTENSION pg_predict")
+            cols = ", ".join(f"f{i + 1} real" for i in range(FEATURES))
+            vals = ", ".join("(random() * 2 - 1)::real" for _ in range(FEATURES))
+            conn.execute(f"CREATE TABLE t (id int, {cols})")
+            conn.execute(f"INSERT INTO t SELECT g, {vals} FROM generate_series(1, {ROWS}) g")
+            conn.execute("VACUUM ANALYZE t")
+            # Documents kept in a table: create_model reads them without a 100 MB literal.
+            conn.execute("CREATE TABLE docs (name text PRIMARY KEY, doc jsonb)")
+            docs = {
+                "trees2500": xgboost_model(2500, 6, FEATURES),
+                "trees20k": xgboost_model(20000, 3, FEATURES),
+                "union300": nested_feature_union(300),
+                "svc": rbf_svc(2000, FEATURES),
+            }
+            for name, doc in docs.items():
+                conn.execute("INSERT INTO docs VALUES (%s, %s::jsonb)", (name, doc))
+            conn.execute("SELECT create_model('m2500', doc) FROM docs WHERE name = 'trees2500'")
+            conn.execute("SELECT create_model('svc', doc, 'sklearn') FROM docs WHERE name = 'svc'")
+        yield env
+
+
+def server_alive(env):
+    with env.pg.connect() as conn:
+        if conn.execute("SELECT count(*) FROM models").fetchone()[0] < 2:
+            raise Failure("the models are gone after the cancel")
+
+
+def ends_with_cancel(env, sql, how, after=0.5, setup=()):
+    """Runs sql on a fresh connection and interrupts it `how` (timeout, cancel, terminate)
+    `after` seconds in; returns whether the C++ side noticed. Fails unless the statement ended
+    with PostgreSQL's error for that interrupt."""
+    conn = env.connect()
+    try:
+        for s in setup:
+            conn.execute(s)
+        pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        timer = None
+        if how == "timeout":
+            conn.execute(f"SET statement_timeout = '{int(after * 1000)}ms'")
+        else:
+            fn = "pg_cancel_backend" if how == "cancel" else "pg_terminate_backend"
+
+            def interrupt():
+                with env.pg.connect() as other:
+                    other.execute(f"SELECT {fn}(%s)", (pid,))
+            timer = threading.Timer(after, interrupt)
+        conn.notices.clear()
+        if timer:
+            timer.start()
+        try:
+            conn.execute(sql)
+        except errors.QueryCanceled as e:
+            if how == "terminate":
+                raise Failure(f"terminate ended with a cancel: {e}")
+            want = "statement timeout" if how == "timeout" else "user request"
+            if want not in str(e):
+                raise Failure(f"{how}: unexpected cancel message: {e}")
+        except (errors.AdminShutdown, psycopg.OperationalError) as e:
+            if how != "terminate":
+                raise Failure(f"{how} closed the connection: {e}")
+        else:
+            raise Failure(f"{how}: the statement completed instead of being interrupted: {sql}")
+        finally:
+            if timer:
+                timer.join()
+        return any(NOTICE in n for n in conn.notices)
+    finally:
+        conn.close()
+
+
+def case(env, sql, how, after=0.5, setup=()):
+    noticed = False
+    for _ in range(ATTEMPTS):
+        noticed = ends_with_cancel(env, sql, how, after, setup) or noticed
+        server_alive(env)
+        if noticed:
+            return
+    raise Failure(f"{how}: PostgreSQL ended the statement, but the C++ work never saw the interrupt "
+                  f"in {ATTEMPTS} tries (it ran to the end of its call)")
+
+
+BIG_BATCH = ("SET pg_predict.batch_size = 262144",)
+SCORE_TREES = "SELECT sum(predict('m2500', t)) FROM t"
+SCORE_SVC = "SELECT sum(predict('svc', t)) FROM t"
+IMPORT_TREES = "SELECT create_model('big', doc) FROM docs WHERE name = 'trees20k'"
+COMPILE_UNION = "SELECT create_model('union', doc, 'sklearn') FROM docs WHERE name = 'union300'"
+
+
+@test
+def timeout_scoring_2500_trees_big_batch(env):
+    case(env, SCORE_TREES, "timeout", 1.0, BIG_BATCH)
+
+
+@test
+def cancel_scoring_2500_trees_big_batch(env):
+    case(env, SCORE_TREES, "cancel", 1.0, BIG_BATCH)
+
+
+@test
+def timeout_scoring_svc_big_batch(env):
+    case(env, SCORE_SVC, "timeout", 1.0, BIG_BATCH)
+
+
+@test
+def cancel_scoring_svc_two_threads(env):
+    case(env, SCORE_SVC, "cancel", 1.0, BIG_BATCH + ("SET pg_predict.threads = 2",))
+
+
+@test
+def terminate_scoring_svc(env):
+    case(env, SCORE_SVC, "terminate", 1.0, BIG_BATCH)
+
+
+@test
+def timeout_create_model_many_trees(env):
+    case(env, IMPORT_TREES, "timeout", 0.5)
+
+
+@test
+def cancel_create_model_many_trees(env):
+    case(env, IMPORT_TREES, "cancel", 1.0)
+
+
+@test
+def terminate_create_model_many_trees(env):
+    case(env, IMPORT_TREES, "terminate", 1.0)
+
+
+@test
+def timeout_create_model_nested_feature_union(env):
+    case(env, COMPILE_UNION, "timeout", 0.5)
+
+
+@test
+def nothing_half_created(env):
+    with env.pg.connect() as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM models ORDER BY name")]
+        if names != ["m2500", "svc"]:
+            raise Failure(f"models after the interrupted create_model calls: {names}")
+        # And scoring still works in a fresh backend.
+        n = conn.execute("SELECT count(predict('m2500', t)) FROM t WHERE id <= 1000").fetchone()[0]
+        if n != 1000:
+            raise Failure(f"scored {n} rows after the cancels, expected 1000")
+
+
+if __name__ == "__main__":
+    main(fixture=make_env, suite="cancel")
