@@ -280,10 +280,19 @@ suite_tap() {
   command -v prove >/dev/null || { record tap 0 "${#tests[@]}" "no prove (perl)"; return; }
   local tmp log=$RESULTS_DIR/tap.log
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg_predict-tap.XXXXXX")
+  # The tests and the fixtures the servers read: the repository itself when the unprivileged
+  # user can read it, else a copy.
+  local src=$ROOT
+  if ! as_pg_user test -r "$ROOT/regress/t/PgPredictTest.pm" -a -r "$ROOT/regress/fixtures/binary_tiny.json"; then
+    src=$tmp/src
+    mkdir -p "$src/regress"
+    cp -r "$ROOT/regress/t" "$ROOT/regress/fixtures" "$src/regress/"
+    tests=("$src"/regress/t/*.pl)
+  fi
   give_to_pg_user "$tmp"
-  (cd "$tmp" && as_pg_user timeout -k 30 900 env PATH="$PG_BINDIR:$PATH" PGPREDICT_ROOT="$ROOT" \
+  (cd "$tmp" && as_pg_user timeout -k 30 900 env PATH="$PG_BINDIR:$PATH" PGPREDICT_ROOT="$src" \
       TESTDIR="$tmp" PG_REGRESS="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
-      prove -v -I "$perl_lib" -I "$ROOT/regress/t" "${tests[@]}") >"$log" 2>&1
+      prove -v -I "$perl_lib" -I "$src/regress/t" "${tests[@]}") >"$log" 2>&1
   local rc=$?
   cat "$log"
   # Counts subtests (prove -v prints each "ok N - ..." / "not ok N - ..."); a file that dies
