@@ -97,6 +97,41 @@ suite_unit() {
 }
 
 # ---- pg_regress ---------------------------------------------------------------------------
+# Runs a pg_regress-style driver (pg_regress, pg_isolation_regress) on a temporary instance in
+# TMP/instance as the unprivileged user, shows its log and records its counts; sets DRIVER_RC
+# (its exit status), DRIVER_PASSED and DRIVER_FAILED.
+#   run_regress_driver SUITE DRIVER INPUTDIR TMP TEMP_CONFIG SCHEDULE N_SCHEDULED LOG
+run_regress_driver() {
+  local suite=$1 driver=$2 input=$3 tmp=$4 conf=$5 schedule=$6 n_sched=$7 log=$8
+  local as_user=()
+  [ "$(id -u)" -eq 0 ] && as_user=(runuser -u "$PG_OS_USER" --)
+  (cd "$input" && timeout -k 30 1800 "${as_user[@]}" "$driver" \
+      --temp-instance="$tmp/instance" \
+      --inputdir="$input" \
+      --outputdir="$tmp/out" \
+      --bindir="$PG_BINDIR" \
+      --temp-config="$conf" \
+      --schedule="$schedule" \
+      --encoding=UTF8 --no-locale) >"$log" 2>&1
+  DRIVER_RC=$?
+  cat "$log"
+  local passed failed ignored
+  # PG 15: "test name ... ok 12 ms" / "     name ... FAILED"; PG 16+: TAP "ok 1 - name".
+  passed=$(grep -cE '\.\.\. ok( |$)|^ok [0-9]+ +[-+] ' "$log")
+  failed=$(grep -ciE '\.\.\. failed|^not ok [0-9]+ ' "$log")
+  # "failed (ignored)" tests do not fail the run.
+  ignored=$(grep -ciE '\.\.\. failed \(ignored\)' "$log")
+  failed=$((failed - ignored))
+  DRIVER_PASSED=$passed DRIVER_FAILED=$failed
+  if [ "$DRIVER_RC" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    local missing=$((n_sched - passed))
+    [ "$missing" -gt 0 ] || missing=1
+    record "$suite" "$passed" "$missing" "$(basename "$driver") exited with status $DRIVER_RC"
+  else
+    record "$suite" "$passed" "$failed"
+  fi
+}
+
 suite_regress() {
   echo
   echo "=== pg_regress (sql/, expected/, regress/schedule)"
@@ -124,33 +159,9 @@ suite_regress() {
   give_to_pg_user "$tmp"
 
   local log=$RESULTS_DIR/regress.log
-  local as_user=()
-  [ "$(id -u)" -eq 0 ] && as_user=(runuser -u "$PG_OS_USER" --)
-  (cd "$src" && timeout -k 30 1800 "${as_user[@]}" "$pg_regress" \
-      --temp-instance="$tmp/instance" \
-      --inputdir="$src" \
-      --outputdir="$tmp/out" \
-      --bindir="$PG_BINDIR" \
-      --temp-config="$src/regress/regression.conf" \
-      --schedule="$src/regress/schedule" \
-      --encoding=UTF8 --no-locale) >"$log" 2>&1
-  local rc=$?
-  cat "$log"
-  local passed failed
-  # PG 15: "test name ... ok 12 ms" / "     name ... FAILED"; PG 16+: TAP "ok 1 - name".
-  passed=$(grep -cE '\.\.\. ok( |$)|^ok [0-9]+ +[-+] ' "$log")
-  failed=$(grep -ciE '\.\.\. failed|^not ok [0-9]+ ' "$log")
-  # "failed (ignored)" tests do not fail the run.
-  local ignored
-  ignored=$(grep -ciE '\.\.\. failed \(ignored\)' "$log")
-  failed=$((failed - ignored))
-  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-    local missing=$((n_sched - passed))
-    [ "$missing" -gt 0 ] || missing=1
-    record pg_regress "$passed" "$missing" "pg_regress exited with status $rc"
-  else
-    record pg_regress "$passed" "$failed"
-  fi
+  run_regress_driver pg_regress "$pg_regress" "$src" "$tmp" "$src/regress/regression.conf" \
+                     "$src/regress/schedule" "$n_sched" "$log"
+  local rc=$DRIVER_RC passed=$DRIVER_PASSED failed=$DRIVER_FAILED
   if [ "$rc" -ne 0 ] || [ "$failed" -gt 0 ]; then
     if [ -s "$tmp/out/regression.diffs" ]; then
       cp "$tmp/out/regression.diffs" "$RESULTS_DIR/regression.diffs"
@@ -230,29 +241,9 @@ suite_isolation() {
         "$ROOT/regress/regression.conf" "$tmp/src/"
   give_to_pg_user "$tmp"
 
-  local log=$RESULTS_DIR/isolation.log
-  local as_user=()
-  [ "$(id -u)" -eq 0 ] && as_user=(runuser -u "$PG_OS_USER" --)
-  (cd "$tmp/src" && timeout -k 30 900 "${as_user[@]}" "$isolation_regress" \
-      --temp-instance="$tmp/instance" \
-      --inputdir="$tmp/src" \
-      --outputdir="$tmp/out" \
-      --bindir="$PG_BINDIR" \
-      --temp-config="$tmp/src/regression.conf" \
-      --schedule="$tmp/src/schedule" \
-      --encoding=UTF8 --no-locale) >"$log" 2>&1
-  local rc=$?
-  cat "$log"
-  local passed failed
-  passed=$(grep -cE '\.\.\. ok( |$)|^ok [0-9]+ +[-+] ' "$log")
-  failed=$(grep -ciE '\.\.\. failed|^not ok [0-9]+ ' "$log")
-  if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-    local missing=$((n_sched - passed))
-    [ "$missing" -gt 0 ] || missing=1
-    record isolation "$passed" "$missing" "pg_isolation_regress exited with status $rc"
-  else
-    record isolation "$passed" "$failed"
-  fi
+  run_regress_driver isolation "$isolation_regress" "$tmp/src" "$tmp" "$tmp/src/regression.conf" \
+                     "$tmp/src/schedule" "$n_sched" "$RESULTS_DIR/isolation.log"
+  local rc=$DRIVER_RC
   local diffs
   diffs=$(find "$tmp/out" -name regression.diffs -size +0 | head -n 1)
   if [ -n "$diffs" ]; then
