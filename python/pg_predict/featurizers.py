@@ -98,11 +98,12 @@ def export_standard_scaler(est, sources, ctx):
 
 
 def export_min_max_scaler(est, sources, ctx):
-    if getattr(est, "clip", False):
-        ctx.refuse(est, "clip", "clipping to feature_range is not supported")
     ctx.read_numeric(est, sources)
-    return ({"type": "MinMaxScaler", "scale": floats(est.scale_), "min": floats(est.min_)},
-            [None] * len(sources))
+    step = {"type": "MinMaxScaler", "scale": floats(est.scale_), "min": floats(est.min_)}
+    if getattr(est, "clip", False):  # the scaled values clipped to feature_range
+        step["clip"] = True
+        step["feature_range"] = [float(v) for v in est.feature_range]
+    return step, [None] * len(sources)
 
 
 def export_max_abs_scaler(est, sources, ctx):

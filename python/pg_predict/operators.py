@@ -22,7 +22,7 @@ OPERATORS = [
              "`transformer_weights`"),
     # featurizers
     Operator("StandardScaler", "featurizer", "`affine`", "`with_mean` / `with_std` off allowed"),
-    Operator("MinMaxScaler", "featurizer", "`affine`", "`clip=True` refused"),
+    Operator("MinMaxScaler", "featurizer", "`affine` (+ `clip`)", "`clip=True` supported"),
     Operator("MaxAbsScaler", "featurizer", "`affine`", ""),
     Operator("RobustScaler", "featurizer", "`affine`", ""),
     Operator("SimpleImputer", "featurizer", "`impute`",

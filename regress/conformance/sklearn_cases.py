@@ -330,6 +330,9 @@ def _audit_cases():
     C = Case
     scalers = ColumnTransformer([
         ("mm", make_pipeline(SimpleImputer(), MinMaxScaler(feature_range=(-3, 2))), ["age"]),
+        # One later row leaves income's fitted range (test_sklearn's min_max_scaler_clip
+        # clips many).
+        ("clip", MinMaxScaler(feature_range=(-1, 4), clip=True), ["visits", "income"]),
         ("rob", RobustScaler(with_centering=False, unit_variance=True, quantile_range=(10, 90)),
          ["income", "tenure"]),
         ("std", make_pipeline(SimpleImputer(), StandardScaler(with_mean=False)), ["score"]),

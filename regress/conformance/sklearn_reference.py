@@ -116,7 +116,8 @@ def _apply(step, cols):
                             / (1 if scale is None else scale[j]))
     if t == "MinMaxScaler":
         scale, mn = _arr(step["scale"]), _arr(step["min"])
-        return _elementwise(cols, lambda x, j: x * scale[j] + mn[j])
+        lo, hi = step["feature_range"] if step.get("clip") else (-np.inf, np.inf)
+        return _elementwise(cols, lambda x, j: np.clip(x * scale[j] + mn[j], lo, hi))
     if t == "MaxAbsScaler":
         scale = _arr(step["scale"])
         return _elementwise(cols, lambda x, j: x / scale[j])

@@ -402,7 +402,45 @@ def test_one_class_document_of_a_model_that_needs_two(env):
             raise Failure(f"classes {classes}: create_model did not refuse")
 
 
-for _fn in (test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two):
+def test_min_max_scaler_clip(env):
+    """MinMaxScaler(clip=True): values outside the fitted range are clipped to feature_range
+    (fitted on [0, 1], scored on [-1, 2]: most rows clip), NULL stays missing."""
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    f32 = lambda a: a.astype(np.float32).astype(np.float64)  # noqa: E731
+    train = pd.DataFrame({"a": f32(rng.uniform(0, 1, 200)), "b": f32(rng.uniform(0, 1, 200))})
+    y = 3 * train["a"] - 2 * train["b"] ** 2
+    test = pd.DataFrame({"a": f32(rng.uniform(-1, 2, 300)), "b": f32(rng.uniform(-1, 2, 300))})
+    est = make_pipeline(MinMaxScaler(feature_range=(-0.5, 2.0), clip=True), LinearRegression())
+    est.fit(train, y)
+    want = est.predict(test)
+    scaled = est[0].transform(test)
+    if not ((scaled == -0.5) | (scaled == 2.0)).any(axis=1).mean() > 0.5:
+        raise Failure("fewer than half the rows clip; the case tests nothing")
+    env.conn.execute("DROP TABLE IF EXISTS clip_rows")
+    env.conn.execute("CREATE TABLE clip_rows (id int PRIMARY KEY, a real, b real)")
+    with env.conn.cursor() as cur:
+        with cur.copy("COPY clip_rows (id, a, b) FROM STDIN") as cp:
+            for i, row in enumerate(test.itertuples(index=False)):
+                cp.write_row([i + 1, float(row.a), float(row.b)])
+    env.drop_model("sk_clip")
+    pg_predict.deploy(env.conn, "sk_clip", est)
+    for batching in (True, False):
+        with env.conn.transaction():
+            env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
+            rows = env.query("SELECT id, predict('sk_clip', t) FROM clip_rows t ORDER BY id")
+        assert_close(f"sk_clip ({'batched' if batching else 'per-row'})",
+                     to_floats([r[1] for r in rows]), want, ids=[r[0] for r in rows])
+    env.drop_model("sk_clip")
+    env.conn.execute("DROP TABLE clip_rows")
+
+
+for _fn in (test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two,
+            test_min_max_scaler_clip):
     add_test(_fn.__name__[len("test_"):], _fn)
 
 for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc,

@@ -493,7 +493,13 @@ TEST(SklearnErrors, UnsupportedEstimatorsAndParameters) {
         importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
                                            {{{"type", "MinMaxScaler"}, {"scale", {1}}, {"min", {0}}, {"clip", true}},
                                             ridge({1.0}, 0.0)}));
-    }, ErrorCategory::Unsupported, {"MinMaxScaler", "clip"});
+    }, ErrorCategory::InvalidModel, {"feature_range", "is missing"});  // clip needs the range
+    expect_error([] {
+        importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+                                           {{{"type", "MinMaxScaler"}, {"scale", {1}}, {"min", {0}}, {"clip", true},
+                                             {"feature_range", {2, 1}}},
+                                            ridge({1.0}, 0.0)}));
+    }, ErrorCategory::InvalidModel, {"feature_range", "min < max"});
     expect_error([] {
         importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
                                            {{{"type", "SimpleImputer"}, {"statistics", {1}}, {"missing_values", 0}},

@@ -189,6 +189,11 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
     } else if (s.op == "threshold") {
         e.parts.buffers.push_back(make_f64(pre + "threshold", {1}, {spec::param_number(s, "threshold", at)}));
         e.line(out + " = (" + h + " > self." + pre + "threshold).double()");
+    } else if (s.op == "clip") {
+        // maximum / minimum keep NaN, as numpy's clip does.
+        e.parts.buffers.push_back(make_f64(pre + "clip_min", {1}, {spec::param_number(s, "min", at)}));
+        e.parts.buffers.push_back(make_f64(pre + "clip_max", {1}, {spec::param_number(s, "max", at)}));
+        e.line(out + " = torch.minimum(torch.maximum(" + h + ", self." + pre + "clip_min), self." + pre + "clip_max)");
     } else if (s.op == "is_missing") {
         e.line(out + " = torch.isnan(" + h + ").double()");
     } else if (s.op == "normalize") {

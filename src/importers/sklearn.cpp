@@ -338,9 +338,21 @@ private:
             push_standardize(out, std::vector<double>(w, 0.0), per_column(step, path, "scale", w, 1.0), type, path);
         } else if (type == "MinMaxScaler") {
             no_text(type, cols, path);
-            if (const json* clip = find(step, "clip"); clip != nullptr && clip->is_boolean() && clip->get<bool>())
-                unsupported(type, "parameter clip = true");
             push_affine(out, per_column(step, path, "scale", w, 1.0), per_column(step, path, "min", w, 0.0));
+            // clip: the scaled value clipped to feature_range, as scikit-learn does after scaling.
+            if (const json* clip = find(step, "clip"); clip != nullptr) {
+                if (!clip->is_boolean()) malformed(at(path, "clip"), "must be a boolean");
+                if (clip->get<bool>()) {
+                    const std::vector<double> range = numbers(step, path, "feature_range");
+                    if (range.size() != 2 || !std::isfinite(range[0]) || !std::isfinite(range[1]) ||
+                        !(range[0] < range[1]))
+                        malformed(at(path, "feature_range"), "must be [min, max] with finite min < max");
+                    spec::Step s;
+                    s.op = "clip";
+                    s.params = {{"min", range[0]}, {"max", range[1]}};
+                    out.push_back(std::move(s));
+                }
+            }
         } else if (type == "SimpleImputer") {
             convert_imputer(step, cols, path, out);
         } else if (type == "OneHotEncoder") {

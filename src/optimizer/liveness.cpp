@@ -14,7 +14,7 @@ bool any(const Mask& m) { return std::find(m.begin(), m.end(), true) != m.end();
 
 // Ops whose output column c is a function of input column c alone.
 bool is_per_column(const std::string& op) {
-    return op == "affine" || op == "impute" || op == "elementwise" || op == "threshold" ||
+    return op == "affine" || op == "impute" || op == "elementwise" || op == "threshold" || op == "clip" ||
            op == "is_missing" || op == "bucketize" || op == "ordinal";
 }
 

@@ -64,7 +64,7 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         }
         out = present;
         note(w, kept, "columns");
-    } else if (s.op == "elementwise" || s.op == "threshold" || s.op == "is_missing") {
+    } else if (s.op == "elementwise" || s.op == "threshold" || s.op == "clip" || s.op == "is_missing") {
         out = present;
         note(w, kept, "columns");
     } else if (s.op == "one_hot") {

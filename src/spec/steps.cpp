@@ -249,6 +249,10 @@ int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab,
                 invalid(at, "elementwise function " + f.dump() + " is not known");
         } else if (s.op == "threshold") {
             if (std::isnan(param_number(s, "threshold", at))) invalid(at, "threshold must not be NaN");
+        } else if (s.op == "clip") {
+            const double lo = param_number(s, "min", at), hi = param_number(s, "max", at);
+            if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi)
+                invalid(at, "clip needs finite min <= max");
         } else if (s.op == "is_missing") {
         } else if (s.op == "normalize") {
             const json& n = param(s, "norm", at);
@@ -364,6 +368,9 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
         } else if (s.op == "threshold") {
             const double t = param_number(s, "threshold", at);
             for (double& v : x) v = v > t ? 1.0 : 0.0;
+        } else if (s.op == "clip") {
+            const double lo = param_number(s, "min", at), hi = param_number(s, "max", at);
+            for (double& v : x) v = v < lo ? lo : v > hi ? hi : v;  // NaN stays NaN
         } else if (s.op == "is_missing") {
             for (double& v : x) v = std::isnan(v) ? 1.0 : 0.0;
         } else if (s.op == "normalize") {

@@ -17,6 +17,8 @@
 //            NaN in gives NaN out, domain errors give NaN / ±inf as numpy does; also expit
 //            (1 / (1 + e^-x)) and relu (max(x, 0)), the activations of scikit-learn's MLPs
 //   threshold {"threshold": t}                        y = x > t ? 1 : 0 (NaN → 0)  (w → w)
+//   clip     {"min": a, "max": b}                     y = min(max(x, a), b), a <= b finite, NaN
+//            stays NaN (numpy's clip; MinMaxScaler(clip=True))               (w → w)
 //   is_missing {}                                     y = isnan(x) ? 1 : 0         (w → w)
 //   normalize {"norm": "l1" | "l2" | "max"}          y = x / ‖x‖ over the row (a zero norm
 //            leaves the row unchanged; max is the largest |x|)                 (w → w)
