@@ -7,6 +7,7 @@
 #   tap          regress/t/*.pl with PostgreSQL's TAP framework (prove): hot standby,
 #                dump/restore, crash recovery, upgrades
 #   cancel       regress/runtime/test_cancel.py: cancel, timeout, terminate in every phase
+#   soak         regress/runtime/test_soak.py: one backend's private memory over many cycles
 # Each suite reports its counts; the last line is '<N> passed, <M> failed' summed over all
 # suites. A suite that cannot run counts as failed, never as skipped. Exit status 0 iff M = 0.
 #
@@ -16,7 +17,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
-SUITES=${TEST_SUITES:-"unit regress isolation conformance tap cancel"}
+SUITES=${TEST_SUITES:-"unit regress isolation conformance tap cancel soak"}
 RESULTS_DIR=$ROOT/build/test-results
 TOTAL_PASS=0
 TOTAL_FAIL=0
@@ -328,6 +329,7 @@ for s in $SUITES; do
     isolation) suite_isolation ;;
     tap) suite_tap ;;
     cancel) suite_runtime_file cancel regress/runtime/test_cancel.py ;;
+    soak) suite_runtime_file soak regress/runtime/test_soak.py ;;
     *) record "$s" 0 1 "unknown suite" ;;
   esac
 done

@@ -3,6 +3,7 @@
 #include "device.hpp"
 #include "features.hpp"
 #include "guard.hpp"
+#include "heap_trim.hpp"
 #include "model_binding.hpp"
 #include "plan_invalidation.hpp"
 #include "pg_predict/runtime/api.hpp"
@@ -206,6 +207,7 @@ Datum pg_predict_create_model(PG_FUNCTION_ARGS) {
         check_model_owner(name, existing->owner);
     }
 
+    trim_heap_at_transaction_end();  // the import's memory, also when it fails
     char* artifact = JsonbToCString(NULL, &model->root, VARSIZE(model));
     char* options_text = JsonbToCString(NULL, &options->root, VARSIZE(options));
     MemoryContextCallback* callback = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
@@ -217,6 +219,9 @@ Datum pg_predict_create_model(PG_FUNCTION_ARGS) {
     pfree(artifact);
 
     catalog_store(name, built, source, options_datum, replace);
+    // This backend's programs of the replaced version are garbage now (other backends free
+    // theirs when they next look the model up: runtime::note_model_version).
+    if (replace) guarded([&] { pg_predict::runtime::forget_model(name); });
     PG_RETURN_VOID();
 }
 
@@ -224,6 +229,8 @@ Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {
     prevent_catalog_change("drop_model()");
     char* name = required_text_arg(fcinfo, 0, "model name");
     catalog_delete(name);
+    guarded([&] { pg_predict::runtime::forget_model(name); });
+    trim_heap_at_transaction_end();
     PG_RETURN_VOID();
 }
 

@@ -84,6 +84,8 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
     callback->func = release_program_callback;
     callback->arg = program;
     MemoryContextRegisterResetCallback(context, callback);
+    // Frees this backend's idle programs of the model's other versions.
+    guarded([&] { runtime::note_model_version(name, id); });
     model->program = program;
     model->context = context;
     model->output_width = guarded([&] { return runtime::program_output_width(program); });

@@ -16,6 +16,12 @@ int max_gpu_backends = 8;
 namespace {
 
 int threads_setting = 1;
+int cache_size_mb = 128;
+
+// Only records the number (runtime::set_cache_limit); this can run in the postmaster.
+void assign_cache_size(int value, void* extra) noexcept {
+    runtime::set_cache_limit(static_cast<size_t>(Max(value, 0)) << 20);
+}
 
 // Only records the wish: torch must not be touched here, as this can run in the postmaster.
 // An assign hook runs outside the C++ guard and must not fail: the setting's minimum is 1, the
@@ -51,6 +57,12 @@ void define_settings() {
         "Intra-operator threads of libtorch in this backend. Parallel workers each get their own; "
         "keep threads x workers within the cores you can spare.",
         &threads_setting, 1, 1, 256, PGC_USERSET, 0, NULL, assign_threads, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.cache_size", "Memory each backend may keep for loaded model programs it is not using.",
+        "Programs are cached per backend so a model is loaded once; beyond this size the least "
+        "recently used idle ones are freed. Programs of replaced or dropped models are freed "
+        "when the backend next looks the model up. 0 keeps only the programs in use.",
+        &cache_size_mb, 128, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, NULL, assign_cache_size, NULL);
     DefineCustomStringVariable(
         "pg_predict.strategy", "Tree strategy used at run time instead of each model's own.",
         "auto uses the program compiled at create_model; gemm, tree_traversal, "

@@ -1,10 +1,17 @@
 // Per-backend cache of loaded programs keyed by (catalog row id, strategy): strategy "" is
 // the program stored in the catalog, any other the same model compiled with that strategy (a
 // variant, asked for by the pg_predict.strategy setting); a copy on the GPU adds "@cuda:0" to
-// its CPU program's key. A backend is single threaded, so no
-// locking. Programs in use (refs > 0) are never evicted; beyond kMaxCached entries the least
-// recently used idle ones go, stored programs and variants alike.
+// its CPU program's key. A backend is single threaded, so no locking.
+//
+// Bounded two ways (defect: a backend doing create / replace / drop cycles grew without end):
+// - by bytes: beyond pg_predict.cache_size the least recently used idle programs go, stored
+//   programs and variants alike (and never more than kMaxCached entries);
+// - by version: each model name maps to the id bind_model saw last, and the idle programs of
+//   its other ids are freed when a new one is seen, or all of them when the model is dropped.
+// Programs in use (refs > 0) are never freed; the release of the last reference frees them if
+// they are over the bound or retired.
 #include <functional>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -20,6 +27,8 @@ namespace pg_predict::runtime {
 namespace {
 
 constexpr size_t kMaxCached = 16;
+// A program's own cost beyond its bytes (module, methods, graph): a rough constant.
+constexpr size_t kProgramOverhead = 64 << 10;
 
 using Key = std::pair<int64_t, std::string>;
 
@@ -32,7 +41,13 @@ struct KeyHash {
 struct Cache {
     std::unordered_map<Key, Program*, KeyHash> programs;
     uint64_t clock = 0;
+    size_t bytes = 0;  // sum of the programs' bytes
+    // The model name of each id bind_model has reported, and each name's current id.
+    std::unordered_map<int64_t, std::string> model_of;
+    std::unordered_map<std::string, int64_t> current;
 };
+
+size_t limit_bytes = size_t(128) << 20;  // pg_predict.cache_size's default
 
 // Built on first use, never in a static initializer.
 Cache& cache() {
@@ -41,13 +56,49 @@ Cache& cache() {
 }
 
 void destroy(Program* p) {
+    cache().bytes -= p->bytes;
     free_module(p->module);
     delete p;
 }
 
+// Whether an idle program's model version is no longer the current one of its name.
+bool retired(const Cache& c, const Program* p) {
+    auto name = c.model_of.find(p->id);
+    if (name == c.model_of.end()) return false;
+    auto now = c.current.find(name->second);
+    return now == c.current.end() || now->second != p->id;
+}
+
+// Frees the idle programs for which drop(program) holds.
+template <typename Pred>
+void free_idle_if(Pred drop) {
+    Cache& c = cache();
+    for (auto it = c.programs.begin(); it != c.programs.end();) {
+        if (it->second->refs == 0 && drop(it->second)) {
+            destroy(it->second);
+            it = c.programs.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+// Ids whose name no longer maps to them and that have no program left are forgotten.
+void forget_unused_ids() {
+    Cache& c = cache();
+    for (auto it = c.model_of.begin(); it != c.model_of.end();) {
+        bool has_program = false;
+        for (const auto& entry : c.programs) has_program = has_program || entry.second->id == it->first;
+        auto now = c.current.find(it->second);
+        const bool is_current = now != c.current.end() && now->second == it->first;
+        it = has_program || is_current ? std::next(it) : c.model_of.erase(it);
+    }
+}
+
 void evict_idle() {
     Cache& c = cache();
-    while (c.programs.size() > kMaxCached) {
+    free_idle_if([&](const Program* p) { return retired(c, p); });
+    while (c.programs.size() > kMaxCached || c.bytes > limit_bytes) {
         auto victim = c.programs.end();
         for (auto it = c.programs.begin(); it != c.programs.end(); ++it)
             if (it->second->refs == 0 &&
@@ -80,6 +131,8 @@ Program* insert(int64_t id, const std::string& strategy, const void* bytes, size
         delete p;
         throw;
     }
+    p->bytes = length + kProgramOverhead;
+    cache().bytes += p->bytes;
     cache().programs.emplace(Key(id, strategy), p);
     hold(p);
     evict_idle();
@@ -142,6 +195,8 @@ Program* acquire_on_device(Program* p, Device device) {
         delete q;
         throw;
     }
+    q->bytes = p->bytes;
+    cache().bytes += q->bytes;
     cache().programs.emplace(Key(q->id, key), q);
     hold(q);
     evict_idle();
@@ -161,6 +216,31 @@ void release_program(Program* p) {
                                           " released more often than acquired");
     --p->refs;
     if (p->refs == 0) evict_idle();
+}
+
+void set_cache_limit(size_t bytes) noexcept { limit_bytes = bytes; }
+
+size_t cached_program_bytes() { return cache().bytes; }
+
+size_t cached_program_count() { return cache().programs.size(); }
+
+void note_model_version(const char* name, int64_t id) {
+    if (name == nullptr) fail(ErrorCategory::Internal, "note_model_version: null name");
+    Cache& c = cache();
+    auto now = c.current.find(name);
+    if (now != c.current.end() && now->second == id && c.model_of.count(id)) return;  // the usual case
+    c.model_of[id] = name;
+    c.current[name] = id;
+    evict_idle();
+    forget_unused_ids();
+}
+
+void forget_model(const char* name) {
+    if (name == nullptr) fail(ErrorCategory::Internal, "forget_model: null name");
+    Cache& c = cache();
+    c.current.erase(name);
+    evict_idle();  // every id of the name is retired now
+    forget_unused_ids();
 }
 
 int program_output_width(const Program* p) {

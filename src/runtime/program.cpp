@@ -78,6 +78,12 @@ void configure_once() {
 
 }  // namespace
 
+void release_free_memory() noexcept {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+
 LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
     return torch_guard("loading the model program failed", [&] {
         configure_once();

@@ -52,6 +52,23 @@ Program* acquire_cached_variant(int64_t id, const char* strategy);
 // fit the model (e.g. GEMM over 1 GiB).
 Program* compile_variant(int64_t id, const char* strategy, const char* spec_json, size_t length);
 
+// The cache is bounded in bytes (pg_predict.cache_size; a program counts its serialized size,
+// which is about what its tensors take once loaded): beyond it the least recently used idle
+// programs are freed. Programs in use are never freed, so the cache may exceed it while a
+// query holds them. Only records the number (safe in the postmaster); applied on the next
+// insert or release.
+void set_cache_limit(size_t bytes) noexcept;
+size_t cached_program_bytes();
+size_t cached_program_count();
+
+// bind_model tells the cache which catalog row is a model's current version after every
+// lookup: the idle programs of the model's other versions (replaced, in this backend or
+// another) are freed at once; nobody can bind them any more without a new lookup, and a
+// snapshot that still sees an old version just loads it again.
+void note_model_version(const char* name, int64_t id);
+// drop_model: frees the idle programs of every version of `name`.
+void forget_model(const char* name);
+
 int program_output_width(const Program*);
 // Whether the program computes in float64 from its first step (featurizers, linear models,
 // SVMs, ...): then give run_program a float64 batch, and float8 columns reach it unrounded.
@@ -102,6 +119,14 @@ bool unknown_text_is_error(const TextEncoder*, int32_t input) noexcept;
 // catalog's unused_features). The result is malloc'd; the caller free()s it.
 char* explain_model(const char* name, const char* spec_json, size_t length,
                     const std::vector<std::string>& columns, const std::vector<int32_t>& unused);
+
+// Gives the free pages of the C heap back to the system (glibc's malloc_trim). The backend keeps
+// up to 64 MB it freed and serves blocks up to 32 MB from its heap, so that scoring does not
+// fault in fresh pages for every op (program.cpp); but create_model frees hundreds of MB of
+// JSON, spec and catalog tuples at once, and without this a backend's private memory crept up
+// by 2 MB per create / drop cycle of a 2000-tree model. A few ms; call it after such work, never
+// per batch. Never throws.
+void release_free_memory() noexcept;
 
 // Intra-op threads for this backend; applied lazily before the next run, never in the
 // postmaster.
