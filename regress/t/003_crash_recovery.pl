@@ -124,9 +124,18 @@ $err = kill_backend_during(
     q{SELECT sum(predict('big'%}, 1500);
 like($err, qr/server closed the connection unexpectedly|terminating connection/, 'the scoring query was killed mid-way');
 is(score_all($node, 'postgres'), $scores, 'after a crash while scoring, every model scores as before');
-is($node->safe_psql('postgres',
-    q{SELECT string_agg(predict('big', r)::text || ' ' || (predict_proba('big', r))[2]::text, ',' ORDER BY id) FROM scored_rows r}),
-   $big_scores, 'the big model too');
+# Within float32 rounding: a 1000-tree sum may differ in its last bit with the row's place in
+# the batch (the kernel's full blocks and its tail sum in another order), which is no crash's doing.
+my @before = split /,/, $big_scores;
+my @after = split /,/, $node->safe_psql('postgres',
+    q{SELECT string_agg(predict('big', r)::text || ' ' || (predict_proba('big', r))[2]::text, ',' ORDER BY id) FROM scored_rows r});
+my $same = @before == @after;
+for my $i (0 .. $#before) {
+    my ($label_before, $p_before) = split / /, $before[$i];
+    my ($label_after, $p_after) = split / /, $after[$i] // '';
+    $same &&= defined $p_after && $label_before eq $label_after && abs($p_before - $p_after) <= 1e-6;
+}
+ok($same, 'the big model too');
 $node->safe_psql('postgres', 'CHECKPOINT');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM models'), '5', 'the catalog holds exactly the committed models');
 
