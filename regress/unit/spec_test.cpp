@@ -140,10 +140,10 @@ TEST(SpecBasics, DepthAndWidth) {
 
 TEST(SpecJson, RoundTripIsExact) {
     spec::Pipeline p = stump_pipeline();
-    // Floats that trip naive printing: tiny, huge, denormal, negative zero, infinities.
-    p.model.trees[0].threshold = {std::nextafter(0.1f, 1.0f), 1e-45f, -0.0f};
-    p.model.trees[0].value = {0, std::numeric_limits<float>::max(),
-                              -std::numeric_limits<float>::infinity()};
+    // Floats that trip naive printing: tiny, huge, denormal, negative zero, an infinity (a
+    // threshold may be infinite, a leaf may not).
+    p.model.trees[0].threshold = {-std::numeric_limits<float>::infinity(), 1e-45f, -0.0f};
+    p.model.trees[0].value = {0, std::numeric_limits<float>::max(), std::nextafter(0.1f, 1.0f)};
     p.model.trees[1].value = {1.17549435e-38f};
     p.model.comparison = spec::Comparison::LessEqual;
     p.classes = {-1.5, 2.25};

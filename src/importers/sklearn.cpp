@@ -24,6 +24,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/import.hpp"
 #include "pg_predict/importers/sklearn.hpp"
+#include "pg_predict/spec/limits.hpp"
 #include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers {
@@ -140,6 +141,20 @@ private:
     std::vector<std::vector<std::string>> vocab_;
     std::vector<std::map<std::string, int32_t>> index_;
     std::vector<bool> unknown_error_;
+    int composite_depth_ = 0;  // Pipeline / ColumnTransformer / FeatureUnion being converted
+
+    // convert() recurses once per composite: bound it (the document's JSON depth is checked
+    // before parsing too, but import_sklearn also takes documents built in memory).
+    struct CompositeLevel {
+        int& depth;
+        CompositeLevel(int& d, const std::string& path) : depth(d) {
+            if (++depth > spec::kMaxCompositeNesting)
+                unsupported("document", "nesting Pipeline / ColumnTransformer / FeatureUnion deeper than " +
+                                            std::to_string(spec::kMaxCompositeNesting) + " levels (at " +
+                                            path + ")");
+        }
+        ~CompositeLevel() { --depth; }
+    };
 
     void read_inputs() {
         const json& inputs = array_of(doc_, "document", "inputs");
@@ -285,9 +300,11 @@ private:
         const std::string type = string_of(step, path, "type");
         const size_t w = cols.size();
         if (type == "Pipeline") {
+            CompositeLevel level(composite_depth_, path);
             const json& steps = array_of(step, path, "steps");
             for (size_t i = 0; i < steps.size(); ++i) convert(steps[i], cols, item(at(path, "steps"), i), out);
         } else if (type == "ColumnTransformer" || type == "FeatureUnion") {
+            CompositeLevel level(composite_depth_, path);
             spec::Step s;
             s.op = "concat";
             std::vector<int32_t> result;
@@ -319,6 +336,10 @@ private:
                     for (size_t i = 0; i < steps->size(); ++i)
                         convert((*steps)[i], sub, item(at(ppath, "steps"), i), sp.steps);
                 apply_weight(*part, ppath, type, sub, sp.steps);
+                // Each FeatureUnion part reads the whole vector: unions in a row multiply the width.
+                if (result.size() + sub.size() > static_cast<size_t>(spec::kMaxStepWidth))
+                    unsupported(type, "an output wider than " + std::to_string(spec::kMaxStepWidth) +
+                                          " columns (at " + path + ")");
                 result.insert(result.end(), sub.begin(), sub.end());
                 s.parts.push_back(std::move(sp));
             }

@@ -28,6 +28,7 @@
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/import.hpp"
+#include "pg_predict/spec/limits.hpp"
 
 namespace pg_predict::importers {
 
@@ -323,8 +324,8 @@ spec::Tree read_tree(const json& t, const std::string& path, size_t index, int32
 
 // --- the learner ----------------------------------------------------------------------------
 
-constexpr int64_t kMaxFeatures = 1 << 20;
-constexpr int64_t kMaxClasses = 1 << 16;
+using spec::kMaxFeatures;
+constexpr int64_t kMaxClasses = spec::kMaxGroups;
 
 spec::Pipeline import_learner(const json& doc) {
     if (!doc.is_object()) bad("(document)", "must be a JSON object");

@@ -702,6 +702,7 @@ Plan* rewrite_plan(PlannedStmt* stmt, Plan* plan, bool needs_mark_restore) {
 template <typename Visit>
 void visit_plan(Plan* plan, Visit& visit) {
     if (plan == NULL) return;
+    check_stack_depth();  // recursion over the plan tree; nothing here has a destructor
     visit(plan);
     visit_plan(plan->lefttree, visit);
     visit_plan(plan->righttree, visit);

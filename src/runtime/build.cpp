@@ -13,6 +13,7 @@
 #include "pg_predict/optimizer/optimize.hpp"
 #include "pg_predict/optimizer/unused_inputs.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "pg_predict/spec/limits.hpp"
 
 namespace pg_predict::runtime {
 namespace {
@@ -31,9 +32,11 @@ bool poll_interrupts(int, json::parse_event_t, json&) {
     return true;  // keep every value
 }
 
-json parse(const std::string& text, const char* what, ErrorCategory category) {
+json parse(std::string_view text, const char* what, ErrorCategory category) {
+    // Before anything recursive (our readers, json copies) walks the document.
+    spec::check_json_depth(text, what);
     try {
-        return json::parse(text, poll_interrupts);
+        return json::parse(text.begin(), text.end(), poll_interrupts);
     } catch (const json::exception& e) {
         fail(category, std::string("cannot parse the ") + what + " as JSON: " + e.what());
     }
@@ -112,16 +115,25 @@ std::string summary(const spec::Pipeline& p, size_t program_bytes, compiler::Str
 
 }  // namespace
 
-BuiltModel* build_model(const std::string& artifact_json, const std::string& format,
+BuiltModel* build_model(std::string_view artifact_json, const std::string& format,
                         const std::string& options_json) {
-    const json artifact = parse(artifact_json, "model artifact", ErrorCategory::InvalidModel);
     json options = options_json.empty() ? json::object()
                                         : parse(options_json, "options", ErrorCategory::InvalidParameter);
     if (options.is_null()) options = json::object();
     if (!options.is_object()) fail(ErrorCategory::InvalidParameter, "options must be a JSON object");
     check_option_keys(options);
 
-    spec::Pipeline p = importers::import_model(artifact, format);
+    spec::Pipeline p;
+    std::string source_format;
+    {
+        // The document's DOM is the largest thing create_model holds (several times the
+        // text): it goes before optimizing and compiling, which need only the spec.
+        const json artifact = parse(artifact_json, "model document", ErrorCategory::InvalidModel);
+        p = importers::import_model(artifact, format);
+        source_format = !p.source_format.empty() ? p.source_format
+                        : format == "auto"       ? importers::detect_format(artifact)
+                                                 : format;
+    }
     // A bare model reads its features directly; a pipeline with steps names its inputs.
     if (p.features.empty()) p.features.assign(static_cast<size_t>(std::max(0, p.model.num_features)), "");
     if (options.contains("features")) apply_feature_names(options["features"], p);
@@ -146,9 +158,7 @@ BuiltModel* build_model(const std::string& artifact_json, const std::string& for
     auto built = std::make_unique<BuiltModel>();
     built->program = compiler::compile(optimized, strategy);
     check_interrupts();
-    built->format = !p.source_format.empty() ? p.source_format
-                    : format == "auto"       ? importers::detect_format(artifact)
-                                             : format;
+    built->format = source_format;
     built->spec_json = spec::to_json(p);
     built->strategy = compiler::strategy_name(strategy);
     built->task = spec::task_name(p.task);

@@ -16,6 +16,7 @@
 
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/limits.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "pg_predict/spec/steps.hpp"
 
@@ -280,6 +281,7 @@ std::string to_json(const Pipeline& p) {
 }
 
 Pipeline from_json(const std::string& text) {
+    check_json_depth(text, "pipeline spec");
     json doc;
     try {
         doc = json::parse(text);

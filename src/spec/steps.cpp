@@ -5,8 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/common/interrupt.hpp"
+#include "pg_predict/spec/limits.hpp"
 #include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::spec {
@@ -39,6 +40,7 @@ int32_t check_categories(const Step& s, const std::vector<int32_t>& vocab, const
     for (size_t c = 0; c < cats.size(); ++c) {
         for (size_t i = 0; i < cats[c].size(); ++i) {
             const double v = cats[c][i];
+            if (std::isinf(v)) invalid(where, "column " + std::to_string(c) + " lists an infinite category");
             for (size_t j = 0; j < i; ++j)
                 if (matches(v, cats[c][j]))
                     invalid(where, "column " + std::to_string(c) + " lists category " + std::to_string(v) + " twice");
@@ -191,146 +193,179 @@ std::vector<int32_t> param_ints(const Step& s, const char* key, const std::strin
     return out;
 }
 
-int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab, const std::string& where) {
+namespace {
+
+// A step's output width must stay a vector we can allocate: FeatureUnion parts each read the
+// whole input, so unions in a row multiply the width of a small document.
+void check_width(size_t width, const std::string& at) {
+    if (width > static_cast<size_t>(kMaxStepWidth))
+        invalid(at, "outputs more than " + std::to_string(kMaxStepWidth) + " columns");
+}
+
+int32_t check_steps_at(const std::vector<Step>& steps, std::vector<int32_t>& vocab, const std::string& where,
+                       int nesting);
+
+void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at, int nesting) {
+    const size_t w = vocab.size();
+    if (s.op != "concat" && !s.parts.empty()) invalid(at, "op " + s.op + " has parts; only concat has");
+    const bool reads_text = [&] {
+        for (int32_t v : vocab) if (v >= 0) return true;
+        return false;
+    }();
+    if (reads_text && s.op != "one_hot" && s.op != "ordinal" && s.op != "concat" && s.op != "impute")
+        invalid(at, "op " + s.op + " reads a text input; only one_hot, ordinal and impute can");
+    if (s.op == "affine") {
+        for (const char* key : {"scale", "offset"}) {
+            std::vector<double> v = param_vector(s, key, at);
+            if (v.size() != w)
+                invalid(at, std::string("affine ") + key + " has " + std::to_string(v.size()) +
+                                " entries for a vector of " + std::to_string(w));
+            for (double d : v) if (!std::isfinite(d)) invalid(at, std::string("affine ") + key + " must be finite");
+        }
+    } else if (s.op == "impute") {
+        std::vector<double> v = param_vector(s, "statistics", at);
+        if (v.size() != w)
+            invalid(at, "impute statistics has " + std::to_string(v.size()) + " entries for a vector of " +
+                            std::to_string(w));
+        // NaN leaves a missing value missing; a text column's statistic is a vocabulary index.
+        for (double d : v) if (std::isinf(d)) invalid(at, "impute statistics must not be infinite");
+        for (size_t c = 0; c < w; ++c)
+            if (vocab[c] >= 0 && !std::isnan(v[c]) && (v[c] < 0 || v[c] >= vocab[c] || v[c] != std::floor(v[c])))
+                invalid(at, "impute statistic of text column " + std::to_string(c) +
+                                " is no index into its vocabulary");
+    } else if (s.op == "one_hot") {
+        std::vector<std::vector<double>> cats;
+        check_categories(s, vocab, at, cats);
+        std::vector<int32_t> drop = param_ints(s, "drop", at);
+        if (drop.size() != w)
+            invalid(at, "one_hot drop has " + std::to_string(drop.size()) + " entries for " +
+                            std::to_string(w) + " columns");
+        size_t out = 0;
+        for (size_t c = 0; c < w; ++c) {
+            if (drop[c] < -1 || drop[c] >= static_cast<int32_t>(cats[c].size()))
+                invalid(at, "one_hot drop " + std::to_string(drop[c]) + " of column " + std::to_string(c) +
+                                " is not a category index");
+            out += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+        }
+        vocab.assign(out, -1);
+    } else if (s.op == "ordinal") {
+        std::vector<std::vector<double>> cats;
+        check_categories(s, vocab, at, cats);
+        // NaN encodes "no category"; an infinite code is no index.
+        for (const char* key : {"unknown_value", "missing_value"})
+            if (std::isinf(param_number(s, key, at)))
+                invalid(at, std::string("ordinal ") + key + " must not be infinite");
+        vocab.assign(w, -1);
+    } else if (s.op == "elementwise") {
+        const json& f = param(s, "function", at);
+        if (!f.is_string() || !is_elementwise_function(f.get<std::string>()))
+            invalid(at, "elementwise function " + f.dump() + " is not known");
+    } else if (s.op == "threshold") {
+        if (!std::isfinite(param_number(s, "threshold", at))) invalid(at, "threshold must be finite");
+    } else if (s.op == "clip") {
+        const double lo = param_number(s, "min", at), hi = param_number(s, "max", at);
+        if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi)
+            invalid(at, "clip needs finite min <= max");
+    } else if (s.op == "is_missing") {
+    } else if (s.op == "normalize") {
+        const json& n = param(s, "norm", at);
+        if (n != "l1" && n != "l2" && n != "max") invalid(at, "normalize norm must be \"l1\", \"l2\" or \"max\"");
+    } else if (s.op == "project") {
+        const auto m = param_matrix(s, "matrix", at);
+        const std::vector<double> off = param_vector(s, "offset", at);
+        if (m.size() != off.size())
+            invalid(at, "project has " + std::to_string(m.size()) + " matrix rows and " +
+                            std::to_string(off.size()) + " offsets");
+        for (size_t r = 0; r < m.size(); ++r) {
+            if (m[r].size() != w)
+                invalid(at, "project matrix row " + std::to_string(r) + " has " + std::to_string(m[r].size()) +
+                                " entries for a vector of " + std::to_string(w));
+            for (double d : m[r]) if (!std::isfinite(d)) invalid(at, "project matrix must be finite");
+            if (!std::isfinite(off[r])) invalid(at, "project offset must be finite");
+        }
+        vocab.assign(m.size(), -1);
+    } else if (s.op == "bucketize") {
+        const auto edges = param_matrix(s, "edges", at);
+        if (edges.size() != w)
+            invalid(at, "bucketize has edges for " + std::to_string(edges.size()) + " columns, its input has " +
+                            std::to_string(w));
+        for (size_t c = 0; c < w; ++c)
+            for (size_t i = 0; i < edges[c].size(); ++i)
+                if (!std::isfinite(edges[c][i]) || (i > 0 && edges[c][i] < edges[c][i - 1]))
+                    invalid(at, "bucketize edges of column " + std::to_string(c) +
+                                    " must be finite and ascending");
+    } else if (s.op == "monomials") {
+        const auto powers = param_matrix(s, "powers", at);
+        if (powers.empty()) invalid(at, "monomials has no powers");
+        for (size_t k = 0; k < powers.size(); ++k) {
+            if (powers[k].size() != w)
+                invalid(at, "monomials powers row " + std::to_string(k) + " has " +
+                                std::to_string(powers[k].size()) + " entries for a vector of " + std::to_string(w));
+            for (double p : powers[k])
+                if (!(p >= 0 && p <= 64 && p == std::floor(p)))
+                    invalid(at, "monomials powers must be integers in [0, 64]");
+        }
+        vocab.assign(powers.size(), -1);
+    } else if (s.op == "kernel") {
+        const auto sv = param_matrix(s, "support_vectors", at);
+        if (sv.empty()) invalid(at, "kernel has no support vectors");
+        for (size_t r = 0; r < sv.size(); ++r) {
+            if (sv[r].size() != w)
+                invalid(at, "kernel support vector " + std::to_string(r) + " has " + std::to_string(sv[r].size()) +
+                                " entries for a vector of " + std::to_string(w));
+            for (double d : sv[r]) if (!std::isfinite(d)) invalid(at, "kernel support vectors must be finite");
+        }
+        const json& k = param(s, "kernel", at);
+        if (k != "linear" && k != "rbf" && k != "poly" && k != "sigmoid")
+            invalid(at, "kernel must be \"linear\", \"rbf\", \"poly\" or \"sigmoid\", not " + k.dump());
+        for (const char* key : {"gamma", "coef0"})
+            if (!std::isfinite(param_number(s, key, at))) invalid(at, std::string("kernel ") + key + " must be finite");
+        const double degree = param_number(s, "degree", at);
+        if (!(degree >= 0 && degree <= 64 && degree == std::floor(degree)))
+            invalid(at, "kernel degree must be an integer in [0, 64]");
+        vocab.assign(sv.size(), -1);
+    } else if (s.op == "concat") {
+        if (s.parts.empty()) invalid(at, "concat has no parts");
+        if (nesting >= kMaxStepNesting)
+            invalid(at, "concat nests deeper than " + std::to_string(kMaxStepNesting) + " levels");
+        std::vector<int32_t> out;
+        for (size_t p = 0; p < s.parts.size(); ++p) {
+            const Step::Part& part = s.parts[p];
+            std::vector<int32_t> sub;
+            for (int32_t c : part.columns) {
+                if (c < 0 || static_cast<size_t>(c) >= w)
+                    invalid(item(at + ".parts", p), "column " + std::to_string(c) + " is outside [0, " +
+                                                        std::to_string(w) + ")");
+                sub.push_back(vocab[c]);
+            }
+            check_steps_at(part.steps, sub, item(at + ".parts", p) + ".steps", nesting + 1);
+            check_width(out.size() + sub.size(), at);
+            out.insert(out.end(), sub.begin(), sub.end());
+        }
+        vocab = std::move(out);
+    } else {
+        fail(ErrorCategory::Unsupported, "pipeline spec: " + at + ": op \"" + s.op + "\" is not supported");
+    }
+    check_width(vocab.size(), at);
+}
+
+int32_t check_steps_at(const std::vector<Step>& steps, std::vector<int32_t>& vocab, const std::string& where,
+                       int nesting) {
     for (size_t i = 0; i < steps.size(); ++i) {
         check_interrupts();  // per step: nested compositions can be deep
-        const Step& s = steps[i];
-        const std::string at = item(where, i);
-        const size_t w = vocab.size();
-        if (s.op != "concat" && !s.parts.empty()) invalid(at, "op " + s.op + " has parts; only concat has");
-        const bool reads_text = [&] {
-            for (int32_t v : vocab) if (v >= 0) return true;
-            return false;
-        }();
-        if (reads_text && s.op != "one_hot" && s.op != "ordinal" && s.op != "concat" && s.op != "impute")
-            invalid(at, "op " + s.op + " reads a text input; only one_hot, ordinal and impute can");
-        if (s.op == "affine") {
-            for (const char* key : {"scale", "offset"}) {
-                std::vector<double> v = param_vector(s, key, at);
-                if (v.size() != w)
-                    invalid(at, std::string("affine ") + key + " has " + std::to_string(v.size()) +
-                                    " entries for a vector of " + std::to_string(w));
-                for (double d : v) if (!std::isfinite(d)) invalid(at, std::string("affine ") + key + " must be finite");
-            }
-        } else if (s.op == "impute") {
-            std::vector<double> v = param_vector(s, "statistics", at);
-            if (v.size() != w)
-                invalid(at, "impute statistics has " + std::to_string(v.size()) + " entries for a vector of " +
-                                std::to_string(w));
-            // NaN leaves a missing value missing; a text column's statistic is a vocabulary index.
-            for (size_t c = 0; c < w; ++c)
-                if (vocab[c] >= 0 && !std::isnan(v[c]) && (v[c] < 0 || v[c] >= vocab[c] || v[c] != std::floor(v[c])))
-                    invalid(at, "impute statistic of text column " + std::to_string(c) +
-                                    " is no index into its vocabulary");
-        } else if (s.op == "one_hot") {
-            std::vector<std::vector<double>> cats;
-            check_categories(s, vocab, at, cats);
-            std::vector<int32_t> drop = param_ints(s, "drop", at);
-            if (drop.size() != w)
-                invalid(at, "one_hot drop has " + std::to_string(drop.size()) + " entries for " +
-                                std::to_string(w) + " columns");
-            size_t out = 0;
-            for (size_t c = 0; c < w; ++c) {
-                if (drop[c] < -1 || drop[c] >= static_cast<int32_t>(cats[c].size()))
-                    invalid(at, "one_hot drop " + std::to_string(drop[c]) + " of column " + std::to_string(c) +
-                                    " is not a category index");
-                out += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
-            }
-            vocab.assign(out, -1);
-        } else if (s.op == "ordinal") {
-            std::vector<std::vector<double>> cats;
-            check_categories(s, vocab, at, cats);
-            param_number(s, "unknown_value", at);
-            param_number(s, "missing_value", at);
-            vocab.assign(w, -1);
-        } else if (s.op == "elementwise") {
-            const json& f = param(s, "function", at);
-            if (!f.is_string() || !is_elementwise_function(f.get<std::string>()))
-                invalid(at, "elementwise function " + f.dump() + " is not known");
-        } else if (s.op == "threshold") {
-            if (std::isnan(param_number(s, "threshold", at))) invalid(at, "threshold must not be NaN");
-        } else if (s.op == "clip") {
-            const double lo = param_number(s, "min", at), hi = param_number(s, "max", at);
-            if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi)
-                invalid(at, "clip needs finite min <= max");
-        } else if (s.op == "is_missing") {
-        } else if (s.op == "normalize") {
-            const json& n = param(s, "norm", at);
-            if (n != "l1" && n != "l2" && n != "max") invalid(at, "normalize norm must be \"l1\", \"l2\" or \"max\"");
-        } else if (s.op == "project") {
-            const auto m = param_matrix(s, "matrix", at);
-            const std::vector<double> off = param_vector(s, "offset", at);
-            if (m.size() != off.size())
-                invalid(at, "project has " + std::to_string(m.size()) + " matrix rows and " +
-                                std::to_string(off.size()) + " offsets");
-            for (size_t r = 0; r < m.size(); ++r) {
-                if (m[r].size() != w)
-                    invalid(at, "project matrix row " + std::to_string(r) + " has " + std::to_string(m[r].size()) +
-                                    " entries for a vector of " + std::to_string(w));
-                for (double d : m[r]) if (!std::isfinite(d)) invalid(at, "project matrix must be finite");
-                if (!std::isfinite(off[r])) invalid(at, "project offset must be finite");
-            }
-            vocab.assign(m.size(), -1);
-        } else if (s.op == "bucketize") {
-            const auto edges = param_matrix(s, "edges", at);
-            if (edges.size() != w)
-                invalid(at, "bucketize has edges for " + std::to_string(edges.size()) + " columns, its input has " +
-                                std::to_string(w));
-            for (size_t c = 0; c < w; ++c)
-                for (size_t i = 0; i < edges[c].size(); ++i)
-                    if (!std::isfinite(edges[c][i]) || (i > 0 && edges[c][i] < edges[c][i - 1]))
-                        invalid(at, "bucketize edges of column " + std::to_string(c) +
-                                        " must be finite and ascending");
-        } else if (s.op == "monomials") {
-            const auto powers = param_matrix(s, "powers", at);
-            if (powers.empty()) invalid(at, "monomials has no powers");
-            for (size_t k = 0; k < powers.size(); ++k) {
-                if (powers[k].size() != w)
-                    invalid(at, "monomials powers row " + std::to_string(k) + " has " +
-                                    std::to_string(powers[k].size()) + " entries for a vector of " + std::to_string(w));
-                for (double p : powers[k])
-                    if (!(p >= 0 && p <= 64 && p == std::floor(p)))
-                        invalid(at, "monomials powers must be integers in [0, 64]");
-            }
-            vocab.assign(powers.size(), -1);
-        } else if (s.op == "kernel") {
-            const auto sv = param_matrix(s, "support_vectors", at);
-            if (sv.empty()) invalid(at, "kernel has no support vectors");
-            for (size_t r = 0; r < sv.size(); ++r) {
-                if (sv[r].size() != w)
-                    invalid(at, "kernel support vector " + std::to_string(r) + " has " + std::to_string(sv[r].size()) +
-                                    " entries for a vector of " + std::to_string(w));
-                for (double d : sv[r]) if (!std::isfinite(d)) invalid(at, "kernel support vectors must be finite");
-            }
-            const json& k = param(s, "kernel", at);
-            if (k != "linear" && k != "rbf" && k != "poly" && k != "sigmoid")
-                invalid(at, "kernel must be \"linear\", \"rbf\", \"poly\" or \"sigmoid\", not " + k.dump());
-            for (const char* key : {"gamma", "coef0"})
-                if (!std::isfinite(param_number(s, key, at))) invalid(at, std::string("kernel ") + key + " must be finite");
-            const double degree = param_number(s, "degree", at);
-            if (!(degree >= 0 && degree <= 64 && degree == std::floor(degree)))
-                invalid(at, "kernel degree must be an integer in [0, 64]");
-            vocab.assign(sv.size(), -1);
-        } else if (s.op == "concat") {
-            if (s.parts.empty()) invalid(at, "concat has no parts");
-            std::vector<int32_t> out;
-            for (size_t p = 0; p < s.parts.size(); ++p) {
-                const Step::Part& part = s.parts[p];
-                std::vector<int32_t> sub;
-                for (int32_t c : part.columns) {
-                    if (c < 0 || static_cast<size_t>(c) >= w)
-                        invalid(item(at + ".parts", p), "column " + std::to_string(c) + " is outside [0, " +
-                                                            std::to_string(w) + ")");
-                    sub.push_back(vocab[c]);
-                }
-                check_steps(part.steps, sub, item(at + ".parts", p) + ".steps");
-                out.insert(out.end(), sub.begin(), sub.end());
-            }
-            vocab = std::move(out);
-        } else {
-            fail(ErrorCategory::Unsupported, "pipeline spec: " + at + ": op \"" + s.op + "\" is not supported");
-        }
+        check_one(steps[i], vocab, item(where, i), nesting);
     }
+    return static_cast<int32_t>(vocab.size());
+}
+
+}  // namespace
+
+int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab, const std::string& where) {
+    return check_steps_at(steps, vocab, where, 0);
+}
+
+int32_t check_step(const Step& step, std::vector<int32_t>& vocab, const std::string& where) {
+    check_one(step, vocab, where, 0);
     return static_cast<int32_t>(vocab.size());
 }
 

@@ -7,6 +7,7 @@
 
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/limits.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "pg_predict/spec/steps.hpp"
 
@@ -51,7 +52,10 @@ void check_tree(const Tree& t, size_t ti, const TreeEnsemble& m) {
             if (l != -1 || r != -1)
                 invalid(at(ti, i) + "a leaf must have left = right = -1, got " +
                         std::to_string(l) + " and " + std::to_string(r));
-            if (std::isnan(t.value[i])) invalid(at(ti, i) + "leaf value is NaN");
+            // 1e39 in a document is Infinity as a float32: refused like NaN, which the GEMM
+            // strategy would otherwise turn into NaN (0 * inf) for rows that never reach it.
+            if (!std::isfinite(t.value[i]))
+                invalid(at(ti, i) + "leaf value is not finite (" + std::to_string(t.value[i]) + ")");
             continue;
         }
         for (int32_t c : {l, r}) {
@@ -66,6 +70,8 @@ void check_tree(const Tree& t, size_t ti, const TreeEnsemble& m) {
         if (t.feature[i] < 0 || t.feature[i] >= m.num_features)
             invalid(at(ti, i) + "feature " + std::to_string(t.feature[i]) + " is outside [0, " +
                     std::to_string(m.num_features) + ")");
+        // An infinite threshold is legitimate (HistGradientBoosting sends every non-missing
+        // value left with +inf); NaN compares false with everything and is refused.
         if (std::isnan(t.threshold[i])) invalid(at(ti, i) + "threshold is NaN");
         if (t.default_left[i] > 1) invalid(at(ti, i) + "default_left must be 0 or 1");
     }
@@ -142,11 +148,36 @@ void check_estimator(const Pipeline& p) {
     for (double d : intercept) if (!std::isfinite(d)) invalid("estimator: intercept must be finite");
 }
 
+// Declared sizes first: the checks below allocate from them.
+void check_shape(const Pipeline& p) {
+    const TreeEnsemble& m = p.model;
+    auto at_most = [](int64_t n, int64_t limit, const std::string& what) {
+        if (n > limit)
+            fail(ErrorCategory::Unsupported, "invalid pipeline: " + what + " " + std::to_string(n) +
+                                                 " exceeds the limit of " + std::to_string(limit));
+    };
+    at_most(static_cast<int64_t>(p.features.size()), kMaxFeatures, "the number of input features");
+    at_most(m.num_features, p.steps.empty() ? kMaxFeatures : kMaxStepWidth, "num_features");
+    at_most(m.num_groups, kMaxGroups, "num_groups");
+    at_most(static_cast<int64_t>(p.classes.size()), kMaxGroups, "the number of classes");
+    at_most(static_cast<int64_t>(m.trees.size()), kMaxTrees, "the number of trees");
+    int64_t nodes = 0;
+    for (size_t i = 0; i < m.trees.size(); ++i) {
+        at_most(static_cast<int64_t>(m.trees[i].left.size()), kMaxTreeNodes,
+                "the number of nodes of tree " + std::to_string(i));
+        nodes += static_cast<int64_t>(m.trees[i].left.size());
+    }
+    at_most(nodes, kMaxTotalNodes, "the number of nodes of all trees");
+    for (double c : p.classes)
+        if (!std::isfinite(c)) invalid("class labels must be finite");
+}
+
 }  // namespace
 
 void validate(const Pipeline& p) {
     const TreeEnsemble& m = p.model;
     if (m.num_features < 0) invalid("num_features is negative");
+    check_shape(p);
     check_featurizers(p);
     check_estimator(p);
     if (!p.has_probabilities && p.task != Task::Classification)

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pg_predict::runtime {
@@ -29,7 +30,7 @@ struct BuiltModel {
 // object minus what the PostgreSQL side consumes itself ("replace"): "features" (names for a
 // model without them), "columns" ({feature: column}), "strategy" (auto | gemm |
 // tree_traversal | perfect_tree_traversal | native). Unknown options are an error.
-BuiltModel* build_model(const std::string& artifact_json, const std::string& format,
+BuiltModel* build_model(std::string_view artifact_json, const std::string& format,
                         const std::string& options_json);
 void free_built_model(BuiltModel*);
 

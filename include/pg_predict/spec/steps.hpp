@@ -71,6 +71,8 @@ double apply_elementwise(const std::string& name, double x);
 // text input the column carries; on return it describes the output columns. Throws
 // Error(InvalidModel) naming the step ("steps[2].parts[0].steps[1]: ...").
 int32_t check_steps(const std::vector<Step>& steps, std::vector<int32_t>& vocab, const std::string& where);
+// The same for one step (`where` names it).
+int32_t check_step(const Step& step, std::vector<int32_t>& vocab, const std::string& where);
 
 // Plain evaluation of the steps on one row.
 std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<double> row);
