@@ -28,6 +28,9 @@ namespace pg_predict::pg {
 namespace {
 
 constexpr int first_batch_rows = 64;  // batches grow ×4 from here, so LIMIT 5 scores 64 rows
+// What one node's batch buffers may take: rows per batch = min(batch size, budget / bytes per
+// row), so a model with very wide rows gets shorter batches instead of gigabytes (README).
+constexpr size_t batch_memory_budget = (size_t)256 << 20;
 
 struct InputState {
     const BatchInput* plan;
@@ -45,12 +48,15 @@ struct InputState {
     // FeatureSource::Row / Array: one expression
     ExprState* argument;
     RowReader* reader;
-    // The batch, capacity × num_features, row-major: float64 when the program computes in
-    // float64 (runtime::program_reads_float64), else float32. Exactly one is set.
+    // The batch, allocated_rows × num_features, row-major: float64 when the program computes
+    // in float64 (runtime::program_reads_float64), else float32 (pinned when the GPU may
+    // score). Exactly one is set once reserve_rows ran.
+    bool reads_float64;
+    bool pinned;
     float* x32;
     double* x64;
-    float* out;                  // capacity × width
-    bool* row_null;              // capacity: the row or array argument was NULL
+    float* out;                  // allocated_rows × width
+    bool* row_null;              // allocated_rows: the row or array argument was NULL
 };
 
 struct PredictBatchState {
@@ -62,7 +68,9 @@ struct PredictBatchState {
     int child_width;             // columns of the child's tuples (the stride of values/nulls)
     int16* typlen;
     bool* typbyval;
-    Datum* values;               // capacity × child_width
+    Datum* values;               // allocated_rows × child_width
+    int allocated_rows;          // rows the buffers hold: grown with the batch (reserve_rows)
+    MemoryContext buffer_context;
     bool* nulls;
     int count;                   // rows in the current batch
     int position;                // next row to hand up
@@ -110,7 +118,11 @@ Node* create_state(CustomScan* cscan) {
     return (Node*)state;
 }
 
-void free_batch_buffer_callback(void* arg) { runtime::free_batch_buffer(static_cast<float*>(arg)); }
+void free_pinned_batch_callback(void* arg) {
+    InputState* input = static_cast<InputState*>(arg);
+    if (input->x32 != NULL) runtime::free_batch_buffer(input->x32);
+    input->x32 = NULL;
+}
 
 void init_input(PredictBatchState* state, InputState* input, const BatchInput* plan, EState* estate,
                 bool explain_only) {
@@ -167,28 +179,72 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         input->argument = ExecInitExpr((Expr*)linitial(plan->exprs), parent);
     }
     if (!explain_only) {
-        size_t cells = (size_t)state->capacity * features;
         runtime::Program* program = input->model->program;
-        bool float64 = guarded([&] { return runtime::program_reads_float64(program); });
-        if (float64) {
-            input->x64 = (double*)MemoryContextAllocExtended(CurrentMemoryContext, sizeof(double) * cells,
-                                                             MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-        } else if (state->gpu_possible) {
-            // Pinned host memory: the GPU reads the batch from where the features are written.
+        input->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
+        input->pinned = !input->reads_float64 && state->gpu_possible;
+        if (input->pinned) {
             MemoryContextCallback* release = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
-            input->x32 = guarded([&] { return runtime::alloc_batch_buffer(cells); });
-            release->func = free_batch_buffer_callback;
-            release->arg = input->x32;
+            release->func = free_pinned_batch_callback;
+            release->arg = input;
             MemoryContextRegisterResetCallback(CurrentMemoryContext, release);
-        } else {
-            // GPU-sized batches of the CPU fallback can pass MaxAllocSize on wide rows.
-            input->x32 = (float*)MemoryContextAllocExtended(CurrentMemoryContext, sizeof(float) * cells,
-                                                            MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
         }
-        input->out = (float*)MemoryContextAllocHuge(CurrentMemoryContext,
-                                                    sizeof(float) * (size_t)state->capacity * Max(input->width, 1));
-        input->row_null = (bool*)palloc0(sizeof(bool) * state->capacity);
     }
+}
+
+// Bytes one row of a batch takes in this node's buffers.
+size_t row_bytes(const PredictBatchState* state) {
+    size_t bytes = (size_t)Max(state->child_width, 1) * (sizeof(Datum) + sizeof(bool));
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        const InputState* input = &state->inputs[i];
+        bytes += (size_t)Max(input->num_features, 1) * (input->reads_float64 ? sizeof(double) : sizeof(float)) +
+                 (size_t)Max(input->width, 1) * sizeof(float) + sizeof(bool);
+    }
+    return bytes;
+}
+
+// Buffers for `rows` rows, zeroed (a feature the model never reads stays 0). They grow with
+// the batch (×4 from first_batch_rows up to capacity), so a query that reads one row never
+// allocates for batch_size rows.
+void reserve_rows(PredictBatchState* state, int rows) {
+    if (rows <= state->allocated_rows) return;
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        InputState* input = &state->inputs[i];
+        size_t cells = (size_t)rows * Max(input->num_features, 1);
+        if (input->x64 != NULL) pfree(input->x64);
+        if (input->out != NULL) pfree(input->out);
+        if (input->row_null != NULL) pfree(input->row_null);
+        input->x64 = NULL;
+        input->out = NULL;
+        input->row_null = NULL;
+        if (input->pinned) {
+            // Pinned host memory: the GPU reads the batch from where the features are written.
+            float* previous = input->x32;
+            input->x32 = NULL;
+            if (previous != NULL) runtime::free_batch_buffer(previous);
+            input->x32 = guarded([&] { return runtime::alloc_batch_buffer(cells); });
+        } else {
+            if (input->x32 != NULL) pfree(input->x32);
+            input->x32 = NULL;
+            // GPU-sized batches of the CPU fallback can pass MaxAllocSize on wide rows.
+            if (input->reads_float64)
+                input->x64 = (double*)MemoryContextAllocExtended(state->buffer_context, sizeof(double) * cells,
+                                                                 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+            else
+                input->x32 = (float*)MemoryContextAllocExtended(state->buffer_context, sizeof(float) * cells,
+                                                                MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+        }
+        input->out = (float*)MemoryContextAllocHuge(state->buffer_context,
+                                                    sizeof(float) * (size_t)rows * Max(input->width, 1));
+        input->row_null = (bool*)MemoryContextAllocZero(state->buffer_context, sizeof(bool) * rows);
+    }
+    size_t cells = (size_t)rows * Max(state->child_width, 1);
+    if (state->values != NULL) pfree(state->values);
+    if (state->nulls != NULL) pfree(state->nulls);
+    state->values = NULL;
+    state->nulls = NULL;
+    state->values = (Datum*)MemoryContextAllocHuge(state->buffer_context, sizeof(Datum) * cells);
+    state->nulls = (bool*)MemoryContextAllocHuge(state->buffer_context, sizeof(bool) * cells);
+    state->allocated_rows = rows;
 }
 
 void begin(CustomScanState* node, EState* estate, int eflags) {
@@ -206,7 +262,7 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
         state->gpu_refused = !granted;
         state->gpu_possible = granted;
     }
-    state->capacity = state->gpu_possible ? gpu_batch_size : batch_size;
+    state->capacity = state->gpu_possible ? gpu_batch_size : Min(batch_size, max_batch_size);
     state->target = Min(first_batch_rows, state->capacity);
 
     outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
@@ -224,9 +280,9 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
         init_input(state, &state->inputs[i], &state->plan->inputs[i], estate, explain_only);
     if (explain_only) return;
 
-    size_t cells = (size_t)state->capacity * Max(state->child_width, 1);
-    state->values = (Datum*)MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * cells);
-    state->nulls = (bool*)MemoryContextAllocHuge(CurrentMemoryContext, sizeof(bool) * cells);
+    state->capacity = (int)Max((size_t)1, Min((size_t)state->capacity, batch_memory_budget / row_bytes(state)));
+    state->target = Min(first_batch_rows, state->capacity);
+    state->buffer_context = CurrentMemoryContext;
     state->batch_context = AllocSetContextCreate(estate->es_query_cxt, "PredictBatch batch",
                                                  ALLOCSET_DEFAULT_SIZES);
     INSTR_TIME_SET_ZERO(state->model_time);
@@ -399,6 +455,7 @@ bool next_batch(PredictBatchState* state) {
     state->count = 0;
     state->position = 0;
     PlanState* child = outerPlanState(state);
+    reserve_rows(state, state->target);
     while (state->count < state->target) {
         TupleTableSlot* slot = ExecProcNode(child);
         if (TupIsNull(slot)) {

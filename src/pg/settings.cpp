@@ -1,6 +1,7 @@
 #include "settings.hpp"
 
 #include "postgres_headers.hpp"
+#include "access/parallel.h"
 #include "pg_predict/runtime/api.hpp"
 
 namespace pg_predict::pg {
@@ -12,10 +13,12 @@ int device_setting = DEVICE_AUTO;
 int gpu_min_rows = 16384;
 int gpu_batch_size = 262144;
 int max_gpu_backends = 8;
+int max_batch_size = kDefaultMaxBatchSize;
 
 namespace {
 
 int threads_setting = 1;
+int max_threads = kDefaultMaxThreads;
 int cache_size_mb = 128;
 
 // Only records the number (runtime::set_cache_limit); this can run in the postmaster.
@@ -25,8 +28,30 @@ void assign_cache_size(int value, void* extra) noexcept {
 
 // Only records the wish: torch must not be touched here, as this can run in the postmaster.
 // An assign hook runs outside the C++ guard and must not fail: the setting's minimum is 1, the
-// only values set_num_threads refuses are below it, hence noexcept.
-void assign_threads(int value, void* extra) noexcept { runtime::set_num_threads(Max(value, 1)); }
+// only values set_num_threads refuses are below it, hence noexcept. Each hook sees its own new
+// value and the other setting's current one.
+void assign_threads(int value, void* extra) noexcept { runtime::set_num_threads(Max(Min(value, max_threads), 1)); }
+void assign_max_threads(int value, void* extra) noexcept {
+    runtime::set_num_threads(Max(Min(threads_setting, value), 1));
+}
+
+// Any role may set batch_size and threads; the ceilings above them are the superuser's
+// (PGC_SUSET). A SET above the ceiling is an error naming it; a value that arrives otherwise
+// (configuration file, ALTER ROLE ... SET stored earlier) is capped where it is used. Parallel
+// workers restore the leader's values in no particular order and are not checked again.
+bool within_ceiling(int value, int ceiling, const char* ceiling_name, GucSource source) {
+    if (value <= ceiling || source < PGC_S_INTERACTIVE || InitializingParallelWorker) return true;
+    GUC_check_errdetail("The ceiling is %s = %d, which only a superuser can raise.", ceiling_name, ceiling);
+    return false;
+}
+
+bool check_batch_size(int* value, void** extra, GucSource source) {
+    return within_ceiling(*value, max_batch_size, "pg_predict.max_batch_size", source);
+}
+
+bool check_threads(int* value, void** extra, GucSource source) {
+    return within_ceiling(*value, max_threads, "pg_predict.max_threads", source);
+}
 
 bool check_strategy(char** value, void** extra, GucSource source) {
     static const char* const known[] = {"auto", "gemm", "tree_traversal", "perfect_tree_traversal",
@@ -50,13 +75,22 @@ void define_settings() {
         PGC_USERSET, 0, NULL, NULL, NULL);
     DefineCustomIntVariable(
         "pg_predict.batch_size", "Largest number of rows a PredictBatch node scores in one model call.",
-        "Batches start small and grow to this size, so a LIMIT stops early.", &batch_size, 4096, 1,
-        1 << 20, PGC_USERSET, 0, NULL, NULL, NULL);
+        "Batches start small and grow to this size, so a LIMIT stops early. At most "
+        "pg_predict.max_batch_size; a batch's buffers also stay within 256 MB.", &batch_size, 4096, 1,
+        1 << 20, PGC_USERSET, 0, check_batch_size, NULL, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.max_batch_size", "Ceiling of pg_predict.batch_size (superuser only).",
+        "Bounds the rows, memory and time of one model call that any role can ask for.", &max_batch_size,
+        kDefaultMaxBatchSize, 1, 1 << 20, PGC_SUSET, 0, NULL, NULL, NULL);
     DefineCustomIntVariable(
         "pg_predict.threads", "Threads each backend uses to evaluate a model.",
         "Intra-operator threads of libtorch in this backend. Parallel workers each get their own; "
         "keep threads x workers within the cores you can spare.",
-        &threads_setting, 1, 1, 256, PGC_USERSET, 0, NULL, assign_threads, NULL);
+        &threads_setting, 1, 1, 256, PGC_USERSET, 0, check_threads, assign_threads, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.max_threads", "Ceiling of pg_predict.threads (superuser only).",
+        "Bounds the cores one backend's model calls can take.", &max_threads, kDefaultMaxThreads, 1, 256,
+        PGC_SUSET, 0, NULL, assign_max_threads, NULL);
     DefineCustomIntVariable(
         "pg_predict.cache_size", "Memory each backend may keep for loaded model programs it is not using.",
         "Programs are cached per backend so a model is loaded once; beyond this size the least "
