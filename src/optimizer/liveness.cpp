@@ -31,13 +31,13 @@ std::vector<int32_t> input_vocab(const spec::Pipeline& p) {
 std::vector<std::vector<int32_t>> step_vocabs(const std::vector<spec::Step>& steps, std::vector<int32_t> in) {
     std::vector<std::vector<int32_t>> out{in};
     for (const spec::Step& s : steps) {
-        spec::check_steps({s}, in, "steps");
+        spec::check_step(s, in, "steps");
         out.push_back(in);
     }
     return out;
 }
 
-Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const Mask& live_out) {
+Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const Mask& live_out, LivenessMemo* memo) {
     check_interrupts();  // per step: nested compositions can be deep
     const size_t w = in_vocab.size();
     Mask need(w, false);
@@ -67,7 +67,7 @@ Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const
             const size_t width = vocabs.back().size();
             const Mask slice(live_out.begin() + o, live_out.begin() + o + width);
             o += width;
-            const Mask sub_need = steps_liveness(part.steps, sub, slice).front();
+            const Mask sub_need = steps_liveness(part.steps, sub, slice, memo).front();
             for (size_t j = 0; j < part.columns.size(); ++j)
                 if (sub_need[j]) need[part.columns[j]] = true;
         }
@@ -80,11 +80,12 @@ Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const
 }
 
 std::vector<Mask> steps_liveness(const std::vector<spec::Step>& steps, const std::vector<int32_t>& in_vocab,
-                                 const Mask& live_out) {
+                                 const Mask& live_out, LivenessMemo* memo) {
     const std::vector<std::vector<int32_t>> vocabs = step_vocabs(steps, in_vocab);
     std::vector<Mask> live(steps.size() + 1);
     live[steps.size()] = live_out;
-    for (size_t i = steps.size(); i-- > 0;) live[i] = step_needs(steps[i], vocabs[i], live[i + 1]);
+    for (size_t i = steps.size(); i-- > 0;) live[i] = step_needs(steps[i], vocabs[i], live[i + 1], memo);
+    if (memo != nullptr) (*memo)[&steps] = live;
     return live;
 }
 

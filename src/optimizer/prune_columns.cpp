@@ -40,16 +40,26 @@ json matrix_json(const std::vector<std::vector<double>>& m) {
 
 std::vector<Step> shrink_steps(const std::vector<Step>& steps, const std::vector<int32_t>& in_vocab,
                                const Mask& present, const Mask& live_out, Mask& out_present,
-                               const std::string& where, std::vector<std::string>& changes);
+                               const std::string& where, std::vector<std::string>& changes, LivenessMemo& memo);
+
+// The liveness of a list of steps, from the memo the top-level analysis filled.
+const std::vector<Mask>& liveness_of(const std::vector<Step>& steps, const std::vector<int32_t>& in_vocab,
+                                     const Mask& live_out, LivenessMemo& memo) {
+    auto it = memo.find(&steps);
+    if (it == memo.end()) it = memo.emplace(&steps, steps_liveness(steps, in_vocab, live_out, &memo)).first;
+    return it->second;
+}
 
 // One step rewritten to read the `present` columns of its input (compacted) and give at least
 // the `live` ones of its output; sets `out` to the output columns it gives.
 Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask& present, const Mask& live,
-                 Mask& out, const std::string& where, std::vector<std::string>& changes) {
+                 Mask& out, const std::string& where, std::vector<std::string>& changes, LivenessMemo& memo) {
     check_interrupts();  // per step: nested compositions can be deep
     const size_t w = in_vocab.size();
     const size_t kept = count(present);
-    Step r = s;
+    Step r;  // not a copy of s: a concat's parts are rebuilt below, not copied level by level
+    r.op = s.op;
+    r.params = s.params;
     auto note = [&](size_t from, size_t to, const char* what) {
         if (from != to)
             changes.push_back(where + " " + s.op + ": " + std::to_string(from) + " -> " + std::to_string(to) + " " + what);
@@ -128,7 +138,6 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         out = rows;
         note(m.size(), count(rows), "outputs");
     } else if (s.op == "concat") {
-        r.parts.clear();
         out.clear();
         size_t o = 0;
         for (size_t p = 0; p < s.parts.size(); ++p) {
@@ -145,7 +154,7 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
                 continue;
             }
             // The part reads exactly the columns its steps need: concat selects for free.
-            const Mask need = steps_liveness(part.steps, sub, slice).front();
+            const Mask need = liveness_of(part.steps, sub, slice, memo).front();
             Step::Part q;
             for (size_t j = 0; j < part.columns.size(); ++j)
                 if (need[j]) q.columns.push_back(compact(present, part.columns[j]));
@@ -153,7 +162,7 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
                 changes.push_back(at + ": reads " + std::to_string(q.columns.size()) + " of its " +
                                   std::to_string(part.columns.size()) + " columns");
             Mask part_out;
-            q.steps = shrink_steps(part.steps, sub, need, slice, part_out, at + ".steps", changes);
+            q.steps = shrink_steps(part.steps, sub, need, slice, part_out, at + ".steps", changes, memo);
             out.insert(out.end(), part_out.begin(), part_out.end());
             r.parts.push_back(std::move(q));
         }
@@ -161,7 +170,7 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         // normalize and ops not known here read every column and give every output.
         if (kept != w) fail(ErrorCategory::Internal, "optimizer: op " + s.op + " lost an input column");
         std::vector<int32_t> v = in_vocab;
-        spec::check_steps({s}, v, where);
+        spec::check_step(s, v, where);
         out.assign(v.size(), true);
     }
     return r;
@@ -169,15 +178,15 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
 
 std::vector<Step> shrink_steps(const std::vector<Step>& steps, const std::vector<int32_t>& in_vocab,
                                const Mask& present, const Mask& live_out, Mask& out_present,
-                               const std::string& where, std::vector<std::string>& changes) {
+                               const std::string& where, std::vector<std::string>& changes, LivenessMemo& memo) {
     const std::vector<std::vector<int32_t>> vocabs = step_vocabs(steps, in_vocab);
-    const std::vector<Mask> live = steps_liveness(steps, in_vocab, live_out);
+    const std::vector<Mask> live = liveness_of(steps, in_vocab, live_out, memo);
     std::vector<Step> out;
     Mask p = present;
     for (size_t i = 0; i < steps.size(); ++i) {
         Mask next;
         out.push_back(shrink_step(steps[i], vocabs[i], p, live[i + 1], next,
-                                  where + "[" + std::to_string(i) + "]", changes));
+                                  where + "[" + std::to_string(i) + "]", changes, memo));
         p = std::move(next);
     }
     out_present = std::move(p);
@@ -213,7 +222,8 @@ spec::Pipeline prune_columns(const spec::Pipeline& in, std::vector<std::string>&
     const std::vector<int32_t> vocab = input_vocab(p);
     Mask est = estimator_needs(p);
     if (count(est) == 0 && !est.empty()) est[0] = true;  // keep the chain non-empty
-    const std::vector<Mask> live = steps_liveness(p.steps, vocab, est);
+    LivenessMemo memo;
+    const std::vector<Mask> live = steps_liveness(p.steps, vocab, est, &memo);
     const Mask& need = live.front();
     const size_t w = vocab.size(), read = count(need);
 
@@ -235,7 +245,7 @@ spec::Pipeline prune_columns(const spec::Pipeline& in, std::vector<std::string>&
                           std::to_string(w));
     }
     Mask out;
-    std::vector<spec::Step> steps = shrink_steps(p.steps, vocab, present, est, out, "steps", changes);
+    std::vector<spec::Step> steps = shrink_steps(p.steps, vocab, present, est, out, "steps", changes, memo);
     shrink_estimator(p, out, changes);
     front.insert(front.end(), steps.begin(), steps.end());
     p.steps = std::move(front);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,18 @@ std::vector<std::vector<int32_t>> step_vocabs(const std::vector<spec::Step>&, st
 // work column by column (normalize, project, any op this file does not list) need all of them
 // once any output is live. When some output is live, at least one input is reported, so a
 // shrunk step always has an input.
-Mask step_needs(const spec::Step&, const std::vector<int32_t>& in_vocab, const Mask& live_out);
+// The liveness of each list of steps (by its address) that steps_liveness walked, nested
+// concat parts included: a pass that then visits those lists reads it here instead of walking
+// every subtree again at each level (which made nested FeatureUnions cubic).
+using LivenessMemo = std::map<const std::vector<spec::Step>*, std::vector<Mask>>;
+
+Mask step_needs(const spec::Step&, const std::vector<int32_t>& in_vocab, const Mask& live_out,
+                LivenessMemo* memo = nullptr);
 
 // The same through a list of steps: live[i] = the live columns of step i's input, and
 // live[steps.size()] = live_out.
 std::vector<Mask> steps_liveness(const std::vector<spec::Step>&, const std::vector<int32_t>& in_vocab,
-                                 const Mask& live_out);
+                                 const Mask& live_out, LivenessMemo* memo = nullptr);
 
 // The columns of the estimator's input (the last step's output) that it reads: a nonzero
 // coefficient in some row of a linear model, a split of some tree; all for another estimator.
