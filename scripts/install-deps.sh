@@ -20,6 +20,8 @@ PACKAGES=(
   util-linux
   # the TAP suite (regress/t/, PostgreSQL::Test::Cluster): IPC::Run and prove
   libipc-run-perl perl
+  # the libFuzzer targets (scripts/fuzz.sh)
+  clang-14 libfuzzer-14-dev
 )
 
 log() { echo "install-deps: $*" >&2; }

@@ -8,6 +8,7 @@
 #                dump/restore, crash recovery, upgrades
 #   cancel       regress/runtime/test_cancel.py: cancel, timeout, terminate in every phase
 #   soak         regress/runtime/test_soak.py: one backend's private memory over many cycles
+#   fuzz         each libFuzzer target of regress/fuzz/ for FUZZ_SECONDS (default 40) s
 # Each suite reports its counts; the last line is '<N> passed, <M> failed' summed over all
 # suites. A suite that cannot run counts as failed, never as skipped. Exit status 0 iff M = 0.
 #
@@ -17,7 +18,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
 
-SUITES=${TEST_SUITES:-"unit regress isolation conformance tap cancel soak"}
+SUITES=${TEST_SUITES:-"unit regress isolation conformance tap cancel soak fuzz"}
 RESULTS_DIR=$ROOT/build/test-results
 TOTAL_PASS=0
 TOTAL_FAIL=0
@@ -321,6 +322,33 @@ suite_runtime_file() {  # suite file
   fi
 }
 
+# ---- fuzz: libFuzzer targets (regress/fuzz/, scripts/fuzz.sh) ------------------------------
+suite_fuzz() {
+  local seconds=${FUZZ_SECONDS:-40} targets="xgboost sklearn spec"
+  echo
+  echo "=== fuzz (regress/fuzz/: $seconds s per target, clang-14 with ASan and UBSan)"
+  local log=$RESULTS_DIR/fuzz-build.log
+  if ! bash "$ROOT/scripts/fuzz.sh" build >"$log" 2>&1; then
+    show_tail "$log" 40
+    record fuzz 0 3 "the fuzz targets did not build"
+    return
+  fi
+  local t passed=0 failed=0
+  for t in $targets; do
+    log=$RESULTS_DIR/fuzz-$t.log
+    # A crash, leak, timeout or out-of-memory ends libFuzzer with a non-zero status.
+    if bash "$ROOT/scripts/fuzz.sh" run "$t" "$seconds" >"$log" 2>&1; then
+      passed=$((passed + 1))
+      echo "  $t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions, no crash"
+    else
+      failed=$((failed + 1))
+      echo "  $t: FAILED (reproducer in build/fuzz/artifacts/)"
+      show_tail "$log" 40
+    fi
+  done
+  record fuzz "$passed" "$failed"
+}
+
 for s in $SUITES; do
   case $s in
     unit) suite_unit ;;
@@ -330,6 +358,7 @@ for s in $SUITES; do
     tap) suite_tap ;;
     cancel) suite_runtime_file cancel regress/runtime/test_cancel.py ;;
     soak) suite_runtime_file soak regress/runtime/test_soak.py ;;
+    fuzz) suite_fuzz ;;
     *) record "$s" 0 1 "unknown suite" ;;
   esac
 done

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The libFuzzer targets (regress/fuzz/): xgboost, sklearn, spec.
+#   scripts/fuzz.sh build                    configure + build them into build/fuzz (clang-14)
+#   scripts/fuzz.sh run TARGET SECONDS [ARGS] fuzz one target; exit status 0 = no crash, leak,
+#                                            timeout or out-of-memory
+#   scripts/fuzz.sh all SECONDS              every target in turn, SECONDS each
+# The working corpus is build/fuzz/corpus/TARGET (kept between runs, so a longer run goes on
+# where the last stopped); it is seeded from the fixtures (regress/fixtures, the documents
+# inside regress/fixtures/sklearn_trees) and regress/fuzz/seeds/TARGET, which holds the
+# inputs that once crashed (add each new one there). Crash reproducers land in
+# build/fuzz/artifacts/. Run one by hand: build/fuzz/fuzz_TARGET FILE.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=$ROOT/build/fuzz
+TARGETS="xgboost sklearn spec"
+
+build() {
+  local launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S "$ROOT/regress/fuzz" -B "$OUT" -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE= \
+    "${launcher[@]}" >/dev/null
+  cmake --build "$OUT" -j "${FUZZ_JOBS:-2}" >/dev/null
+}
+
+# Seeds per target, written once into build/fuzz/seeds/TARGET.
+seed() {
+  local s=$OUT/seeds
+  [ -d "$s/spec" ] && return 0
+  mkdir -p "$s/xgboost" "$s/sklearn" "$s/spec"
+  for f in "$ROOT"/regress/fixtures/*.json; do
+    if grep -q '"learner"' "$f"; then cp "$f" "$s/xgboost/"; else cp "$f" "$s/sklearn/"; fi
+  done
+  /usr/bin/python3 - "$ROOT/regress/fixtures/sklearn_trees" "$s/sklearn" <<'PY'
+import json, pathlib, sys
+for f in pathlib.Path(sys.argv[1]).glob("*.json"):
+    doc = json.loads(f.read_text())
+    (pathlib.Path(sys.argv[2]) / f.name).write_text(json.dumps(doc.get("document", doc)))
+PY
+  # The spec target starts from the specs the importers make of those documents.
+  for t in xgboost sklearn; do
+    FUZZ_WRITE_SPECS=$s/spec "$OUT/fuzz_$t" -runs=0 "$s/$t" >/dev/null 2>&1
+  done
+}
+
+run() {
+  local target=$1 seconds=$2
+  shift 2
+  local corpus=$OUT/corpus/$target
+  mkdir -p "$corpus" "$OUT/artifacts"
+  "$OUT/fuzz_$target" "$corpus" "$OUT/seeds/$target" "$ROOT/regress/fuzz/seeds/$target" \
+    -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 -max_len=262144 \
+    -dict="$ROOT/regress/fuzz/json.dict" -artifact_prefix="$OUT/artifacts/$target-" \
+    -print_final_stats=1 "$@"
+}
+
+case ${1:-} in
+  build) build; seed ;;
+  run) run "$2" "$3" "${@:4}" ;;
+  all)
+    rc=0
+    for t in $TARGETS; do run "$t" "$2" || rc=1; done
+    exit $rc ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
+esac
