@@ -47,7 +47,9 @@ run() {
   shift 2
   local corpus=$OUT/corpus/$target
   mkdir -p "$corpus" "$OUT/artifacts"
-  "$OUT/fuzz_$target" "$corpus" "$OUT/seeds/$target" "$ROOT/regress/fuzz/seeds/$target" \
+  local dirs=("$corpus") d
+  for d in "$OUT/seeds/$target" "$ROOT/regress/fuzz/seeds/$target"; do [ -d "$d" ] && dirs+=("$d"); done
+  "$OUT/fuzz_$target" "${dirs[@]}" \
     -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 -max_len=262144 \
     -dict="$ROOT/regress/fuzz/json.dict" -artifact_prefix="$OUT/artifacts/$target-" \
     -print_final_stats=1 "$@"
