@@ -170,7 +170,17 @@ Datum bytes_to_bytea(const std::string& bytes) {
 }
 
 Datum cstring_to_jsonb(const char* json) {
-    return DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+    // jsonb_in builds a tree of every value before the binary form: for the spec of a big model
+    // that is several times its text. Parsed in a context of its own, it is freed here instead
+    // of staying allocated through the catalog write (create_model's peak memory).
+    MemoryContext parse = AllocSetContextCreate(CurrentMemoryContext, "pg_predict jsonb input",
+                                                ALLOCSET_DEFAULT_SIZES);
+    MemoryContext caller = MemoryContextSwitchTo(parse);
+    Datum parsed = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+    MemoryContextSwitchTo(caller);
+    Datum result = PointerGetDatum(DatumGetJsonbPCopy(parsed));
+    MemoryContextDelete(parse);
+    return result;
 }
 
 // Locks the row of `name`; false when there is no such model. *owner: its owner's name (NULL
