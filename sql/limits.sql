@@ -25,6 +25,20 @@ SELECT create_model('inf_leaf', jsonb_set(:'binary_model'::jsonb,
 SELECT create_model('inf_leaf', jsonb_set(:'binary_model'::jsonb,
     '{learner,gradient_booster,model,trees,0,split_conditions,1}', '-1e39'));
 
+-- a model as wide as allowed (65,536 features): a batch's buffers stay within 256 MB, so
+-- rows per batch = 256 MB / 262 kB per row = 1023 at any batch_size, and one row allocates
+-- buffers for 64 rows, not for the whole batch (main allocated and zeroed 1 GiB here)
+SELECT create_model('wide', jsonb_set(jsonb_set(jsonb_set(:'binary_model'::jsonb,
+    '{learner,learner_model_param,num_feature}', '"65536"'), '{learner,feature_names}', '[]'),
+    '{learner,feature_types}', '[]'));
+CREATE TABLE wide_rows AS SELECT array_fill(0.5::real, ARRAY[65536]) AS a;
+SET pg_predict.batch_size = 65536;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT predict('wide', a) FROM wide_rows;
+SELECT predict('wide', a) FROM wide_rows;
+RESET pg_predict.batch_size;
+DROP TABLE wide_rows;
+SELECT drop_model('wide');
+
 -- batch_size and threads: any role up to the ceilings, which only a superuser raises
 CREATE ROLE pgp_limits;
 SET ROLE pgp_limits;
