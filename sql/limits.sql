@@ -39,7 +39,8 @@ RESET pg_predict.batch_size;
 DROP TABLE wide_rows;
 SELECT drop_model('wide');
 
--- batch_size and threads: any role up to the ceilings, which only a superuser raises
+-- batch_size and threads: any role up to the ceilings; above them, and the ceilings
+-- themselves, only a superuser
 CREATE ROLE pgp_limits;
 SET ROLE pgp_limits;
 SET pg_predict.batch_size = 65536;
@@ -49,9 +50,14 @@ SET pg_predict.threads = 256;
 SET pg_predict.max_batch_size = 1048576;
 SET pg_predict.max_threads = 256;
 RESET ROLE;
-SET pg_predict.max_batch_size = 1048576;
 SET pg_predict.batch_size = 1048576;
 SHOW pg_predict.batch_size;
+SET pg_predict.max_batch_size = 1024;
+SET pg_predict.batch_size = 262144;
+SET ROLE pgp_limits;
+SET pg_predict.batch_size = 2048;
+SET pg_predict.batch_size = 1024;
+RESET ROLE;
 RESET pg_predict.batch_size;
 RESET pg_predict.max_batch_size;
 RESET pg_predict.threads;

@@ -262,7 +262,7 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
         state->gpu_refused = !granted;
         state->gpu_possible = granted;
     }
-    state->capacity = state->gpu_possible ? gpu_batch_size : Min(batch_size, max_batch_size);
+    state->capacity = state->gpu_possible ? gpu_batch_size : batch_size;
     state->target = Min(first_batch_rows, state->capacity);
 
     outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);

@@ -35,13 +35,13 @@ void assign_max_threads(int value, void* extra) noexcept {
     runtime::set_num_threads(Max(Min(threads_setting, value), 1));
 }
 
-// Any role may set batch_size and threads; the ceilings above them are the superuser's
-// (PGC_SUSET). A SET above the ceiling is an error naming it; a value that arrives otherwise
-// (configuration file, ALTER ROLE ... SET stored earlier) is capped where it is used. Parallel
-// workers restore the leader's values in no particular order and are not checked again.
+// Any role may set batch_size and threads up to a ceiling that only a superuser changes
+// (PGC_SUSET); above it only a superuser may set them. Checked where a role sets a value (SET,
+// ALTER ROLE / DATABASE ... SET); the configuration file and the command line are the
+// administrator's. Parallel workers restore the leader's values, checked there already.
 bool within_ceiling(int value, int ceiling, const char* ceiling_name, GucSource source) {
-    if (value <= ceiling || source < PGC_S_INTERACTIVE || InitializingParallelWorker) return true;
-    GUC_check_errdetail("The ceiling is %s = %d, which only a superuser can raise.", ceiling_name, ceiling);
+    if (value <= ceiling || source < PGC_S_INTERACTIVE || InitializingParallelWorker || superuser()) return true;
+    GUC_check_errdetail("Above %s = %d only a superuser may set it.", ceiling_name, ceiling);
     return false;
 }
 

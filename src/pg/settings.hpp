@@ -5,7 +5,7 @@ namespace pg_predict::pg {
 
 extern bool batching_enabled;   // pg_predict.enable_batching
 extern int batch_size;          // pg_predict.batch_size: rows per model call, at most
-extern int max_batch_size;      // pg_predict.max_batch_size: its ceiling (superuser)
+extern int max_batch_size;      // pg_predict.max_batch_size: its ceiling for ordinary roles
 constexpr int kDefaultMaxBatchSize = 65536;
 constexpr int kDefaultMaxThreads = 16;
 extern char* strategy_setting;  // pg_predict.strategy: "auto" keeps each model's own
