@@ -28,12 +28,8 @@ void assign_cache_size(int value, void* extra) noexcept {
 
 // Only records the wish: torch must not be touched here, as this can run in the postmaster.
 // An assign hook runs outside the C++ guard and must not fail: the setting's minimum is 1, the
-// only values set_num_threads refuses are below it, hence noexcept. Each hook sees its own new
-// value and the other setting's current one.
-void assign_threads(int value, void* extra) noexcept { runtime::set_num_threads(Max(Min(value, max_threads), 1)); }
-void assign_max_threads(int value, void* extra) noexcept {
-    runtime::set_num_threads(Max(Min(threads_setting, value), 1));
-}
+// only values set_num_threads refuses are below it, hence noexcept.
+void assign_threads(int value, void* extra) noexcept { runtime::set_num_threads(Max(value, 1)); }
 
 // Any role may set batch_size and threads up to a ceiling that only a superuser changes
 // (PGC_SUSET); above it only a superuser may set them. Checked where a role sets a value (SET,
@@ -90,7 +86,7 @@ void define_settings() {
     DefineCustomIntVariable(
         "pg_predict.max_threads", "Ceiling of pg_predict.threads (superuser only).",
         "Bounds the cores one backend's model calls can take.", &max_threads, kDefaultMaxThreads, 1, 256,
-        PGC_SUSET, 0, NULL, assign_max_threads, NULL);
+        PGC_SUSET, 0, NULL, NULL, NULL);
     DefineCustomIntVariable(
         "pg_predict.cache_size", "Memory each backend may keep for loaded model programs it is not using.",
         "Programs are cached per backend so a model is loaded once; beyond this size the least "
