@@ -8,10 +8,11 @@ Cancel latency: a statement is started on a fresh connection and interrupted 0.5
 (per phase: statement_timeout, pg_cancel_backend from a second connection, or
 pg_terminate_backend); the latency is the time from the interrupt (the timeout's deadline, or
 the moment the cancel function returned) to the error at the client. Phases: create_model of a
-100k-tree XGBoost model (the interrupt lands while the artifact is converted and imported), of
-a scikit-learn pipeline with FeatureUnion nested 300 deep (compile), and scoring --rows rows
-with pg_predict.batch_size = 262144 (a 2500-tree model; an RBF SVC with 2000 support vectors,
-1 and 2 threads). Each cell is the median of --reps runs (max in brackets).
+100k-tree XGBoost model (the interrupt lands while the artifact is converted and imported), and
+scoring --rows rows with pg_predict.batch_size = 262144 (a 2500-tree model; an RBF SVC with
+2000 support vectors, 1 and 2 threads). A FeatureUnion nested 300 deep (a row of the run in
+results/runtime.md) is refused by the JSON depth limit since, so its row is gone. Each cell is
+the median of --reps runs (max in brackets).
 
 Memory: one connection runs --small-cycles create / replace / drop cycles of a small model
 (scoring 2000 rows after each create), then --big-cycles create / score / drop cycles of a
@@ -31,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "regress"))
 sys.path.insert(0, os.path.join(HERE, "..", "regress", "runtime"))
 from pgcluster import Cluster  # noqa: E402
-from synthetic_models import nested_feature_union, rbf_svc, xgboost_model  # noqa: E402
+from synthetic_models import rbf_svc, xgboost_model  # noqa: E402
 
 FEATURES = 8
 MB = 1 << 20
@@ -109,7 +110,6 @@ def timed_interrupt(pg, sql, how, after, setup_sql=()):
 
 def bench_cancel(pg, reps, out):
     add_doc(pg, "trees100k", xgboost_model(100000, 2, FEATURES))
-    add_doc(pg, "union300", nested_feature_union(300))
     add_doc(pg, "trees2500", xgboost_model(2500, 6, FEATURES))
     add_doc(pg, "svc", rbf_svc(2000, FEATURES))
     with pg.connect() as conn:
@@ -118,7 +118,6 @@ def bench_cancel(pg, reps, out):
     big = ("SET pg_predict.batch_size = 262144",)
     phases = [
         ("import+compile: create_model, 100k trees", "SELECT create_model('x', doc) FROM docs WHERE name = 'trees100k'", (), 1.0),
-        ("compile: create_model, FeatureUnion 300 deep", "SELECT create_model('y', doc, 'sklearn') FROM docs WHERE name = 'union300'", (), 0.5),
         ("score: 2500 trees depth 6 (native), batch_size 262144", "SELECT sum(predict('m2500', t)) FROM t", big, 1.0),
         ("score: RBF SVC, batch_size 262144", "SELECT sum(predict('svc', t)) FROM t", big, 1.0),
         ("score: RBF SVC, batch_size 262144, 2 threads", "SELECT sum(predict('svc', t)) FROM t", big + ("SET pg_predict.threads = 2",), 1.0),
