@@ -256,14 +256,18 @@ void run_on_cpu(const Program* p, const at::Tensor& input, int64_t rows, float* 
 // statement_timeout are honoured within a few ms whatever the batch size. The rate is learnt
 // per program from the chunks it ran; a call costs tens of microseconds, so chunks of this
 // length cost nothing measurable.
+// Chunks are whole multiples of the native kernel's 64-row block, so every row lands in the same
+// block (and its trees are summed in the same order) as without chunks: a chunk length learnt
+// from timings must not change a score, not even in its last bit.
 constexpr auto kChunkTarget = std::chrono::milliseconds(10);
-constexpr int64_t kFirstChunkRows = 256;  // before anything is known about the program
-constexpr int64_t kMinChunkRows = 16;
+constexpr int64_t kChunkAlign = 64;
+constexpr int64_t kFirstChunkRows = 4 * kChunkAlign;  // before anything is known about the program
 
 int64_t next_chunk_rows(const Program* p) {
     if (p->ns_per_row <= 0) return kFirstChunkRows;
     const double rows = std::chrono::nanoseconds(kChunkTarget).count() / p->ns_per_row;
-    return std::max<int64_t>(kMinChunkRows, rows > 1e12 ? int64_t(1e12) : static_cast<int64_t>(rows));
+    const int64_t wanted = rows > 1e12 ? int64_t(1e12) : static_cast<int64_t>(rows);
+    return std::max<int64_t>(kChunkAlign, wanted / kChunkAlign * kChunkAlign);
 }
 
 void learn_rate(Program* p, int64_t rows, std::chrono::steady_clock::duration took) {
