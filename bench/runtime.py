@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "regress"))
 sys.path.insert(0, os.path.join(HERE, "..", "regress", "runtime"))
 from pgcluster import Cluster  # noqa: E402
-from synthetic_models import rbf_svc, xgboost_model  # noqa: E402
+from synthetic_models import create_feature_table, rbf_svc, xgboost_model  # noqa: E402
 
 FEATURES = 8
 MB = 1 << 20
@@ -53,11 +53,7 @@ def memory(pid):
 def setup(pg, rows):
     with pg.connect() as conn:
         conn.execute("CREATE EXTENSION pg_predict")
-        cols = ", ".join(f"f{i + 1} real" for i in range(FEATURES))
-        vals = ", ".join("(random() * 2 - 1)::real" for _ in range(FEATURES))
-        conn.execute(f"CREATE TABLE t (id int, {cols})")
-        conn.execute(f"INSERT INTO t SELECT g, {vals} FROM generate_series(1, {rows}) g")
-        conn.execute("VACUUM ANALYZE t")
+        create_feature_table(conn, rows, FEATURES)
         conn.execute("CREATE TABLE docs (name text PRIMARY KEY, doc jsonb)")
 
 

@@ -105,3 +105,13 @@ def rbf_svc(support_vectors, features, seed=1):
            "n_support": [half, support_vectors - half]}
     return json.dumps(sklearn_document([f"f{i + 1}" for i in range(features)], [svc],
                                        task="classification", classes=[0, 1]))
+
+
+def create_feature_table(conn, rows, features):
+    """CREATE TABLE t (id, f1 .. f<features> real) with `rows` rows of uniform [-1, 1) values,
+    vacuumed and analyzed: the table the runtime suites and bench score."""
+    cols = ", ".join(f"f{i + 1} real" for i in range(features))
+    vals = ", ".join("(random() * 2 - 1)::real" for _ in range(features))
+    conn.execute(f"CREATE TABLE t (id int, {cols})")
+    conn.execute(f"INSERT INTO t SELECT g, {vals} FROM generate_series(1, {rows}) g")
+    conn.execute("VACUUM ANALYZE t")

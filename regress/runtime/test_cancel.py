@@ -22,7 +22,7 @@ from psycopg import errors
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
 from harness import Failure, main, test
 from pgcluster import Cluster
-from synthetic_models import nested_feature_union, rbf_svc, xgboost_model
+from synthetic_models import create_feature_table, nested_feature_union, rbf_svc, xgboost_model
 
 NOTICE = "C++ work stopped for a pending interrupt"
 ROWS = 300_000
@@ -49,11 +49,7 @@ def make_env():
         env = Env(pg)
         with pg.connect() as conn:
             conn.execute("CREATE EXTENSION pg_predict")
-            cols = ", ".join(f"f{i + 1} real" for i in range(FEATURES))
-            vals = ", ".join("(random() * 2 - 1)::real" for _ in range(FEATURES))
-            conn.execute(f"CREATE TABLE t (id int, {cols})")
-            conn.execute(f"INSERT INTO t SELECT g, {vals} FROM generate_series(1, {ROWS}) g")
-            conn.execute("VACUUM ANALYZE t")
+            create_feature_table(conn, ROWS, FEATURES)
             # Documents kept in a table: create_model reads them without a 100 MB literal.
             conn.execute("CREATE TABLE docs (name text PRIMARY KEY, doc jsonb)")
             docs = {

@@ -19,7 +19,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
 from harness import Failure, main, test
 from pgcluster import Cluster
-from synthetic_models import xgboost_model
+from synthetic_models import create_feature_table, xgboost_model
 
 FEATURES = 4
 SMALL_CYCLES = int(os.environ.get("SOAK_SMALL_CYCLES", "120"))
@@ -45,11 +45,7 @@ def make_env():
     with Cluster() as pg:
         with pg.connect() as conn:
             conn.execute("CREATE EXTENSION pg_predict")
-            cols = ", ".join(f"f{i + 1} real" for i in range(FEATURES))
-            vals = ", ".join("(random() * 2 - 1)::real" for _ in range(FEATURES))
-            conn.execute(f"CREATE TABLE t (id int, {cols})")
-            conn.execute(f"INSERT INTO t SELECT g, {vals} FROM generate_series(1, 1000000) g")
-            conn.execute("VACUUM ANALYZE t")
+            create_feature_table(conn, 1000000, FEATURES)
             conn.execute("CREATE TABLE docs (name text PRIMARY KEY, doc jsonb)")
             for name, doc in {"small_a": xgboost_model(10, 3, FEATURES, seed=1),
                               "small_b": xgboost_model(12, 3, FEATURES, seed=2),
