@@ -449,16 +449,27 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
     CacheInvalidateRelcacheByRelid(table.relation);
 }
 
-void catalog_delete(const char* name) {
-    CatalogTable table = catalog_table();
+namespace {
+
+// Connects SPI as the catalog's owner and locks the row of `name`, which must exist and belong
+// to the caller (or the caller be a superuser): what drop and the updates of one model share.
+// Returns the caller's identity, for restore_user after SPI_finish.
+OwnerSwitch lock_owned_model(const CatalogTable& table, const char* name) {
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
     char* owner;
     if (!lock_model_row(table, name, &owner))
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
-    restore_user(saved);
+    restore_user(saved);  // the ownership check is about the caller, not the table owner
     check_model_owner(name, owner);
-    saved = become_catalog_owner(table.owner);
+    return become_catalog_owner(table.owner);
+}
+
+}  // namespace
+
+void catalog_delete(const char* name) {
+    CatalogTable table = catalog_table();
+    OwnerSwitch saved = lock_owned_model(table, name);
     char* statement = psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1", table.qualified_table);
     Oid types[1] = {TEXTOID};
     Datum values[1] = {CStringGetTextDatum(name)};
@@ -472,14 +483,7 @@ void catalog_delete(const char* name) {
 void catalog_update_model(const char* name, const char* set_clause, const char* argument) {
     CatalogTable table = catalog_table();
     require_privileges(table);
-    OwnerSwitch saved = become_catalog_owner(table.owner);
-    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
-    char* owner;
-    if (!lock_model_row(table, name, &owner))
-        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
-    restore_user(saved);
-    check_model_owner(name, owner);
-    saved = become_catalog_owner(table.owner);
+    OwnerSwitch saved = lock_owned_model(table, name);
     char* statement = psprintf("UPDATE %s SET %s WHERE name OPERATOR(pg_catalog.=) $1",
                                table.qualified_table, set_clause);
     Oid types[2] = {TEXTOID, TEXTOID};
