@@ -59,11 +59,16 @@ struct CallSiteModel {
 // releases the program). Call sites can outlive a statement (PL/pgSQL keeps simple expressions
 // for the transaction), so a call site rebinds when the catalog has changed since.
 void bind_call_site_model(CallSiteModel* m) {
+    // Read before binding, so an invalidation during it rebinds next time; recorded only once
+    // bound, so a failed bind (the model dropped, an error caught by PL/pgSQL) binds again
+    // instead of leaving the call site on the memory just reset.
+    uint64 generation = catalog_generation();
+    m->generation = 0;  // no generation: not bound
+    m->model = NULL;
     MemoryContextReset(m->context);
     m->reader = NULL;
     m->x32 = NULL;
     m->x64 = NULL;
-    m->generation = catalog_generation();
     MemoryContext old = MemoryContextSwitchTo(m->context);
     m->model = bind_model(m->name, m->context);
     size_t features = Max(m->model->entry->num_features, 1);
@@ -74,6 +79,7 @@ void bind_call_site_model(CallSiteModel* m) {
         m->x32 = (float*)palloc0(sizeof(float) * features);
     m->out = (float*)palloc0(sizeof(float) * Max(m->model->output_width, 1));
     MemoryContextSwitchTo(old);
+    m->generation = generation;
 }
 
 enum class ArgumentKind { Unknown, Row, Array };

@@ -21,7 +21,7 @@ constexpr const char* kCatalogEntryAlias = "pg_predict model catalog";
 // A plan for a version older than the newest was made since the last executor start or end.
 bool outdated_plan_made = false;
 
-uint64 generation = 0;
+uint64 generation = 1;  // 0 means "not bound" to callers
 Oid known_catalog = InvalidOid;  // the catalog's OID, once a plan or a binding needed it
 
 // Runs while invalidation messages are read: must not access the catalogs. The OID is looked

@@ -37,6 +37,7 @@ void stale_plan_error(const char* model, int64 planned_version, int64 visible_ve
 
 // A counter that moves whenever this backend reads an invalidation of the model catalog (or of
 // every relation): what is bound to a model version outside a plan compares it to rebind.
+// Never 0, which callers may use for "not bound".
 uint64 catalog_generation();
 
 // Installs the executor hooks and the catalog's invalidation callback. Called once from _PG_init.
