@@ -28,21 +28,21 @@ std::string error_of(const std::function<void()>& f, ErrorCategory want) {
 }
 
 TEST(BuildModel, MalformedArtifactIsInvalidModelWithPosition) {
-    const std::string msg = error_of([] { runtime::build_model("{\"learner\": [1, 2", "auto", "{}"); },
+    const std::string msg = error_of([] { runtime::build_model(Artifact{ArtifactKind::Json, "{\"learner\": [1, 2"}, "auto", "{}"); },
                                      ErrorCategory::InvalidModel);
     EXPECT_NE(msg.find("column 18"), std::string::npos) << msg;
 }
 
 TEST(BuildModel, UnknownOptionIsNamedWithTheValidOnes) {
-    const std::string msg = error_of([] { runtime::build_model("{}", "auto", "{\"stratgy\": \"gemm\"}"); },
+    const std::string msg = error_of([] { runtime::build_model(Artifact{ArtifactKind::Json, "{}"}, "auto", "{\"stratgy\": \"gemm\"}"); },
                                      ErrorCategory::InvalidParameter);
     EXPECT_NE(msg.find("stratgy"), std::string::npos) << msg;
     EXPECT_NE(msg.find("columns"), std::string::npos) << msg;
 }
 
 TEST(BuildModel, OptionsMustBeAnObject) {
-    error_of([] { runtime::build_model("{}", "auto", "[1]"); }, ErrorCategory::InvalidParameter);
-    error_of([] { runtime::build_model("{}", "auto", "{oops"); }, ErrorCategory::InvalidParameter);
+    error_of([] { runtime::build_model(Artifact{ArtifactKind::Json, "{}"}, "auto", "[1]"); }, ErrorCategory::InvalidParameter);
+    error_of([] { runtime::build_model(Artifact{ArtifactKind::Json, "{}"}, "auto", "{oops"); }, ErrorCategory::InvalidParameter);
 }
 
 std::string fixture(const std::string& name) {
@@ -59,7 +59,7 @@ TEST(BuildModel, FixtureScoresLikeItsSpecWithEveryStrategy) {
     for (const char* strategy : {"auto", "gemm", "tree_traversal", "perfect_tree_traversal", "native"}) {
         for (const char* file : {"binary_tiny.json", "multiclass_tiny.json", "regression_tiny.json"}) {
             runtime::BuiltModel* m = runtime::build_model(
-                fixture(file), "auto", std::string("{\"strategy\": \"") + strategy + "\"}");
+                Artifact{ArtifactKind::Json, fixture(file)}, "auto", std::string("{\"strategy\": \"") + strategy + "\"}");
             const spec::Pipeline p = spec::from_json(m->spec_json);
             std::vector<float> want(4 * p.output_width()), got(want.size());
             spec::reference_predict(p, x.data(), 4, want.data());
@@ -76,26 +76,26 @@ TEST(BuildModel, FixtureScoresLikeItsSpecWithEveryStrategy) {
 }
 
 TEST(BuildModel, FeatureAndColumnOptions) {
-    runtime::BuiltModel* m = runtime::build_model(fixture("binary_tiny.json"), "auto",
+    runtime::BuiltModel* m = runtime::build_model(Artifact{ArtifactKind::Json, fixture("binary_tiny.json")}, "auto",
                                                   R"({"columns": {"tenure": "months"}})");
     EXPECT_EQ(m->features, (std::vector<std::string>{"tenure", "monthly_charges", "plan_id"}));
     EXPECT_EQ(m->columns, (std::vector<std::string>{"months", "monthly_charges", "plan_id"}));
     EXPECT_EQ(m->task, "classification");
     runtime::free_built_model(m);
 
-    m = runtime::build_model(fixture("binary_unnamed.json"), "auto", "{}");
+    m = runtime::build_model(Artifact{ArtifactKind::Json, fixture("binary_unnamed.json")}, "auto", "{}");
     EXPECT_EQ(m->columns, (std::vector<std::string>{"", "", ""}));
     runtime::free_built_model(m);
 
-    m = runtime::build_model(fixture("binary_unnamed.json"), "auto", R"({"features": ["a", "b", "c"]})");
+    m = runtime::build_model(Artifact{ArtifactKind::Json, fixture("binary_unnamed.json")}, "auto", R"({"features": ["a", "b", "c"]})");
     EXPECT_EQ(m->columns, (std::vector<std::string>{"a", "b", "c"}));
     runtime::free_built_model(m);
 
-    error_of([] { runtime::build_model(fixture("binary_tiny.json"), "auto", R"({"columns": {"nope": "x"}})"); },
+    error_of([] { runtime::build_model(Artifact{ArtifactKind::Json, fixture("binary_tiny.json")}, "auto", R"({"columns": {"nope": "x"}})"); },
              ErrorCategory::InvalidParameter);
-    error_of([] { runtime::build_model(fixture("binary_tiny.json"), "auto", R"({"features": ["a"]})"); },
+    error_of([] { runtime::build_model(Artifact{ArtifactKind::Json, fixture("binary_tiny.json")}, "auto", R"({"features": ["a"]})"); },
              ErrorCategory::InvalidParameter);
-    error_of([] { runtime::build_model(fixture("binary_tiny.json"), "auto", R"({"strategy": "fast"})"); },
+    error_of([] { runtime::build_model(Artifact{ArtifactKind::Json, fixture("binary_tiny.json")}, "auto", R"({"strategy": "fast"})"); },
              ErrorCategory::InvalidParameter);
 }
 

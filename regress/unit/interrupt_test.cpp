@@ -106,9 +106,9 @@ TEST(Interrupt, BuildModelStopsWithCancelled) {
         R"({"format": "sklearn", "version": 1, "inputs": [{"name": "a", "type": "numeric"}],
             "task": "regression",
             "steps": [{"type": "LinearRegression", "coef": [2.0], "intercept": 1.0}]})";
-    runtime::free_built_model(runtime::build_model(doc, "sklearn", "{}"));
+    runtime::free_built_model(runtime::build_model(Artifact{ArtifactKind::Json, doc}, "sklearn", "{}"));
     pending = true;
-    EXPECT_TRUE(throws_cancelled([&] { runtime::build_model(doc, "sklearn", "{}"); }));
+    EXPECT_TRUE(throws_cancelled([&] { runtime::build_model(Artifact{ArtifactKind::Json, doc}, "sklearn", "{}"); }));
 }
 
 }  // namespace

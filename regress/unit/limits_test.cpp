@@ -72,7 +72,7 @@ TEST(JsonDepth, RefusesDeeperThanTheLimitAndNamesThePath) {
 TEST(JsonDepth, DeeplyNestedDocumentIsAnErrorNotACrash) {
     // Issue 10, defect 8: 12,000 nested Pipelines crashed the backend inside the importer.
     const std::string doc = sklearn_doc(nested_pipelines(12000));
-    const std::string msg = error_of([&] { runtime::build_model(doc, "auto", "{}"); });
+    const std::string msg = error_of([&] { runtime::build_model(Artifact{ArtifactKind::Json, doc}, "auto", "{}"); });
     EXPECT_EQ(msg.rfind("model document nests deeper than 256 levels at $.steps[0].steps[0].steps[0]", 0), 0u)
         << msg;
     // The same document built in memory (no text to pre-check) stops at the importer's limit.

@@ -217,8 +217,9 @@ Datum pg_predict_create_model(PG_FUNCTION_ARGS) {
     char* artifact = JsonbToCString(NULL, &model->root, VARSIZE(model));
     char* options_text = JsonbToCString(NULL, &options->root, VARSIZE(options));
     MemoryContextCallback* callback = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
-    pg_predict::runtime::BuiltModel* built = guarded(
-        [&] { return pg_predict::runtime::build_model(artifact, format, options_text); });
+    pg_predict::Artifact in{pg_predict::ArtifactKind::Json, artifact};
+    pg_predict::runtime::BuiltModel* built =
+        guarded([&] { return pg_predict::runtime::build_model(in, format, options_text); });
     callback->func = free_built_model_callback;
     callback->arg = built;
     MemoryContextRegisterResetCallback(CurrentMemoryContext, callback);

@@ -24,24 +24,6 @@ using nlohmann::json;
 // here so the error for an unknown key can list every valid option.
 constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace"};
 
-// The parser calls back for every value; an interrupt is looked at every few thousand of them
-// (a 100k-tree document takes seconds to parse).
-bool poll_interrupts(int, json::parse_event_t, json&) {
-    static unsigned calls = 0;
-    if (++calls % 4096 == 0) check_interrupts();
-    return true;  // keep every value
-}
-
-json parse(std::string_view text, const char* what, ErrorCategory category) {
-    // Before anything recursive (our readers, json copies) walks the document.
-    spec::check_json_depth(text, what);
-    try {
-        return json::parse(text.begin(), text.end(), poll_interrupts);
-    } catch (const json::exception& e) {
-        fail(category, std::string("cannot parse the ") + what + " as JSON: " + e.what());
-    }
-}
-
 void check_option_keys(const json& options) {
     for (const auto& item : options.items()) {
         bool known = false;
@@ -115,25 +97,16 @@ std::string summary(const spec::Pipeline& p, size_t program_bytes, compiler::Str
 
 }  // namespace
 
-BuiltModel* build_model(std::string_view artifact_json, const std::string& format,
-                        const std::string& options_json) {
-    json options = options_json.empty() ? json::object()
-                                        : parse(options_json, "options", ErrorCategory::InvalidParameter);
+BuiltModel* build_model(const Artifact& artifact, const std::string& format, const std::string& options_json) {
+    json options = options_json.empty()
+                       ? json::object()
+                       : importers::parse_json(options_json, "options", ErrorCategory::InvalidParameter);
     if (options.is_null()) options = json::object();
     if (!options.is_object()) fail(ErrorCategory::InvalidParameter, "options must be a JSON object");
     check_option_keys(options);
 
-    spec::Pipeline p;
-    std::string source_format;
-    {
-        // The document's DOM is the largest thing create_model holds (several times the
-        // text): it goes before optimizing and compiling, which need only the spec.
-        const json artifact = parse(artifact_json, "model document", ErrorCategory::InvalidModel);
-        p = importers::import_model(artifact, format);
-        source_format = !p.source_format.empty() ? p.source_format
-                        : format == "auto"       ? importers::detect_format(artifact)
-                                                 : format;
-    }
+    spec::Pipeline p = importers::import_model(artifact, format, options);
+    const std::string source_format = p.source_format;
     // A bare model reads its features directly; a pipeline with steps names its inputs.
     if (p.features.empty()) p.features.assign(static_cast<size_t>(std::max(0, p.model.num_features)), "");
     if (options.contains("features")) apply_feature_names(options["features"], p);

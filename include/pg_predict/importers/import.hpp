@@ -1,21 +1,36 @@
-// Model artifacts → pipeline spec. One file per source format under src/importers/.
+// Model artifacts → pipeline spec. One file (or folder) per source format under src/importers/.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "pg_predict/common/artifact.hpp"
+#include "pg_predict/common/error.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 
 namespace pg_predict::importers {
 
-// "xgboost" for an XGBoost JSON model (1.x or 2.x); throws Error(InvalidModel) when the
-// document is no format we know.
-std::string detect_format(const nlohmann::json& artifact);
+using pg_predict::Artifact;
+using pg_predict::ArtifactKind;
 
-// format "auto" detects it. Throws Error(InvalidModel) for a malformed artifact and
-// Error(Unsupported) for an objective or field we do not implement, naming it.
-spec::Pipeline import_model(const nlohmann::json& artifact, const std::string& format);
+// The format of an artifact ("xgboost", "sklearn", ...); throws Error(InvalidModel) naming the
+// formats it knows when it is none of them.
+std::string detect_format(const Artifact&);
+std::string detect_format(const nlohmann::json& document);
+
+// format "auto" detects it. `options` is create_model's options object: an importer reads the
+// keys that are its own (each listed in the runtime's option table). Throws Error(InvalidModel)
+// for a malformed artifact and Error(Unsupported) for an objective, operator or field we do not
+// implement, naming it.
+spec::Pipeline import_model(const Artifact&, const std::string& format, const nlohmann::json& options);
+// A parsed JSON document (tests, and the JSON formats after parsing).
+spec::Pipeline import_model(const nlohmann::json& document, const std::string& format);
+
+// Parses a JSON text after checking its depth (spec/limits.hpp), looking at interrupts while it
+// runs; `what` names it in the error, which has `category`.
+nlohmann::json parse_json(std::string_view text, const char* what, ErrorCategory category);
 
 spec::Pipeline import_xgboost(const nlohmann::json& artifact);
 

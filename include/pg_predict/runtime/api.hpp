@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pg_predict/common/artifact.hpp"
+
 namespace pg_predict::runtime {
 
 // Everything create_model stores about one model.
@@ -30,8 +32,7 @@ struct BuiltModel {
 // object minus what the PostgreSQL side consumes itself ("replace"): "features" (names for a
 // model without them), "columns" ({feature: column}), "strategy" (auto | gemm |
 // tree_traversal | perfect_tree_traversal | native). Unknown options are an error.
-BuiltModel* build_model(std::string_view artifact_json, const std::string& format,
-                        const std::string& options_json);
+BuiltModel* build_model(const Artifact& artifact, const std::string& format, const std::string& options_json);
 void free_built_model(BuiltModel*);
 
 // A loaded program. Programs are cached per backend by catalog row id (a new id for every
