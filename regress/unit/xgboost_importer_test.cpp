@@ -329,7 +329,7 @@ TEST(XgboostImporter, RejectsMalformed) {
         {"left_children", {7, -1, -1}, "node 0 has child 7 outside [0, 3)"},
         {"left_children", {1, 0, -1}, "node 1 has exactly one child"},
         {"right_children", {1, -1, -1}, "reaches node 1 a second time"},
-        {"split_indices", {5, 0, 0}, "splits on feature 5 but num_feature is 2"},
+        {"split_indices", {5, 0, 0}, "node 0 splits on feature 5 but the model reads 2 features"},
         {"split_indices", {-1, 0, 0}, "split_indices[0]\" is out of range"},
         {"split_conditions", {"0.5", 0, 0}, "split_conditions[0]\" must be a number"},
         {"default_left", {2, 0, 0}, "default_left[0]"},

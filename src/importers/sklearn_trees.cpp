@@ -57,6 +57,7 @@
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/sklearn.hpp"
+#include "pg_predict/importers/trees.hpp"
 
 namespace pg_predict::importers {
 
@@ -102,6 +103,8 @@ struct Reader {
         fail(ErrorCategory::InvalidModel,
              "scikit-learn " + estimator + ": \"" + path + "\" " + what);
     }
+    // The prefix of trees.hpp's messages about the tree at `path`.
+    std::string where(const std::string& path) const { return "scikit-learn " + estimator + ": " + path; }
     [[noreturn]] void unsupported(const std::string& what) const {
         fail(ErrorCategory::Unsupported, "scikit-learn " + estimator + ": " + what);
     }
@@ -156,13 +159,6 @@ struct Reader {
 
 std::string idx(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
-// The largest float32 not above t: x <= t ⇔ x <= round_down(t) for every float32 x.
-float round_down(double t) {
-    float f = static_cast<float>(t);
-    if (static_cast<double>(f) > t) f = std::nextafter(f, -HUGE_VALF);
-    return f;
-}
-
 // One fitted sklearn tree_ (children_left, children_right, feature, threshold, value),
 // checked: equal lengths, children in range, every node reached exactly once from the root,
 // split features inside the model's input vector. Leaf values stay in double.
@@ -183,43 +179,19 @@ void read_split(const Reader& r, SkTree& out, int32_t i, const json& feature, co
                                        std::to_string(num_features) + " features");
     const double t = r.number(threshold, idx(threshold_key, i));
     if (std::isnan(t)) r.bad(idx(threshold_key, i), "is NaN");
-    out.threshold[i] = round_down(t);
+    out.threshold[i] = round_down_to_float(t);
 }
 
-// Checks the shape every tree must have: each node reached exactly once from the root (so
-// no cycles or shared nodes), a node has two children or none. Calls on_leaf(i) and
-// on_split(i) for each node reached.
+// Checks the shape every tree must have (trees.hpp: every node hangs off the root, two
+// children or none), then calls on_leaf(i) or on_split(i) for each node.
 template <class Leaf, class Split>
 void walk_tree(const Reader& r, const std::string& path, const std::vector<int32_t>& left,
                const std::vector<int32_t>& right, Leaf on_leaf, Split on_split) {
-    const size_t n = left.size();
-    std::vector<uint8_t> reached(n, 0);
-    std::vector<int32_t> stack{0};
-    reached[0] = 1;
-    size_t count = 0;
-    while (!stack.empty()) {
-        const int32_t i = stack.back();
-        stack.pop_back();
-        ++count;
-        const std::string node = path + ", node " + std::to_string(i);
-        if (left[i] == -1 || right[i] == -1) {
-            if (left[i] != -1 || right[i] != -1)
-                r.bad(path, "is malformed: " + node + " has exactly one child");
-            on_leaf(i);
-            continue;
-        }
-        for (int32_t c : {left[i], right[i]}) {
-            if (reached[c])
-                r.bad(path, "is malformed: " + node + " reaches node " + std::to_string(c) +
-                                " a second time (shared node or cycle)");
-            reached[c] = 1;
-            stack.push_back(c);
-        }
-        on_split(i);
+    check_tree_links(left, right, UnreachableNodes::Refuse, r.where(path));
+    for (size_t i = 0; i < left.size(); ++i) {
+        if (left[i] == -1) on_leaf(static_cast<int32_t>(i));
+        else on_split(static_cast<int32_t>(i));
     }
-    if (count != n)
-        r.bad(path, "is malformed: " + std::to_string(n - count) +
-                        " node(s) are not reachable from the root");
 }
 
 SkTree read_tree(const Reader& r, const json& t, const std::string& path, int32_t num_features,
@@ -274,22 +246,23 @@ SkTree read_tree(const Reader& r, const json& t, const std::string& path, int32_
     return out;
 }
 
-// The spec tree with sk's structure and leaf value `leaf_value(row)` (computed in double).
+// The spec tree with s's structure and leaf value `leaf_value(row)` (computed in double,
+// rounded once to float32).
 template <class F>
-spec::Tree to_spec(const SkTree& s, int32_t group, F leaf_value) {
+spec::Tree to_spec(const Reader& r, const SkTree& s, const std::string& path, int32_t group,
+                   int32_t num_features, F leaf_value) {
     const size_t n = s.left.size();
-    spec::Tree t;
-    t.group = group;
-    t.left = s.left;
-    t.right = s.right;
-    t.feature = s.feature;
-    t.threshold = s.threshold;
+    NodeArrays nodes;
+    nodes.left = s.left;
+    nodes.right = s.right;
+    nodes.feature = s.feature;
+    nodes.threshold = s.threshold;
     // NaN goes right unless the model says otherwise (scikit-learn 1.2's trees reject NaN).
-    t.default_left = s.default_left.empty() ? std::vector<uint8_t>(n, 0) : s.default_left;
-    t.value.assign(n, 0.0f);
+    nodes.default_left = s.default_left;
+    nodes.value.assign(n, 0.0f);
     for (size_t i = 0; i < n; ++i)
-        if (s.left[i] == -1) t.value[i] = static_cast<float>(leaf_value(s.leaf[i]));
-    return t;
+        if (s.left[i] == -1) nodes.value[i] = static_cast<float>(leaf_value(s.leaf[i]));
+    return build_tree(nodes, group, num_features, UnreachableNodes::Refuse, r.where(path));
 }
 
 void check_task(const Reader& r, const Estimator& e, const spec::Pipeline& p) {
@@ -344,10 +317,11 @@ void import_forest(const Reader& r, const Estimator& e, const json& step, int32_
         m.trees.reserve(trees.size() * groups);
         for (size_t ti = 0; ti < trees.size(); ++ti) {
             check_interrupts();
-            const SkTree s = read_tree(r, trees[ti], idx("trees", ti), num_features, K);
+            const std::string tp = idx("trees", ti);
+            const SkTree s = read_tree(r, trees[ti], tp, num_features, K);
             for (size_t g = 0; g < groups; ++g) {
                 const size_t k = K == 2 ? 1 : g;
-                m.trees.push_back(to_spec(s, static_cast<int32_t>(g), [&](const std::vector<double>& v) {
+                m.trees.push_back(to_spec(r, s, tp, static_cast<int32_t>(g), num_features, [&](const std::vector<double>& v) {
                     double sum = 0.0;
                     for (double c : v) sum += c;
                     if (sum == 0.0) sum = 1.0;  // as predict_proba's normalizer
@@ -360,8 +334,9 @@ void import_forest(const Reader& r, const Estimator& e, const json& step, int32_
         m.num_groups = 1;
         m.trees.reserve(trees.size());
         for (size_t ti = 0; ti < trees.size(); ++ti) {
-            const SkTree s = read_tree(r, trees[ti], idx("trees", ti), num_features, 1);
-            m.trees.push_back(to_spec(s, 0, [&](const std::vector<double>& v) { return v[0] / n_trees; }));
+            const std::string tp = idx("trees", ti);
+            const SkTree s = read_tree(r, trees[ti], tp, num_features, 1);
+            m.trees.push_back(to_spec(r, s, tp, 0, num_features, [&](const std::vector<double>& v) { return v[0] / n_trees; }));
         }
         p.transform = PostTransform::Identity;
     }
@@ -369,33 +344,34 @@ void import_forest(const Reader& r, const Estimator& e, const json& step, int32_
     p.objective = r.estimator;
 }
 
+// The loss's entry in a trees.hpp table; Unsupported naming the estimator otherwise.
+const Objective& find_loss(const Reader& r, const std::vector<Objective>& table, const std::string& loss) {
+    for (const Objective& o : table)
+        if (loss == o.name) return o;
+    r.unsupported("loss \"" + loss + "\" is not supported; supported: " + objective_names(table));
+}
+
+// Sets p.transform for loss `o` and returns the number of margins: one, or for a classifier of
+// K > 2 classes one per class with a softmax.
+size_t margins(const Reader& r, const json& step, spec::Pipeline& p, const Objective& o) {
+    p.transform = o.transform;
+    if (o.task != Task::Classification) return 1;
+    const size_t classes = class_count(r, step, p);
+    if (classes == 2) return 1;
+    if (!o.multiclass) r.bad("loss", "\"" + std::string(o.name) + "\" needs two classes");
+    p.transform = PostTransform::Softmax;
+    return classes;
+}
+
 void import_gradient_boosting(const Reader& r, const Estimator& e, const json& step,
                               int32_t num_features, spec::Pipeline& p) {
     const json& lossv = r.need(step, "loss");
     if (!lossv.is_string()) r.bad("loss", "must be a string");
     const std::string loss = lossv.get<std::string>();
-    double scale = 1.0;
-    size_t K = 1;
-    if (e.classifier) {
-        const size_t classes = class_count(r, step, p);
-        if (loss == "log_loss" || loss == "deviance") {
-            K = classes == 2 ? 1 : classes;
-            p.transform = classes == 2 ? PostTransform::Logistic : PostTransform::Softmax;
-        } else if (loss == "exponential") {
-            if (classes != 2) r.bad("loss", "\"exponential\" needs two classes");
-            scale = 2.0;  // predict_proba = expit(2 · raw)
-            p.transform = PostTransform::Logistic;
-        } else {
-            r.unsupported("loss \"" + loss + "\" is not supported; supported: log_loss, "
-                          "deviance, exponential");
-        }
-    } else {
-        if (loss != "squared_error" && loss != "absolute_error" && loss != "huber" &&
-            loss != "quantile" && loss != "ls" && loss != "lad")
-            r.unsupported("loss \"" + loss + "\" is not supported; supported: squared_error, "
-                          "absolute_error, huber, quantile");
-        p.transform = PostTransform::Identity;
-    }
+    const Objective& o = find_loss(r, sklearn_gradient_boosting_losses(e.classifier), loss);
+    // The exponential loss's probability is expit(2 · raw): the 2 is folded into the leaves.
+    const double scale = loss == "exponential" ? 2.0 : 1.0;
+    const size_t K = margins(r, step, p, o);
 
     const double lr = r.finite(r.need(step, "learning_rate"), "learning_rate");
     const json& initv = r.need(step, "init");
@@ -428,7 +404,7 @@ void import_gradient_boosting(const Reader& r, const Estimator& e, const json& s
                           std::to_string(K) + " outputs");
         for (size_t k = 0; k < K; ++k) {
             const SkTree s = read_tree(r, stage[k], idx(sp, k), num_features, 1);
-            m.trees.push_back(to_spec(s, static_cast<int32_t>(k), [&](const std::vector<double>& v) {
+            m.trees.push_back(to_spec(r, s, idx(sp, k), static_cast<int32_t>(k), num_features, [&](const std::vector<double>& v) {
                 return scale * (lr * v[0]);
             }));
         }
@@ -488,21 +464,8 @@ void import_hist_gradient_boosting(const Reader& r, const Estimator& e, const js
     const json& lossv = r.need(step, "loss");
     if (!lossv.is_string()) r.bad("loss", "must be a string");
     const std::string loss = lossv.get<std::string>();
-    size_t K = 1;
-    if (e.classifier) {
-        const size_t classes = class_count(r, step, p);
-        if (loss != "log_loss")
-            r.unsupported("loss \"" + loss + "\" is not supported; supported: log_loss");
-        K = classes == 2 ? 1 : classes;
-        p.transform = classes == 2 ? PostTransform::Logistic : PostTransform::Softmax;
-    } else if (loss == "squared_error" || loss == "absolute_error" || loss == "quantile") {
-        p.transform = PostTransform::Identity;
-    } else if (loss == "poisson") {
-        p.transform = PostTransform::Exp;  // predict = exp(raw)
-    } else {
-        r.unsupported("loss \"" + loss + "\" is not supported; supported: squared_error, "
-                      "absolute_error, quantile, poisson");
-    }
+    const Objective& o = find_loss(r, sklearn_hist_gradient_boosting_losses(e.classifier), loss);
+    const size_t K = margins(r, step, p, o);
 
     const json& base = r.need_array(step, "", "baseline");
     if (base.size() != K)
@@ -526,7 +489,7 @@ void import_hist_gradient_boosting(const Reader& r, const Estimator& e, const js
                           std::to_string(K) + " outputs");
         for (size_t k = 0; k < K; ++k) {
             const SkTree s = read_hist_tree(r, trees[k], idx(ip, k), num_features);
-            m.trees.push_back(to_spec(s, static_cast<int32_t>(k),
+            m.trees.push_back(to_spec(r, s, idx(ip, k), static_cast<int32_t>(k), num_features,
                                       [](const std::vector<double>& v) { return v[0]; }));
         }
     }
@@ -583,16 +546,14 @@ void import_isolation_forest(const Reader& r, const json& step, int32_t num_feat
                 stack.push_back(c);
             }
         }
-        m.trees.push_back(to_spec(s, 0, [](const std::vector<double>& v) { return v[0]; }));
+        m.trees.push_back(to_spec(r, s, tp, 0, num_features, [](const std::vector<double>& v) { return v[0]; }));
     }
     if (denominator == 0.0) {
         // sklearn's score is -0.5 for every row: a constant prediction (leaves are 0).
         m.base_margin = {-0.5 - offset >= 0.0 ? 1.0f : -1.0f};
     } else {
         const double threshold = -std::log2(-offset);  // finite: offset is finite and < 0
-        float below = static_cast<float>(threshold);   // the largest float32 below it
-        if (static_cast<double>(below) >= threshold) below = std::nextafter(below, -HUGE_VALF);
-        m.base_margin = {-below};
+        m.base_margin = {-float_below(threshold)};
     }
     p.transform = PostTransform::TwoSided;
     p.has_probabilities = false;

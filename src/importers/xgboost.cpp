@@ -28,6 +28,7 @@
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/import.hpp"
+#include "pg_predict/importers/trees.hpp"
 #include "pg_predict/spec/limits.hpp"
 
 namespace pg_predict::importers {
@@ -149,59 +150,7 @@ std::vector<uint8_t> flag_array(const json& obj, const std::string& path, const 
     return out;
 }
 
-// --- objectives ---------------------------------------------------------------------------
-
-// How base_score (stored in output space) becomes a margin: XGBoost's ProbToMargin.
-enum class Link { Identity, Logit, Log };
-
-struct Objective {
-    const char* name;
-    Task task;
-    PostTransform transform;
-    Link link;
-    bool multiclass;
-};
-
-// Checked against xgboost 1.7.4 (Booster.predict(output_margin=True) on eta=0 models):
-// reg:logistic / binary:logistic: margin = -logf(1/p - 1); count:poisson: logf(p);
-// binary:logitraw, squared error and multi:*: the base score as is.
-// binary:logitraw outputs raw margins in XGBoost; as a classifier here its probabilities
-// are sigmoid(margin), the same numbers XGBClassifier.predict_proba gives for it.
-constexpr Objective kObjectives[] = {
-    {"reg:squarederror", Task::Regression, PostTransform::Identity, Link::Identity, false},
-    {"reg:linear", Task::Regression, PostTransform::Identity, Link::Identity, false},
-    {"reg:logistic", Task::Regression, PostTransform::Logistic, Link::Logit, false},
-    {"binary:logistic", Task::Classification, PostTransform::Logistic, Link::Logit, false},
-    {"binary:logitraw", Task::Classification, PostTransform::Logistic, Link::Identity, false},
-    {"count:poisson", Task::Regression, PostTransform::Exp, Link::Log, false},
-    {"multi:softprob", Task::Classification, PostTransform::Softmax, Link::Identity, true},
-    {"multi:softmax", Task::Classification, PostTransform::Softmax, Link::Identity, true},
-};
-
-const Objective& objective_of(const std::string& name) {
-    for (const Objective& o : kObjectives)
-        if (name == o.name) return o;
-    std::string known;
-    for (const Objective& o : kObjectives) known += (known.empty() ? "" : ", ") + std::string(o.name);
-    fail(ErrorCategory::Unsupported,
-         "XGBoost objective \"" + name + "\" is not supported; supported: " + known);
-}
-
-float to_margin(float p, Link link, const std::string& path) {
-    switch (link) {
-        case Link::Identity:
-            return p;
-        case Link::Logit:
-            // The same float32 expression as XGBoost's LogisticRegression::ProbToMargin, so
-            // the margin agrees to the last bit (numpy's float32 log does not, glibc's logf does).
-            if (!(p > 0.0f && p < 1.0f)) bad(path, "must lie in (0, 1) for a logistic objective");
-            return -std::log(1.0f / p - 1.0f);
-        case Link::Log:
-            if (!(p > 0.0f)) bad(path, "must be positive for count:poisson");
-            return std::log(p);
-    }
-    return p;
-}
+// --- objectives: trees.hpp's table and base-score link ------------------------------------
 
 std::vector<float> base_scores(const json& v, const std::string& path) {
     if (v.is_number()) return {static_cast<float>(v.get<double>())};
@@ -272,54 +221,16 @@ spec::Tree read_tree(const json& t, const std::string& path, size_t index, int32
                                                       std::to_string(n) + " nodes");
     }
 
-    // Walk from the root: every node reached at most once, children in range.
-    std::vector<uint8_t> reached(n, 0);
-    std::vector<int32_t> stack{0};
-    reached[0] = 1;
-    while (!stack.empty()) {
-        int32_t i = stack.back();
-        stack.pop_back();
-        const std::string node = name + ", node " + std::to_string(i);
-        if (left[i] == -1 && right[i] == -1) continue;
-        if (left[i] == -1 || right[i] == -1)
-            bad(path, "is malformed: " + node + " has exactly one child");
-        for (int32_t c : {left[i], right[i]}) {
-            if (static_cast<size_t>(c) >= n)
-                bad(path, "is malformed: " + node + " has child " + std::to_string(c) +
-                              " outside [0, " + std::to_string(n) + ")");
-            if (reached[c])
-                bad(path, "is malformed: " + node + " reaches node " + std::to_string(c) +
-                              " a second time (shared node or cycle)");
-            reached[c] = 1;
-            stack.push_back(c);
-        }
-        if (split_index[i] >= num_features)
-            bad(path, "is malformed: " + node + " splits on feature " +
-                          std::to_string(split_index[i]) + " but num_feature is " +
-                          std::to_string(num_features));
-    }
-
-    // Renumber the reachable nodes in their original order (root stays 0).
-    std::vector<int32_t> renum(n, -1);
-    int32_t kept = 0;
-    for (size_t i = 0; i < n; ++i)
-        if (reached[i]) renum[i] = kept++;
-
-    spec::Tree tree;
-    tree.group = group;
-    tree.left.reserve(kept);
-    for (size_t i = 0; i < n; ++i) {
-        if (!reached[i]) continue;
-        const bool leaf = left[i] == -1;
-        tree.left.push_back(leaf ? -1 : renum[left[i]]);
-        tree.right.push_back(leaf ? -1 : renum[right[i]]);
-        // A leaf keeps its value in split_conditions (base_weights lacks the learning rate).
-        tree.feature.push_back(leaf ? 0 : split_index[i]);
-        tree.threshold.push_back(leaf ? 0.0f : cond[i]);
-        tree.default_left.push_back(leaf ? 0 : dleft[i]);
-        tree.value.push_back(leaf ? cond[i] * weight : 0.0f);
-    }
-    return tree;
+    NodeArrays nodes;
+    nodes.left = std::move(left);
+    nodes.right = std::move(right);
+    nodes.feature = std::move(split_index);
+    nodes.default_left = std::move(dleft);
+    // A leaf keeps its value in split_conditions (base_weights lacks the learning rate).
+    nodes.value.reserve(n);
+    for (float c : cond) nodes.value.push_back(c * weight);
+    nodes.threshold = std::move(cond);
+    return build_tree(nodes, group, num_features, UnreachableNodes::Drop, "xgboost: " + path);
 }
 
 // --- the learner ----------------------------------------------------------------------------
@@ -353,7 +264,8 @@ spec::Pipeline import_learner(const json& doc) {
                 unsupported("multi_strategy " + v->dump() + " is not supported");
 
     const json& obj = need_object(learner, L, "objective");
-    const Objective& o = objective_of(need_string(obj, sub(L, "objective"), "name"));
+    const Objective& o =
+        find_objective(xgboost_objectives(), need_string(obj, sub(L, "objective"), "name"), "XGBoost objective");
     int32_t num_groups = 1;
     if (o.multiclass) {
         if (num_class < 2)
@@ -382,7 +294,7 @@ spec::Pipeline import_learner(const json& doc) {
     if (bs.size() != static_cast<size_t>(num_groups))
         bad(bpath, "has " + std::to_string(bs.size()) + " values for " +
                        std::to_string(num_groups) + " output groups");
-    for (float b : bs) m.base_margin.push_back(to_margin(b, o.link, bpath));
+    for (float b : bs) m.base_margin.push_back(base_score_to_margin(b, o.link, "xgboost: " + bpath));
 
     p.features.assign(num_feature, "");
     if (const json* names = find(learner, "feature_names"); names && !names->is_null()) {
