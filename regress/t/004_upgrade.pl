@@ -11,7 +11,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my @versions = ('0.1.0', '0.2.0');
+my @versions = ('0.1.0', '0.2.0', '0.3.0');
 my $latest = $versions[-1];
 
 my $node = new_node('upgrade');
@@ -25,6 +25,8 @@ my $owners_sql = q{SELECT string_agg(format('%s %s', name, coalesce(owner::text,
 for my $i (0 .. $#versions - 1) {
     my $from = $versions[$i];
     my $db = "from_" . ($from =~ s/\./_/gr);
+    # "gone" was dropped by the iteration before.
+    $node->safe_psql('postgres', 'CREATE ROLE gone') if $i > 0;
     $node->safe_psql('postgres', "CREATE DATABASE $db");
     $node->safe_psql($db, "CREATE EXTENSION pg_predict VERSION '$from'; " . rows_sql());
     is($node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'pg_predict'}), $from,
@@ -41,7 +43,10 @@ SELECT create_model('forest', (:'forest_doc'::jsonb) -> 'document', 'sklearn');
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
 });
-    $node->safe_psql($db, 'DROP ROLE gone');  # allowed before 0.2.0 (the model keeps a bare OID)
+    # Allowed before 0.2.0 (the model keeps a bare OID); from 0.2.0 on the role's models are
+    # given away first.
+    $node->safe_psql($db, 'REASSIGN OWNED BY gone TO model_owner') if $from ne '0.1.0';
+    $node->safe_psql($db, 'DROP ROLE gone');
     my $scores = score_all($node, $db);
 
     for my $to (@versions[$i + 1 .. $#versions]) {
@@ -54,10 +59,12 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
 
     # Owners and privileges as the README says of an upgraded catalog.
     my $super = $node->safe_psql($db, 'SELECT current_user');
-    is($node->safe_psql($db, $owners_sql), "churn $super, city $super, forest (none), segment model_owner",
+    my $forest_owner = $from eq '0.1.0' ? '(none)' : 'model_owner';
+    is($node->safe_psql($db, $owners_sql), "churn $super, city $super, forest $forest_owner, segment model_owner",
        "$from -> $latest: owners by name; a dropped owner leaves none");
-    is($node->safe_psql($db, q{SET ROLE someone; SELECT count(*) FROM models WHERE usable}), '4',
-       "$from -> $latest: models from before keep being usable by every role");
+    # 0.1.0 had no per-model privileges: its models stay usable by every role.
+    is($node->safe_psql($db, q{SET ROLE someone; SELECT count(*) FROM models WHERE usable}),
+       $from eq '0.1.0' ? '4' : '0', "$from -> $latest: models from before keep who may use them");
     my ($rc, $out, $err) = $node->psql($db, q{SET ROLE someone; SELECT drop_model('segment')});
     like($err, qr/must be owner of model "segment"/, "$from -> $latest: only the owner may drop");
     $node->safe_psql($db, q{SET ROLE model_owner; SELECT revoke_model_usage('segment', 'public')});
@@ -69,6 +76,19 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     $node->safe_psql($db, model_sql('churn', 'new_model'));
     is($node->safe_psql($db, q{SELECT usable_by FROM models WHERE name = 'new_model'}), '{}',
        "$from -> $latest: a new model is usable by its owner only");
+
+    # 0.3.0: the models from before keep their jsonb source; text and bytea artifacts come in.
+    is($node->safe_psql($db, q{SELECT string_agg(DISTINCT source_type, ',') FROM models}), 'jsonb',
+       "$from -> $latest: the sources from before are jsonb");
+    $node->safe_psql($db, "SELECT create_model('as_text', pg_read_file('" . fixture('binary_tiny.json') . "'));"
+                        . "SELECT create_model('as_bytea', pg_read_binary_file('" . fixture('binary_tiny.json') . "'));");
+    is($node->safe_psql($db, q{SELECT string_agg(format('%s %s %s', name, format, source_type), ', ' ORDER BY name)
+                               FROM models WHERE name LIKE 'as\_%'}),
+       'as_bytea xgboost bytea, as_text xgboost text', "$from -> $latest: text and bytea artifacts");
+    for my $m ('as_text', 'as_bytea') {
+        is(score_all($node, $db, $m) =~ s/^\w+: //r, score_all($node, $db, 'churn') =~ s/^\w+: //r,
+           "$from -> $latest: $m scores as the jsonb churn");
+    }
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.
@@ -83,5 +103,16 @@ is($node->safe_psql($first, $columns_sql), $node->safe_psql('fresh', $columns_sq
    'upgraded and fresh catalogs have the same columns');
 is($node->safe_psql($first, $view_sql), $node->safe_psql('fresh', $view_sql),
    'upgraded and fresh models views have the same columns');
+
+# The role for TorchScript imports is cluster-wide: created once, left by DROP EXTENSION (a
+# CREATE EXTENSION after that finds it).
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_roles WHERE rolname = 'pgpredict_torchscript'}), '1',
+   'one pgpredict_torchscript role for every database');
+$node->safe_psql('fresh', 'DROP EXTENSION pg_predict');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_roles WHERE rolname = 'pgpredict_torchscript'}), '1',
+   'DROP EXTENSION leaves the role');
+$node->safe_psql('fresh', 'CREATE EXTENSION pg_predict');
+is($node->safe_psql('fresh', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_predict'}), $latest,
+   'CREATE EXTENSION again, the role already there');
 
 done_testing();

@@ -15,6 +15,10 @@ std::string compile(const spec::Pipeline& p, Strategy strategy) {
     ProgramParts parts;
     if (!p.estimator.op.empty()) {
         // A model other than trees: its file writes the whole forward().
+        if (p.estimator.op == "torchscript")
+            fail(ErrorCategory::Unsupported,
+                 "a TorchScript model's program is its module, wrapped at create_model; it is not "
+                 "compiled from the spec (strategies apply to tree models)");
         if (p.estimator.op != "linear")
             fail(ErrorCategory::Unsupported, "compile: estimator op \"" + p.estimator.op + "\" is not supported");
         build_linear(p, parts);

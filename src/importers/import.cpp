@@ -1,4 +1,5 @@
-// Format detection and dispatch to the per-format importers.
+// Format detection and dispatch to the per-format importers: one table of formats. A new format
+// is one row (its name, the SQL types it may come as, its detection rule, its importer).
 #include <string>
 
 #include "pg_predict/common/error.hpp"
@@ -13,13 +14,94 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKnownFormats = "auto, xgboost, sklearn";
+// The SQL types an artifact of a format may come as.
+constexpr unsigned kJsonb = 1u << static_cast<unsigned>(ArtifactKind::Json);
+constexpr unsigned kText = 1u << static_cast<unsigned>(ArtifactKind::Text);
+constexpr unsigned kBytea = 1u << static_cast<unsigned>(ArtifactKind::Binary);
+
+unsigned bit(ArtifactKind kind) { return 1u << static_cast<unsigned>(kind); }
+
+// What an importer gets: the artifact's bytes, and for a JSON format the parsed document.
+struct Input {
+    std::string_view bytes;
+    const json* document;  // JSON formats only
+};
+
+struct Format {
+    const char* name;
+    const char* detected_by;  // for the error that no format matched
+    unsigned kinds;           // kJsonb | kText | kBytea
+    bool reads_json;          // a JSON document: parsed before detect and import see it
+    bool (*detect)(const Input&);
+    spec::Pipeline (*import)(const Input&, const json& options);
+};
 
 bool looks_like_xgboost(const json& a) {
     // Booster.save_model writes {"learner": {..., "gradient_booster": ...}, "version": [...]}.
     if (!a.is_object()) return false;
     auto learner = a.find("learner");
     return learner != a.end() && learner->is_object() && learner->contains("gradient_booster");
+}
+
+bool looks_like_sklearn(const json& a) {
+    if (!a.is_object()) return false;
+    auto f = a.find("format");
+    return f != a.end() && *f == "sklearn";
+}
+
+const Format kFormats[] = {
+    {"xgboost", "a JSON document with a top-level \"learner\" object holding a \"gradient_booster\"",
+     kJsonb | kText | kBytea, true,
+     [](const Input& in) { return looks_like_xgboost(*in.document); },
+     [](const Input& in, const json&) { return import_xgboost(*in.document); }},
+    {"sklearn", "a JSON document with \"format\": \"sklearn\"", kJsonb | kText | kBytea, true,
+     [](const Input& in) { return looks_like_sklearn(*in.document); },
+     [](const Input& in, const json&) { return import_sklearn(*in.document); }},
+    {"torchscript", "a zip archive from torch.jit.save holding <name>/data.pkl and <name>/code/", kBytea, false,
+     [](const Input& in) { return looks_like_torchscript(in.bytes); },
+     [](const Input& in, const json& options) { return import_torchscript(in.bytes, options); }},
+};
+
+const Format* find_format(const std::string& name) {
+    for (const Format& f : kFormats)
+        if (name == f.name) return &f;
+    return nullptr;
+}
+
+std::string known_formats() {
+    std::string out = "auto";
+    for (const Format& f : kFormats) out += std::string(", ") + f.name;
+    return out;
+}
+
+std::string kind_names(unsigned kinds) {
+    std::string out;
+    for (ArtifactKind k : {ArtifactKind::Json, ArtifactKind::Text, ArtifactKind::Binary})
+        if (kinds & bit(k)) out += std::string(out.empty() ? "" : " or ") + artifact_kind_name(k);
+    return out;
+}
+
+// "xgboost, sklearn" — the formats an artifact of `kind` may be.
+std::string formats_for(ArtifactKind kind) {
+    std::string out;
+    for (const Format& f : kFormats)
+        if (f.kinds & bit(kind)) out += std::string(out.empty() ? "" : ", ") + f.name;
+    return out;
+}
+
+[[noreturn]] void unknown_format(const std::string& name) {
+    fail(ErrorCategory::InvalidParameter, "unknown model format \"" + name + "\"; known formats: " + known_formats());
+}
+
+const Format& named_format(const std::string& name, ArtifactKind kind) {
+    const Format* f = find_format(name);
+    if (f == nullptr) unknown_format(name);
+    if (!(f->kinds & bit(kind)))
+        fail(ErrorCategory::InvalidParameter,
+             std::string("model format \"") + f->name + "\" is given as " + kind_names(f->kinds) + ", not " +
+                 artifact_kind_name(kind) + "; formats a " + artifact_kind_name(kind) +
+                 " value may hold: " + formats_for(kind));
+    return *f;
 }
 
 // The parser calls back for every value; an interrupt is looked at every few thousand of them
@@ -30,7 +112,8 @@ bool poll_interrupts(int, json::parse_event_t, json&) {
     return true;  // keep every value
 }
 
-// Whether the bytes start like a JSON object or array (after white space).
+// Whether the bytes start like a JSON object or array (after white space): text and bytea
+// holding a JSON document are read as JSON.
 bool looks_like_json(std::string_view bytes) {
     for (char c : bytes) {
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
@@ -39,7 +122,29 @@ bool looks_like_json(std::string_view bytes) {
     return false;
 }
 
-bool is_json_format(const std::string& format) { return format == "xgboost" || format == "sklearn"; }
+bool is_json(const Artifact& a) { return a.kind == ArtifactKind::Json || looks_like_json(a.bytes); }
+
+// The format of `in` among those an artifact of `kind` may be; throws naming them.
+const Format& detect(const Input& in, ArtifactKind kind) {
+    for (const Format& f : kFormats)
+        if ((f.kinds & bit(kind)) && f.reads_json == (in.document != nullptr) && f.detect(in)) return f;
+    std::string known;
+    for (const Format& f : kFormats)
+        if ((f.kinds & bit(kind)) && (in.document == nullptr || f.reads_json))
+            known += std::string(known.empty() ? "" : "; ") + f.name + ", " + f.detected_by;
+    fail(ErrorCategory::InvalidModel,
+         in.document != nullptr
+             ? "cannot tell the model format: the JSON document is no format we know (JSON formats: " + known + ")"
+             : std::string("cannot tell the model format: the ") + artifact_kind_name(kind) +
+                   " value is no format we know (formats a " + artifact_kind_name(kind) + " value may hold: " +
+                   known + ")");
+}
+
+spec::Pipeline run_import(const Format& f, const Input& in, const json& options) {
+    spec::Pipeline p = f.import(in, options);
+    if (p.source_format.empty()) p.source_format = f.name;
+    return p;
+}
 
 }  // namespace
 
@@ -70,47 +175,40 @@ json parse_json(std::string_view text, const char* what, ErrorCategory category)
     }
 }
 
-std::string detect_format(const json& artifact) {
-    if (looks_like_xgboost(artifact)) return "xgboost";
-    if (artifact.is_object()) {
-        auto f = artifact.find("format");
-        if (f != artifact.end() && *f == "sklearn") return "sklearn";
-    }
-    fail(ErrorCategory::InvalidModel,
-         "cannot tell the model format: the document is no format we know (known: xgboost, "
-         "detected by a top-level \"learner\" object with a \"gradient_booster\"; sklearn, by "
-         "\"format\": \"sklearn\")");
+std::string detect_format(const json& document) {
+    return detect(Input{{}, &document}, ArtifactKind::Json).name;
 }
 
 std::string detect_format(const Artifact& artifact) {
-    if (artifact.kind == ArtifactKind::Json || looks_like_json(artifact.bytes))
-        return detect_format(parse_json(artifact.bytes, "model document", ErrorCategory::InvalidModel));
-    fail(ErrorCategory::InvalidModel,
-         std::string("cannot tell the model format of the ") + artifact_kind_name(artifact.kind) +
-             " value: it is no format we know (known: xgboost and sklearn, JSON documents)");
+    if (!is_json(artifact)) return detect(Input{artifact.bytes, nullptr}, artifact.kind).name;
+    const json document = parse_json(artifact.bytes, "model document", ErrorCategory::InvalidModel);
+    return detect(Input{artifact.bytes, &document}, artifact.kind).name;
 }
 
-spec::Pipeline import_model(const json& artifact, const std::string& format) {
-    std::string f = format == "auto" ? detect_format(artifact) : format;
-    if (f == "xgboost") return import_xgboost(artifact);
-    if (f == "sklearn") return import_sklearn(artifact);
-    fail(ErrorCategory::InvalidParameter,
-         "unknown model format \"" + format + "\"; known formats: " + kKnownFormats);
+bool is_torchscript(const Artifact& artifact, const std::string& format) {
+    if (format != "auto") return format == "torchscript";
+    return artifact.kind == ArtifactKind::Binary && looks_like_torchscript(artifact.bytes);
 }
 
-spec::Pipeline import_model(const Artifact& artifact, const std::string& format, const json& /*options*/) {
-    if (format == "auto" ? artifact.kind == ArtifactKind::Json || looks_like_json(artifact.bytes)
-                         : is_json_format(format)) {
+spec::Pipeline import_model(const json& document, const std::string& format) {
+    const Input in{{}, &document};
+    const Format& f = format == "auto" ? detect(in, ArtifactKind::Json) : named_format(format, ArtifactKind::Json);
+    if (!f.reads_json)  // named_format let it through: only JSON formats take jsonb
+        fail(ErrorCategory::Internal, std::string("format ") + f.name + " is not read from a JSON document");
+    return run_import(f, in, json::object());
+}
+
+spec::Pipeline import_model(const Artifact& artifact, const std::string& format, const json& options) {
+    const Format* f = format == "auto" ? nullptr : &named_format(format, artifact.kind);
+    if (f != nullptr ? f->reads_json : is_json(artifact)) {
         // The document's DOM is the largest thing create_model holds (several times the text):
         // it is gone when this returns, before optimizing and compiling.
         const json document = parse_json(artifact.bytes, "model document", ErrorCategory::InvalidModel);
-        spec::Pipeline p = import_model(document, format);
-        if (p.source_format.empty()) p.source_format = format == "auto" ? detect_format(document) : format;
-        return p;
+        const Input in{artifact.bytes, &document};
+        return run_import(f != nullptr ? *f : detect(in, artifact.kind), in, options);
     }
-    if (format == "auto") detect_format(artifact);  // throws: no other format is known yet
-    fail(ErrorCategory::InvalidParameter,
-         "unknown model format \"" + format + "\"; known formats: " + kKnownFormats);
+    const Input in{artifact.bytes, nullptr};
+    return run_import(f != nullptr ? *f : detect(in, artifact.kind), in, options);
 }
 
 }  // namespace pg_predict::importers

@@ -40,6 +40,9 @@ struct CatalogTable {
     const char* owner_name;  // SQL for the owner's name (NULL when it has none)
     const char* usable_by;   // SQL for the roles that may use the model
     const char* owner_value; // SQL storing parameter $13 (a role name) as the owner
+    // 0.3.0 keeps the source as given: source (jsonb), source_text or source_bytes. Before, only
+    // jsonb could be given.
+    bool typed_sources;
 };
 
 // The catalog's privileges need 0.2.0; a 0.1.0 catalog errors clearly instead.
@@ -72,6 +75,7 @@ CatalogTable catalog_table() {
     table.qualified_table = psprintf("%s.model_catalog", schema_name);
     table.qualified_sequence = psprintf("%s.model_catalog_id_seq", schema_name);
     table.legacy = get_attnum(relation, "usable_by") == InvalidAttrNumber;
+    table.typed_sources = get_attnum(relation, "source_bytes") != InvalidAttrNumber;
     if (table.legacy) {
         table.owner_name = "(SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
                            "WHERE r.oid OPERATOR(pg_catalog.=) owner::pg_catalog.oid)";
@@ -375,24 +379,34 @@ char* catalog_text_inputs(int64 id) {
     return TextDatumGetCString(read_column_by_id(id, "text_inputs::pg_catalog.text"));
 }
 
-void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source_jsonb,
+void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source, ArtifactKind kind,
                    Datum options_jsonb, bool replace) {
     CatalogTable table = catalog_table();
     Oid caller = GetUserId();
+    if (kind != ArtifactKind::Json && !table.typed_sources)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database predates version 0.3.0 and "
+                               "keeps jsonb sources only"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
 
-    // $1 name, $2 format, $3 source, $4 spec, $5 program, $6 features, $7 columns, $8 task,
-    // $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only),
-    // $14 text_features, $15 text_inputs, $16 unused_features
-    Datum values[16];
-    Oid types[16] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
+    // $1 name, $2 format, $3 source (jsonb), $4 spec, $5 program, $6 features, $7 columns,
+    // $8 task, $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only),
+    // $14 text_features, $15 text_inputs, $16 unused_features; 0.3.0: $17 source_text,
+    // $18 source_bytes (the two of the three sources not given are NULL)
+    Datum values[18];
+    Oid types[18] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
                      TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
                      JSONBOID,     JSONBOID,     TEXTOID,  INT4ARRAYOID,   JSONBOID,
-                     INT4ARRAYOID};
-    char nulls[16];
+                     INT4ARRAYOID, TEXTOID,      BYTEAOID};
+    char nulls[18];
     memset(nulls, ' ', sizeof(nulls));
     values[0] = CStringGetTextDatum(name);
     values[1] = CStringGetTextDatum(built->format.c_str());
-    values[2] = source_jsonb;
+    const int source_arg = kind == ArtifactKind::Json ? 2 : kind == ArtifactKind::Text ? 16 : 17;
+    for (int arg : {2, 16, 17}) {
+        values[arg] = arg == source_arg ? source : (Datum)0;
+        nulls[arg] = arg == source_arg ? ' ' : 'n';
+    }
     values[3] = cstring_to_jsonb(built->spec_json.c_str());
     values[4] = bytes_to_bytea(built->program);
     values[5] = cstrings_to_text_array(built->features);
@@ -430,18 +444,20 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
             "UPDATE %s SET id = pg_catalog.nextval('%s'), format = $2, source = $3, spec = $4, "
             "program = $5, features = $6, columns = $7, task = $8, classes = $9, strategy = $10, "
             "options = $11, summary = $12, text_features = $14, text_inputs = $15, unused_features = $16, "
-            "created_at = pg_catalog.now() "
+            "%screated_at = pg_catalog.now() "
             "WHERE name OPERATOR(pg_catalog.=) $1",
-            table.qualified_table, table.qualified_sequence);
+            table.qualified_table, table.qualified_sequence,
+            table.typed_sources ? "source_text = $17, source_bytes = $18, " : "");
     } else {
         statement = psprintf(
             "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
-            "classes, strategy, options, summary, owner, text_features, text_inputs, unused_features) "
+            "classes, strategy, options, summary, owner, text_features, text_inputs, unused_features%s) "
             "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-            "%s, $14, $15, $16)",
-            table.qualified_table, table.qualified_sequence, table.owner_value);
+            "%s, $14, $15, $16%s)",
+            table.qualified_table, table.typed_sources ? ", source_text, source_bytes" : "",
+            table.qualified_sequence, table.owner_value, table.typed_sources ? ", $17, $18" : "");
     }
-    int rc = SPI_execute_with_args(statement, 16, types, values, nulls, false, 0);
+    int rc = SPI_execute_with_args(statement, table.typed_sources ? 18 : 16, types, values, nulls, false, 0);
     if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     SPI_finish();

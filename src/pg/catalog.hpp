@@ -3,6 +3,7 @@
 // here read and write it as the table's owner and check model ownership themselves.
 #pragma once
 
+#include "pg_predict/common/artifact.hpp"
 #include "postgres_headers.hpp"
 
 namespace pg_predict::runtime { struct BuiltModel; }
@@ -61,8 +62,10 @@ char* catalog_spec(int64 id);
 // The dictionaries of row `id`'s text inputs as JSON text.
 char* catalog_text_inputs(int64 id);
 
-// Insert a model, or replace it when `replace` (only its owner or a superuser may).
-void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source_jsonb,
+// Insert a model, or replace it when `replace` (only its owner or a superuser may). `source` is
+// the artifact as given, a jsonb, text or bytea datum by `kind`: stored in the column of its type
+// (text and bytea need a 0.3.0 catalog).
+void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source, ArtifactKind kind,
                    Datum options_jsonb, bool replace);
 
 // Delete a model (only its owner or a superuser may).

@@ -6,6 +6,7 @@
 #include "heap_trim.hpp"
 #include "model_binding.hpp"
 #include "plan_invalidation.hpp"
+#include "privileges.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
 
@@ -175,27 +176,15 @@ bool score_one(FunctionCallInfo fcinfo, CallSiteModel** scored) {
     return true;
 }
 
-}  // namespace
-
-}  // namespace pg_predict::pg
-
-using namespace pg_predict::pg;
-
-extern "C" {
-
-PG_PREDICT_SQL_FUNCTION(pg_predict_create_model);
-PG_PREDICT_SQL_FUNCTION(pg_predict_drop_model);
-PG_PREDICT_SQL_FUNCTION(pg_predict_predict);
-PG_PREDICT_SQL_FUNCTION(pg_predict_predict_proba);
-
-Datum pg_predict_create_model(PG_FUNCTION_ARGS) {
+// create_model(name, model jsonb | text | bytea, format, options): the artifact's bytes go to
+// the importers as given (jsonb as its JSON text), and the catalog keeps the value as given.
+Datum create_model(FunctionCallInfo fcinfo, pg_predict::ArtifactKind kind) {
     prevent_catalog_change("create_model()");  // before any import or compile work
     char* name = required_text_arg(fcinfo, 0, "model name");
     check_model_name(name);
     if (PG_ARGISNULL(1))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model must not be NULL")));
     Datum source = PG_GETARG_DATUM(1);
-    Jsonb* model = DatumGetJsonbP(source);
     const char* format = PG_ARGISNULL(2) ? "auto" : text_to_cstring(PG_GETARG_TEXT_PP(2));
     Datum options_datum = PG_ARGISNULL(3) ? DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))
                                           : PG_GETARG_DATUM(3);
@@ -214,22 +203,58 @@ Datum pg_predict_create_model(PG_FUNCTION_ARGS) {
     }
 
     trim_heap_at_transaction_end();  // the import's memory, also when it fails
-    char* artifact = JsonbToCString(NULL, &model->root, VARSIZE(model));
+    char* json_text = NULL;
+    pg_predict::Artifact in{kind, {}};
+    if (kind == pg_predict::ArtifactKind::Json) {
+        Jsonb* model = DatumGetJsonbP(source);
+        json_text = JsonbToCString(NULL, &model->root, VARSIZE(model));
+        in.bytes = json_text;
+    } else {
+        // text and bytea alike: the bytes as given (detoasted, not copied again)
+        struct varlena* value = PG_DETOAST_DATUM_PACKED(source);
+        source = PointerGetDatum(value);
+        in.bytes = std::string_view(VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
+    }
+    // Importing TorchScript runs the module's code: only privileged roles, checked before.
+    if (guarded([&] { return pg_predict::runtime::imports_torchscript(in, format); })) check_torchscript_import();
+
     char* options_text = JsonbToCString(NULL, &options->root, VARSIZE(options));
     MemoryContextCallback* callback = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
-    pg_predict::Artifact in{pg_predict::ArtifactKind::Json, artifact};
     pg_predict::runtime::BuiltModel* built =
         guarded([&] { return pg_predict::runtime::build_model(in, format, options_text); });
     callback->func = free_built_model_callback;
     callback->arg = built;
     MemoryContextRegisterResetCallback(CurrentMemoryContext, callback);
-    pfree(artifact);
+    if (json_text != NULL) pfree(json_text);
 
-    catalog_store(name, built, source, options_datum, replace);
+    catalog_store(name, built, source, kind, options_datum, replace);
     // This backend's programs of the replaced version are garbage now (other backends free
     // theirs when they next look the model up: runtime::note_model_version).
     if (replace) guarded([&] { pg_predict::runtime::forget_model(name); });
     PG_RETURN_VOID();
+}
+
+}  // namespace
+
+}  // namespace pg_predict::pg
+
+using namespace pg_predict::pg;
+
+extern "C" {
+
+PG_PREDICT_SQL_FUNCTION(pg_predict_create_model);
+PG_PREDICT_SQL_FUNCTION(pg_predict_create_model_text);
+PG_PREDICT_SQL_FUNCTION(pg_predict_create_model_bytea);
+PG_PREDICT_SQL_FUNCTION(pg_predict_drop_model);
+PG_PREDICT_SQL_FUNCTION(pg_predict_predict);
+PG_PREDICT_SQL_FUNCTION(pg_predict_predict_proba);
+
+Datum pg_predict_create_model(PG_FUNCTION_ARGS) { return create_model(fcinfo, pg_predict::ArtifactKind::Json); }
+
+Datum pg_predict_create_model_text(PG_FUNCTION_ARGS) { return create_model(fcinfo, pg_predict::ArtifactKind::Text); }
+
+Datum pg_predict_create_model_bytea(PG_FUNCTION_ARGS) {
+    return create_model(fcinfo, pg_predict::ArtifactKind::Binary);
 }
 
 Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {

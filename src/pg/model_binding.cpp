@@ -61,7 +61,9 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
     // pg_predict.strategy, when set, recompiles the model's spec with that strategy (once per
     // backend); otherwise the program compiled at create_model runs.
     const char* strategy = strategy_setting;
-    bool variant = strcmp(strategy, "auto") != 0 && strcmp(strategy, model->entry->strategy) != 0;
+    // A TorchScript model's program is the user's module: there is nothing to recompile.
+    bool variant = strcmp(strategy, "auto") != 0 && strcmp(strategy, model->entry->strategy) != 0 &&
+                   strcmp(model->entry->format, "torchscript") != 0;
     runtime::Program* program;
     if (variant) {
         program = guarded([&] { return runtime::acquire_cached_variant(id, strategy); });

@@ -326,10 +326,16 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         in->num_features = entry->num_features;
         in->model_version = entry->id;
         note_planned_version(model, entry->id);
-        // A model without trees (a linear model, an SVM, ...) is named by its estimator.
+        // EXPLAIN's description: the format, a model without trees (a linear model, an SVM, ...)
+        // named by its estimator, and the shape ("3 features -> 2 classes").
+        const char* shape =
+            entry->classification
+                ? psprintf("%d feature%s -> %d classes", entry->num_features, entry->num_features == 1 ? "" : "s",
+                           entry->num_classes)
+                : psprintf("%d feature%s -> 1 value", entry->num_features, entry->num_features == 1 ? "" : "s");
         in->format = entry->trees > 0 || entry->objective[0] == '\0'
-                         ? entry->format
-                         : psprintf("%s, %s", entry->format, entry->objective);
+                         ? psprintf("%s, %s", entry->format, shape)
+                         : psprintf("%s, %s, %s", entry->format, entry->objective, shape);
         in->strategy = entry->strategy;
         in->trees = entry->trees;
         in->depth = entry->depth;

@@ -33,6 +33,17 @@ void check_model_usage(const CatalogEntry* entry) {
                                 entry->name, GetUserNameFromId(GetUserId(), false))));
 }
 
+void check_torchscript_import() {
+    if (superuser()) return;
+    Oid role = get_role_oid(torchscript_role, true);
+    if (OidIsValid(role) && has_privs_of_role(GetUserId(), role)) return;
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("permission denied to create a model from a TorchScript module"),
+                    errdetail("Loading a TorchScript module runs its code inside the server."),
+                    errhint("Only superusers and members of role %s may: GRANT %s TO the role.",
+                            torchscript_role, torchscript_role)));
+}
+
 }  // namespace pg_predict::pg
 
 using namespace pg_predict::pg;

@@ -14,4 +14,12 @@ bool may_use_model(const char* owner, char* const* usable_by, int num_usable_by)
 // Errors unless the current user may use the model.
 void check_model_usage(const CatalogEntry* entry);
 
+// The role whose members may import TorchScript (the extension's script creates it).
+constexpr const char* torchscript_role = "pgpredict_torchscript";
+
+// Errors (42501) unless the current user may create a model from a TorchScript module: loading
+// and running one executes the user's code in the server, so only superusers and members of
+// torchscript_role may.
+void check_torchscript_import();
+
 }  // namespace pg_predict::pg

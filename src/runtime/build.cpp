@@ -21,8 +21,9 @@ namespace {
 using nlohmann::json;
 
 // "replace" is create_model's own (the catalog write is PostgreSQL's side); it is accepted
-// here so the error for an unknown key can list every valid option.
-constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace"};
+// here so the error for an unknown key can list every valid option. "task" and "classes" are
+// the torchscript importer's (a module does not say what its outputs are).
+constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace", "task", "classes"};
 
 void check_option_keys(const json& options) {
     for (const auto& item : options.items()) {
@@ -106,12 +107,20 @@ BuiltModel* build_model(const Artifact& artifact, const std::string& format, con
     check_option_keys(options);
 
     spec::Pipeline p = importers::import_model(artifact, format, options);
+    for (const char* key : {"task", "classes"})
+        if (options.contains(key) && p.estimator.op != "torchscript")
+            fail(ErrorCategory::InvalidParameter, std::string("option \"") + key +
+                                                      "\" applies to TorchScript modules only (other "
+                                                      "formats say it themselves)");
     const std::string source_format = p.source_format;
     // A bare model reads its features directly; a pipeline with steps names its inputs.
     if (p.features.empty()) p.features.assign(static_cast<size_t>(std::max(0, p.model.num_features)), "");
     if (options.contains("features")) apply_feature_names(options["features"], p);
 
     compiler::Strategy strategy = compiler::Strategy::Auto;
+    if (options.contains("strategy") && p.estimator.op == "torchscript")
+        fail(ErrorCategory::InvalidParameter,
+             "option \"strategy\" does not apply to a TorchScript module (it runs as it is)");
     if (options.contains("strategy")) {
         if (!options["strategy"].is_string())
             fail(ErrorCategory::InvalidParameter, "option \"strategy\" must be a string");
@@ -129,7 +138,9 @@ BuiltModel* build_model(const Artifact& artifact, const std::string& format, con
 
     check_interrupts();
     auto built = std::make_unique<BuiltModel>();
-    built->program = compiler::compile(optimized, strategy);
+    // A TorchScript model's program is the user's module itself, wrapped.
+    built->program = p.estimator.op == "torchscript" ? compiler::wrap_torchscript(artifact.bytes, optimized)
+                                                     : compiler::compile(optimized, strategy);
     check_interrupts();
     built->format = source_format;
     built->spec_json = spec::to_json(p);
@@ -153,5 +164,9 @@ BuiltModel* build_model(const Artifact& artifact, const std::string& format, con
 }
 
 void free_built_model(BuiltModel* m) { delete m; }
+
+bool imports_torchscript(const Artifact& artifact, const std::string& format) {
+    return importers::is_torchscript(artifact, format);
+}
 
 }  // namespace pg_predict::runtime

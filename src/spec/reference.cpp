@@ -122,6 +122,10 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
         }
         return;
     }
+    if (p.estimator.op == "torchscript")
+        fail(ErrorCategory::Unsupported,
+             "reference_predict cannot evaluate a TorchScript module: only libtorch runs it (the "
+             "spec describes its shape, the program is the module)");
     if (!p.estimator.op.empty())
         fail(ErrorCategory::Unsupported, "reference_predict: estimator op \"" + p.estimator.op + "\"");
 

@@ -125,9 +125,21 @@ void check_featurizers(const Pipeline& p) {
                     " is a text input; only one_hot and ordinal steps can read text");
 }
 
+// A TorchScript module: the spec holds only its shape (the program is the module).
+void check_torchscript_estimator(const Pipeline& p) {
+    const Step& e = p.estimator;
+    if (!p.model.trees.empty() || !p.steps.empty() || !p.text_inputs.empty())
+        invalid("a pipeline with a torchscript estimator has no trees, steps or text inputs");
+    if (param_number(e, "inputs", "estimator") != p.model.num_features)
+        invalid("estimator: inputs must equal the model's num_features");
+    if (param_number(e, "outputs", "estimator") != p.model.num_groups)
+        invalid("estimator: outputs must equal the model's num_groups");
+}
+
 void check_estimator(const Pipeline& p) {
     const Step& e = p.estimator;
     if (e.op.empty()) return;
+    if (e.op == "torchscript") return check_torchscript_estimator(p);
     if (e.op != "linear")
         fail(ErrorCategory::Unsupported, "pipeline spec: estimator op \"" + e.op + "\" is not supported");
     if (!p.model.trees.empty()) invalid("a pipeline with a linear estimator has no trees");

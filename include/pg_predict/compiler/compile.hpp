@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "pg_predict/compiler/strategy.hpp"
 #include "pg_predict/spec/pipeline.hpp"
@@ -14,6 +15,14 @@ namespace pg_predict::compiler {
 // what predict_proba returns for classification (class probabilities, model class order) and
 // the predicted value for regression. `strategy` must not be Auto (resolve it first).
 std::string compile(const spec::Pipeline&, Strategy strategy);
+
+// A user's TorchScript module (torch.jit.save bytes) as a program of the same calling convention:
+// loads it, runs it once on a [2, F] batch of zeros to check that it takes a float [N, F] tensor
+// and returns [N] or [N, 1] (regression) or [N, k] (k classes), and wraps it in a module whose
+// forward casts and reshapes to [N, output_width] float32. `p` is import_torchscript's spec.
+// Throws Error(InvalidModel) naming what is wrong with the module. Runs the user's code: the
+// caller checked that the role may import TorchScript.
+std::string wrap_torchscript(std::string_view module_bytes, const spec::Pipeline& p);
 
 // Rows per chunk in which a pipeline's featurizers run, given the most values per row any of
 // their intermediate tensors holds; 0 = the whole batch at once. Bounds each temporary to

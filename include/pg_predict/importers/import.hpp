@@ -34,4 +34,18 @@ nlohmann::json parse_json(std::string_view text, const char* what, ErrorCategory
 
 spec::Pipeline import_xgboost(const nlohmann::json& artifact);
 
+// A module saved by torch.jit.save (src/importers/torchscript.cpp): the spec only describes
+// its shape (estimator op "torchscript", from options "features", "task", "classes"); the
+// compiler wraps the module itself (compiler::wrap_torchscript).
+spec::Pipeline import_torchscript(std::string_view bytes, const nlohmann::json& options);
+
+// Detection rules of the formats that are not JSON (detect.cpp): cheap, safe on any bytes.
+bool looks_like_lightgbm(std::string_view text);     // "tree\nversion=v..."
+bool looks_like_onnx(std::string_view bytes);        // a protobuf ModelProto: ir_version, ..., graph
+bool looks_like_torchscript(std::string_view bytes); // a zip with <name>/data.pkl and <name>/code/
+
+// Whether create_model would import `artifact` as TorchScript (given `format`, "auto"
+// included), which only privileged roles may: PostgreSQL's side checks before any import.
+bool is_torchscript(const Artifact& artifact, const std::string& format);
+
 }  // namespace pg_predict::importers

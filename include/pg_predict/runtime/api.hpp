@@ -34,6 +34,10 @@ struct BuiltModel {
 // tree_traversal | perfect_tree_traversal | native). Unknown options are an error.
 BuiltModel* build_model(const Artifact& artifact, const std::string& format, const std::string& options_json);
 void free_built_model(BuiltModel*);
+// Whether build_model would import `artifact` as a TorchScript module (format "torchscript", or
+// "auto" and the bytes are one): that runs the user's code, which only privileged roles may
+// (PostgreSQL's side checks before calling build_model). Cheap: looks at the zip directory.
+bool imports_torchscript(const Artifact& artifact, const std::string& format);
 
 // A loaded program. Programs are cached per backend by catalog row id (a new id for every
 // create or replace), so a backend loads each version once.

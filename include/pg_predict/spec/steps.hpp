@@ -34,6 +34,8 @@
 //            concatenated in order
 // and the estimator op:
 //   linear   {"coef": [[f] × k], "intercept": [k]}   margin = x · coefᵀ + intercept (f → k)
+//   torchscript {"inputs": f, "outputs": k}        a user's TorchScript module (the program is the
+//            module; the spec holds its shape only)                             (f → k)
 //
 // Text inputs arrive as indices into their vocabulary (NaN for NULL, -1 unknown), and may only
 // be read by one_hot, ordinal or impute, whose categories for them are vocabulary indices (or NaN).
