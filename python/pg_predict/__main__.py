@@ -1,5 +1,6 @@
 """python3 -m pg_predict export model.joblib > model.json
    python3 -m pg_predict deploy --dsn "host=... dbname=..." --name churn model.joblib [--replace]
+   python3 -m pg_predict deploy --dsn ... --name net net.pt --features a,b,c   # any artifact file
    python3 -m pg_predict operators [--readme README.md]   # the supported scikit-learn classes
 """
 
@@ -18,6 +19,20 @@ def _load(path, feature_names):
     return export(est, names)
 
 
+# A deployed file that is not a pickled scikit-learn model is sent as it is: text (LightGBM's
+# model.txt, a JSON document) or bytes (ONNX, TorchScript, anything else).
+JOBLIB_SUFFIXES = (".joblib", ".pkl", ".pickle")
+TEXT_SUFFIXES = (".txt", ".json")
+
+
+def _read_artifact(path):
+    if path.endswith(TEXT_SUFFIXES):
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m pg_predict",
                                  description="Export a fitted scikit-learn pipeline to "
@@ -31,7 +46,10 @@ def main(argv=None):
                     "without them")
 
     dp = sub.add_parser("deploy", help="export and call create_model over a connection")
-    dp.add_argument("model", help="a joblib file holding a fitted estimator or pipeline")
+    dp.add_argument("model", help="a joblib file holding a fitted estimator or pipeline, or an "
+                    "artifact file sent as it is (.txt/.json as text: LightGBM, JSON documents; "
+                    "anything else as bytea: ONNX, TorchScript)")
+    dp.add_argument("--format", help="create_model's format for an artifact file (default auto)")
     dp.add_argument("--dsn", required=True, help="libpq connection string or URI")
     dp.add_argument("--name", required=True, help="the model's name in PostgreSQL")
     dp.add_argument("--replace", action="store_true", help="replace a model of that name")
@@ -53,6 +71,8 @@ def main(argv=None):
         else:
             print(operators.markdown())
         return 0
+    if args.command == "deploy" and not args.model.endswith(JOBLIB_SUFFIXES):
+        return _deploy_artifact(args)
     try:
         doc = _load(args.model, args.features)
     except ExportError as e:
@@ -77,6 +97,24 @@ def main(argv=None):
         return 1
     print(f"deployed {args.name!r} ({doc['task']}, {len(doc['inputs'])} inputs)",
           file=sys.stderr)
+    return 0
+
+
+def _deploy_artifact(args):
+    import psycopg
+    from .deploy import deploy
+    options = {"features": args.features.split(",")} if args.features else None
+    artifact = _read_artifact(args.model)
+    try:
+        with psycopg.connect(args.dsn) as conn:
+            deploy(conn, args.name, artifact, replace=args.replace, strategy=args.strategy,
+                   options=options, format=args.format or "auto")
+    except psycopg.Error as e:
+        print(f"pg_predict: create_model failed: {e}", file=sys.stderr)
+        return 1
+    kind = "text" if isinstance(artifact, str) else "bytea"
+    print(f"deployed {args.name!r} ({len(artifact)} {'characters' if kind == 'text' else 'bytes'} "
+          f"as {kind})", file=sys.stderr)
     return 0
 
 

@@ -15,28 +15,62 @@ def create_model_options(replace=False, strategy=None, options=None):
 
 
 def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=None,
-           options=None):
-    """Export `estimator` and call create_model(name, document, 'sklearn', options) on `conn`.
+           options=None, format=None):
+    """Register a model with create_model(name, artifact, format, options) on `conn`.
 
     conn: a psycopg 3 connection (or a DSN string: connect, deploy, commit, close).
-    estimator: a fitted scikit-learn estimator or pipeline, or an already exported document
-    (a dict). replace: replace a model of that name; strategy: how trees are compiled
-    ('auto', 'native', 'gemm', 'tree_traversal', 'perfect_tree_traversal'); options: other
-    create_model options (e.g. {"columns": {"feature": "column"}}).
+    estimator, and the SQL type it is sent as:
+      - a fitted scikit-learn estimator or pipeline, or an exported document (a dict): exported
+        and sent as jsonb, format 'sklearn';
+      - bytes (an ONNX file, a torch.jit.save archive, any artifact read in binary): bytea;
+      - str (a LightGBM model file's text, or a JSON document): text;
+      - a torch.jit.ScriptModule: saved with torch.jit.save and sent as bytea, format
+        'torchscript' (options must give "features"; see create_model);
+      - an onnx.ModelProto: serialized and sent as bytea, format 'onnx'.
+    format: create_model's format for bytes and str (default 'auto': the server detects it).
+    replace: replace a model of that name; strategy: how trees are compiled ('auto', 'native',
+    'gemm', 'tree_traversal', 'perfect_tree_traversal'); options: other create_model options
+    (e.g. {"columns": {"feature": "column"}}, {"features": [...]} for a TorchScript module).
 
     Runs in the connection's current transaction: with autocommit off, commit it (psycopg's
-    `with psycopg.connect(...) as conn:` commits when the block ends). Returns the document."""
-    doc = estimator if isinstance(estimator, dict) else export(estimator, feature_names)
+    `with psycopg.connect(...) as conn:` commits when the block ends). Returns what it sent: the
+    document for scikit-learn, else the artifact (bytes or str)."""
+    sql_type, artifact, fmt = _artifact(estimator, feature_names)
+    if format is not None:
+        if sql_type == "jsonb" and not isinstance(estimator, dict):
+            raise ValueError("format applies to artifacts (bytes, str, dict), not to a scikit-learn estimator")
+        fmt = format
     opts = create_model_options(replace, strategy, options)
     if isinstance(conn, str):
         import psycopg
         with psycopg.connect(conn) as c:  # commits on success
-            _create(c, name, doc, opts)
-        return doc
-    _create(conn, name, doc, opts)
-    return doc
+            _create(c, name, sql_type, artifact, fmt, opts)
+        return artifact
+    _create(conn, name, sql_type, artifact, fmt, opts)
+    return artifact
 
 
-def _create(conn, name, doc, opts):
-    conn.execute("SELECT create_model(%s, %s::jsonb, 'sklearn', %s::jsonb)",
-                 [name, json.dumps(doc, allow_nan=False), json.dumps(opts)])
+def _artifact(estimator, feature_names):
+    """(SQL type, value, format) of what create_model is sent for `estimator`."""
+    if isinstance(estimator, (bytes, bytearray, memoryview)):
+        return "bytea", bytes(estimator), "auto"
+    if isinstance(estimator, str):
+        return "text", estimator, "auto"
+    if isinstance(estimator, dict):
+        return "jsonb", estimator, "sklearn"
+    kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
+    if kind.startswith("torch.jit.") or kind.startswith("torch._C.ScriptModule"):
+        import io
+        import torch
+        buf = io.BytesIO()
+        torch.jit.save(estimator, buf)
+        return "bytea", buf.getvalue(), "torchscript"
+    if kind.startswith("onnx.") and hasattr(estimator, "SerializeToString"):
+        return "bytea", estimator.SerializeToString(), "onnx"
+    return "jsonb", export(estimator, feature_names), "sklearn"
+
+
+def _create(conn, name, sql_type, artifact, fmt, opts):
+    value = json.dumps(artifact, allow_nan=False) if sql_type == "jsonb" else artifact
+    conn.execute(f"SELECT create_model(%s, %s::{sql_type}, %s, %s::jsonb)",
+                 [name, value, fmt, json.dumps(opts)])

@@ -480,15 +480,46 @@ def test_deploy_calls_create_model(_env):
     doc = pg_predict.deploy(conn, "churn", est, replace=True, strategy="native")
     assert_equal("calls", len(conn.calls), 1)
     sql, params = conn.calls[0]
-    if "create_model(%s, %s::jsonb, 'sklearn', %s::jsonb)" not in sql:
+    if "create_model(%s, %s::jsonb, %s, %s::jsonb)" not in sql:
         raise Failure(f"unexpected SQL {sql!r}")
     assert_equal("name", params[0], "churn")
     assert_equal("document", json.loads(params[1]), round_trip(export(est)))
-    assert_equal("options", json.loads(params[2]), {"replace": True, "strategy": "native"})
+    assert_equal("format", params[2], "sklearn")
+    assert_equal("options", json.loads(params[3]), {"replace": True, "strategy": "native"})
     assert_equal("returned document", round_trip(doc), round_trip(export(est)))
     conn = FakeConnection()
     pg_predict.deploy(conn, "plain", est)
-    assert_equal("default options", json.loads(conn.calls[0][1][2]), {})
+    assert_equal("default options", json.loads(conn.calls[0][1][3]), {})
+
+
+def test_deploy_artifacts_with_their_sql_type(_env):
+    """bytes go as bytea, str as text, an ONNX ModelProto as bytea 'onnx'; format says which."""
+    import onnx
+    cases = [
+        (b"\x08\x07", {}, "bytea", "auto"),
+        (b"\x08\x07", {"format": "onnx"}, "bytea", "onnx"),
+        ("tree\nversion=v4\n", {}, "text", "auto"),
+        ("tree\nversion=v4\n", {"format": "lightgbm"}, "text", "lightgbm"),
+        (onnx.ModelProto(ir_version=7), {}, "bytea", "onnx"),
+    ]
+    for artifact, kwargs, sql_type, fmt in cases:
+        conn = FakeConnection()
+        sent = pg_predict.deploy(conn, "m", artifact, options={"features": ["a"]}, **kwargs)
+        sql, params = conn.calls[0]
+        if f"create_model(%s, %s::{sql_type}, %s, %s::jsonb)" not in sql:
+            raise Failure(f"{artifact!r}: unexpected SQL {sql!r}")
+        assert_equal(f"{artifact!r}: format", params[2], fmt)
+        assert_equal(f"{artifact!r}: options", json.loads(params[3]), {"features": ["a"]})
+        want = artifact.SerializeToString() if isinstance(artifact, onnx.ModelProto) else artifact
+        assert_equal(f"{artifact!r}: value sent", params[1], want)
+        assert_equal(f"{artifact!r}: returned", sent, want)
+    try:
+        pg_predict.deploy(FakeConnection(), "m", sklearn_cases.cases()["ct_random_forest"].estimator,
+                          format="onnx")
+    except ValueError:
+        pass
+    else:
+        raise Failure("a format for a scikit-learn estimator was accepted")
 
 
 def test_cli_export(_env):
@@ -559,7 +590,8 @@ for _fn in [test_refuse_hist_gradient_boosting_categorical_and_loss,
             test_kmeans_and_svm_documents, test_names_from_numpy,
             test_numeric_columns_with_numeric_categories_stay_numeric,
             test_column_selections_resolved, test_nan_is_a_string, test_document_header,
-            test_logistic_multi_class_resolved, test_deploy_calls_create_model, test_cli_export]:
+            test_logistic_multi_class_resolved, test_deploy_calls_create_model,
+            test_deploy_artifacts_with_their_sql_type, test_cli_export]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
 for _fn in [test_operator_registry_matches_exporter, test_readme_operator_table_is_current,

@@ -23,6 +23,9 @@ import torch
 from harness import Failure, add_test, assert_close, assert_equal, main, to_floats
 from pgcluster import Cluster
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON_DIR = os.path.join(HERE, "..", "..", "python")
+FIXTURES = os.path.join(HERE, "..", "fixtures")
 N_ROWS = 400
 FEATURES = ["f0", "f1", "f2", "f3"]
 ROLE = "pgpredict_torchscript"
@@ -290,6 +293,43 @@ def test_refused_modules(env):
     expect_error(env, "SELECT create_model('bad', %(a)s::bytea, 'torchscript', %(o)s::jsonb)",
                  {"a": broken, "o": psycopg.types.json.Jsonb(opts)}, "torchscript:")
     assert_equal("nothing stored", env.query("SELECT count(*) FROM models WHERE name = 'bad'")[0][0], 0)
+
+
+# ---- the Python client ---------------------------------------------------------------------------
+
+def test_python_client_deploy(env):
+    """pg_predict.deploy sends a torch.jit module as bytea 'torchscript', bytes as bytea and str as
+    text (format 'auto'); the command line deploys an artifact file."""
+    import subprocess
+    import sys
+    sys.path.insert(0, PYTHON_DIR)
+    import pg_predict
+
+    net = torch.jit.script(regression_net())
+    pg_predict.deploy(env.conn, "py_module", net, options={"features": FEATURES})
+    pg_predict.deploy(env.conn, "py_bytes", saved(net), options={"features": FEATURES})
+    with open(os.path.join(FIXTURES, "binary_tiny.json")) as f:
+        text = f.read()
+    pg_predict.deploy(env.conn, "py_text", text)
+    rows = env.query("SELECT name, format, source_type FROM models WHERE name LIKE 'py\\_%' ORDER BY name")
+    assert_equal("deployed", rows, [("py_bytes", "torchscript", "bytea"), ("py_module", "torchscript", "bytea"),
+                                    ("py_text", "xgboost", "text")])
+    want = expected(net, env.X)[:, 0]
+    check_regressor(env, "py_module", want)
+    check_regressor(env, "py_bytes", want)
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "net.pt")
+        with open(path, "wb") as f:
+            f.write(saved(net))
+        p = subprocess.run([sys.executable, "-m", "pg_predict", "deploy", "--dsn", env.pg.dsn, "--name",
+                            "py_cli", "--features", ",".join(FEATURES), path],
+                           capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PYTHON_DIR),
+                           timeout=120)
+        if p.returncode != 0:
+            raise Failure(f"deploy exited with {p.returncode}: {p.stderr}")
+    check_regressor(env, "py_cli", want)
+    env.query("SELECT drop_model(name) FROM models WHERE name LIKE 'py\\_%'")
 
 
 for _name, _fn in list(globals().items()):
