@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The libFuzzer targets (regress/fuzz/): xgboost, sklearn, spec.
+# The libFuzzer targets (regress/fuzz/): xgboost, sklearn, spec, detect (format detection).
 #   scripts/fuzz.sh build                    configure + build them into build/fuzz (clang-14)
 #   scripts/fuzz.sh run TARGET SECONDS [ARGS] fuzz one target; exit status 0 = no crash, leak,
 #                                            timeout or out-of-memory
@@ -12,7 +12,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/build/fuzz
-TARGETS="xgboost sklearn spec"
+TARGETS="xgboost sklearn spec detect"
 
 build() {
   local launcher=()
@@ -26,7 +26,8 @@ build() {
 seed() {
   local s=$OUT/seeds
   [ -d "$s/spec" ] && return 0
-  mkdir -p "$s/xgboost" "$s/sklearn" "$s/spec"
+  mkdir -p "$s/xgboost" "$s/sklearn" "$s/spec" "$s/detect"
+  cp "$ROOT"/regress/fixtures/binary_tiny.json "$ROOT"/regress/fixtures/sklearn_city.json "$s/detect/"
   for f in "$ROOT"/regress/fixtures/*.json; do
     if grep -q '"learner"' "$f"; then cp "$f" "$s/xgboost/"; else cp "$f" "$s/sklearn/"; fi
   done
