@@ -72,4 +72,22 @@ $target->safe_psql('restored', q{SELECT set_model_owner('churn', 'someone')});
 $target->safe_psql('restored', q{SET ROLE someone; SELECT drop_model('churn')});
 is($target->safe_psql('restored', 'SELECT count(*) FROM models'), '3', 'a superuser gave it to a role, which dropped it');
 
+# 0.3.0: artifacts given as text and bytea are dumped and restored as given, and score the same.
+my $doc = fixture('binary_tiny.json');
+$source->safe_psql('postgres', 'CREATE DATABASE typed');
+$source->safe_psql('typed', 'CREATE EXTENSION pg_predict;' . rows_sql()
+    . "SELECT create_model('as_text', pg_read_file('$doc')); SELECT create_model('as_bytea', pg_read_binary_file('$doc'));");
+my $typed_sql = q{SELECT string_agg(format('%s %s %s %s', name, source_type, md5(source_text), md5(source_bytes)), ', ' ORDER BY name)
+  FROM models JOIN model_catalog USING (name)};
+my $typed = $source->safe_psql('typed', $typed_sql);
+like($typed, qr/^as_bytea bytea  \w{32}, as_text text \w{32} $/, 'typed: the sources as given');
+my $typed_scores = score_all($source, 'typed', 'as_text', 'as_bytea');
+my $typed_dump = "$tmp/typed.dump";
+$source->command_ok(['pg_dump', '-Fc', '-f', $typed_dump, '-d', $source->connstr('typed')], 'typed: pg_dump -Fc');
+$target->safe_psql('postgres', 'CREATE DATABASE typed');
+$target->command_ok(['pg_restore', '--no-owner', '--exit-on-error', '-d', $target->connstr('typed'), $typed_dump],
+                    'typed: pg_restore into another cluster');
+is($target->safe_psql('typed', $typed_sql), $typed, 'typed: restored byte for byte');
+is(score_all($target, 'typed', 'as_text', 'as_bytea'), $typed_scores, 'typed: every model scores identically');
+
 done_testing();
