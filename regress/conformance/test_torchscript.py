@@ -174,6 +174,11 @@ def test_regression_scripted(env):
     info = env.query("SELECT format, source_type, task, inputs, outputs, estimator, trees FROM models "
                      "WHERE name = 'reg'")[0]
     assert_equal("models row", info, ("torchscript", "bytea", "regression", 4, 1, "torchscript", 0))
+    # a NULL feature is NaN in the module's input; the NaN it gives back is a NULL prediction
+    got = env.query("SELECT predict('reg', ARRAY[1, NULL, 2, 3]::real[]), predict('reg', ARRAY[1, 0, 2, 3]::real[])")[0]
+    assert_equal("NULL feature", got[0], None)
+    if got[1] is None:
+        raise Failure("a row without NULLs gave NULL")
 
 
 def test_regression_traced_flat_output(env):
