@@ -93,7 +93,7 @@ TEST(FormatDetection, DispatchBySqlType) {
         Artifact{ArtifactKind::Binary, module}, "auto",
         {{"features", {"a", "b"}}, {"task", "classification"}, {"classes", {1, 2, 3}}});
     EXPECT_EQ(p.source_format, "torchscript");
-    EXPECT_EQ(p.estimator.op, "torchscript");
+    EXPECT_EQ(p.estimator.op, spec::Op::TorchScript);
     EXPECT_EQ(p.model.num_features, 2);
     EXPECT_EQ(p.output_width(), 3);
 }

@@ -108,7 +108,7 @@ TEST(Shapes, ConsecutiveUnionsCannotMultiplyTheWidth) {
     std::vector<spec::Step> doubling;
     for (int32_t w = 1; w <= (1 << 20); w *= 2) {
         spec::Step twice;
-        twice.op = "concat";
+        twice.op = spec::Op::Concat;
         spec::Step::Part all;
         for (int32_t c = 0; c < w; ++c) all.columns.push_back(c);
         twice.parts = {all, all};
@@ -152,13 +152,13 @@ TEST(NonFinite, EveryParameterIsFinite) {
                 "unknown_value": "-Infinity"})", "ordinal unknown_value must not be infinite");
     refused(R"({"type": "StandardScaler", "mean": [0.0, "Infinity"], "scale": [1.0, 1.0]})", "non-finite");
     spec::Step one_hot;
-    one_hot.op = "one_hot";
+    one_hot.op = spec::Op::OneHot;
     one_hot.params = {{"categories", {{1.0, "Infinity"}}}, {"drop", {-1}}};
     std::vector<int32_t> vocab{-1};
     EXPECT_NE(error_of([&] { spec::check_steps({one_hot}, vocab, "steps"); }).find("lists an infinite category"),
               std::string::npos);
     spec::Step impute;
-    impute.op = "impute";
+    impute.op = spec::Op::Impute;
     impute.params = {{"statistics", {"Infinity"}}};
     vocab = {-1};
     EXPECT_NE(error_of([&] { spec::check_steps({impute}, vocab, "steps"); }).find("impute statistics must not be infinite"),

@@ -160,8 +160,8 @@ TEST(SklearnSteps, ScalersFoldIntoOneAffine) {
                   ridge({1.0, -0.5}, 0.25)};
     const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", steps));
     ASSERT_EQ(p.steps.size(), 1u);
-    EXPECT_EQ(p.steps[0].op, "affine");
-    EXPECT_EQ(p.estimator.op, "linear");
+    EXPECT_STREQ(spec::op_name(p.steps[0].op), "affine");
+    EXPECT_STREQ(spec::op_name(p.estimator.op), "linear");
     // Row (3, 1): ((3-1)/2*0.25+0.1)/4/1.5 = 0.0583333, ((1+2)/0.5*3-1)/2 = 8.5.
     std::vector<float> x = {3.0f, 1.0f};
     expect_close(run_compiled(p, x, 1), {0.0583333333 * 1.0 - 0.5 * 8.5 + 0.25}, "folded");
@@ -195,7 +195,7 @@ TEST(SklearnSteps, FunctionTransformerUfuncsMatchNumpy) {
         json steps = {{{"type", "FunctionTransformer"}, {"func", f}}, ridge({1.0}, 0.0)};
         const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(1), "regression", steps));
         ASSERT_EQ(p.steps.size(), 1u);
-        EXPECT_EQ(p.steps[0].op, "elementwise");
+        EXPECT_STREQ(spec::op_name(p.steps[0].op), "elementwise");
         std::vector<double> want;
         for (float v : x) want.push_back(static_cast<float>(spec::apply_elementwise(f, v)));
         expect_close(run_compiled(p, x, rows), want, f);
@@ -404,12 +404,12 @@ TEST(SklearnSteps, TreesAfterFeaturizersEveryStrategy) {
                                               spec::Comparison::LessEqual);
     p.features = {"a", "b", "c"};
     spec::Step ct;
-    ct.op = "concat";
+    ct.op = spec::Op::Concat;
     spec::Step scale;
-    scale.op = "affine";
+    scale.op = spec::Op::Affine;
     scale.params = {{"scale", {0.5, 2.0}}, {"offset", {0.25, -1.0}}};
     spec::Step ohe;
-    ohe.op = "one_hot";
+    ohe.op = spec::Op::OneHot;
     ohe.params = {{"categories", {{-0.25, 0.5, 1.0}}}, {"drop", {-1}}};
     ct.parts = {{{0, 2}, {scale}}, {{1}, {ohe}}};
     p.steps = {ct};
@@ -474,7 +474,7 @@ TEST(SklearnEstimators, Regressors) {
     for (const char* type : {"LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDRegressor", "LinearSVR"}) {
         json step = {{"type", type}, {"coef", {{1.5, -2.0, 0.0}}}, {"intercept", {0.5}}};
         const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(3), "regression", {step}));
-        EXPECT_EQ(p.estimator.op, "linear");
+        EXPECT_STREQ(spec::op_name(p.estimator.op), "linear");
         expect_close(run_compiled(p, {1.0f, 2.0f, 3.0f}, 1), {1.5 - 4.0 + 0.5}, type);
         expect_matches_reference(p, random_rows(100, 3, 9), type);
     }
@@ -557,8 +557,12 @@ TEST(SklearnErrors, ValidateChecksSteps) {
     bad.steps[0].params["scale"] = {1.0};
     expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"steps[0]", "scale"});
     bad = p;
-    bad.steps[0].op = "frobnicate";
-    expect_error([&] { spec::validate(bad); }, ErrorCategory::Unsupported, {"frobnicate"});
+    bad.steps[0].op = spec::Op::Linear;  // an estimator op is no featurizer
+    expect_error([&] { spec::validate(bad); }, ErrorCategory::Unsupported, {"steps[0]", "linear"});
+    // An op no code knows is refused where the stored spec is read.
+    json stored = json::parse(spec::to_json(p));
+    stored["steps"][0]["op"] = "frobnicate";
+    expect_error([&] { spec::from_json(stored.dump()); }, ErrorCategory::Unsupported, {"steps[0]", "frobnicate"});
     bad = p;
     bad.text_inputs.push_back({0, {"a"}, false});
     expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"text"});
@@ -606,7 +610,7 @@ TEST(SklearnModels, KernelOpByHand) {
         const spec::Pipeline p = importers::import_sklearn(
             doc_with(numeric_inputs(2), "regression", {svm_step("SVR", kernel, {coef}, {0.25})}));
         ASSERT_EQ(p.steps.size(), 1u);
-        EXPECT_EQ(p.steps[0].op, "kernel");
+        EXPECT_STREQ(spec::op_name(p.steps[0].op), "kernel");
         std::vector<double> want;
         for (size_t r = 0; r < 3; ++r) {
             double y = 0.25;
@@ -673,7 +677,7 @@ TEST(SklearnModels, NaiveBayesKMeansMlp) {
     json bnb = {{"type", "BernoulliNB"}, {"feature_log_prob", {{-0.5, -1.0}, {-2.0, -0.1}}},
                 {"class_log_prior", {-0.7, -0.69}}, {"binarize", 0.5}};
     p = importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {bnb}, {0, 1}));
-    EXPECT_EQ(p.steps.at(0).op, "threshold");
+    EXPECT_STREQ(spec::op_name(p.steps.at(0).op), "threshold");
     expect_matches_reference(p, random_rows(100, 2, 24), "bernoulli reference");
     // KMeans: scores 2 x·c - ‖c‖², no probabilities, classes 0..k-1.
     json km = {{"type", "KMeans"}, {"cluster_centers", {{0.0, 0.0}, {3.0, 3.0}}}};

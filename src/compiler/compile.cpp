@@ -13,16 +13,22 @@ std::string compile(const spec::Pipeline& p, Strategy strategy) {
     if (e.num_groups < 1)
         fail(ErrorCategory::InvalidModel, "model has " + std::to_string(e.num_groups) + " output groups");
     ProgramParts parts;
-    if (!p.estimator.op.empty()) {
-        // A model other than trees: its file writes the whole forward().
-        if (p.estimator.op == "torchscript")
+    // A model other than trees: its file writes the whole forward().
+    switch (p.estimator.op) {
+        case spec::Op::None:
+            break;  // the tree ensemble, below
+        case spec::Op::Linear:
+            build_linear(p, parts);
+            return build_module(parts);
+        case spec::Op::TorchScript:
             fail(ErrorCategory::Unsupported,
                  "a TorchScript model's program is its module, wrapped at create_model; it is not "
                  "compiled from the spec (strategies apply to tree models)");
-        if (p.estimator.op != "linear")
-            fail(ErrorCategory::Unsupported, "compile: estimator op \"" + p.estimator.op + "\" is not supported");
-        build_linear(p, parts);
-        return build_module(parts);
+        case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal: case spec::Op::Elementwise:
+        case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing: case spec::Op::Normalize: case spec::Op::Project:
+        case spec::Op::Bucketize: case spec::Op::Monomials: case spec::Op::Kernel: case spec::Op::Concat:
+            fail(ErrorCategory::Unsupported,
+                 std::string("compile: estimator op \"") + spec::op_name(p.estimator.op) + "\" is not supported");
     }
     if (e.trees.empty()) {
         // Only a base margin: nothing for a strategy to do.

@@ -142,17 +142,22 @@ void emit_kernel(Emitter& e, const spec::Step& s, const std::string& h, const st
 
 std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int64_t& width) {
     check_interrupts();  // per step: nested compositions can be deep
-    const std::string at = "step " + s.op;
+    const std::string at = std::string("step ") + spec::op_name(s.op);
     const std::string pre = e.prefix();
     const std::string out = e.var();
-    if (s.op == "affine") {
+    switch (s.op) {
+    case spec::Op::Affine: {
         e.parts.buffers.push_back(make_f64(pre + "scale", {width}, spec::param_vector(s, "scale", at)));
         e.parts.buffers.push_back(make_f64(pre + "offset", {width}, spec::param_vector(s, "offset", at)));
         e.line(out + " = " + h + " * self." + pre + "scale + self." + pre + "offset");
-    } else if (s.op == "impute") {
+        break;
+    }
+    case spec::Op::Impute: {
         e.parts.buffers.push_back(make_f64(pre + "statistics", {width}, spec::param_vector(s, "statistics", at)));
         e.line(out + " = torch.where(torch.isnan(" + h + "), self." + pre + "statistics, " + h + ")");
-    } else if (s.op == "one_hot") {
+        break;
+    }
+    case spec::Op::OneHot: {
         const auto cats = spec::param_matrix(s, "categories", at);
         const std::vector<int32_t> drop = spec::param_ints(s, "drop", at);
         std::vector<int64_t> column_of;
@@ -162,7 +167,9 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
             value);
         e.line(out + " = " + eq + ".double()");
         width = static_cast<int64_t>(column_of.size());
-    } else if (s.op == "ordinal") {
+        break;
+    }
+    case spec::Op::Ordinal: {
         const auto cats = spec::param_matrix(s, "categories", at);
         const double unknown = spec::param_number(s, "unknown_value", at);
         const double missing = spec::param_number(s, "missing_value", at);
@@ -181,22 +188,32 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
                "]).index_add_(1, self." + pre + "column, torch.where(" + eq + ", self." + pre + "code.expand_as(" +
                v + "), torch.zeros_like(" + v + ")))");
         e.line(out + " = torch.where(" + hit + " > 0.0, " + codes + ", self." + pre + "unknown)");
-    } else if (s.op == "elementwise") {
+        break;
+    }
+    case spec::Op::Elementwise: {
         const auto it = s.params.find("function");
         if (it == s.params.end() || !it->is_string())
             fail(ErrorCategory::InvalidModel, "compiler: elementwise step without a function name");
         e.line(out + " = " + elementwise_expr(it->get<std::string>(), h));
-    } else if (s.op == "threshold") {
+        break;
+    }
+    case spec::Op::Threshold: {
         e.parts.buffers.push_back(make_f64(pre + "threshold", {1}, {spec::param_number(s, "threshold", at)}));
         e.line(out + " = (" + h + " > self." + pre + "threshold).double()");
-    } else if (s.op == "clip") {
+        break;
+    }
+    case spec::Op::Clip: {
         // maximum / minimum keep NaN, as numpy's clip does.
         e.parts.buffers.push_back(make_f64(pre + "clip_min", {1}, {spec::param_number(s, "min", at)}));
         e.parts.buffers.push_back(make_f64(pre + "clip_max", {1}, {spec::param_number(s, "max", at)}));
         e.line(out + " = torch.minimum(torch.maximum(" + h + ", self." + pre + "clip_min), self." + pre + "clip_max)");
-    } else if (s.op == "is_missing") {
+        break;
+    }
+    case spec::Op::IsMissing: {
         e.line(out + " = torch.isnan(" + h + ").double()");
-    } else if (s.op == "normalize") {
+        break;
+    }
+    case spec::Op::Normalize: {
         const auto it = s.params.find("norm");
         const std::string norm = it != s.params.end() && it->is_string() ? it->get<std::string>() : "";
         const std::string n = e.var();
@@ -205,7 +222,9 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         else if (norm == "max") e.line(n + " = torch.amax(torch.abs(" + h + "), [1], True)");
         else fail(ErrorCategory::InvalidModel, "compiler: normalize norm \"" + norm + "\" is not known");
         e.line(out + " = " + h + " / torch.where(" + n + " == 0.0, torch.ones_like(" + n + "), " + n + ")");
-    } else if (s.op == "project") {
+        break;
+    }
+    case spec::Op::Project: {
         const auto m = spec::param_matrix(s, "matrix", at);
         const std::vector<double> off = spec::param_vector(s, "offset", at);
         const int64_t k = static_cast<int64_t>(m.size());
@@ -215,7 +234,9 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         e.parts.buffers.push_back(make_f64(pre + "offset", {k}, off));
         e.line(out + " = torch.matmul(" + h + ", self." + pre + "matrix.t()) + self." + pre + "offset");
         width = k;
-    } else if (s.op == "bucketize") {
+        break;
+    }
+    case spec::Op::Bucketize: {
         const auto edges = spec::param_matrix(s, "edges", at);
         std::vector<int64_t> column_of;
         std::vector<double> edge;
@@ -236,7 +257,9 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
                    ".index_select(1, self." + pre + "column) >= self." + pre + "edge).double())");
         }
         e.line(out + " = torch.where(torch.isnan(" + h + "), " + h + ", " + counts + ")");
-    } else if (s.op == "monomials") {
+        break;
+    }
+    case spec::Op::Monomials: {
         const auto powers = spec::param_matrix(s, "powers", at);
         const int64_t k = static_cast<int64_t>(powers.size());
         std::vector<double> flat;
@@ -245,9 +268,13 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         e.note_width(k * width);  // pow over [N, k, width]
         e.line(out + " = torch.prod(torch.pow(" + h + ".unsqueeze(1), self." + pre + "powers), 2)");
         width = k;
-    } else if (s.op == "kernel") {
+        break;
+    }
+    case spec::Op::Kernel: {
         emit_kernel(e, s, h, out, pre, width);
-    } else if (s.op == "concat") {
+        break;
+    }
+    case spec::Op::Concat: {
         std::vector<std::string> outs;
         int64_t total = 0;
         for (size_t i = 0; i < s.parts.size(); ++i) {
@@ -267,8 +294,12 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         for (const std::string& o : outs) list += (list.empty() ? "" : ", ") + o;
         e.line(out + " = torch.cat([" + list + "], 1)");
         width = total;
-    } else {
-        fail(ErrorCategory::Unsupported, "compiler: featurizer op \"" + s.op + "\" is not supported");
+        break;
+    }
+    case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript: {
+        fail(ErrorCategory::Unsupported,
+             std::string("compiler: featurizer op \"") + spec::op_name(s.op) + "\" is not supported");
+    }
     }
     e.note_width(width);
     return out;

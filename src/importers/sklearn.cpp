@@ -250,7 +250,7 @@ private:
     }
 
     static void push_affine(std::vector<spec::Step>& out, std::vector<double> scale, std::vector<double> offset) {
-        if (!out.empty() && out.back().op == "affine") {
+        if (!out.empty() && out.back().op == spec::Op::Affine) {
             // (x * s1 + o1) * s2 + o2 = x * (s1 s2) + (o1 s2 + o2)
             spec::Step& prev = out.back();
             std::vector<double> s1 = spec::param_vector(prev, "scale", "affine");
@@ -262,7 +262,7 @@ private:
             out.pop_back();
         }
         spec::Step s;
-        s.op = "affine";
+        s.op = spec::Op::Affine;
         s.params = {{"scale", spec::numbers_to_json(scale)}, {"offset", spec::numbers_to_json(offset)}};
         out.push_back(std::move(s));
     }
@@ -306,7 +306,7 @@ private:
         } else if (type == "ColumnTransformer" || type == "FeatureUnion") {
             CompositeLevel level(composite_depth_, path);
             spec::Step s;
-            s.op = "concat";
+            s.op = spec::Op::Concat;
             std::vector<int32_t> result;
             const json& parts = array_of(step, path, "transformers");
             std::vector<std::pair<const json*, std::string>> all;
@@ -369,7 +369,7 @@ private:
                         !(range[0] < range[1]))
                         malformed(at(path, "feature_range"), "must be [min, max] with finite min < max");
                     spec::Step s;
-                    s.op = "clip";
+                    s.op = spec::Op::Clip;
                     s.params = {{"min", range[0]}, {"max", range[1]}};
                     out.push_back(std::move(s));
                 }
@@ -378,7 +378,7 @@ private:
             convert_imputer(step, cols, path, out);
         } else if (type == "OneHotEncoder") {
             spec::Step s;
-            s.op = "one_hot";
+            s.op = spec::Op::OneHot;
             const auto cats = categories(step, type, cols, path);
             const std::string unknown = string_of(step, path, "handle_unknown", "error");
             if (unknown == "error") unknown_is_error(cols);
@@ -408,7 +408,7 @@ private:
             cols.assign(width, -1);
         } else if (type == "OrdinalEncoder") {
             spec::Step s;
-            s.op = "ordinal";
+            s.op = spec::Op::Ordinal;
             const auto cats = categories(step, type, cols, path);
             const std::string unknown = string_of(step, path, "handle_unknown", "error");
             double unknown_value = NAN;
@@ -434,7 +434,7 @@ private:
             const char* key = type == "ColumnSelector" ? "columns" : "features";
             const json& columns = array_of(step, path, key);
             spec::Step s;
-            s.op = "concat";
+            s.op = spec::Op::Concat;
             spec::Step::Part part;
             std::vector<int32_t> sub;
             for (size_t i = 0; i < columns.size(); ++i) {
@@ -451,7 +451,7 @@ private:
                     unsupported(type, "parameter missing_values = " + mv->dump() + " (only NaN)");
                 no_text(type, sub, path);
                 spec::Step m;
-                m.op = "is_missing";
+                m.op = spec::Op::IsMissing;
                 m.params = json::object();
                 part.steps.push_back(std::move(m));
             }
@@ -463,7 +463,7 @@ private:
             const double t = number(member(step, path, "threshold"), at(path, "threshold"));
             if (std::isnan(t)) unsupported(type, "parameter threshold = NaN");
             spec::Step s;
-            s.op = "threshold";
+            s.op = spec::Op::Threshold;
             s.params = {{"threshold", spec::number_to_json(t)}};
             out.push_back(std::move(s));
         } else if (type == "Normalizer") {
@@ -472,7 +472,7 @@ private:
             if (norm != "l1" && norm != "l2" && norm != "max")
                 unsupported(type, "parameter norm = \"" + norm + "\"");
             spec::Step s;
-            s.op = "normalize";
+            s.op = spec::Op::Normalize;
             s.params = {{"norm", norm}};
             out.push_back(std::move(s));
         } else if (type == "PCA" || type == "TruncatedSVD") {
@@ -509,7 +509,7 @@ private:
                 rows.push_back(spec::numbers_to_json(m[r]));
             }
             spec::Step s;
-            s.op = "project";
+            s.op = spec::Op::Project;
             s.params = {{"matrix", rows}, {"offset", spec::numbers_to_json(offset)}};
             out.push_back(std::move(s));
             cols.assign(m.size(), -1);
@@ -538,12 +538,12 @@ private:
                 width += bins.size();
             }
             spec::Step s;
-            s.op = "bucketize";
+            s.op = spec::Op::Bucketize;
             s.params = {{"edges", inner}};
             out.push_back(std::move(s));
             if (encode != "ordinal") {
                 spec::Step oh;
-                oh.op = "one_hot";
+                oh.op = spec::Op::OneHot;
                 oh.params = {{"categories", cats}, {"drop", std::vector<int32_t>(w, -1)}};
                 out.push_back(std::move(oh));
                 cols.assign(width, -1);
@@ -566,7 +566,7 @@ private:
                 rows.push_back(pw[k]);
             }
             spec::Step s;
-            s.op = "monomials";
+            s.op = spec::Op::Monomials;
             s.params = {{"powers", rows}};
             out.push_back(std::move(s));
             cols.assign(pw.size(), -1);
@@ -582,7 +582,7 @@ private:
                 unsupported(type, "parameter func = \"" + name + "\" (not a known element-wise numpy ufunc)");
             no_text(type, cols, path);
             spec::Step s;
-            s.op = "elementwise";
+            s.op = spec::Op::Elementwise;
             s.params = {{"function", name}};
             out.push_back(std::move(s));
             cols.assign(w, -1);
@@ -621,7 +621,7 @@ private:
             }
         }
         spec::Step s;
-        s.op = "impute";
+        s.op = spec::Op::Impute;
         s.params = {{"statistics", spec::numbers_to_json(values)}};
         out.push_back(std::move(s));
     }
@@ -713,7 +713,7 @@ private:
         p_.model.base_margin.assign(coef.size(), 0.0f);
         json rows = json::array();
         for (const auto& r : coef) rows.push_back(spec::numbers_to_json(r));
-        p_.estimator.op = "linear";
+        p_.estimator.op = spec::Op::Linear;
         p_.estimator.params = {{"coef", rows}, {"intercept", spec::numbers_to_json(intercept)}};
     }
 

@@ -108,7 +108,7 @@ struct Reader {
     Matrix matrix(const char* key, size_t rows, size_t cols) const { return matrix(need(key), at(key), rows, cols); }
 };
 
-spec::Step make_step(const std::string& op, json params) {
+spec::Step make_step(spec::Op op, json params) {
     spec::Step s;
     s.op = op;
     s.params = std::move(params);
@@ -132,7 +132,7 @@ void set_linear(spec::Pipeline& p, const Matrix& coef, const std::vector<double>
     p.model.num_features = width;
     p.model.num_groups = static_cast<int32_t>(coef.size());
     p.model.base_margin.assign(coef.size(), 0.0f);
-    p.estimator = make_step("linear", {{"coef", matrix_json(coef)}, {"intercept", spec::numbers_to_json(intercept)}});
+    p.estimator = make_step(spec::Op::Linear, {{"coef", matrix_json(coef)}, {"intercept", spec::numbers_to_json(intercept)}});
 }
 
 void need_task(const Reader& r, const spec::Pipeline& p, bool classifier) {
@@ -171,7 +171,7 @@ void bernoulli_nb(const Reader& r, spec::Pipeline& p, int32_t width) {
             if (!std::isfinite(v) || !std::isfinite(intercept[i]))
                 r.unsupported("a feature probability of 0 or 1 (alpha = 0)");
     if (const json* b = r.find("binarize"))
-        p.steps.push_back(make_step("threshold", {{"threshold", r.number(*b, r.at("binarize"))}}));
+        p.steps.push_back(make_step(spec::Op::Threshold, {{"threshold", r.number(*b, r.at("binarize"))}}));
     set_linear(p, coef, intercept, width);
     p.transform = PostTransform::Softmax;
 }
@@ -187,13 +187,13 @@ void gaussian_nb(const Reader& r, spec::Pipeline& p, int32_t width) {
         for (size_t i = 0; i < k; ++i) center[j] += theta[i][j] / static_cast<double>(k);
         minus[j] = -center[j];
     }
-    p.steps.push_back(make_step("affine", {{"scale", spec::numbers_to_json(std::vector<double>(f, 1.0))},
+    p.steps.push_back(make_step(spec::Op::Affine, {{"scale", spec::numbers_to_json(std::vector<double>(f, 1.0))},
                                            {"offset", spec::numbers_to_json(minus)}}));
-    spec::Step both = make_step("concat", json::object());
+    spec::Step both = make_step(spec::Op::Concat, json::object());
     spec::Step::Part x, square;
     for (size_t j = 0; j < f; ++j) x.columns.push_back(static_cast<int32_t>(j));
     square.columns = x.columns;
-    square.steps.push_back(make_step("elementwise", {{"function", "square"}}));
+    square.steps.push_back(make_step(spec::Op::Elementwise, {{"function", "square"}}));
     both.parts = {x, square};
     p.steps.push_back(std::move(both));
 
@@ -253,8 +253,8 @@ void mlp(const Reader& r, spec::Pipeline& p, int32_t width, bool classifier) {
         const Matrix w = transpose(r.matrix(coefs[l], cp, in, SIZE_MAX));  // [out × in]
         const std::vector<double> b = r.vector(intercepts[l], Reader::item(r.at("intercepts"), l), w.size());
         if (l + 1 < coefs.size()) {
-            p.steps.push_back(make_step("project", {{"matrix", matrix_json(w)}, {"offset", spec::numbers_to_json(b)}}));
-            if (function != nullptr) p.steps.push_back(make_step("elementwise", {{"function", function}}));
+            p.steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(w)}, {"offset", spec::numbers_to_json(b)}}));
+            if (function != nullptr) p.steps.push_back(make_step(spec::Op::Elementwise, {{"function", function}}));
         } else {
             set_linear(p, w, b, static_cast<int32_t>(in));
         }
@@ -291,7 +291,7 @@ size_t push_kernel(const Reader& r, spec::Pipeline& p, int32_t width) {
     const json& degree = r.need("degree");
     if (!degree.is_number_integer() || degree.get<int64_t>() < 0 || degree.get<int64_t>() > 64)
         r.bad(r.at("degree"), "must be an integer in [0, 64]");
-    p.steps.push_back(make_step("kernel", {{"support_vectors", matrix_json(sv)},
+    p.steps.push_back(make_step(spec::Op::Kernel, {{"support_vectors", matrix_json(sv)},
                                            {"kernel", kernel},
                                            {"gamma", r.number("gamma")},
                                            {"coef0", r.number("coef0")},
@@ -330,8 +330,8 @@ void svc(const Reader& r, spec::Pipeline& p, int32_t width) {
             votes[j][q] = -1.0;  // 1 - bit → a vote for j
             base[j] += 1.0;
         }
-    p.steps.push_back(make_step("project", {{"matrix", matrix_json(decision)}, {"offset", spec::numbers_to_json(intercept)}}));
-    p.steps.push_back(make_step("threshold", {{"threshold", 0.0}}));
+    p.steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(decision)}, {"offset", spec::numbers_to_json(intercept)}}));
+    p.steps.push_back(make_step(spec::Op::Threshold, {{"threshold", 0.0}}));
     set_linear(p, votes, base, static_cast<int32_t>(pairs));
     p.transform = PostTransform::Identity;
     p.has_probabilities = false;

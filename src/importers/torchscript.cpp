@@ -84,7 +84,7 @@ spec::Pipeline import_torchscript(std::string_view bytes, const json& options) {
     p.model.num_features = inputs;
     p.model.num_groups = outputs;
     p.model.base_margin.assign(static_cast<size_t>(outputs), 0.0f);
-    p.estimator.op = "torchscript";
+    p.estimator.op = spec::Op::TorchScript;
     p.estimator.params = {{"inputs", inputs}, {"outputs", outputs}};
     return p;
 }

@@ -112,7 +112,7 @@ Linear compose(const Linear& outer, const Linear& inner) {
 
 Step project_step(const Linear& l) {
     Step s;
-    s.op = "project";
+    s.op = spec::Op::Project;
     s.params = {{"matrix", matrix_json(l.m)}, {"offset", spec::numbers_to_json(l.b)}};
     return s;
 }
@@ -121,7 +121,7 @@ Step project_step(const Linear& l) {
 std::vector<Step> fuse_steps(std::vector<Step> steps, const std::string& where, std::vector<std::string>& changes) {
     check_interrupts();  // per step: nested compositions can be deep
     for (size_t i = 0; i < steps.size(); ++i) {
-        if (steps[i].op != "concat") continue;
+        if (steps[i].op != spec::Op::Concat) continue;
         for (size_t p = 0; p < steps[i].parts.size(); ++p)
             steps[i].parts[p].steps = fuse_steps(steps[i].parts[p].steps,
                                                  where + "[" + std::to_string(i) + "].parts[" + std::to_string(p) + "].steps",
@@ -134,17 +134,17 @@ std::vector<Step> fuse_steps(std::vector<Step> steps, const std::string& where, 
         const Step& b = steps[i + 1];
         Step fused;
         bool done = false;
-        if (a.op == "affine" && b.op == "affine") {
+        if (a.op == spec::Op::Affine && b.op == spec::Op::Affine) {
             // (x s1 + o1) s2 + o2 = x (s1 s2) + (o1 s2 + o2)
             Affine x = affine_of(a), y = affine_of(b);
             for (size_t c = 0; c < x.scale.size(); ++c) {
                 x.offset[c] = x.offset[c] * y.scale[c] + y.offset[c];
                 x.scale[c] *= y.scale[c];
             }
-            fused.op = "affine";
+            fused.op = spec::Op::Affine;
             fused.params = {{"scale", spec::numbers_to_json(x.scale)}, {"offset", spec::numbers_to_json(x.offset)}};
             done = true;
-        } else if (a.op == "affine" && b.op == "project") {
+        } else if (a.op == spec::Op::Affine && b.op == spec::Op::Project) {
             Linear l = project_of(b);
             const Affine x = affine_of(a);
             if (fold_is_exact_enough(l, x, 0)) {
@@ -152,7 +152,7 @@ std::vector<Step> fuse_steps(std::vector<Step> steps, const std::string& where, 
                 fused = project_step(l);
                 done = true;
             }
-        } else if (a.op == "project" && b.op == "project") {
+        } else if (a.op == spec::Op::Project && b.op == spec::Op::Project) {
             const Linear inner = project_of(a), outer = project_of(b);
             const size_t w = inner.m.empty() ? 0 : inner.m[0].size(), k1 = inner.m.size(), k2 = outer.m.size();
             if (k2 * w <= k1 * w + k2 * k1) {  // only when the product is no more work
@@ -164,7 +164,8 @@ std::vector<Step> fuse_steps(std::vector<Step> steps, const std::string& where, 
             }
         }
         if (done) {
-            changes.push_back(at + " " + a.op + " + " + b.op + ": fused into one " + fused.op);
+            changes.push_back(at + " " + spec::op_name(a.op) + " + " + spec::op_name(b.op) + ": fused into one " +
+                              spec::op_name(fused.op));
             steps[i] = std::move(fused);
             steps.erase(steps.begin() + i + 1);
         } else {
@@ -176,19 +177,19 @@ std::vector<Step> fuse_steps(std::vector<Step> steps, const std::string& where, 
 
 // The step list's outputs feed a linear estimator: fold what ends the list into it.
 bool fuse_into_estimator(spec::Pipeline& p, std::vector<std::string>& changes) {
-    if (p.estimator.op != "linear" || p.steps.empty()) return false;
+    if (p.estimator.op != spec::Op::Linear || p.steps.empty()) return false;
     Linear est{spec::param_matrix(p.estimator, "coef", "estimator"), spec::param_vector(p.estimator, "intercept", "estimator")};
     Step& last = p.steps.back();
     const std::string at = "steps[" + std::to_string(p.steps.size() - 1) + "]";
     bool changed = false;
-    if (last.op == "affine") {
+    if (last.op == spec::Op::Affine) {
         const Affine a = affine_of(last);
         if (!fold_is_exact_enough(est, a, 0)) return false;
         fold_affine(est, a, 0);
         changes.push_back(at + " affine + estimator linear: fused into the linear model");
         p.steps.pop_back();
         changed = true;
-    } else if (last.op == "project") {
+    } else if (last.op == spec::Op::Project) {
         const Linear inner = project_of(last);
         const Linear fused = compose(est, inner);
         if (!compose_is_exact_enough(est, inner, fused)) return false;
@@ -196,7 +197,7 @@ bool fuse_into_estimator(spec::Pipeline& p, std::vector<std::string>& changes) {
         changes.push_back(at + " project + estimator linear: fused into the linear model");
         p.steps.pop_back();
         changed = true;
-    } else if (last.op == "concat") {
+    } else if (last.op == spec::Op::Concat) {
         // Each part's trailing affine scales its own block of coefficients.
         const std::vector<int32_t> in = step_vocabs(std::vector<Step>(p.steps.begin(), p.steps.end() - 1),
                                                     input_vocab(p)).back();
@@ -206,7 +207,7 @@ bool fuse_into_estimator(spec::Pipeline& p, std::vector<std::string>& changes) {
             std::vector<int32_t> sub;
             for (int32_t c : part.columns) sub.push_back(in[c]);
             const size_t width = step_vocabs(part.steps, sub).back().size();
-            if (!part.steps.empty() && part.steps.back().op == "affine" &&
+            if (!part.steps.empty() && part.steps.back().op == spec::Op::Affine &&
                 fold_is_exact_enough(est, affine_of(part.steps.back()), from)) {
                 fold_affine(est, affine_of(part.steps.back()), from);
                 part.steps.pop_back();

@@ -12,11 +12,6 @@ namespace {
 
 bool any(const Mask& m) { return std::find(m.begin(), m.end(), true) != m.end(); }
 
-// Ops whose output column c is a function of input column c alone.
-bool is_per_column(const std::string& op) {
-    return op == "affine" || op == "impute" || op == "elementwise" || op == "threshold" || op == "clip" ||
-           op == "is_missing" || op == "bucketize" || op == "ordinal";
-}
 
 }  // namespace
 
@@ -42,23 +37,31 @@ Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const
     const size_t w = in_vocab.size();
     Mask need(w, false);
     if (!any(live_out)) return need;
-    if (is_per_column(s.op)) {
+    switch (s.op) {
+    case spec::Op::Affine: case spec::Op::Impute: case spec::Op::Elementwise: case spec::Op::Threshold:
+    case spec::Op::Clip: case spec::Op::IsMissing: case spec::Op::Bucketize: case spec::Op::Ordinal:
+        // Output column c is a function of input column c alone.
         need = live_out;
-    } else if (s.op == "one_hot") {
+        break;
+    case spec::Op::OneHot: {
         const auto cats = spec::param_matrix(s, "categories", "one_hot");
         const auto drop = spec::param_ints(s, "drop", "one_hot");
         size_t o = 0;
         for (size_t c = 0; c < w; ++c)
             for (size_t k = 0; k < cats[c].size(); ++k)
                 if (static_cast<int32_t>(k) != drop[c] && live_out[o++]) need[c] = true;
-    } else if (s.op == "monomials") {
+        break;
+    }
+    case spec::Op::Monomials: {
         // x^0 is 1 for every x, NaN included: a zero power reads nothing.
         const auto powers = spec::param_matrix(s, "powers", "monomials");
         for (size_t k = 0; k < powers.size(); ++k)
             if (live_out[k])
                 for (size_t c = 0; c < w; ++c)
                     if (powers[k][c] != 0.0) need[c] = true;
-    } else if (s.op == "concat") {
+        break;
+    }
+    case spec::Op::Concat: {
         size_t o = 0;
         for (const spec::Step::Part& part : s.parts) {
             std::vector<int32_t> sub;
@@ -71,9 +74,13 @@ Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const
             for (size_t j = 0; j < part.columns.size(); ++j)
                 if (sub_need[j]) need[part.columns[j]] = true;
         }
-    } else {
-        // normalize, project (a zero weight times NaN is still NaN) and ops unknown here.
+        break;
+    }
+    case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Kernel:
+    case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript:
+        // Every output reads every input (a zero weight times NaN is still NaN).
         need.assign(w, true);
+        break;
     }
     if (!any(need) && w > 0) need[0] = true;
     return need;
@@ -91,15 +98,21 @@ std::vector<Mask> steps_liveness(const std::vector<spec::Step>& steps, const std
 
 Mask estimator_needs(const spec::Pipeline& p) {
     const size_t w = static_cast<size_t>(std::max(0, p.model.num_features));
-    if (p.estimator.op == "linear") {
-        Mask need(w, false);
+    Mask need(w, false);
+    switch (p.estimator.op) {
+    case spec::Op::Linear:
         for (const std::vector<double>& row : spec::param_matrix(p.estimator, "coef", "estimator"))
             for (size_t f = 0; f < w && f < row.size(); ++f)
                 if (row[f] != 0.0) need[f] = true;
         return need;
+    case spec::Op::None:
+        break;  // the tree ensemble, below
+    case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal:
+    case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
+    case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
+    case spec::Op::Kernel: case spec::Op::Concat: case spec::Op::TorchScript:
+        return Mask(w, true);  // reads every input
     }
-    if (!p.estimator.op.empty()) return Mask(w, true);
-    Mask need(w, false);
     for (const spec::Tree& tree : p.model.trees)
         for (size_t node = 0; node < tree.size(); node++)
             if (!tree.is_leaf(node) && tree.feature[node] >= 0 && static_cast<size_t>(tree.feature[node]) < w)

@@ -62,9 +62,11 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
     r.params = s.params;
     auto note = [&](size_t from, size_t to, const char* what) {
         if (from != to)
-            changes.push_back(where + " " + s.op + ": " + std::to_string(from) + " -> " + std::to_string(to) + " " + what);
+            changes.push_back(where + " " + spec::op_name(s.op) + ": " + std::to_string(from) + " -> " + std::to_string(to) + " " + what);
     };
-    if (s.op == "affine" || s.op == "impute" || s.op == "bucketize" || s.op == "ordinal") {
+    switch (s.op) {
+    case spec::Op::Affine: case spec::Op::Impute: case spec::Op::Bucketize: case spec::Op::Ordinal:
+        // Per-column parameters: keep the present columns' entries.
         for (const char* key : {"scale", "offset", "statistics", "edges", "categories"}) {
             if (!s.params.contains(key)) continue;
             json shrunk = json::array();
@@ -74,10 +76,12 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         }
         out = present;
         note(w, kept, "columns");
-    } else if (s.op == "elementwise" || s.op == "threshold" || s.op == "clip" || s.op == "is_missing") {
+        break;
+    case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
         out = present;
         note(w, kept, "columns");
-    } else if (s.op == "one_hot") {
+        break;
+    case spec::Op::OneHot: {
         // A category nobody reads is dropped from the list; a listed-but-dropped category
         // (drop = d) is left out too, since matching nothing gives the same zeros.
         const auto cats = spec::param_matrix(s, "categories", where);
@@ -117,7 +121,9 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         r.params["categories"] = matrix_json(new_cats);
         r.params["drop"] = new_drop;
         note(live.size(), count(out), "outputs");
-    } else if (s.op == "monomials") {
+        break;
+    }
+    case spec::Op::Monomials: {
         auto powers = spec::param_matrix(s, "powers", where);
         Mask rows = live;
         if (count(rows) == 0) rows[0] = true;
@@ -127,7 +133,9 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         r.params["powers"] = matrix_json(new_powers);
         out = rows;
         note(powers.size(), new_powers.size(), "monomials");
-    } else if (s.op == "project") {
+        break;
+    }
+    case spec::Op::Project: {
         if (kept != w) fail(ErrorCategory::Internal, "optimizer: project lost an input column");
         const auto m = spec::param_matrix(s, "matrix", where);
         const auto off = spec::param_vector(s, "offset", where);
@@ -137,7 +145,9 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         r.params["offset"] = spec::numbers_to_json(keep(off, rows));
         out = rows;
         note(m.size(), count(rows), "outputs");
-    } else if (s.op == "concat") {
+        break;
+    }
+    case spec::Op::Concat: {
         out.clear();
         size_t o = 0;
         for (size_t p = 0; p < s.parts.size(); ++p) {
@@ -166,12 +176,18 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
             out.insert(out.end(), part_out.begin(), part_out.end());
             r.parts.push_back(std::move(q));
         }
-    } else {
-        // normalize and ops not known here read every column and give every output.
-        if (kept != w) fail(ErrorCategory::Internal, "optimizer: op " + s.op + " lost an input column");
+        break;
+    }
+    case spec::Op::Normalize: case spec::Op::Kernel: case spec::Op::None: case spec::Op::Linear:
+    case spec::Op::TorchScript: {
+        // Every output reads every column: nothing to shrink.
+        if (kept != w)
+            fail(ErrorCategory::Internal, std::string("optimizer: op ") + spec::op_name(s.op) + " lost an input column");
         std::vector<int32_t> v = in_vocab;
         spec::check_step(s, v, where);
         out.assign(v.size(), true);
+        break;
+    }
     }
     return r;
 }
@@ -197,20 +213,29 @@ std::vector<Step> shrink_steps(const std::vector<Step>& steps, const std::vector
 void shrink_estimator(spec::Pipeline& p, const Mask& present, std::vector<std::string>& changes) {
     const size_t w = present.size(), kept = count(present);
     if (kept == w) return;
-    if (p.estimator.op == "linear") {
+    switch (p.estimator.op) {
+    case spec::Op::Linear: {
         const auto coef = spec::param_matrix(p.estimator, "coef", "estimator");
         std::vector<std::vector<double>> shrunk;
         for (const auto& row : coef) shrunk.push_back(keep(row, present));
         p.estimator.params["coef"] = matrix_json(shrunk);
-    } else if (p.estimator.op.empty()) {
+        break;
+    }
+    case spec::Op::None:
         for (spec::Tree& t : p.model.trees)
             for (size_t n = 0; n < t.size(); ++n)
                 if (!t.is_leaf(n)) t.feature[n] = compact(present, t.feature[n]);
-    } else {
-        fail(ErrorCategory::Internal, "optimizer: estimator " + p.estimator.op + " lost an input column");
+        break;
+    case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal:
+    case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
+    case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
+    case spec::Op::Kernel: case spec::Op::Concat: case spec::Op::TorchScript:
+        fail(ErrorCategory::Internal,
+             std::string("optimizer: estimator ") + spec::op_name(p.estimator.op) + " lost an input column");
     }
     p.model.num_features = static_cast<int32_t>(kept);
-    changes.push_back("estimator " + (p.estimator.op.empty() ? std::string("tree_ensemble") : p.estimator.op) +
+    changes.push_back("estimator " +
+                      std::string(p.estimator.op == spec::Op::None ? "tree_ensemble" : spec::op_name(p.estimator.op)) +
                       ": " + std::to_string(w) + " -> " + std::to_string(kept) + " inputs");
 }
 
@@ -229,11 +254,11 @@ spec::Pipeline prune_columns(const spec::Pipeline& in, std::vector<std::string>&
 
     Mask present(w, true);
     std::vector<spec::Step> front;
-    if (read < w && p.steps.front().op != "concat") {
+    if (read < w && p.steps.front().op != spec::Op::Concat) {
         // The first step works column by column and cannot skip its input's columns itself:
         // select the live ones in front of it.
         spec::Step select;
-        select.op = "concat";
+        select.op = spec::Op::Concat;
         select.params = json::object();
         spec::Step::Part part;
         for (size_t c = 0; c < w; ++c)

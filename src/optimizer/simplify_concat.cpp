@@ -12,7 +12,7 @@ namespace {
 using spec::Step;
 
 bool is_selection(const Step& s) {
-    if (s.op != "concat") return false;
+    if (s.op != spec::Op::Concat) return false;
     for (const Step::Part& part : s.parts)
         if (!part.steps.empty()) return false;
     return true;
@@ -27,7 +27,7 @@ std::vector<int32_t> selected(const Step& s) {
 
 // A concat of one part reading all w columns in order.
 bool reads_all_in_order(const Step& s, size_t w) {
-    if (s.op != "concat" || s.parts.size() != 1 || s.parts[0].columns.size() != w) return false;
+    if (s.op != spec::Op::Concat || s.parts.size() != 1 || s.parts[0].columns.size() != w) return false;
     for (size_t c = 0; c < w; ++c)
         if (s.parts[0].columns[c] != static_cast<int32_t>(c)) return false;
     return true;
@@ -50,14 +50,14 @@ std::vector<Step> simplify(std::vector<Step> steps, const std::vector<int32_t>& 
                 changes.push_back(at + " concat: passes its whole input through" +
                                   (inner.empty() ? std::string(", removed") : ", replaced by its part's steps"));
                 changed = true;
-            } else if (is_selection(s) && i + 1 < steps.size() && steps[i + 1].op == "concat") {
+            } else if (is_selection(s) && i + 1 < steps.size() && steps[i + 1].op == spec::Op::Concat) {
                 const std::vector<int32_t> cols = selected(s);
                 for (Step::Part& part : steps[i + 1].parts)
                     for (int32_t& c : part.columns) c = cols[c];
                 steps.erase(steps.begin() + i);
                 changes.push_back(at + " concat: a selection, folded into the concat after it");
                 changed = true;
-            } else if (s.op == "concat") {
+            } else if (s.op == spec::Op::Concat) {
                 for (size_t p = 0; p < s.parts.size(); ++p) {
                     std::vector<int32_t> sub;
                     for (int32_t c : s.parts[p].columns) sub.push_back(vocabs[i][c]);

@@ -92,7 +92,7 @@ std::string summary(const spec::Pipeline& p, size_t program_bytes, compiler::Str
     j["strategy"] = compiler::strategy_name(s);
     j["probabilities"] = p.task == spec::Task::Classification && p.has_probabilities;
     j["steps"] = p.steps.size();
-    j["estimator"] = p.estimator.op.empty() ? "tree_ensemble" : p.estimator.op;
+    j["estimator"] = p.estimator.op == spec::Op::None ? "tree_ensemble" : spec::op_name(p.estimator.op);
     return j.dump();
 }
 
@@ -108,7 +108,7 @@ BuiltModel* build_model(const Artifact& artifact, const std::string& format, con
 
     spec::Pipeline p = importers::import_model(artifact, format, options);
     for (const char* key : {"task", "classes"})
-        if (options.contains(key) && p.estimator.op != "torchscript")
+        if (options.contains(key) && p.estimator.op != spec::Op::TorchScript)
             fail(ErrorCategory::InvalidParameter, std::string("option \"") + key +
                                                       "\" applies to TorchScript modules only (other "
                                                       "formats say it themselves)");
@@ -118,7 +118,7 @@ BuiltModel* build_model(const Artifact& artifact, const std::string& format, con
     if (options.contains("features")) apply_feature_names(options["features"], p);
 
     compiler::Strategy strategy = compiler::Strategy::Auto;
-    if (options.contains("strategy") && p.estimator.op == "torchscript")
+    if (options.contains("strategy") && p.estimator.op == spec::Op::TorchScript)
         fail(ErrorCategory::InvalidParameter,
              "option \"strategy\" does not apply to a TorchScript module (it runs as it is)");
     if (options.contains("strategy")) {
@@ -139,7 +139,7 @@ BuiltModel* build_model(const Artifact& artifact, const std::string& format, con
     check_interrupts();
     auto built = std::make_unique<BuiltModel>();
     // A TorchScript model's program is the user's module itself, wrapped.
-    built->program = p.estimator.op == "torchscript" ? compiler::wrap_torchscript(artifact.bytes, optimized)
+    built->program = p.estimator.op == spec::Op::TorchScript ? compiler::wrap_torchscript(artifact.bytes, optimized)
                                                      : compiler::compile(optimized, strategy);
     check_interrupts();
     built->format = source_format;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -185,8 +186,8 @@ Tree tree_from_json(const json& t, const std::string& path) {
 }
 
 json step_to_json(const Step& s) {
-    json j = {{"op", s.op}, {"params", s.params.is_null() ? json::object() : s.params}};
-    if (s.op == "concat") {
+    json j = {{"op", op_name(s.op)}, {"params", s.params.is_null() ? json::object() : s.params}};
+    if (s.op == Op::Concat) {
         json parts = json::array();
         for (const Step::Part& part : s.parts) {
             json steps = json::array();
@@ -201,7 +202,10 @@ json step_to_json(const Step& s) {
 Step step_from_json(const json& j, const std::string& path) {
     if (!j.is_object()) bad(path, "must be an object");
     Step s;
-    s.op = string_at(j, path, "op");
+    const std::string op = string_at(j, path, "op");
+    const std::optional<Op> known = op_from_name(op);
+    if (!known) fail(ErrorCategory::Unsupported, "pipeline spec: " + path + ": op \"" + op + "\" is not supported");
+    s.op = *known;
     s.params = object_at(j, path, "params");
     if (j.contains("parts")) {
         const json& parts = array_at(j, path, "parts");
@@ -220,7 +224,7 @@ Step step_from_json(const json& j, const std::string& path) {
 }
 
 bool needs_version_2(const Pipeline& p) {
-    return !p.steps.empty() || !p.text_inputs.empty() || !p.estimator.op.empty() || !p.has_probabilities ||
+    return !p.steps.empty() || !p.text_inputs.empty() || p.estimator.op != Op::None || !p.has_probabilities ||
            p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided ||
            p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber;
 }
@@ -271,7 +275,7 @@ std::string to_json(const Pipeline& p) {
         for (const TextInput& t : p.text_inputs)
             texts.push_back({{"input", t.input}, {"vocabulary", t.vocabulary}, {"unknown_is_error", t.unknown_is_error}});
         doc["text_inputs"] = texts;
-        doc["estimator"] = p.estimator.op.empty() ? json(nullptr) : step_to_json(p.estimator);
+        doc["estimator"] = p.estimator.op == Op::None ? json(nullptr) : step_to_json(p.estimator);
         doc["has_probabilities"] = p.has_probabilities;
     } else {
         doc["format_version"] = 1;

@@ -113,21 +113,28 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
                  std::to_string(width) + " output columns");
 
     const int in_width = p.input_width();
-    if (p.estimator.op == "linear") {
-        const auto coef = param_matrix(p.estimator, "coef", "estimator");
-        const auto intercept = param_vector(p.estimator, "intercept", "estimator");
-        for (int64_t r = 0; r < rows; ++r) {
-            std::vector<double> z(x + r * in_width, x + (r + 1) * in_width);
-            linear_row(p, coef, intercept, apply_steps(p.steps, std::move(z)), out + r * width);
+    switch (p.estimator.op) {
+        case Op::None:
+            break;  // the tree ensemble, below
+        case Op::Linear: {
+            const auto coef = param_matrix(p.estimator, "coef", "estimator");
+            const auto intercept = param_vector(p.estimator, "intercept", "estimator");
+            for (int64_t r = 0; r < rows; ++r) {
+                std::vector<double> z(x + r * in_width, x + (r + 1) * in_width);
+                linear_row(p, coef, intercept, apply_steps(p.steps, std::move(z)), out + r * width);
+            }
+            return;
         }
-        return;
+        case Op::TorchScript:
+            fail(ErrorCategory::Unsupported,
+                 "reference_predict cannot evaluate a TorchScript module: only libtorch runs it (the "
+                 "spec describes its shape, the program is the module)");
+        case Op::Affine: case Op::Impute: case Op::OneHot: case Op::Ordinal: case Op::Elementwise:
+        case Op::Threshold: case Op::Clip: case Op::IsMissing: case Op::Normalize: case Op::Project:
+        case Op::Bucketize: case Op::Monomials: case Op::Kernel: case Op::Concat:
+            fail(ErrorCategory::Unsupported,
+                 std::string("reference_predict: estimator op \"") + op_name(p.estimator.op) + "\"");
     }
-    if (p.estimator.op == "torchscript")
-        fail(ErrorCategory::Unsupported,
-             "reference_predict cannot evaluate a TorchScript module: only libtorch runs it (the "
-             "spec describes its shape, the program is the module)");
-    if (!p.estimator.op.empty())
-        fail(ErrorCategory::Unsupported, "reference_predict: estimator op \"" + p.estimator.op + "\"");
 
     std::vector<float> margin(groups);
     std::vector<float> featurized;

@@ -21,9 +21,9 @@ namespace {
 }
 
 const json& param(const Step& s, const char* key, const std::string& where) {
-    if (!s.params.is_object()) invalid(where, "op " + s.op + ": params must be an object");
+    if (!s.params.is_object()) invalid(where, std::string("op ") + op_name(s.op) + ": params must be an object");
     auto it = s.params.find(key);
-    if (it == s.params.end()) invalid(where, "op " + s.op + ": parameter \"" + key + "\" is missing");
+    if (it == s.params.end()) invalid(where, std::string("op ") + op_name(s.op) + ": parameter \"" + key + "\" is missing");
     return *it;
 }
 
@@ -35,7 +35,7 @@ int32_t check_categories(const Step& s, const std::vector<int32_t>& vocab, const
                          std::vector<std::vector<double>>& cats) {
     cats = param_matrix(s, "categories", where);
     if (cats.size() != vocab.size())
-        invalid(where, "op " + s.op + " has categories for " + std::to_string(cats.size()) +
+        invalid(where, std::string("op ") + op_name(s.op) + " has categories for " + std::to_string(cats.size()) +
                            " columns, its input has " + std::to_string(vocab.size()));
     for (size_t c = 0; c < cats.size(); ++c) {
         for (size_t i = 0; i < cats[c].size(); ++i) {
@@ -51,6 +51,19 @@ int32_t check_categories(const Step& s, const std::vector<int32_t>& vocab, const
         }
     }
     return static_cast<int32_t>(cats.size());
+}
+
+// Whether the op may read a text column (the vocabulary indices of a text input).
+bool may_read_text(Op op) {
+    switch (op) {
+        case Op::OneHot: case Op::Ordinal: case Op::Impute: case Op::Concat:
+            return true;
+        case Op::None: case Op::Affine: case Op::Elementwise: case Op::Threshold: case Op::Clip:
+        case Op::IsMissing: case Op::Normalize: case Op::Project: case Op::Bucketize: case Op::Monomials:
+        case Op::Kernel: case Op::Linear: case Op::TorchScript:
+            return false;
+    }
+    return false;
 }
 
 // One row of op kernel: its value against each support vector, as libsvm computes it.
@@ -207,14 +220,15 @@ int32_t check_steps_at(const std::vector<Step>& steps, std::vector<int32_t>& voc
 
 void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at, int nesting) {
     const size_t w = vocab.size();
-    if (s.op != "concat" && !s.parts.empty()) invalid(at, "op " + s.op + " has parts; only concat has");
+    if (s.op != Op::Concat && !s.parts.empty()) invalid(at, std::string("op ") + op_name(s.op) + " has parts; only concat has");
     const bool reads_text = [&] {
         for (int32_t v : vocab) if (v >= 0) return true;
         return false;
     }();
-    if (reads_text && s.op != "one_hot" && s.op != "ordinal" && s.op != "concat" && s.op != "impute")
-        invalid(at, "op " + s.op + " reads a text input; only one_hot, ordinal and impute can");
-    if (s.op == "affine") {
+    if (reads_text && !may_read_text(s.op))
+        invalid(at, std::string("op ") + op_name(s.op) + " reads a text input; only one_hot, ordinal and impute can");
+    switch (s.op) {
+    case Op::Affine: {
         for (const char* key : {"scale", "offset"}) {
             std::vector<double> v = param_vector(s, key, at);
             if (v.size() != w)
@@ -222,7 +236,9 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
                                 " entries for a vector of " + std::to_string(w));
             for (double d : v) if (!std::isfinite(d)) invalid(at, std::string("affine ") + key + " must be finite");
         }
-    } else if (s.op == "impute") {
+        break;
+    }
+    case Op::Impute: {
         std::vector<double> v = param_vector(s, "statistics", at);
         if (v.size() != w)
             invalid(at, "impute statistics has " + std::to_string(v.size()) + " entries for a vector of " +
@@ -233,7 +249,9 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
             if (vocab[c] >= 0 && !std::isnan(v[c]) && (v[c] < 0 || v[c] >= vocab[c] || v[c] != std::floor(v[c])))
                 invalid(at, "impute statistic of text column " + std::to_string(c) +
                                 " is no index into its vocabulary");
-    } else if (s.op == "one_hot") {
+        break;
+    }
+    case Op::OneHot: {
         std::vector<std::vector<double>> cats;
         check_categories(s, vocab, at, cats);
         std::vector<int32_t> drop = param_ints(s, "drop", at);
@@ -248,7 +266,9 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
             out += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
         }
         vocab.assign(out, -1);
-    } else if (s.op == "ordinal") {
+        break;
+    }
+    case Op::Ordinal: {
         std::vector<std::vector<double>> cats;
         check_categories(s, vocab, at, cats);
         // NaN encodes "no category"; an infinite code is no index.
@@ -256,21 +276,33 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
             if (std::isinf(param_number(s, key, at)))
                 invalid(at, std::string("ordinal ") + key + " must not be infinite");
         vocab.assign(w, -1);
-    } else if (s.op == "elementwise") {
+        break;
+    }
+    case Op::Elementwise: {
         const json& f = param(s, "function", at);
         if (!f.is_string() || !is_elementwise_function(f.get<std::string>()))
             invalid(at, "elementwise function " + f.dump() + " is not known");
-    } else if (s.op == "threshold") {
+        break;
+    }
+    case Op::Threshold: {
         if (!std::isfinite(param_number(s, "threshold", at))) invalid(at, "threshold must be finite");
-    } else if (s.op == "clip") {
+        break;
+    }
+    case Op::Clip: {
         const double lo = param_number(s, "min", at), hi = param_number(s, "max", at);
         if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi)
             invalid(at, "clip needs finite min <= max");
-    } else if (s.op == "is_missing") {
-    } else if (s.op == "normalize") {
+        break;
+    }
+    case Op::IsMissing: {
+        break;
+    }
+    case Op::Normalize: {
         const json& n = param(s, "norm", at);
         if (n != "l1" && n != "l2" && n != "max") invalid(at, "normalize norm must be \"l1\", \"l2\" or \"max\"");
-    } else if (s.op == "project") {
+        break;
+    }
+    case Op::Project: {
         const auto m = param_matrix(s, "matrix", at);
         const std::vector<double> off = param_vector(s, "offset", at);
         if (m.size() != off.size())
@@ -284,7 +316,9 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
             if (!std::isfinite(off[r])) invalid(at, "project offset must be finite");
         }
         vocab.assign(m.size(), -1);
-    } else if (s.op == "bucketize") {
+        break;
+    }
+    case Op::Bucketize: {
         const auto edges = param_matrix(s, "edges", at);
         if (edges.size() != w)
             invalid(at, "bucketize has edges for " + std::to_string(edges.size()) + " columns, its input has " +
@@ -294,7 +328,9 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
                 if (!std::isfinite(edges[c][i]) || (i > 0 && edges[c][i] < edges[c][i - 1]))
                     invalid(at, "bucketize edges of column " + std::to_string(c) +
                                     " must be finite and ascending");
-    } else if (s.op == "monomials") {
+        break;
+    }
+    case Op::Monomials: {
         const auto powers = param_matrix(s, "powers", at);
         if (powers.empty()) invalid(at, "monomials has no powers");
         for (size_t k = 0; k < powers.size(); ++k) {
@@ -306,7 +342,9 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
                     invalid(at, "monomials powers must be integers in [0, 64]");
         }
         vocab.assign(powers.size(), -1);
-    } else if (s.op == "kernel") {
+        break;
+    }
+    case Op::Kernel: {
         const auto sv = param_matrix(s, "support_vectors", at);
         if (sv.empty()) invalid(at, "kernel has no support vectors");
         for (size_t r = 0; r < sv.size(); ++r) {
@@ -324,7 +362,9 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
         if (!(degree >= 0 && degree <= 64 && degree == std::floor(degree)))
             invalid(at, "kernel degree must be an integer in [0, 64]");
         vocab.assign(sv.size(), -1);
-    } else if (s.op == "concat") {
+        break;
+    }
+    case Op::Concat: {
         if (s.parts.empty()) invalid(at, "concat has no parts");
         if (nesting >= kMaxStepNesting)
             invalid(at, "concat nests deeper than " + std::to_string(kMaxStepNesting) + " levels");
@@ -343,8 +383,11 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
             out.insert(out.end(), sub.begin(), sub.end());
         }
         vocab = std::move(out);
-    } else {
-        fail(ErrorCategory::Unsupported, "pipeline spec: " + at + ": op \"" + s.op + "\" is not supported");
+        break;
+    }
+    case Op::None: case Op::Linear: case Op::TorchScript: {
+        fail(ErrorCategory::Unsupported, "pipeline spec: " + at + ": op \"" + op_name(s.op) + "\" is not a featurizer");
+    }
     }
     check_width(vocab.size(), at);
 }
@@ -371,15 +414,20 @@ int32_t check_step(const Step& step, std::vector<int32_t>& vocab, const std::str
 
 std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<double> x) {
     for (const Step& s : steps) {
-        const std::string at = "step " + s.op;
-        if (s.op == "affine") {
+        const std::string at = std::string("step ") + op_name(s.op);
+        switch (s.op) {
+        case Op::Affine: {
             const std::vector<double> scale = param_vector(s, "scale", at), offset = param_vector(s, "offset", at);
             for (size_t c = 0; c < x.size(); ++c) x[c] = x[c] * scale[c] + offset[c];
-        } else if (s.op == "impute") {
+            break;
+        }
+        case Op::Impute: {
             const std::vector<double> stat = param_vector(s, "statistics", at);
             for (size_t c = 0; c < x.size(); ++c)
                 if (std::isnan(x[c])) x[c] = stat[c];
-        } else if (s.op == "one_hot") {
+            break;
+        }
+        case Op::OneHot: {
             const auto cats = param_matrix(s, "categories", at);
             const std::vector<int32_t> drop = param_ints(s, "drop", at);
             std::vector<double> y;
@@ -387,7 +435,9 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
                 for (size_t k = 0; k < cats[c].size(); ++k)
                     if (static_cast<int32_t>(k) != drop[c]) y.push_back(matches(x[c], cats[c][k]) ? 1.0 : 0.0);
             x = std::move(y);
-        } else if (s.op == "ordinal") {
+            break;
+        }
+        case Op::Ordinal: {
             const auto cats = param_matrix(s, "categories", at);
             const double unknown = param_number(s, "unknown_value", at);
             const double missing = param_number(s, "missing_value", at);
@@ -397,18 +447,28 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
                     if (matches(x[c], cats[c][k])) code = std::isnan(cats[c][k]) ? missing : static_cast<double>(k);
                 x[c] = code;
             }
-        } else if (s.op == "elementwise") {
+            break;
+        }
+        case Op::Elementwise: {
             const std::string f = param(s, "function", at).get<std::string>();
             for (double& v : x) v = apply_elementwise(f, v);
-        } else if (s.op == "threshold") {
+            break;
+        }
+        case Op::Threshold: {
             const double t = param_number(s, "threshold", at);
             for (double& v : x) v = v > t ? 1.0 : 0.0;
-        } else if (s.op == "clip") {
+            break;
+        }
+        case Op::Clip: {
             const double lo = param_number(s, "min", at), hi = param_number(s, "max", at);
             for (double& v : x) v = v < lo ? lo : v > hi ? hi : v;  // NaN stays NaN
-        } else if (s.op == "is_missing") {
+            break;
+        }
+        case Op::IsMissing: {
             for (double& v : x) v = std::isnan(v) ? 1.0 : 0.0;
-        } else if (s.op == "normalize") {
+            break;
+        }
+        case Op::Normalize: {
             const std::string norm = param(s, "norm", at).get<std::string>();
             double n = 0.0;
             for (double v : x) {
@@ -419,7 +479,9 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
             if (norm == "l2") n = std::sqrt(n);
             if (n == 0.0) n = 1.0;
             for (double& v : x) v /= n;
-        } else if (s.op == "project") {
+            break;
+        }
+        case Op::Project: {
             const auto m = param_matrix(s, "matrix", at);
             const std::vector<double> off = param_vector(s, "offset", at);
             std::vector<double> y(m.size());
@@ -429,7 +491,9 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
                 y[r] = acc + off[r];
             }
             x = std::move(y);
-        } else if (s.op == "bucketize") {
+            break;
+        }
+        case Op::Bucketize: {
             const auto edges = param_matrix(s, "edges", at);
             for (size_t c = 0; c < x.size(); ++c) {
                 if (std::isnan(x[c])) continue;
@@ -437,16 +501,22 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
                 for (double e : edges[c]) n += e <= x[c] ? 1.0 : 0.0;
                 x[c] = n;
             }
-        } else if (s.op == "monomials") {
+            break;
+        }
+        case Op::Monomials: {
             const auto powers = param_matrix(s, "powers", at);
             std::vector<double> y(powers.size(), 1.0);
             for (size_t k = 0; k < powers.size(); ++k)
                 for (size_t c = 0; c < x.size(); ++c)
                     if (powers[k][c] != 0.0) y[k] *= std::pow(x[c], powers[k][c]);
             x = std::move(y);
-        } else if (s.op == "kernel") {
+            break;
+        }
+        case Op::Kernel: {
             x = kernel_row(s, x, at);
-        } else if (s.op == "concat") {
+            break;
+        }
+        case Op::Concat: {
             std::vector<double> y;
             for (const Step::Part& part : s.parts) {
                 std::vector<double> sub;
@@ -455,8 +525,11 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
                 y.insert(y.end(), sub.begin(), sub.end());
             }
             x = std::move(y);
-        } else {
-            fail(ErrorCategory::Unsupported, "reference: op \"" + s.op + "\" is not supported");
+            break;
+        }
+        case Op::None: case Op::Linear: case Op::TorchScript: {
+            fail(ErrorCategory::Unsupported, std::string("reference: op \"") + op_name(s.op) + "\" is not a featurizer");
+        }
         }
     }
     return x;

@@ -138,10 +138,19 @@ void check_torchscript_estimator(const Pipeline& p) {
 
 void check_estimator(const Pipeline& p) {
     const Step& e = p.estimator;
-    if (e.op.empty()) return;
-    if (e.op == "torchscript") return check_torchscript_estimator(p);
-    if (e.op != "linear")
-        fail(ErrorCategory::Unsupported, "pipeline spec: estimator op \"" + e.op + "\" is not supported");
+    switch (e.op) {
+        case Op::None:
+            return;  // the model is the tree ensemble
+        case Op::Linear:
+            break;
+        case Op::TorchScript:
+            return check_torchscript_estimator(p);
+        case Op::Affine: case Op::Impute: case Op::OneHot: case Op::Ordinal: case Op::Elementwise:
+        case Op::Threshold: case Op::Clip: case Op::IsMissing: case Op::Normalize: case Op::Project:
+        case Op::Bucketize: case Op::Monomials: case Op::Kernel: case Op::Concat:
+            fail(ErrorCategory::Unsupported,
+                 std::string("pipeline spec: estimator op \"") + op_name(e.op) + "\" is not supported");
+    }
     if (!p.model.trees.empty()) invalid("a pipeline with a linear estimator has no trees");
     const auto coef = param_matrix(e, "coef", "estimator");
     const auto intercept = param_vector(e, "intercept", "estimator");

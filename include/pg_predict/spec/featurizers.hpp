@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pg_predict/spec/op.hpp"
+
 namespace pg_predict::spec {
 
 // A text input column is dictionary-encoded while the batch is filled: the float the model
@@ -23,13 +25,13 @@ struct TextInput {
 // JSON so each family reads what it needs), or a ColumnTransformer-like concatenation whose
 // parts read chosen columns of the step's input.
 struct Step {
-    std::string op;                      // "standard_scaler", "one_hot", "concat", "linear", ...
+    Op op = Op::None;                    // Op::Affine, Op::OneHot, Op::Concat, Op::Linear, ...
     nlohmann::json params;
     struct Part {
         std::vector<int32_t> columns;    // columns of the step's input this part reads
         std::vector<Step> steps;         // applied in order; empty = passthrough
     };
-    std::vector<Part> parts;             // op == "concat" only
+    std::vector<Part> parts;             // op == Op::Concat only
 };
 
 }  // namespace pg_predict::spec
