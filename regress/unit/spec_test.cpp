@@ -266,17 +266,17 @@ TEST(SpecJson, RejectsMissingAndIllTypedFields) {
         const char* needle;
     };
     const Case cases[] = {
-        {"/task", nullptr, "\"task\" is missing"},
-        {"/task", "ranking", "\"task\" must be"},
-        {"/transform", 3, "\"transform\" must be a string"},
-        {"/features", nullptr, "\"features\" is missing"},
+        {"/task", nullptr, "task: is missing"},
+        {"/task", "ranking", "task: must be"},
+        {"/transform", 3, "transform: must be a string"},
+        {"/features", nullptr, "features: is missing"},
         {"/features/0", 7, "features[0]"},
-        {"/classes", "x", "\"classes\" must be an array"},
+        {"/classes", "x", "classes: must be an array"},
         {"/format_version", 99, "format_version"},
         {"/model/num_groups", "1", "model.num_groups"},
         {"/model/comparison", "<<", "model.comparison"},
         {"/model/base_margin", nullptr, "model.base_margin"},
-        {"/model/trees/0/threshold", nullptr, "model.trees[0].threshold\" is missing"},
+        {"/model/trees/0/threshold", nullptr, "model.trees[0].threshold: is missing"},
         {"/model/trees/1/left/0", 0.5, "model.trees[1].left[0]"},
         {"/model/trees/0/value/1", "zero", "model.trees[0].value[1]"},
         {"/model/trees/0/default_left/0", 2, "model.trees[0].default_left[0]"},
@@ -288,7 +288,7 @@ TEST(SpecJson, RejectsMissingAndIllTypedFields) {
         expect_error([&] { spec::from_json(text); }, ErrorCategory::InvalidModel, c.needle);
     }
     expect_error([] { spec::from_json("{not json"); }, ErrorCategory::InvalidModel, "not valid JSON");
-    expect_error([] { spec::from_json("[1]"); }, ErrorCategory::InvalidModel, "JSON object");
+    expect_error([] { spec::from_json("[1]"); }, ErrorCategory::InvalidModel, "document: must be an object");
 }
 
 TEST(SpecJson, FromJsonValidates) {

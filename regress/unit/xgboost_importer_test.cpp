@@ -278,11 +278,11 @@ TEST(XgboostImporter, RejectsUnsupported) {
     };
     const Case cases[] = {
         {"/learner/objective/name", "rank:pairwise",
-         "XGBoost objective \"rank:pairwise\" is not supported; supported: reg:squarederror"},
+         "xgboost: learner.objective.name: objective \"rank:pairwise\" is not supported; supported: reg:squarederror"},
         {"/learner/objective/name", "reg:tweedie", "count:poisson"},
         {"/learner/gradient_booster/model/trees/0/split_type", {1, 0, 0},
-         "tree 0 has a categorical split at node 0"},
-        {"/learner/gradient_booster/model/trees/0/categories_nodes", {0}, "tree 0 has categorical"},
+         "trees[0]: node 0 is a categorical split"},
+        {"/learner/gradient_booster/model/trees/0/categories_nodes", {0}, "categorical splits (categories_nodes)"},
         {"/learner/gradient_booster/model/trees/0/tree_param/size_leaf_vector", "3", "vector leaves"},
         {"/learner/learner_model_param/num_target", "2", "num_target"},
         {"/learner/learner_model_param/multi_strategy", "multi_output_tree", "multi_strategy"},
@@ -304,17 +304,17 @@ TEST(XgboostImporter, RejectsMalformed) {
         const char* needle;
     };
     const Case cases[] = {
-        {"/learner/learner_model_param", nullptr, "learner.learner_model_param\" is missing"},
+        {"/learner/learner_model_param", nullptr, "learner.learner_model_param: is missing"},
         {"/learner/learner_model_param/num_feature", "two", "num_feature"},
         {"/learner/learner_model_param/base_score", "half", "base_score"},
         {"/learner/learner_model_param/base_score", "1E0", "must lie in (0, 1)"},
         {"/learner/learner_model_param/num_class", "3", "num_class"},
-        {"/learner/objective", "binary:logistic", "learner.objective\" must be an object"},
-        {"/learner/feature_names", {"a"}, "feature_names\" has 1 names"},
-        {"/learner/gradient_booster/model/tree_info", {1}, "tree_info[0]\" is group 1"},
-        {"/learner/gradient_booster/model/tree_info", {0, 0}, "tree_info\" has 2 entries"},
+        {"/learner/objective", "binary:logistic", "learner.objective: must be an object"},
+        {"/learner/feature_names", {"a"}, "feature_names: has 1 names"},
+        {"/learner/gradient_booster/model/tree_info", {1}, "tree_info[0]: is group 1"},
+        {"/learner/gradient_booster/model/tree_info", {0, 0}, "tree_info: has 2 entries"},
         {"/learner/gradient_booster/model/gbtree_model_param/num_trees", "2", "num_trees"},
-        {"/learner/gradient_booster/model/trees", nullptr, "model.trees\" is missing"},
+        {"/learner/gradient_booster/model/trees", nullptr, "model.trees: is missing"},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(c.ptr);
@@ -325,15 +325,15 @@ TEST(XgboostImporter, RejectsMalformed) {
         expect_import_error(d, ErrorCategory::InvalidModel, c.needle);
     }
     const Case tree_cases[] = {
-        {"left_children", {1, -1}, "right_children\" has 3 entries, left_children has 2"},
+        {"left_children", {1, -1}, "right_children: has 3 entries, left_children has 2"},
         {"left_children", {7, -1, -1}, "node 0 has child 7 outside [0, 3)"},
         {"left_children", {1, 0, -1}, "node 1 has exactly one child"},
         {"right_children", {1, -1, -1}, "reaches node 1 a second time"},
         {"split_indices", {5, 0, 0}, "node 0 splits on feature 5 but the model reads 2 features"},
-        {"split_indices", {-1, 0, 0}, "split_indices[0]\" is out of range"},
-        {"split_conditions", {"0.5", 0, 0}, "split_conditions[0]\" must be a number"},
+        {"split_indices", {-1, 0, 0}, "split_indices[0]: is -1, outside"},
+        {"split_conditions", {"0.5", 0, 0}, "split_conditions[0]: must be a number"},
         {"default_left", {2, 0, 0}, "default_left[0]"},
-        {"split_conditions", nullptr, "split_conditions\" is missing"},
+        {"split_conditions", nullptr, "split_conditions: is missing"},
         {"left_children", json::array(), "is empty"},
     };
     for (const Case& c : tree_cases) {
@@ -344,8 +344,8 @@ TEST(XgboostImporter, RejectsMalformed) {
         else t[c.ptr] = c.value;
         expect_import_error(d, ErrorCategory::InvalidModel, c.needle);
     }
-    expect_import_error(json::array(), ErrorCategory::InvalidModel, "JSON object");
-    expect_import_error(json::object(), ErrorCategory::InvalidModel, "\"learner\" is missing");
+    expect_import_error(json::array(), ErrorCategory::InvalidModel, "xgboost: document: must be a JSON object");
+    expect_import_error(json::object(), ErrorCategory::InvalidModel, "learner: is missing");
     expect_import_error(json{{"learner", 1}}, ErrorCategory::InvalidModel, "must be an object");
 }
 

@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/import.hpp"
 #include "pg_predict/importers/trees.hpp"
+#include "pg_predict/spec/json_reader.hpp"
 #include "pg_predict/spec/limits.hpp"
 
 namespace pg_predict::importers {
@@ -36,134 +38,62 @@ namespace pg_predict::importers {
 namespace {
 
 using nlohmann::json;
-using spec::PostTransform;
+using spec::JsonReader;
 using spec::Task;
-
-// --- field access: every complaint names the JSON path ------------------------------------
-
-[[noreturn]] void bad(const std::string& path, const std::string& what) {
-    fail(ErrorCategory::InvalidModel, "XGBoost model: \"" + path + "\" " + what);
-}
-
-[[noreturn]] void unsupported(const std::string& what) {
-    fail(ErrorCategory::Unsupported, "XGBoost model: " + what);
-}
-
-std::string sub(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-}
-std::string idx(const std::string& path, size_t i) {
-    return path + "[" + std::to_string(i) + "]";
-}
-
-const json* find(const json& obj, const char* key) {
-    auto it = obj.find(key);
-    return it == obj.end() ? nullptr : &*it;
-}
-
-const json& need(const json& obj, const std::string& path, const char* key) {
-    const json* v = find(obj, key);
-    if (!v) bad(sub(path, key), "is missing");
-    return *v;
-}
-
-const json& need_object(const json& obj, const std::string& path, const char* key) {
-    const json& v = need(obj, path, key);
-    if (!v.is_object()) bad(sub(path, key), "must be an object");
-    return v;
-}
-
-const json& need_array(const json& obj, const std::string& path, const char* key) {
-    const json& v = need(obj, path, key);
-    if (!v.is_array()) bad(sub(path, key), "must be an array");
-    return v;
-}
-
-std::string need_string(const json& obj, const std::string& path, const char* key) {
-    const json& v = need(obj, path, key);
-    if (!v.is_string()) bad(sub(path, key), "must be a string");
-    return v.get<std::string>();
-}
 
 // XGBoost writes its parameters as strings ("3", "5E-1"); hand-made documents often use
 // numbers. Both are taken.
-int64_t int_param(const json& v, const std::string& path) {
-    if (v.is_number_integer()) return v.get<int64_t>();
+int64_t int_param(const JsonReader& v) {
     if (v.is_string()) {
-        const std::string& s = v.get_ref<const std::string&>();
+        const std::string s = v.string();
         char* end = nullptr;
         errno = 0;
         long long i = std::strtoll(s.c_str(), &end, 10);
         if (!s.empty() && *end == '\0' && errno == 0) return i;
+        v.invalid("must be an integer (or a string holding one), got \"" + s + "\"");
     }
-    bad(path, "must be an integer (or a string holding one)");
+    return v.integer(INT64_MIN, INT64_MAX);
 }
 
-float float_token(const std::string& s, const std::string& path) {
+float float_token(const std::string& s, const JsonReader& v) {
     // strtof, not strtod: XGBoost parses its float parameters straight to float32.
     char* end = nullptr;
     errno = 0;
     float f = std::strtof(s.c_str(), &end);
     if (s.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(f))
-        bad(path, "must be a finite number, got \"" + s + "\"");
+        v.invalid("must be a finite number, got \"" + s + "\"");
     return f;
 }
 
-int32_t int_item(const json& v, const std::string& path, int64_t lo, int64_t hi) {
-    if (!v.is_number_integer()) bad(path, "must be an integer");
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-        bad(path, "is out of range");
-    int64_t i = v.get<int64_t>();
-    if (i < lo || i > hi) bad(path, "is out of range");
-    return static_cast<int32_t>(i);
-}
-
-std::vector<int32_t> int_array(const json& obj, const std::string& path, const char* key,
-                               int64_t lo, int64_t hi) {
-    const json& a = need_array(obj, path, key);
-    std::vector<int32_t> out;
-    out.reserve(a.size());
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(int_item(a[i], idx(sub(path, key), i), lo, hi));
-    return out;
-}
-
-std::vector<float> float_array(const json& obj, const std::string& path, const char* key) {
-    const json& a = need_array(obj, path, key);
-    std::vector<float> out;
-    out.reserve(a.size());
-    for (size_t i = 0; i < a.size(); ++i) {
-        if (!a[i].is_number()) bad(idx(sub(path, key), i), "must be a number");
-        out.push_back(static_cast<float>(a[i].get<double>()));
-    }
-    return out;
+std::vector<float> floats(const JsonReader& a) {
+    const std::vector<double> d = a.finite_numbers();
+    return std::vector<float>(d.begin(), d.end());
 }
 
 // default_left is 0/1 in JSON files and may come out of UBJSON converters as booleans.
-std::vector<uint8_t> flag_array(const json& obj, const std::string& path, const char* key) {
-    const json& a = need_array(obj, path, key);
+std::vector<uint8_t> flags(const JsonReader& a) {
     std::vector<uint8_t> out;
     out.reserve(a.size());
     for (size_t i = 0; i < a.size(); ++i) {
-        if (a[i].is_boolean()) out.push_back(a[i].get<bool>());
-        else out.push_back(static_cast<uint8_t>(int_item(a[i], idx(sub(path, key), i), 0, 1)));
+        const json& v = a.value()[i];
+        if (v.is_boolean()) out.push_back(v.get<bool>());
+        else out.push_back(static_cast<uint8_t>(a[i].integer(0, 1)));
     }
     return out;
 }
 
-// --- objectives: trees.hpp's table and base-score link ------------------------------------
-
-std::vector<float> base_scores(const json& v, const std::string& path) {
-    if (v.is_number()) return {static_cast<float>(v.get<double>())};
-    if (!v.is_string()) bad(path, "must be a string or a number");
-    std::string s = v.get<std::string>();
-    if (s.empty() || s.front() != '[') return {float_token(s, path)};
-    if (s.back() != ']') bad(path, "has an unterminated \"[\"");
+// base_score: "5E-1", "[5E-1]" / "[a,b,c]" (3.1+), or a plain JSON number.
+std::vector<float> base_scores(const JsonReader& v) {
+    if (v.value().is_number()) return {static_cast<float>(v.finite())};
+    const std::string s = v.string();
+    if (s.empty() || s.front() != '[') return {float_token(s, v)};
+    if (s.back() != ']') v.invalid("has an unterminated \"[\"");
     std::vector<float> out;
-    std::string body = s.substr(1, s.size() - 2);
+    const std::string body = s.substr(1, s.size() - 2);
     size_t start = 0;
     while (true) {
         size_t comma = body.find(',', start);
-        out.push_back(float_token(body.substr(start, comma - start), path));
+        out.push_back(float_token(body.substr(start, comma - start), v));
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
@@ -172,65 +102,48 @@ std::vector<float> base_scores(const json& v, const std::string& path) {
 
 // --- trees --------------------------------------------------------------------------------
 
-spec::Tree read_tree(const json& t, const std::string& path, size_t index, int32_t group,
-                     float weight, int32_t num_features) {
-    const std::string name = "tree " + std::to_string(index);
-    if (!t.is_object()) bad(path, "must be an object");
-
-    if (const json* tp = find(t, "tree_param")) {
-        if (!tp->is_object()) bad(sub(path, "tree_param"), "must be an object");
-        if (const json* slv = find(*tp, "size_leaf_vector"))
-            if (int_param(*slv, sub(path, "tree_param.size_leaf_vector")) > 1)
-                unsupported(name + " has vector leaves (multi_strategy=multi_output_tree), "
-                            "which are not supported");
+spec::Tree read_tree(const JsonReader& t, int32_t group, float weight, int32_t num_features) {
+    t.expect_object();
+    if (auto tp = t.optional("tree_param")) {
+        tp->expect_object();
+        if (auto slv = tp->optional("size_leaf_vector"); slv && int_param(*slv) > 1)
+            t.unsupported("vector leaves (multi_strategy=multi_output_tree) are not supported");
     }
     // Categorical splits: split_type 1, or a non-empty categories_nodes list.
-    if (const json* st = find(t, "split_type")) {
-        if (!st->is_array()) bad(sub(path, "split_type"), "must be an array");
-        for (size_t i = 0; i < st->size(); ++i)
-            if (int_item((*st)[i], idx(sub(path, "split_type"), i), 0, 255) != 0)
-                unsupported(name + " has a categorical split at node " + std::to_string(i) +
-                            "; categorical splits are not supported");
+    if (auto st = t.optional("split_type")) {
+        const std::vector<int32_t> types = st->integers(0, 255);
+        for (size_t i = 0; i < types.size(); ++i)
+            if (types[i] != 0)
+                t.unsupported("node " + std::to_string(i) +
+                              " is a categorical split; categorical splits are not supported");
     }
     for (const char* key : {"categories_nodes", "categories"})
-        if (const json* c = find(t, key); c && c->is_array() && !c->empty())
-            unsupported(name + " has categorical splits (" + key +
-                        "); categorical splits are not supported");
-
-    const int64_t kMax = INT32_MAX;
-    auto left = int_array(t, path, "left_children", -1, kMax);
-    auto right = int_array(t, path, "right_children", -1, kMax);
-    auto split_index = int_array(t, path, "split_indices", 0, kMax);
-    auto cond = float_array(t, path, "split_conditions");
-    auto dleft = flag_array(t, path, "default_left");
-    const size_t n = left.size();
-    if (n == 0) bad(sub(path, "left_children"), "is empty: a tree has at least a root");
-    auto same = [&](size_t size, const char* key) {
-        if (size != n)
-            bad(sub(path, key), "has " + std::to_string(size) + " entries, left_children has " +
-                                    std::to_string(n));
-    };
-    same(right.size(), "right_children");
-    same(split_index.size(), "split_indices");
-    same(cond.size(), "split_conditions");
-    same(dleft.size(), "default_left");
-    if (const json* tp = find(t, "tree_param"); tp && tp->contains("num_nodes")) {
-        int64_t nn = int_param((*tp)["num_nodes"], sub(path, "tree_param.num_nodes"));
-        if (nn != static_cast<int64_t>(n))
-            bad(sub(path, "tree_param.num_nodes"), "is " + std::to_string(nn) + " but the tree has " +
-                                                      std::to_string(n) + " nodes");
-    }
+        if (auto c = t.optional(key); c && c->is_array() && !c->empty())
+            t.unsupported(std::string("categorical splits (") + key + ") are not supported");
 
     NodeArrays nodes;
-    nodes.left = std::move(left);
-    nodes.right = std::move(right);
-    nodes.feature = std::move(split_index);
-    nodes.default_left = std::move(dleft);
+    nodes.left = t.array("left_children").integers(-1, INT32_MAX);
+    nodes.right = t.array("right_children").integers(-1, INT32_MAX);
+    nodes.feature = t.array("split_indices").integers(0, INT32_MAX);
+    nodes.threshold = floats(t.array("split_conditions"));
+    nodes.default_left = flags(t.array("default_left"));
+    const size_t n = nodes.left.size();
+    if (n == 0) t.need("left_children").invalid("is empty: a tree has at least a root");
+    auto same = [&](size_t size, const char* key) {
+        if (size != n)
+            t.need(key).invalid("has " + std::to_string(size) + " entries, left_children has " + std::to_string(n));
+    };
+    same(nodes.right.size(), "right_children");
+    same(nodes.feature.size(), "split_indices");
+    same(nodes.threshold.size(), "split_conditions");
+    same(nodes.default_left.size(), "default_left");
+    if (auto tp = t.optional("tree_param"))
+        if (auto nn = tp->optional("num_nodes"); nn && int_param(*nn) != static_cast<int64_t>(n))
+            nn->invalid("is " + std::to_string(int_param(*nn)) + " but the tree has " + std::to_string(n) + " nodes");
     // A leaf keeps its value in split_conditions (base_weights lacks the learning rate).
     nodes.value.reserve(n);
-    for (float c : cond) nodes.value.push_back(c * weight);
-    nodes.threshold = std::move(cond);
-    return build_tree(nodes, group, num_features, UnreachableNodes::Drop, "xgboost: " + path);
+    for (float c : nodes.threshold) nodes.value.push_back(c * weight);
+    return build_tree(nodes, group, num_features, UnreachableNodes::Drop, t.where());
 }
 
 // --- the learner ----------------------------------------------------------------------------
@@ -238,42 +151,41 @@ spec::Tree read_tree(const json& t, const std::string& path, size_t index, int32
 using spec::kMaxFeatures;
 constexpr int64_t kMaxClasses = spec::kMaxGroups;
 
-spec::Pipeline import_learner(const json& doc) {
-    if (!doc.is_object()) bad("(document)", "must be a JSON object");
-    const json& learner = need_object(doc, "", "learner");
-    const std::string L = "learner";
-
-    const json& lmp = need_object(learner, L, "learner_model_param");
-    const std::string P = sub(L, "learner_model_param");
-    const int64_t num_feature = int_param(need(lmp, P, "num_feature"), sub(P, "num_feature"));
-    if (num_feature < 0) bad(sub(P, "num_feature"), "is negative");
+spec::Pipeline import_learner(const JsonReader& doc) {
+    if (!doc.is_object()) doc.invalid("must be a JSON object");
+    const JsonReader learner = doc.object("learner");
+    const JsonReader lmp = learner.object("learner_model_param");
+    const JsonReader nf = lmp.need("num_feature");
+    const int64_t num_feature = int_param(nf);
+    if (num_feature < 0) nf.invalid("is negative");
     // Per-feature and per-class vectors are sized from these numbers before any tree is
     // read, so a hostile document must not be able to ask for gigabytes.
     if (num_feature > kMaxFeatures)
-        unsupported("more than " + std::to_string(kMaxFeatures) + " features are not supported");
+        nf.unsupported("more than " + std::to_string(kMaxFeatures) + " features are not supported");
     int64_t num_class = 0;
-    if (const json* v = find(lmp, "num_class")) num_class = int_param(*v, sub(P, "num_class"));
+    const auto nc = lmp.optional("num_class");
+    if (nc) num_class = int_param(*nc);
     if (num_class > kMaxClasses)
-        unsupported("more than " + std::to_string(kMaxClasses) + " classes are not supported");
-    if (const json* v = find(lmp, "num_target"))
-        if (int_param(*v, sub(P, "num_target")) > 1)
-            unsupported("multi-target models (num_target > 1) are not supported");
-    for (const json* owner : {&lmp, &learner})
-        if (const json* v = find(*owner, "multi_strategy"))
-            if (!v->is_string() || v->get<std::string>() != "one_output_per_tree")
-                unsupported("multi_strategy " + v->dump() + " is not supported");
+        nc->unsupported("more than " + std::to_string(kMaxClasses) + " classes are not supported");
+    if (auto nt = lmp.optional("num_target"); nt && int_param(*nt) > 1)
+        nt->unsupported("multi-target models (num_target > 1) are not supported");
+    for (const JsonReader* owner : {&lmp, &learner})
+        if (auto ms = owner->optional("multi_strategy");
+            ms && !(ms->is_string() && ms->string() == "one_output_per_tree"))
+            ms->unsupported("multi_strategy " + ms->value().dump() + " is not supported");
 
-    const json& obj = need_object(learner, L, "objective");
-    const Objective& o =
-        find_objective(xgboost_objectives(), need_string(obj, sub(L, "objective"), "name"), "XGBoost objective");
+    const JsonReader objective = learner.object("objective").need("name");
+    const Objective& o = find_objective(xgboost_objectives(), objective.string(), objective.where() + ": objective");
     int32_t num_groups = 1;
     if (o.multiclass) {
-        if (num_class < 2)
-            bad(sub(P, "num_class"), "must be at least 2 for " + std::string(o.name));
+        if (num_class < 2) {
+            const std::string what = "must be at least 2 for " + std::string(o.name);
+            if (nc) nc->invalid(what);
+            lmp.invalid("num_class " + what);
+        }
         num_groups = static_cast<int32_t>(num_class);
     } else if (num_class > 1) {
-        bad(sub(P, "num_class"), "is " + std::to_string(num_class) + " but objective " +
-                                     o.name + " has one output");
+        nc->invalid("is " + std::to_string(num_class) + " but objective " + o.name + " has one output");
     }
 
     spec::Pipeline p;
@@ -288,71 +200,58 @@ spec::Pipeline import_learner(const json& doc) {
     m.num_features = static_cast<int32_t>(num_feature);
     m.num_groups = num_groups;
     m.comparison = spec::Comparison::Less;
-    const std::string bpath = sub(P, "base_score");
-    std::vector<float> bs = base_scores(need(lmp, P, "base_score"), bpath);
+    const JsonReader bsv = lmp.need("base_score");
+    std::vector<float> bs = base_scores(bsv);
     if (bs.size() == 1) bs.resize(num_groups, bs[0]);
     if (bs.size() != static_cast<size_t>(num_groups))
-        bad(bpath, "has " + std::to_string(bs.size()) + " values for " +
-                       std::to_string(num_groups) + " output groups");
-    for (float b : bs) m.base_margin.push_back(base_score_to_margin(b, o.link, "xgboost: " + bpath));
+        bsv.invalid("has " + std::to_string(bs.size()) + " values for " + std::to_string(num_groups) +
+                    " output groups");
+    for (float b : bs) m.base_margin.push_back(base_score_to_margin(b, o.link, bsv.where()));
 
     p.features.assign(num_feature, "");
-    if (const json* names = find(learner, "feature_names"); names && !names->is_null()) {
-        const std::string fpath = sub(L, "feature_names");
-        if (!names->is_array()) bad(fpath, "must be an array");
+    if (auto names = learner.optional("feature_names")) {
+        names->expect_array();
         if (!names->empty()) {
             if (names->size() != static_cast<size_t>(num_feature))
-                bad(fpath, "has " + std::to_string(names->size()) + " names but num_feature is " +
+                names->invalid("has " + std::to_string(names->size()) + " names but num_feature is " +
                                std::to_string(num_feature));
-            for (size_t i = 0; i < names->size(); ++i) {
-                if (!(*names)[i].is_string()) bad(idx(fpath, i), "must be a string");
-                p.features[i] = (*names)[i].get<std::string>();
-            }
+            for (size_t i = 0; i < names->size(); ++i) p.features[i] = (*names)[i].string();
         }
     }
 
     // gbtree, or dart wrapping a gbtree plus one weight per tree.
-    const json& gb = need_object(learner, L, "gradient_booster");
-    std::string G = sub(L, "gradient_booster");
-    const std::string booster = need_string(gb, G, "name");
-    const json* gbtree = &gb;
+    const JsonReader gb = learner.object("gradient_booster");
+    const std::string booster = gb.string("name");
+    std::optional<JsonReader> gbtree = gb;
     std::vector<float> weights;
     if (booster == "dart") {
-        weights = float_array(gb, G, "weight_drop");
-        gbtree = &need_object(gb, G, "gbtree");
-        G = sub(G, "gbtree");
+        weights = floats(gb.array("weight_drop"));
+        gbtree = gb.object("gbtree");
     } else if (booster != "gbtree") {
-        unsupported("booster \"" + booster + "\" is not supported; supported: gbtree, dart");
+        gb.need("name").unsupported("booster \"" + booster + "\" is not supported; supported: gbtree, dart");
     }
-    const json& model = need_object(*gbtree, G, "model");
-    const std::string M = sub(G, "model");
-    const json& trees = need_array(model, M, "trees");
-    auto tree_info = int_array(model, M, "tree_info", 0, INT32_MAX);
+    const JsonReader model = gbtree->object("model");
+    const JsonReader trees = model.array("trees");
+    const JsonReader info = model.array("tree_info");
+    const std::vector<int32_t> tree_info = info.integers(0, INT32_MAX);
     if (tree_info.size() != trees.size())
-        bad(sub(M, "tree_info"), "has " + std::to_string(tree_info.size()) + " entries for " +
-                                     std::to_string(trees.size()) + " trees");
+        info.invalid("has " + std::to_string(tree_info.size()) + " entries for " + std::to_string(trees.size()) +
+                     " trees");
     if (booster == "dart" && weights.size() != trees.size())
-        bad(sub("learner.gradient_booster", "weight_drop"),
-            "has " + std::to_string(weights.size()) + " entries for " +
-                std::to_string(trees.size()) + " trees");
-    if (const json* gp = find(model, "gbtree_model_param"); gp && gp->is_object())
-        if (const json* nt = find(*gp, "num_trees")) {
-            int64_t declared = int_param(*nt, sub(M, "gbtree_model_param.num_trees"));
-            if (declared != static_cast<int64_t>(trees.size()))
-                bad(sub(M, "gbtree_model_param.num_trees"),
-                    "is " + std::to_string(declared) + " but there are " +
-                        std::to_string(trees.size()) + " trees");
-        }
+        gb.need("weight_drop").invalid("has " + std::to_string(weights.size()) + " entries for " +
+                                       std::to_string(trees.size()) + " trees");
+    if (auto gp = model.optional("gbtree_model_param"); gp && gp->is_object())
+        if (auto nt = gp->optional("num_trees"); nt && int_param(*nt) != static_cast<int64_t>(trees.size()))
+            nt->invalid("is " + std::to_string(int_param(*nt)) + " but there are " + std::to_string(trees.size()) +
+                        " trees");
 
     m.trees.reserve(trees.size());
     for (size_t i = 0; i < trees.size(); ++i) {
         check_interrupts();
         if (tree_info[i] >= num_groups)
-            bad(idx(sub(M, "tree_info"), i), "is group " + std::to_string(tree_info[i]) +
-                                                 " but the model has " +
-                                                 std::to_string(num_groups));
-        m.trees.push_back(read_tree(trees[i], idx(sub(M, "trees"), i), i, tree_info[i],
-                                    weights.empty() ? 1.0f : weights[i], m.num_features));
+            info[i].invalid("is group " + std::to_string(tree_info[i]) + " but the model has " +
+                            std::to_string(num_groups));
+        m.trees.push_back(read_tree(trees[i], tree_info[i], weights.empty() ? 1.0f : weights[i], m.num_features));
     }
     spec::validate(p);
     return p;
@@ -362,13 +261,13 @@ spec::Pipeline import_learner(const json& doc) {
 
 spec::Pipeline import_xgboost(const json& artifact) {
     try {
-        return import_learner(artifact);
+        return import_learner(JsonReader(artifact, "xgboost"));
     } catch (const Error&) {
         throw;
     } catch (const json::exception& e) {
         // Defensive: every access above is type-checked, but a malformed document must never
         // escape as anything but InvalidModel.
-        fail(ErrorCategory::InvalidModel, std::string("XGBoost model is malformed: ") + e.what());
+        fail(ErrorCategory::InvalidModel, std::string("xgboost: the model is malformed: ") + e.what());
     }
 }
 

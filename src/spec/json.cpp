@@ -17,6 +17,7 @@
 
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/json_reader.hpp"
 #include "pg_predict/spec/limits.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "pg_predict/spec/steps.hpp"
@@ -56,132 +57,61 @@ json floats_to_json(const std::vector<float>& v) {
     return a;
 }
 
-// --- reading: every accessor names the field it complains about -------------------------
+// --- reading: through the one JSON reader (spec/json_reader.hpp) ---------------------------
 
-[[noreturn]] void bad(const std::string& field, const std::string& what) {
-    fail(ErrorCategory::InvalidModel, "pipeline spec: field \"" + field + "\" " + what);
+std::vector<float> floats(const JsonReader& a) {
+    const std::vector<double> d = a.numbers();
+    return std::vector<float>(d.begin(), d.end());
 }
 
-std::string join(const std::string& path, const char* key) {
-    return path.empty() ? key : path + "." + key;
-}
+int32_t int32(const JsonReader& v) { return static_cast<int32_t>(v.integer(INT32_MIN, INT32_MAX)); }
 
-const json& member(const json& obj, const std::string& path, const char* key) {
-    auto it = obj.find(key);
-    if (it == obj.end()) bad(join(path, key), "is missing");
-    return *it;
-}
-
-const json& object_at(const json& obj, const std::string& path, const char* key) {
-    const json& v = member(obj, path, key);
-    if (!v.is_object()) bad(join(path, key), "must be an object");
-    return v;
-}
-
-const json& array_at(const json& obj, const std::string& path, const char* key) {
-    const json& v = member(obj, path, key);
-    if (!v.is_array()) bad(join(path, key), "must be an array");
-    return v;
-}
-
-std::string string_at(const json& obj, const std::string& path, const char* key) {
-    const json& v = member(obj, path, key);
-    if (!v.is_string()) bad(join(path, key), "must be a string");
-    return v.get<std::string>();
-}
-
-int32_t int_of(const json& v, const std::string& field) {
-    if (!v.is_number_integer()) bad(field, "must be an integer");
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT32_MAX))
-        bad(field, "is out of the int32 range");
-    int64_t i = v.get<int64_t>();
-    if (i < INT32_MIN || i > INT32_MAX) bad(field, "is out of the int32 range");
-    return static_cast<int32_t>(i);
-}
-
-int32_t int_at(const json& obj, const std::string& path, const char* key) {
-    return int_of(member(obj, path, key), join(path, key));
-}
-
-float float_of(const json& v, const std::string& field) {
-    if (v.is_number()) return static_cast<float>(v.get<double>());
-    if (v.is_string()) {
-        const std::string& s = v.get_ref<const std::string&>();
-        if (s == "NaN") return NAN;
-        if (s == "Infinity") return INFINITY;
-        if (s == "-Infinity") return -INFINITY;
-    }
-    bad(field, "must be a number (or \"NaN\", \"Infinity\", \"-Infinity\")");
-}
-
-std::string item(const std::string& field, size_t i) {
-    return field + "[" + std::to_string(i) + "]";
-}
-
-std::vector<float> floats_at(const json& obj, const std::string& path, const char* key) {
-    const json& a = array_at(obj, path, key);
-    std::vector<float> out;
-    out.reserve(a.size());
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(float_of(a[i], item(join(path, key), i)));
-    return out;
-}
-
-std::vector<int32_t> ints_at(const json& obj, const std::string& path, const char* key) {
-    const json& a = array_at(obj, path, key);
-    std::vector<int32_t> out;
-    out.reserve(a.size());
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(int_of(a[i], item(join(path, key), i)));
-    return out;
-}
-
-std::vector<uint8_t> flags_at(const json& obj, const std::string& path, const char* key) {
-    const json& a = array_at(obj, path, key);
+std::vector<uint8_t> flags(const JsonReader& a) {
+    a.expect_array();
     std::vector<uint8_t> out;
     out.reserve(a.size());
     for (size_t i = 0; i < a.size(); ++i) {
-        const json& v = a[i];
-        if (v.is_boolean()) {
-            out.push_back(v.get<bool>() ? 1 : 0);
-        } else if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1)) {
-            out.push_back(static_cast<uint8_t>(v.get<int64_t>()));
-        } else {
-            bad(item(join(path, key), i), "must be a boolean");
-        }
+        const json& v = a.value()[i];
+        if (v.is_boolean()) out.push_back(v.get<bool>() ? 1 : 0);
+        else out.push_back(static_cast<uint8_t>(a[i].integer(0, 1)));
     }
     return out;
 }
 
-Task task_of(const std::string& s, const std::string& field) {
+Task task_of(const JsonReader& v) {
+    const std::string s = v.string();
     for (Task t : {Task::Regression, Task::Classification})
         if (s == task_name(t)) return t;
-    bad(field, "must be \"regression\" or \"classification\", not \"" + s + "\"");
+    v.invalid("must be \"regression\" or \"classification\", not \"" + s + "\"");
 }
 
-PostTransform transform_of(const std::string& s, const std::string& field) {
+PostTransform transform_of(const JsonReader& v) {
+    const std::string s = v.string();
     for (PostTransform t : {PostTransform::Identity, PostTransform::Logistic,
                             PostTransform::Softmax, PostTransform::Exp, PostTransform::Ovr,
                             PostTransform::TwoSided, PostTransform::Complement, PostTransform::ModifiedHuber})
         if (s == transform_name(t)) return t;
-    bad(field, "must be one of identity, logistic, softmax, exp, ovr, two_sided, complement, modified_huber, "
-               "not \"" + s + "\"");
+    v.invalid("must be one of identity, logistic, softmax, exp, ovr, two_sided, complement, modified_huber, "
+              "not \"" + s + "\"");
 }
 
-Comparison comparison_of(const std::string& s, const std::string& field) {
+Comparison comparison_of(const JsonReader& v) {
+    const std::string s = v.string();
     for (Comparison c : {Comparison::Less, Comparison::LessEqual})
         if (s == comparison_name(c)) return c;
-    bad(field, "must be \"<\" or \"<=\", not \"" + s + "\"");
+    v.invalid("must be \"<\" or \"<=\", not \"" + s + "\"");
 }
 
-Tree tree_from_json(const json& t, const std::string& path) {
-    if (!t.is_object()) bad(path, "must be an object");
+Tree tree_from_json(const JsonReader& t) {
+    t.expect_object();
     Tree tree;
-    tree.group = int_at(t, path, "group");
-    tree.left = ints_at(t, path, "left");
-    tree.right = ints_at(t, path, "right");
-    tree.feature = ints_at(t, path, "feature");
-    tree.threshold = floats_at(t, path, "threshold");
-    tree.default_left = flags_at(t, path, "default_left");
-    tree.value = floats_at(t, path, "value");
+    tree.group = int32(t.need("group"));
+    tree.left = t.array("left").integers(INT32_MIN, INT32_MAX);
+    tree.right = t.array("right").integers(INT32_MIN, INT32_MAX);
+    tree.feature = t.array("feature").integers(INT32_MIN, INT32_MAX);
+    tree.threshold = floats(t.array("threshold"));
+    tree.default_left = flags(t.array("default_left"));
+    tree.value = floats(t.array("value"));
     return tree;
 }
 
@@ -199,25 +129,22 @@ json step_to_json(const Step& s) {
     return j;
 }
 
-Step step_from_json(const json& j, const std::string& path) {
-    if (!j.is_object()) bad(path, "must be an object");
+Step step_from_json(const JsonReader& j) {
+    j.expect_object();
     Step s;
-    const std::string op = string_at(j, path, "op");
-    const std::optional<Op> known = op_from_name(op);
-    if (!known) fail(ErrorCategory::Unsupported, "pipeline spec: " + path + ": op \"" + op + "\" is not supported");
+    const JsonReader op = j.need("op");
+    const std::optional<Op> known = op_from_name(op.string());
+    if (!known) op.unsupported("op \"" + op.string() + "\" is not supported");
     s.op = *known;
-    s.params = object_at(j, path, "params");
-    if (j.contains("parts")) {
-        const json& parts = array_at(j, path, "parts");
-        for (size_t i = 0; i < parts.size(); ++i) {
-            const std::string at = item(join(path, "parts"), i);
-            if (!parts[i].is_object()) bad(at, "must be an object");
-            Step::Part part;
-            part.columns = ints_at(parts[i], at, "columns");
-            const json& steps = array_at(parts[i], at, "steps");
-            for (size_t k = 0; k < steps.size(); ++k)
-                part.steps.push_back(step_from_json(steps[k], item(join(at, "steps"), k)));
-            s.parts.push_back(std::move(part));
+    s.params = j.object("params").value();
+    if (auto parts = j.optional("parts")) {
+        for (size_t i = 0; i < parts->size(); ++i) {
+            const JsonReader part = (*parts)[i].expect_object();
+            Step::Part sp;
+            sp.columns = part.array("columns").integers(INT32_MIN, INT32_MAX);
+            const JsonReader steps = part.array("steps");
+            for (size_t k = 0; k < steps.size(); ++k) sp.steps.push_back(step_from_json(steps[k]));
+            s.parts.push_back(std::move(sp));
         }
     }
     return s;
@@ -292,68 +219,56 @@ Pipeline from_json(const std::string& text) {
     } catch (const json::exception& e) {
         fail(ErrorCategory::InvalidModel, std::string("pipeline spec is not valid JSON: ") + e.what());
     }
-    if (!doc.is_object()) fail(ErrorCategory::InvalidModel, "pipeline spec must be a JSON object");
+    const JsonReader root(doc, "pipeline spec");
+    root.expect_object();
 
-    int version = int_at(doc, "", "format_version");
+    const JsonReader fv = root.need("format_version");
+    const int64_t version = fv.integer(INT32_MIN, INT32_MAX);
     if (version < 1 || version > kFormatVersion)
-        bad("format_version", "is " + std::to_string(version) + "; this build reads versions 1 to " +
-                                  std::to_string(kFormatVersion));
+        fv.invalid("is " + std::to_string(version) + "; this build reads versions 1 to " +
+                   std::to_string(kFormatVersion));
 
     Pipeline p;
-    p.source_format = string_at(doc, "", "source_format");
-    p.objective = string_at(doc, "", "objective");
-    p.task = task_of(string_at(doc, "", "task"), "task");
-    p.transform = transform_of(string_at(doc, "", "transform"), "transform");
-
-    const json& classes = array_at(doc, "", "classes");
+    p.source_format = root.string("source_format");
+    p.objective = root.string("objective");
+    p.task = task_of(root.need("task"));
+    p.transform = transform_of(root.need("transform"));
+    const JsonReader classes = root.array("classes");
     for (size_t i = 0; i < classes.size(); ++i) {
-        if (!classes[i].is_number()) bad(item("classes", i), "must be a number");
-        p.classes.push_back(classes[i].get<double>());
+        if (!classes.value()[i].is_number()) classes[i].invalid("must be a number");
+        p.classes.push_back(classes.value()[i].get<double>());
     }
-    const json& features = array_at(doc, "", "features");
-    for (size_t i = 0; i < features.size(); ++i) {
-        if (!features[i].is_string()) bad(item("features", i), "must be a string");
-        p.features.push_back(features[i].get<std::string>());
-    }
+    const JsonReader features = root.array("features");
+    for (size_t i = 0; i < features.size(); ++i) p.features.push_back(features[i].string());
 
-    const json& m = object_at(doc, "", "model");
-    std::string type = string_at(m, "model", "type");
-    if (type != "tree_ensemble")
-        fail(ErrorCategory::Unsupported, "pipeline spec: model type \"" + type + "\" is not supported");
-    p.model.num_features = int_at(m, "model", "num_features");
-    p.model.num_groups = int_at(m, "model", "num_groups");
-    p.model.comparison = comparison_of(string_at(m, "model", "comparison"), "model.comparison");
-    p.model.base_margin = floats_at(m, "model", "base_margin");
-    const json& trees = array_at(m, "model", "trees");
+    const JsonReader m = root.object("model");
+    const JsonReader type = m.need("type");
+    if (type.string() != "tree_ensemble") type.unsupported("model type \"" + type.string() + "\" is not supported");
+    p.model.num_features = int32(m.need("num_features"));
+    p.model.num_groups = int32(m.need("num_groups"));
+    p.model.comparison = comparison_of(m.need("comparison"));
+    p.model.base_margin = floats(m.array("base_margin"));
+    const JsonReader trees = m.array("trees");
     p.model.trees.reserve(trees.size());
     for (size_t i = 0; i < trees.size(); ++i) {
         check_interrupts();
-        p.model.trees.push_back(tree_from_json(trees[i], item("model.trees", i)));
+        p.model.trees.push_back(tree_from_json(trees[i]));
     }
     if (version >= 2) {
-        const json& steps = array_at(doc, "", "steps");
-        for (size_t i = 0; i < steps.size(); ++i) p.steps.push_back(step_from_json(steps[i], item("steps", i)));
-        const json& texts = array_at(doc, "", "text_inputs");
+        const JsonReader steps = root.array("steps");
+        for (size_t i = 0; i < steps.size(); ++i) p.steps.push_back(step_from_json(steps[i]));
+        const JsonReader texts = root.array("text_inputs");
         for (size_t i = 0; i < texts.size(); ++i) {
-            const std::string at = item("text_inputs", i);
-            if (!texts[i].is_object()) bad(at, "must be an object");
+            const JsonReader text = texts[i].expect_object();
             TextInput t;
-            t.input = int_at(texts[i], at, "input");
-            const json& vocab = array_at(texts[i], at, "vocabulary");
-            for (size_t k = 0; k < vocab.size(); ++k) {
-                if (!vocab[k].is_string()) bad(item(join(at, "vocabulary"), k), "must be a string");
-                t.vocabulary.push_back(vocab[k].get<std::string>());
-            }
-            const json& err = member(texts[i], at, "unknown_is_error");
-            if (!err.is_boolean()) bad(join(at, "unknown_is_error"), "must be a boolean");
-            t.unknown_is_error = err.get<bool>();
+            t.input = int32(text.need("input"));
+            const JsonReader vocab = text.array("vocabulary");
+            for (size_t k = 0; k < vocab.size(); ++k) t.vocabulary.push_back(vocab[k].string());
+            t.unknown_is_error = text.boolean("unknown_is_error");
             p.text_inputs.push_back(std::move(t));
         }
-        const json& est = member(doc, "", "estimator");
-        if (!est.is_null()) p.estimator = step_from_json(est, "estimator");
-        const json& proba = member(doc, "", "has_probabilities");
-        if (!proba.is_boolean()) bad("has_probabilities", "must be a boolean");
-        p.has_probabilities = proba.get<bool>();
+        if (auto est = root.optional("estimator")) p.estimator = step_from_json(*est);  // null: none
+        p.has_probabilities = root.boolean("has_probabilities");
     }
     // Whoever reads a spec goes on to index its arrays: hand out only sound ones.
     validate(p);

@@ -7,6 +7,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/common/interrupt.hpp"
+#include "pg_predict/spec/json_reader.hpp"
 #include "pg_predict/spec/limits.hpp"
 #include "pg_predict/spec/steps.hpp"
 
@@ -155,55 +156,30 @@ json numbers_to_json(const std::vector<double>& v) {
 }
 
 double param_number(const json& v, const std::string& field) {
-    if (v.is_number()) return v.get<double>();
-    if (v.is_string()) {
-        const std::string& s = v.get_ref<const std::string&>();
-        if (s == "NaN") return NAN;
-        if (s == "Infinity") return INFINITY;
-        if (s == "-Infinity") return -INFINITY;
-    }
-    fail(ErrorCategory::InvalidModel,
-         "invalid pipeline: " + field + " must be a number (or \"NaN\", \"Infinity\", \"-Infinity\")");
+    return JsonReader(v, "invalid pipeline", field).number();
+}
+
+// The step's parameter `key`, read through the one JSON reader: "invalid pipeline:
+// steps[2].scale[3]: must be a number ...".
+static JsonReader param_reader(const Step& s, const char* key, const std::string& where) {
+    param(s, key, where);  // params an object holding key, or the step's own message
+    return JsonReader(s.params, "invalid pipeline", where).need(key);
 }
 
 double param_number(const Step& s, const char* key, const std::string& where) {
-    return param_number(param(s, key, where), where + "." + key);
+    return param_reader(s, key, where).number();
 }
 
 std::vector<double> param_vector(const Step& s, const char* key, const std::string& where) {
-    const json& a = param(s, key, where);
-    const std::string field = where + "." + key;
-    if (!a.is_array()) invalid(field, "must be an array");
-    std::vector<double> out;
-    out.reserve(a.size());
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(param_number(a[i], item(field, i)));
-    return out;
+    return param_reader(s, key, where).numbers();
 }
 
 std::vector<std::vector<double>> param_matrix(const Step& s, const char* key, const std::string& where) {
-    const json& a = param(s, key, where);
-    const std::string field = where + "." + key;
-    if (!a.is_array()) invalid(field, "must be an array of arrays");
-    std::vector<std::vector<double>> out(a.size());
-    for (size_t r = 0; r < a.size(); ++r) {
-        if (!a[r].is_array()) invalid(item(field, r), "must be an array");
-        for (size_t i = 0; i < a[r].size(); ++i)
-            out[r].push_back(param_number(a[r][i], item(item(field, r), i)));
-    }
-    return out;
+    return param_reader(s, key, where).ragged_matrix();
 }
 
 std::vector<int32_t> param_ints(const Step& s, const char* key, const std::string& where) {
-    const json& a = param(s, key, where);
-    const std::string field = where + "." + key;
-    if (!a.is_array()) invalid(field, "must be an array");
-    std::vector<int32_t> out;
-    for (size_t i = 0; i < a.size(); ++i) {
-        if (!a[i].is_number_integer() || a[i].get<int64_t>() < INT32_MIN || a[i].get<int64_t>() > INT32_MAX)
-            invalid(item(field, i), "must be an integer");
-        out.push_back(a[i].get<int32_t>());
-    }
-    return out;
+    return param_reader(s, key, where).integers(INT32_MIN, INT32_MAX);
 }
 
 namespace {
