@@ -8,12 +8,13 @@
 //   threshold  (h > t).double();  is_missing  isnan(h).double()
 //   normalize  h / the row's norm (1 where it is 0)
 //   project  matmul(h, matrixᵀ) + offset
-//   bucketize  per (column, edge) pair v >= edge, index_add_ into the columns; NaN kept
+//   bucketize  searchsorted of each column in its edges (padded with +inf); NaN kept
 //   monomials  prod(pow(h[:, None, :], powers), 2) with x^0 = 1
 //   kernel   matmul(h, svᵀ), then linear / poly / sigmoid of it; rbf via ‖x‖² + ‖s‖² - 2 x·s
 //   concat   index_select of each part's columns, its steps, cat
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,13 @@ std::string emit_matches(Emitter& e, const std::string& in, const std::vector<st
     return eq;
 }
 
+// A double as a TorchScript float literal that reads back exactly.
+std::string double_literal(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
 // TorchScript for numpy's ufunc `f` applied to the float64 tensor `h`.
 std::string elementwise_expr(const std::string& f, const std::string& h) {
     static const std::pair<const char*, const char*> kDirect[] = {
@@ -89,6 +97,9 @@ std::string elementwise_expr(const std::string& f, const std::string& h) {
     // NaN stays NaN, as numpy's maximum(x, 0): torch.relu (clamp_min) propagates NaN, and is
     // one op where the explicit where(x > 0 or isnan(x), x, 0) took five (5.6× slower).
     if (f == "relu") return "torch.relu(" + h + ")";
+    if (f == "zero_as_missing")
+        return "torch.where(torch.abs(" + h + ") <= " + double_literal(spec::kLightgbmZero) + ", torch.full_like(" + h +
+               ", float(\"nan\")), " + h + ")";
     if (f == "square") return "(" + h + " * " + h + ")";
     // torch.sign(NaN) is 0 on some builds; numpy keeps NaN.
     if (f == "sign") return "torch.where(torch.isnan(" + h + "), " + h + ", torch.sign(" + h + "))";
@@ -237,24 +248,31 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         break;
     }
     case spec::Op::Bucketize: {
+        // One binary search per value: the edges of every column padded with +inf to one
+        // length (a pad is never < x; for side right, x = +inf counts the pads and the count
+        // is cut back to the column's edges).
         const auto edges = spec::param_matrix(s, "edges", at);
-        std::vector<int64_t> column_of;
-        std::vector<double> edge;
-        for (size_t c = 0; c < edges.size(); ++c)
-            for (double v : edges[c]) {
-                column_of.push_back(static_cast<int64_t>(c));
-                edge.push_back(v);
-            }
+        const bool right = spec::bucketize_counts_equal(s, at);
+        size_t longest = 0;
+        for (const auto& c : edges) longest = std::max(longest, c.size());
         const std::string counts = e.var();
-        if (column_of.empty()) {
+        if (longest == 0) {
             e.line(counts + " = torch.zeros_like(" + h + ")");
         } else {
-            const int64_t K = static_cast<int64_t>(column_of.size());
-            e.parts.buffers.push_back(make_i64(pre + "column", {K}, column_of));
-            e.parts.buffers.push_back(make_f64(pre + "edge", {K}, edge));
-            e.note_width(K);
-            e.line(counts + " = torch.zeros_like(" + h + ").index_add_(1, self." + pre + "column, (" + h +
-                   ".index_select(1, self." + pre + "column) >= self." + pre + "edge).double())");
+            const int64_t C = static_cast<int64_t>(edges.size()), K = static_cast<int64_t>(longest);
+            std::vector<double> padded, count;
+            for (const auto& c : edges) {
+                padded.insert(padded.end(), c.begin(), c.end());
+                padded.resize(padded.size() + (longest - c.size()), HUGE_VAL);
+                count.push_back(static_cast<double>(c.size()));
+            }
+            e.parts.buffers.push_back(make_f64(pre + "edges", {C, K}, padded));
+            e.line(counts + " = torch.searchsorted(self." + pre + "edges, " + h + ".t().contiguous(), right=" +
+                   (right ? "True" : "False") + ").t().double()");
+            if (right) {
+                e.parts.buffers.push_back(make_f64(pre + "count", {C}, count));
+                e.line(counts + " = torch.minimum(" + counts + ", self." + pre + "count)");
+            }
         }
         e.line(out + " = torch.where(torch.isnan(" + h + "), " + h + ", " + counts + ")");
         break;

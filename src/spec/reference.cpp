@@ -98,9 +98,8 @@ void linear_row(const Pipeline& p, const std::vector<std::vector<double>>& coef,
     }
 }
 
-}  // namespace
-
-void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* out) {
+template <typename Input>
+void predict_rows(const Pipeline& p, const Input* x, int64_t rows, float* out) {
     const TreeEnsemble& e = p.model;
     const int groups = e.num_groups;
     const int width = p.output_width();
@@ -139,14 +138,16 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
     std::vector<float> margin(groups);
     std::vector<float> featurized;
     for (int64_t r = 0; r < rows; ++r) {
-        const float* row = x + r * in_width;
+        const Input* input = x + r * in_width;
         if (!p.steps.empty()) {
             // scikit-learn's trees read the featurized (float64) matrix cast to float32.
-            std::vector<double> z(row, row + in_width);
+            std::vector<double> z(input, input + in_width);
             z = apply_steps(p.steps, std::move(z));
             featurized.assign(z.begin(), z.end());
-            row = featurized.data();
+        } else {
+            featurized.assign(input, input + in_width);  // a bare model reads float32
         }
+        const float* row = featurized.data();
         std::fill(margin.begin(), margin.end(), 0.0f);
         for (const Tree& tree : e.trees) margin[tree.group] += leaf_value(tree, e.comparison, row);
         for (int g = 0; g < groups; ++g)
@@ -208,6 +209,16 @@ void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* o
         }
         }
     }
+}
+
+}  // namespace
+
+void reference_predict(const Pipeline& p, const float* x, int64_t rows, float* out) {
+    predict_rows(p, x, rows, out);
+}
+
+void reference_predict(const Pipeline& p, const double* x, int64_t rows, float* out) {
+    predict_rows(p, x, rows, out);
 }
 
 }  // namespace pg_predict::spec

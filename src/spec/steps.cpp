@@ -90,14 +90,23 @@ std::vector<double> kernel_row(const Step& s, const std::vector<double>& x, cons
 
 }  // namespace
 
+bool bucketize_counts_equal(const Step& s, const std::string& where) {
+    if (!s.params.is_object()) invalid(where, "op bucketize: params must be an object");
+    auto it = s.params.find("side");
+    if (it == s.params.end() || *it == "right") return true;
+    if (*it == "left") return false;
+    invalid(where, "bucketize side must be \"left\" or \"right\", not " + it->dump());
+}
+
 const std::vector<std::string>& elementwise_functions() {
     static const std::vector<std::string> names = {
         "absolute", "fabs",    "negative", "sign",    "reciprocal", "square",  "sqrt",    "cbrt",
         "exp",      "exp2",    "expm1",    "log",     "log2",       "log10",   "log1p",   "floor",
         "ceil",     "rint",    "trunc",    "sin",     "cos",        "tan",     "arcsin",  "arccos",
         "arctan",   "sinh",    "cosh",     "tanh",    "arcsinh",    "arccosh", "arctanh",
-        // Not numpy's: the activations of scikit-learn's MLPs (scipy.special.expit, max(x, 0)).
-        "expit",    "relu"};
+        // Not numpy's: the activations of scikit-learn's MLPs (scipy.special.expit, max(x, 0)),
+        // and LightGBM's zero_as_missing (|x| <= kZeroThreshold is missing).
+        "expit",    "relu",    "zero_as_missing"};
     return names;
 }
 
@@ -140,6 +149,7 @@ double apply_elementwise(const std::string& f, double x) {
     if (f == "arctanh") return std::atanh(x);
     if (f == "expit") return 1.0 / (1.0 + std::exp(-x));
     if (f == "relu") return x > 0.0 || std::isnan(x) ? x : 0.0;
+    if (f == "zero_as_missing") return std::fabs(x) <= kLightgbmZero ? NAN : x;
     fail(ErrorCategory::InvalidModel, "invalid pipeline: elementwise function \"" + f + "\" is not known");
 }
 
@@ -296,14 +306,15 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
     }
     case Op::Bucketize: {
         const auto edges = param_matrix(s, "edges", at);
+        bucketize_counts_equal(s, at);  // checks "side"
         if (edges.size() != w)
             invalid(at, "bucketize has edges for " + std::to_string(edges.size()) + " columns, its input has " +
                             std::to_string(w));
         for (size_t c = 0; c < w; ++c)
             for (size_t i = 0; i < edges[c].size(); ++i)
-                if (!std::isfinite(edges[c][i]) || (i > 0 && edges[c][i] < edges[c][i - 1]))
+                if (std::isnan(edges[c][i]) || (i > 0 && edges[c][i] < edges[c][i - 1]))
                     invalid(at, "bucketize edges of column " + std::to_string(c) +
-                                    " must be finite and ascending");
+                                    " must be numbers in ascending order");
         break;
     }
     case Op::Monomials: {
@@ -471,10 +482,11 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
         }
         case Op::Bucketize: {
             const auto edges = param_matrix(s, "edges", at);
+            const bool right = bucketize_counts_equal(s, at);
             for (size_t c = 0; c < x.size(); ++c) {
                 if (std::isnan(x[c])) continue;
                 double n = 0.0;
-                for (double e : edges[c]) n += e <= x[c] ? 1.0 : 0.0;
+                for (double e : edges[c]) n += (right ? e <= x[c] : e < x[c]) ? 1.0 : 0.0;
                 x[c] = n;
             }
             break;

@@ -117,5 +117,8 @@ void validate(const Pipeline&);
 // A plain recursive evaluation of the pipeline: the reference the compiled strategies are
 // tested against. x is rows × num_features, row-major; out is rows × output_width().
 void reference_predict(const Pipeline&, const float* x, int64_t rows, float* out);
+// The same over float64 rows: they reach the featurizers unrounded (a bare model rounds them
+// to float32 first, as its program does).
+void reference_predict(const Pipeline&, const double* x, int64_t rows, float* out);
 
 }  // namespace pg_predict::spec

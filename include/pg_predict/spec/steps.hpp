@@ -15,7 +15,8 @@
 //   elementwise {"function": f}                      y = f(x), numpy's ufunc f per entry (w → w);
 //            f is one of elementwise_functions() (numpy names: log1p, sqrt, absolute, rint, ...),
 //            NaN in gives NaN out, domain errors give NaN / ±inf as numpy does; also expit
-//            (1 / (1 + e^-x)) and relu (max(x, 0)), the activations of scikit-learn's MLPs
+//            (1 / (1 + e^-x)) and relu (max(x, 0)), the activations of scikit-learn's MLPs, and
+//            zero_as_missing (NaN where |x| <= kLightgbmZero, LightGBM's missing zeros)
 //   threshold {"threshold": t}                        y = x > t ? 1 : 0 (NaN → 0)  (w → w)
 //   clip     {"min": a, "max": b}                     y = min(max(x, a), b), a <= b finite, NaN
 //            stays NaN (numpy's clip; MinMaxScaler(clip=True))               (w → w)
@@ -23,8 +24,10 @@
 //   normalize {"norm": "l1" | "l2" | "max"}          y = x / ‖x‖ over the row (a zero norm
 //            leaves the row unchanged; max is the largest |x|)                 (w → w)
 //   project  {"matrix": [[w] × k], "offset": [k]}    y = x · matrixᵀ + offset     (w → k)
-//   bucketize {"edges": [[e, ...] per column]}        per column the number of edges <= x, edges
-//            sorted ascending (numpy searchsorted side="right"); NaN stays NaN  (w → w)
+//   bucketize {"edges": [[e, ...] per column], "side": "right" | "left"}
+//            per column the number of edges <= x (side "right", the default: numpy searchsorted
+//            side="right"), or < x (side "left": then x <= edges[j] exactly when the count is
+//            <= j, LightGBM's split on a double); edges sorted ascending; NaN stays NaN (w → w)
 //   monomials {"powers": [[p] × w] × k}               y_k = Π_j x_j ^ powers[k][j], p >= 0
 //            integers (x^0 = 1, NaN included)                                   (w → k)
 //   kernel   {"support_vectors": [[w] × n], "kernel": k, "gamma": g, "coef0": c, "degree": d}
@@ -67,6 +70,13 @@ std::vector<int32_t> param_ints(const Step&, const char* key, const std::string&
 const std::vector<std::string>& elementwise_functions();
 bool is_elementwise_function(const std::string& name);
 double apply_elementwise(const std::string& name, double x);
+
+// LightGBM's kZeroThreshold (a float32 1e-35 compared as a double): |x| at most this is zero.
+constexpr double kLightgbmZero = static_cast<double>(1e-35f);
+
+// Whether a bucketize step counts the edges <= x (side "right", also when absent) rather than
+// the edges < x (side "left"); throws Error(InvalidModel) for another side.
+bool bucketize_counts_equal(const Step&, const std::string& where);
 
 // Checks a list of steps against the vector it reads and returns the output width.
 // `vocab` has one entry per input column: -1 for a number, else the vocabulary size of the
