@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The libFuzzer targets (regress/fuzz/): xgboost, sklearn, spec, detect (format detection).
+# The libFuzzer targets (regress/fuzz/): xgboost, sklearn, spec, detect (format detection),
+# lightgbm (LightGBM model texts).
 #   scripts/fuzz.sh build                    configure + build them into build/fuzz (clang-14)
 #   scripts/fuzz.sh run TARGET SECONDS [ARGS] fuzz one target; exit status 0 = no crash, leak,
 #                                            timeout or out-of-memory
@@ -12,7 +13,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/build/fuzz
-TARGETS="xgboost sklearn spec detect"
+TARGETS="xgboost sklearn spec detect lightgbm"
 
 build() {
   local launcher=()
@@ -25,8 +26,10 @@ build() {
 # Seeds per target, written once into build/fuzz/seeds/TARGET.
 seed() {
   local s=$OUT/seeds
-  [ -d "$s/spec" ] && return 0
-  mkdir -p "$s/xgboost" "$s/sklearn" "$s/spec" "$s/detect"
+  [ -d "$s/lightgbm" ] && return 0
+  mkdir -p "$s/xgboost" "$s/sklearn" "$s/spec" "$s/detect" "$s/lightgbm"
+  # LightGBM texts under libFuzzer's -max_len (the 1 MB deep model would only be cut).
+  find "$ROOT/regress/fixtures/lightgbm" -name '*.model.txt' -size -256k -exec cp {} "$s/lightgbm/" \;
   cp "$ROOT"/regress/fixtures/binary_tiny.json "$ROOT"/regress/fixtures/sklearn_city.json "$s/detect/"
   for f in "$ROOT"/regress/fixtures/*.json; do
     if grep -q '"learner"' "$f"; then cp "$f" "$s/xgboost/"; else cp "$f" "$s/sklearn/"; fi
@@ -48,11 +51,12 @@ run() {
   shift 2
   local corpus=$OUT/corpus/$target
   mkdir -p "$corpus" "$OUT/artifacts"
-  local dirs=("$corpus") d
+  local dirs=("$corpus") d dict=$ROOT/regress/fuzz/$target.dict
+  [ -f "$dict" ] || dict=$ROOT/regress/fuzz/json.dict  # a target's own tokens, else JSON's
   for d in "$OUT/seeds/$target" "$ROOT/regress/fuzz/seeds/$target"; do [ -d "$d" ] && dirs+=("$d"); done
   "$OUT/fuzz_$target" "${dirs[@]}" \
     -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2560 -max_len=262144 \
-    -dict="$ROOT/regress/fuzz/json.dict" -artifact_prefix="$OUT/artifacts/$target-" \
+    -dict="$dict" -artifact_prefix="$OUT/artifacts/$target-" \
     -print_final_stats=1 "$@"
 }
 

@@ -324,7 +324,7 @@ suite_runtime_file() {  # suite file
 
 # ---- fuzz: libFuzzer targets (regress/fuzz/, scripts/fuzz.sh) ------------------------------
 suite_fuzz() {
-  local seconds=${FUZZ_SECONDS:-40} targets="xgboost sklearn spec detect"
+  local seconds=${FUZZ_SECONDS:-40} targets="xgboost sklearn spec detect lightgbm"
   echo
   echo "=== fuzz (regress/fuzz/: $seconds s per target, clang-14 with ASan and UBSan)"
   local log=$RESULTS_DIR/fuzz-build.log

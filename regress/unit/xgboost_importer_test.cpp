@@ -356,6 +356,6 @@ TEST(XgboostImporter, FormatDetectionAndDispatch) {
                  "format");
     EXPECT_EQ(importers::import_model(doc(kV1), "auto").objective, "binary:logistic");
     EXPECT_EQ(importers::import_model(doc(kV2), "xgboost").objective, "reg:squarederror");
-    expect_error([] { importers::import_model(doc(kV1), "lightgbm"); },
+    expect_error([] { importers::import_model(doc(kV1), "catboost"); },
                  ErrorCategory::InvalidParameter, "known formats: auto, xgboost");
 }

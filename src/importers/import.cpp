@@ -57,6 +57,9 @@ const Format kFormats[] = {
     {"sklearn", "a JSON document with \"format\": \"sklearn\"", kJsonb | kText | kBytea, true,
      [](const Input& in) { return looks_like_sklearn(*in.document); },
      [](const Input& in, const json&) { return import_sklearn(*in.document); }},
+    {"lightgbm", "a text starting \"tree\" then \"version=v...\" (Booster.save_model)", kText | kBytea, false,
+     [](const Input& in) { return looks_like_lightgbm(in.bytes); },
+     [](const Input& in, const json& options) { return import_lightgbm(in.bytes, options); }},
     {"torchscript", "a zip archive from torch.jit.save holding <name>/data.pkl and <name>/code/", kBytea, false,
      [](const Input& in) { return looks_like_torchscript(in.bytes); },
      [](const Input& in, const json& options) { return import_torchscript(in.bytes, options); }},
@@ -141,6 +144,10 @@ const Format& detect(const Input& in, ArtifactKind kind) {
 }
 
 spec::Pipeline run_import(const Format& f, const Input& in, const json& options) {
+    // LightGBM's own options mean nothing to the other formats: refused, not ignored.
+    for (const char* own : {"num_iteration", "raw_score"})
+        if (std::string(f.name) != "lightgbm" && options.is_object() && options.contains(own))
+            fail(ErrorCategory::InvalidParameter, std::string("option \"") + own + "\" is only for LightGBM models");
     spec::Pipeline p = f.import(in, options);
     if (p.source_format.empty()) p.source_format = f.name;
     return p;

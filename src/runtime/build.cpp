@@ -23,7 +23,9 @@ using nlohmann::json;
 // "replace" is create_model's own (the catalog write is PostgreSQL's side); it is accepted
 // here so the error for an unknown key can list every valid option. "task" and "classes" are
 // the torchscript importer's (a module does not say what its outputs are).
-constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace", "task", "classes"};
+// "num_iteration" and "raw_score" the LightGBM importer's.
+constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace", "task", "classes",
+                                    "num_iteration", "raw_score"};
 
 void check_option_keys(const json& options) {
     for (const auto& item : options.items()) {

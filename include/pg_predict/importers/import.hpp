@@ -39,6 +39,10 @@ spec::Pipeline import_xgboost(const nlohmann::json& artifact);
 // compiler wraps the module itself (compiler::wrap_torchscript).
 spec::Pipeline import_torchscript(std::string_view bytes, const nlohmann::json& options);
 
+// LightGBM's text format (Booster.save_model, model_to_string; src/importers/lightgbm.cpp);
+// options "num_iteration" (use the first n iterations) and "raw_score" (no link) are its own.
+spec::Pipeline import_lightgbm(std::string_view text, const nlohmann::json& options);
+
 // Detection rules of the formats that are not JSON (detect.cpp): cheap, safe on any bytes.
 bool looks_like_lightgbm(std::string_view text);     // "tree\nversion=v..."
 bool looks_like_onnx(std::string_view bytes);        // a protobuf ModelProto: ir_version, ..., graph
