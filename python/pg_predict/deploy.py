@@ -1,6 +1,7 @@
 """deploy(conn, name, estimator): export and register a model over a psycopg 3 connection."""
 
 import json
+import os
 
 from .export import export
 
@@ -24,6 +25,12 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
         and sent as jsonb, format 'sklearn';
       - bytes (an ONNX file, a torch.jit.save archive, any artifact read in binary): bytea;
       - str (a LightGBM model file's text, or a JSON document): text;
+      - a path (pathlib.Path, os.PathLike): the file's contents, as text when it is UTF-8 (a
+        LightGBM model.txt, a JSON document), else as bytea;
+      - a lightgbm.Booster or a fitted LGBMModel (LGBMClassifier, LGBMRegressor, ...; needs the
+        lightgbm package, which Debian lacks: untested here): its model_to_string() as text,
+        format 'lightgbm'. Like Booster.predict, a classifier's predict gives the class index
+        (0..k-1), not the LGBMClassifier's own labels;
       - a torch.jit.ScriptModule: saved with torch.jit.save and sent as bytea, format
         'torchscript' (options must give "features"; see create_model);
       - an onnx.ModelProto: serialized and sent as bytea, format 'onnx'.
@@ -58,7 +65,20 @@ def _artifact(estimator, feature_names):
         return "text", estimator, "auto"
     if isinstance(estimator, dict):
         return "jsonb", estimator, "sklearn"
+    if isinstance(estimator, os.PathLike):
+        with open(estimator, "rb") as f:
+            data = f.read()
+        try:
+            return "text", data.decode("utf-8"), "auto"
+        except UnicodeDecodeError:
+            return "bytea", data, "auto"
     kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
+    if kind.startswith("lightgbm."):
+        # A Booster, or a scikit-learn wrapper (LGBMModel) holding one once fitted.
+        booster = estimator if hasattr(estimator, "model_to_string") else getattr(estimator, "booster_", None)
+        if booster is None:
+            raise ValueError(f"{kind} is not a fitted LightGBM model (no booster_)")
+        return "text", booster.model_to_string(), "lightgbm"
     if kind.startswith("torch.jit.") or kind.startswith("torch._C.ScriptModule"):
         import io
         import torch

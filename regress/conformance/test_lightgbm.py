@@ -263,6 +263,26 @@ def test_hostile_text(env):
     assert_equal("session alive", env.query("SELECT 1")[0][0], 1)
 
 
+def test_python_client(env):
+    """pg_predict.deploy of a model file (a pathlib.Path) and of its text (a str)."""
+    import pathlib
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+    import pg_predict
+    case = BY_NAME["multiclass"]
+    loaded(env, case)
+    for what, artifact in (("path", pathlib.Path(FIXTURES) / "multiclass.model.txt"), ("text", case.model)):
+        model = f"lgb_client_{what}"
+        env.conn.execute("SELECT drop_model(name) FROM models WHERE name = %s", [model])
+        pg_predict.deploy(env.conn, model, artifact)
+        assert_equal(f"{model}: format", env.query("SELECT format FROM models WHERE name = %s", [model])[0][0],
+                     "lightgbm")
+        rows = env.query(f"SELECT id, predict(%(m)s, t), predict_proba(%(m)s, t) FROM {case.table} t ORDER BY id",
+                         {"m": model})
+        check_rows(case, model, rows, 1)
+        env.conn.execute("SELECT drop_model(%s)", [model])
+
+
 SUPPORTED = [c for c in CASES if c.name != "linear_tree"]
 for _case in SUPPORTED:
     for _strategy in STRATEGIES:
@@ -270,6 +290,7 @@ for _case in SUPPORTED:
     add_test(f"{_case.name}[arrays]", arrays_test(_case))
     add_test(f"{_case.name}[raw_score]", raw_score_test(_case))
 add_test("hostile_text", test_hostile_text)
+add_test("python_client", test_python_client)
 
 if __name__ == "__main__":
     main(fixture=make_env)
