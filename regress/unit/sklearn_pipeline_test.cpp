@@ -571,7 +571,7 @@ TEST(SklearnErrors, ValidateChecksSteps) {
     expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"intercept"});
 }
 
-// --- naive Bayes, k-means, MLP, kernel SVMs (sklearn_models.cpp) ----------------------------
+// --- naive Bayes, k-means, MLP, kernel SVMs (src/importers/sklearn/) -------------------------
 
 json svm_step(const std::string& type, const std::string& kernel, json dual_coef, json intercept) {
     return {{"type", type}, {"kernel", kernel}, {"gamma", 0.5}, {"coef0", 1.0}, {"degree", 3},

@@ -1,4 +1,4 @@
-// scikit-learn tree models (src/importers/sklearn_trees.cpp): hand-made export documents whose
+// scikit-learn tree models (src/importers/sklearn/trees.cpp): hand-made export documents whose
 // expected leaves follow from the trees, and documents exported from scikit-learn 1.2.1 by
 // regress/fixtures/sklearn_trees/make_fixtures.py with scikit-learn's own predictions.
 #include <algorithm>
@@ -40,7 +40,7 @@ spec::Pipeline empty_pipeline(spec::Task task, std::vector<double> classes, int 
 spec::Pipeline import_step(const json& step, spec::Task task, std::vector<double> classes,
                            int features) {
     spec::Pipeline p = empty_pipeline(task, std::move(classes), features);
-    EXPECT_TRUE(importers::import_sklearn_tree_model(step, features, p));
+    importers::import_sklearn_estimator(step, features, p);
     spec::validate(p);
     return p;
 }
@@ -56,7 +56,7 @@ std::string error_of(const json& step, spec::Task task, std::vector<double> clas
                      ErrorCategory want) {
     spec::Pipeline p = empty_pipeline(task, std::move(classes), features);
     try {
-        importers::import_sklearn_tree_model(step, features, p);
+        importers::import_sklearn_estimator(step, features, p);
     } catch (const Error& e) {
         EXPECT_EQ(static_cast<int>(e.category()), static_cast<int>(want)) << e.what();
         return e.what();
@@ -84,12 +84,15 @@ constexpr spec::Task kReg = spec::Task::Regression;
 
 // --- hand-made documents ------------------------------------------------------------------
 
-TEST(SklearnTrees, NotATreeModelIsDeclined) {
-    spec::Pipeline p = empty_pipeline(kReg, {}, 1);
-    EXPECT_FALSE(importers::import_sklearn_tree_model(json{{"type", "LinearRegression"}}, 1, p));
-    EXPECT_FALSE(importers::import_sklearn_tree_model(json{{"type", "StandardScaler"}}, 1, p));
-    EXPECT_FALSE(importers::import_sklearn_tree_model(json{{"coef", {1}}}, 1, p));
-    EXPECT_FALSE(importers::import_sklearn_tree_model(json::array(), 1, p));
+TEST(SklearnTrees, WhatIsNoEstimatorIsRefusedByName) {
+    // The registry names what it supports; a transformer is no final estimator.
+    std::string e = error_of(json{{"type", "KernelRidge"}}, kReg, {}, 1, ErrorCategory::Unsupported);
+    EXPECT_TRUE(has(e, "estimator \"KernelRidge\" is not supported; supported: LinearRegression")) << e;
+    EXPECT_TRUE(has(e, "RandomForestClassifier")) << e;
+    EXPECT_TRUE(has(error_of(json{{"type", "StandardScaler"}}, kReg, {}, 1, ErrorCategory::Unsupported),
+                    "\"StandardScaler\" is not supported"));
+    EXPECT_TRUE(has(error_of(json{{"coef", {1}}}, kReg, {}, 1, ErrorCategory::InvalidModel), "step.type: is missing"));
+    EXPECT_TRUE(has(error_of(json::array(), kReg, {}, 1, ErrorCategory::InvalidModel), "step: must be an object"));
 }
 
 TEST(SklearnTrees, ThresholdRoundsDownAndLessEqualGoesLeft) {
@@ -386,8 +389,7 @@ spec::Pipeline import_document(const json& doc) {
     if (doc.contains("classes")) classes = doc["classes"].get<std::vector<double>>();
     spec::Pipeline p = empty_pipeline(task, classes, static_cast<int>(doc["inputs"].size()));
     for (size_t i = 0; i < doc["inputs"].size(); ++i) p.features[i] = doc["inputs"][i]["name"];
-    EXPECT_TRUE(importers::import_sklearn_tree_model(doc["steps"].back(),
-                                                     static_cast<int>(p.features.size()), p));
+    importers::import_sklearn_estimator(doc["steps"].back(), static_cast<int>(p.features.size()), p);
     spec::validate(p);
     return p;
 }

@@ -1,8 +1,8 @@
-// scikit-learn export documents (src/spec/SKLEARN_FORMAT.md) → pipeline spec.
+// scikit-learn export documents (src/spec/SKLEARN_FORMAT.md) → pipeline spec. The importer is
+// src/importers/sklearn/: a registry of the supported classes, one file per family.
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -15,18 +15,9 @@ namespace pg_predict::importers {
 // parameter for what pg_predict cannot score.
 spec::Pipeline import_sklearn(const nlohmann::json& document);
 
-// The final step when it is a tree model (DecisionTree*, RandomForest*, ExtraTrees*,
-// GradientBoosting*): fills pipeline.model, transform and the output layout for
-// pipeline.task / classes; `num_features` is the width of the vector the model reads.
-// Returns false when `step` is not a tree model.
-bool import_sklearn_tree_model(const nlohmann::json& step, int32_t num_features,
-                               spec::Pipeline& pipeline);
-
-// The final step when it is a naive Bayes classifier, KMeans / MiniBatchKMeans, an MLP or a
-// kernel SVM (SVC, NuSVC, SVR, NuSVR): appends the featurizer steps it needs to
-// pipeline.steps and sets the "linear" estimator, transform and output layout; `path` names
-// the step in messages. Returns false when `step` is none of these.
-bool import_sklearn_other_model(const nlohmann::json& step, const std::string& path, int32_t num_features,
-                                spec::Pipeline& pipeline);
+// One final-estimator step (its "type" looked up in the registry) reading a vector of
+// `num_features` columns, into `pipeline` whose task and classes are set: the model, estimator,
+// transform and any steps it needs. Errors name the step as "step". For tests.
+void import_sklearn_estimator(const nlohmann::json& step, int32_t num_features, spec::Pipeline& pipeline);
 
 }  // namespace pg_predict::importers

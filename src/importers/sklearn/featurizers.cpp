@@ -1,0 +1,337 @@
+// scikit-learn featurizers → spec steps: scalers folded into one affine op, imputers,
+// encoders, column selections, Binarizer, Normalizer, PCA / TruncatedSVD, KBinsDiscretizer,
+// PolynomialFeatures, FunctionTransformer (python/pg_predict/featurizers.py writes them).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "handlers.hpp"
+#include "pg_predict/spec/steps.hpp"
+
+namespace pg_predict::importers::sklearn {
+
+using nlohmann::json;
+
+void push_affine(std::vector<spec::Step>& out, std::vector<double> scale, std::vector<double> offset) {
+    if (!out.empty() && out.back().op == spec::Op::Affine) {
+        // (x * s1 + o1) * s2 + o2 = x * (s1 s2) + (o1 s2 + o2)
+        spec::Step& prev = out.back();
+        std::vector<double> s1 = spec::param_vector(prev, "scale", "affine");
+        std::vector<double> o1 = spec::param_vector(prev, "offset", "affine");
+        for (size_t c = 0; c < scale.size(); ++c) {
+            offset[c] = o1[c] * scale[c] + offset[c];
+            scale[c] = s1[c] * scale[c];
+        }
+        out.pop_back();
+    }
+    out.push_back(make_step(spec::Op::Affine,
+                            {{"scale", spec::numbers_to_json(scale)}, {"offset", spec::numbers_to_json(offset)}}));
+}
+
+namespace {
+
+double as_float32(double d) { return static_cast<double>(static_cast<float>(d)); }
+
+// A vector parameter of `width` entries, or `fallback` everywhere when null/absent.
+std::vector<double> per_column(const JsonReader& step, const char* key, size_t width, double fallback) {
+    const auto v = step.optional(key);
+    if (!v) return std::vector<double>(width, fallback);
+    std::vector<double> out = v->numbers();
+    if (out.size() != width)
+        v->invalid("has " + std::to_string(out.size()) + " entries for " + std::to_string(width) + " columns");
+    return out;
+}
+
+// (x - center) / scale
+void push_standardize(std::vector<spec::Step>& out, const std::vector<double>& center,
+                      const std::vector<double>& scale, const JsonReader& step) {
+    std::vector<double> s(scale.size()), o(scale.size());
+    for (size_t c = 0; c < scale.size(); ++c) {
+        if (scale[c] == 0 || !std::isfinite(scale[c]) || !std::isfinite(center[c]))
+            step.invalid("has a zero or non-finite scale or center in column " + std::to_string(c));
+        s[c] = 1.0 / scale[c];
+        o[c] = -center[c] / scale[c];
+    }
+    push_affine(out, std::move(s), std::move(o));
+}
+
+// categories of an encoder: per column, numbers (as the float32 batch holds them) or, for
+// a text input, indices into its vocabulary; NaN stands for a missing-value category.
+std::vector<std::vector<double>> categories(Document& doc, const JsonReader& step, const Columns& cols) {
+    if (auto inf = step.optional("infrequent_categories"))
+        for (const json& c : inf->value())
+            if (!c.is_null()) refuse(step, "infrequent categories (min_frequency / max_categories)");
+    const JsonReader cats = step.array("categories");
+    if (cats.size() != cols.size())
+        cats.invalid("has " + std::to_string(cats.size()) + " columns, the step reads " + std::to_string(cols.size()));
+    std::vector<std::vector<double>> out(cats.size());
+    for (size_t c = 0; c < cats.size(); ++c) {
+        const JsonReader column = cats[c].expect_array();
+        for (size_t k = 0; k < column.size(); ++k) {
+            const JsonReader v = column[k];
+            if (cols[c] >= 0) {
+                if (v.is_null()) out[c].push_back(NAN);
+                else if (v.is_string()) out[c].push_back(doc.vocabulary_index(cols[c], v.string()));
+                else v.invalid("must be a string: column " + std::to_string(c) + " is the text input \"" +
+                               doc.input_name(cols[c]) + "\"");
+            } else {
+                if (v.is_string() && !std::isnan(spec::json_number(v.value()).value_or(0.0)))
+                    v.invalid("is a string, but column " + std::to_string(c) +
+                              " is numeric (declare the input as type \"text\")");
+                out[c].push_back(as_float32(v.nullable_number()));
+            }
+        }
+    }
+    return out;
+}
+
+// A column index list of a selection, each in [0, width).
+std::vector<int32_t> column_indices(const JsonReader& a, size_t width) {
+    return a.expect_array().integers(0, static_cast<int64_t>(width) - 1);
+}
+
+// A selection of columns (get_support() of VarianceThreshold, SelectKBest, ...; the features_
+// of MissingIndicator, then 1 where missing): a concat of one part.
+void select(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out, bool missing) {
+    const std::string type = missing ? "MissingIndicator" : "ColumnSelector";
+    spec::Step s;
+    s.op = spec::Op::Concat;
+    spec::Step::Part part;
+    part.columns = column_indices(step.array(missing ? "features" : "columns"), cols.size());
+    Columns sub;
+    for (int32_t c : part.columns) sub.push_back(cols[c]);
+    if (part.columns.empty()) refuse(step, "selecting no column");
+    if (missing) {
+        if (auto mv = step.optional("missing_values"); mv && !std::isnan(mv->nullable_number()))
+            refuse(step, "parameter missing_values = " + mv->value().dump() + " (only NaN)");
+        doc.no_text(step, type, sub);
+        part.steps.push_back(make_step(spec::Op::IsMissing, json::object()));
+    }
+    s.parts.push_back(std::move(part));
+    out.push_back(std::move(s));
+    cols = std::move(sub);
+}
+
+// (x - mean) · componentsᵀ [/ sqrt(explained_variance)] = x · Mᵀ - M · mean.
+void project(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out, bool is_pca) {
+    doc.no_text(step, is_pca ? "PCA" : "TruncatedSVD", cols);
+    const size_t w = cols.size();
+    const JsonReader components = step.array("components");
+    if (components.empty()) components.invalid("must not be empty");
+    Matrix m = components.matrix(SIZE_MAX, w);
+    const std::vector<double> mean = per_column(step, "mean", w, 0.0);
+    if (auto whiten = step.optional("whiten"); whiten && whiten->boolean()) {
+        if (!is_pca) refuse(step, "parameter whiten");
+        const std::vector<double> ev = per_column(step, "explained_variance", m.size(), 1.0);
+        for (size_t r = 0; r < m.size(); ++r) {
+            if (!(ev[r] > 0.0))
+                refuse(step, "parameter whiten with a zero explained_variance (component " + std::to_string(r) + ")");
+            const double d = std::sqrt(ev[r]);
+            for (double& v : m[r]) v /= d;
+        }
+    }
+    std::vector<double> offset(m.size(), 0.0);
+    for (size_t r = 0; r < m.size(); ++r)
+        for (size_t c = 0; c < w; ++c) offset[r] -= m[r][c] * mean[c];
+    out.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(m)}, {"offset", spec::numbers_to_json(offset)}}));
+    cols.assign(m.size(), -1);
+}
+
+}  // namespace
+
+void standard_scaler(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "StandardScaler", cols);
+    push_standardize(out, per_column(step, "mean", cols.size(), 0.0), per_column(step, "scale", cols.size(), 1.0),
+                     step);
+}
+
+void robust_scaler(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "RobustScaler", cols);
+    push_standardize(out, per_column(step, "center", cols.size(), 0.0),
+                     per_column(step, "scale", cols.size(), 1.0), step);
+}
+
+void max_abs_scaler(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "MaxAbsScaler", cols);
+    push_standardize(out, std::vector<double>(cols.size(), 0.0), per_column(step, "scale", cols.size(), 1.0), step);
+}
+
+void min_max_scaler(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "MinMaxScaler", cols);
+    push_affine(out, per_column(step, "scale", cols.size(), 1.0), per_column(step, "min", cols.size(), 0.0));
+    // clip: the scaled value clipped to feature_range, as scikit-learn does after scaling.
+    if (auto clip = step.optional("clip"); clip && clip->boolean()) {
+        const JsonReader range = step.need("feature_range");
+        const std::vector<double> r = range.numbers();
+        if (r.size() != 2 || !std::isfinite(r[0]) || !std::isfinite(r[1]) || !(r[0] < r[1]))
+            range.invalid("must be [min, max] with finite min < max");
+        out.push_back(make_step(spec::Op::Clip, {{"min", r[0]}, {"max", r[1]}}));
+    }
+}
+
+// NaN → statistic. A text column stays a text input: its statistic (a string) becomes its
+// vocabulary index. A NaN statistic (strategy "constant" with fill_value NaN) leaves NaN;
+// the exporter refuses the case where scikit-learn drops an all-missing column.
+void simple_imputer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    if (auto mv = step.optional("missing_values"); mv && !std::isnan(mv->nullable_number()))
+        refuse(step, "parameter missing_values = " + mv->value().dump() + " (only NaN)");
+    if (auto ind = step.optional("add_indicator"); ind && ind->value().is_boolean() && ind->boolean())
+        refuse(step, "parameter add_indicator = true");
+    const JsonReader stats = step.array("statistics");
+    if (stats.size() != cols.size())
+        stats.invalid("has " + std::to_string(stats.size()) + " entries for " + std::to_string(cols.size()) +
+                      " columns");
+    std::vector<double> values;
+    for (size_t c = 0; c < stats.size(); ++c) {
+        const JsonReader v = stats[c];
+        if (cols[c] >= 0) {
+            if (!v.is_string())
+                v.invalid("must be a string: column " + std::to_string(c) + " is the text input \"" +
+                          doc.input_name(cols[c]) + "\"");
+            values.push_back(doc.vocabulary_index(cols[c], v.string()));
+        } else {
+            if (v.is_string() && !std::isnan(spec::json_number(v.value()).value_or(0.0)))
+                v.invalid("is a string, but column " + std::to_string(c) +
+                          " is numeric (declare the input as type \"text\")");
+            values.push_back(v.nullable_number());
+        }
+    }
+    out.push_back(make_step(spec::Op::Impute, {{"statistics", spec::numbers_to_json(values)}}));
+}
+
+void one_hot_encoder(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    const size_t w = cols.size();
+    const auto cats = categories(doc, step, cols);
+    const std::string unknown = step.string("handle_unknown", "error");
+    if (unknown == "error") doc.unknown_is_error(cols);
+    else if (unknown != "ignore" && unknown != "infrequent_if_exist")
+        refuse(step, "parameter handle_unknown = \"" + unknown + "\"");
+    std::vector<int32_t> drop(w, -1);
+    if (auto d = step.optional("drop_idx")) {
+        if (!d->is_array() || d->size() != w) d->invalid("must be null or an array of " + std::to_string(w) + " entries");
+        for (size_t c = 0; c < w; ++c)
+            if (!d->value()[c].is_null())
+                drop[c] = static_cast<int32_t>((*d)[c].integer(0, static_cast<int64_t>(cats[c].size()) - 1));
+    }
+    json jc = json::array();
+    size_t width = 0;
+    for (size_t c = 0; c < w; ++c) {
+        jc.push_back(spec::numbers_to_json(cats[c]));
+        width += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+    }
+    out.push_back(make_step(spec::Op::OneHot, {{"categories", jc}, {"drop", drop}}));
+    cols.assign(width, -1);
+}
+
+void ordinal_encoder(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    const auto cats = categories(doc, step, cols);
+    const std::string unknown = step.string("handle_unknown", "error");
+    double unknown_value = NAN;
+    if (unknown == "error") {
+        doc.unknown_is_error(cols);
+    } else if (unknown == "use_encoded_value") {
+        unknown_value = step.need("unknown_value").nullable_number();
+    } else {
+        refuse(step, "parameter handle_unknown = \"" + unknown + "\"");
+    }
+    const auto missing = step.optional("encoded_missing_value");
+    const double missing_value = missing ? missing->nullable_number() : NAN;
+    json jc = json::array();
+    for (const auto& c : cats) jc.push_back(spec::numbers_to_json(c));
+    out.push_back(make_step(spec::Op::Ordinal, {{"categories", jc},
+                                                {"unknown_value", spec::number_to_json(unknown_value)},
+                                                {"missing_value", spec::number_to_json(missing_value)}}));
+    cols.assign(cols.size(), -1);
+}
+
+void column_selector(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    select(doc, step, cols, out, false);
+}
+
+void missing_indicator(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    select(doc, step, cols, out, true);
+}
+
+void binarizer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "Binarizer", cols);
+    const double t = step.number("threshold");
+    if (std::isnan(t)) refuse(step, "parameter threshold = NaN");
+    out.push_back(make_step(spec::Op::Threshold, {{"threshold", spec::number_to_json(t)}}));
+}
+
+void normalizer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "Normalizer", cols);
+    const std::string norm = step.string("norm", "l2");
+    if (norm != "l1" && norm != "l2" && norm != "max") refuse(step, "parameter norm = \"" + norm + "\"");
+    out.push_back(make_step(spec::Op::Normalize, {{"norm", norm}}));
+}
+
+void pca(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    project(doc, step, cols, out, true);
+}
+
+void truncated_svd(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    project(doc, step, cols, out, false);
+}
+
+// The bin index (searchsorted of the inner edges, side "right"), then for onehot a 0/1 per bin.
+void kbins_discretizer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "KBinsDiscretizer", cols);
+    const size_t w = cols.size();
+    const JsonReader be = step.array("bin_edges");
+    if (be.size() != w) be.invalid("has " + std::to_string(be.size()) + " entries for " + std::to_string(w) + " columns");
+    const std::string encode = step.string("encode", "ordinal");
+    if (encode != "ordinal" && encode != "onehot" && encode != "onehot-dense")
+        refuse(step, "parameter encode = \"" + encode + "\"");
+    json inner = json::array(), cats = json::array();
+    size_t width = 0;
+    for (size_t c = 0; c < w; ++c) {
+        const JsonReader column = be[c];
+        if (!column.is_array() || column.size() < 2) column.invalid("must be an array of at least 2 edges");
+        const std::vector<double> all = column.numbers();
+        inner.push_back(spec::numbers_to_json(std::vector<double>(all.begin() + 1, all.end() - 1)));
+        std::vector<double> bins;
+        for (size_t b = 0; b + 1 < all.size(); ++b) bins.push_back(static_cast<double>(b));
+        cats.push_back(spec::numbers_to_json(bins));
+        width += bins.size();
+    }
+    out.push_back(make_step(spec::Op::Bucketize, {{"edges", inner}}));
+    if (encode != "ordinal") {
+        out.push_back(make_step(spec::Op::OneHot, {{"categories", cats}, {"drop", std::vector<int32_t>(w, -1)}}));
+        cols.assign(width, -1);
+    } else {
+        cols.assign(w, -1);
+    }
+}
+
+// powers_: one row per output column, the power of each input column.
+void polynomial_features(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "PolynomialFeatures", cols);
+    const size_t w = cols.size();
+    const JsonReader powers = step.array("powers");
+    if (powers.empty()) powers.invalid("must not be empty");
+    json rows = json::array();
+    for (size_t k = 0; k < powers.size(); ++k) {
+        const JsonReader row = powers[k];
+        if (!row.is_array() || row.size() != w) row.invalid("must be an array of " + std::to_string(w) + " powers");
+        rows.push_back(row.integers(0, 64));
+    }
+    out.push_back(make_step(spec::Op::Monomials, {{"powers", rows}}));
+    cols.assign(powers.size(), -1);
+}
+
+// func null is the identity; else an element-wise numpy ufunc, by name.
+void function_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    const auto f = step.optional("func");
+    if (!f) return;
+    const std::string name = f->is_string() ? f->string() : "";
+    if (!f->is_string()) f->invalid("must be a string (a numpy ufunc name)");
+    if (auto kw = step.optional("kw_args"); kw && !kw->value().empty()) refuse(step, "parameter kw_args");
+    if (!spec::is_elementwise_function(name))
+        refuse(step, "parameter func = \"" + name + "\" (not a known element-wise numpy ufunc)");
+    doc.no_text(step, "FunctionTransformer", cols);
+    out.push_back(make_step(spec::Op::Elementwise, {{"function", name}}));
+    cols.assign(cols.size(), -1);
+}
+
+}  // namespace pg_predict::importers::sklearn

@@ -1,0 +1,185 @@
+// The scikit-learn importer's registry of supported classes (Hummingbird's "registry of
+// supported operators"): one table, registry.cpp, maps a scikit-learn class name to the one
+// function that converts it, and those functions live in one file per family, as the Python
+// client is split (python/pg_predict/): document.cpp (the document, Pipeline,
+// ColumnTransformer, FeatureUnion), featurizers.cpp, linear.cpp, trees.cpp, svm.cpp,
+// naive_bayes.cpp, neural.cpp, cluster.cpp. Adding a class: its function in its family's
+// file, declared below, and one row in registry.cpp.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pg_predict/spec/json_reader.hpp"
+#include "pg_predict/spec/pipeline.hpp"
+
+namespace pg_predict::importers::sklearn {
+
+using spec::JsonReader;
+using Matrix = std::vector<std::vector<double>>;
+// Per column of the vector a step reads: the text input it carries (an index into the
+// document's inputs), or -1 for a number.
+using Columns = std::vector<int32_t>;
+
+class Document;
+
+// A featurizer: reads `step`, appends its spec steps to `out` and sets `cols` to its output.
+using Featurizer = void (*)(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out);
+// A final estimator: fills p.model / p.estimator / p.transform for the vector of
+// `num_features` columns it reads (appending to p.steps what it computes before its model).
+using Estimator = void (*)(const JsonReader& step, int32_t num_features, spec::Pipeline& p);
+
+// What a classifier fitted on a single class does in scikit-learn (the others refuse to fit).
+enum class OneClass {
+    Refused,          // scikit-learn cannot fit it on one class
+    ProbaIsOne,       // predicts the class; predict_proba is [1.0]
+    NoProbabilities,  // predicts the class; predict_proba has two columns there or none: refused
+};
+
+struct Handler {
+    const char* type;             // the scikit-learn class name, the document's "type"
+    Featurizer featurizer;        // exactly one of featurizer / estimator is set
+    Estimator estimator;
+    OneClass one_class;
+};
+
+// The row of `type`, or nullptr.
+const Handler* find_handler(const std::string& type);
+// "A, B, C": the featurizer / estimator classes the registry knows, for messages.
+std::string featurizer_names();
+std::string estimator_names();
+
+// The state of one document's import that featurizers share: the inputs, the vocabulary of
+// each text input, and the nesting of composites.
+class Document {
+public:
+    Document(const JsonReader& root, spec::Pipeline& p) : root_(root), p_(p) {}
+
+    // The whole document into p (document.cpp).
+    void run();
+    // One featurizer step (any registered featurizer, composites included).
+    void convert(const JsonReader& step, Columns& cols, std::vector<spec::Step>& out);
+
+    // A step that reads a text input, where only encoders may: InvalidModel naming it.
+    void no_text(const JsonReader& step, const std::string& type, const Columns& cols) const;
+    // The input name of the first text column in cols ("" when none).
+    std::string text_name(const Columns& cols) const;
+    const std::string& input_name(int32_t input) const { return p_.features[input]; }
+    // The index of `value` in text input `input`'s vocabulary (added when new).
+    int32_t vocabulary_index(int32_t input, const std::string& value);
+    // handle_unknown = "error": the text inputs among cols refuse values they have not seen.
+    void unknown_is_error(const Columns& cols);
+
+    // Composites recurse through convert(): one level each, bounded by kMaxCompositeNesting.
+    struct Level {
+        Level(Document& doc, const JsonReader& step);
+        ~Level() { --doc.depth_; }
+        Document& doc;
+    };
+
+private:
+    void read_inputs();
+    void read_task();
+    void read_model(const JsonReader& step, const Columns& cols);
+    void one_class(const JsonReader& step, const Handler* h, const std::string& type);
+
+    JsonReader root_;
+    spec::Pipeline& p_;
+    std::vector<bool> text_;
+    std::vector<std::vector<std::string>> vocab_;
+    std::vector<std::map<std::string, int32_t>> index_;
+    std::vector<bool> unknown_error_;
+    int depth_ = 0;
+};
+
+// The reader of a step, its messages prefixed "scikit-learn <type>".
+JsonReader step_reader(const JsonReader& step);
+// Unsupported: "<prefix>: <what> is not supported".
+[[noreturn]] void refuse(const JsonReader& at, const std::string& what);
+
+// --- shared by the featurizers (featurizers.cpp) ---------------------------------------------
+
+// Appends y = x * scale + offset, folded into the previous step when that is an affine too.
+void push_affine(std::vector<spec::Step>& out, std::vector<double> scale, std::vector<double> offset);
+
+// --- shared by the estimator families (linear.cpp) -------------------------------------------
+
+spec::Step make_step(spec::Op op, nlohmann::json params);
+nlohmann::json matrix_json(const Matrix& m);
+Matrix transpose(const Matrix& m);
+// A non-empty matrix of finite numbers, rows × cols (SIZE_MAX: any, cols the same in every row).
+Matrix finite_matrix(const JsonReader& a, size_t rows, size_t cols);
+// The linear estimator margin = x · coefᵀ + intercept over `width` columns.
+void set_linear(spec::Pipeline& p, const Matrix& coef, const std::vector<double>& intercept, int32_t width);
+// InvalidModel unless the document's task is the estimator's.
+void need_task(const JsonReader& step, const spec::Pipeline& p, bool classifier);
+// The classes of a classifier (need_task first).
+size_t num_classes(const JsonReader& step, const spec::Pipeline& p);
+
+// --- the handlers, by family -----------------------------------------------------------------
+
+// document.cpp: composites
+void pipeline(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void column_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void feature_union(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+
+// featurizers.cpp
+void standard_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void robust_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void max_abs_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void min_max_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void simple_imputer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void one_hot_encoder(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void ordinal_encoder(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void column_selector(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void missing_indicator(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void binarizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void normalizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void pca(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void truncated_svd(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void kbins_discretizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void polynomial_features(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void function_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+
+// linear.cpp
+void linear_regressor(const JsonReader&, int32_t, spec::Pipeline&);  // LinearRegression, Ridge, Lasso, ...
+void logistic_regression(const JsonReader&, int32_t, spec::Pipeline&);
+void sgd_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void decision_classifier(const JsonReader&, int32_t, spec::Pipeline&);  // LinearSVC, Perceptron, RidgeClassifier
+
+// trees.cpp
+void decision_tree_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void decision_tree_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void extra_tree_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void extra_tree_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void random_forest_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void random_forest_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void extra_trees_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void extra_trees_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void gradient_boosting_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void gradient_boosting_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void hist_gradient_boosting_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void hist_gradient_boosting_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void isolation_forest(const JsonReader&, int32_t, spec::Pipeline&);
+
+// svm.cpp
+void svc(const JsonReader&, int32_t, spec::Pipeline&);  // SVC, NuSVC
+void svr(const JsonReader&, int32_t, spec::Pipeline&);  // SVR, NuSVR
+
+// naive_bayes.cpp
+void multinomial_nb(const JsonReader&, int32_t, spec::Pipeline&);
+void bernoulli_nb(const JsonReader&, int32_t, spec::Pipeline&);
+void gaussian_nb(const JsonReader&, int32_t, spec::Pipeline&);
+
+// neural.cpp
+void mlp_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void mlp_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+
+// cluster.cpp
+void kmeans(const JsonReader&, int32_t, spec::Pipeline&);  // KMeans, MiniBatchKMeans
+
+}  // namespace pg_predict::importers::sklearn

@@ -1,0 +1,98 @@
+// The registry of supported scikit-learn classes: name -> the function that converts it
+// (handlers.hpp). README's operator table lists the same classes.
+#include <string>
+
+#include "handlers.hpp"
+
+namespace pg_predict::importers::sklearn {
+
+namespace {
+
+constexpr OneClass kRefused = OneClass::Refused;
+constexpr OneClass kProbaIsOne = OneClass::ProbaIsOne;
+constexpr OneClass kNoProba = OneClass::NoProbabilities;
+
+const Handler kHandlers[] = {
+    // document.cpp: composites
+    {"Pipeline", pipeline, nullptr, kRefused},
+    {"ColumnTransformer", column_transformer, nullptr, kRefused},
+    {"FeatureUnion", feature_union, nullptr, kRefused},
+    // featurizers.cpp
+    {"StandardScaler", standard_scaler, nullptr, kRefused},
+    {"RobustScaler", robust_scaler, nullptr, kRefused},
+    {"MaxAbsScaler", max_abs_scaler, nullptr, kRefused},
+    {"MinMaxScaler", min_max_scaler, nullptr, kRefused},
+    {"SimpleImputer", simple_imputer, nullptr, kRefused},
+    {"OneHotEncoder", one_hot_encoder, nullptr, kRefused},
+    {"OrdinalEncoder", ordinal_encoder, nullptr, kRefused},
+    {"ColumnSelector", column_selector, nullptr, kRefused},  // VarianceThreshold, SelectKBest, ...
+    {"MissingIndicator", missing_indicator, nullptr, kRefused},
+    {"Binarizer", binarizer, nullptr, kRefused},
+    {"Normalizer", normalizer, nullptr, kRefused},
+    {"PCA", pca, nullptr, kRefused},
+    {"TruncatedSVD", truncated_svd, nullptr, kRefused},
+    {"KBinsDiscretizer", kbins_discretizer, nullptr, kRefused},
+    {"PolynomialFeatures", polynomial_features, nullptr, kRefused},
+    {"FunctionTransformer", function_transformer, nullptr, kRefused},
+    // linear.cpp
+    {"LinearRegression", nullptr, linear_regressor, kRefused},
+    {"Ridge", nullptr, linear_regressor, kRefused},
+    {"Lasso", nullptr, linear_regressor, kRefused},
+    {"ElasticNet", nullptr, linear_regressor, kRefused},
+    {"SGDRegressor", nullptr, linear_regressor, kRefused},
+    {"LinearSVR", nullptr, linear_regressor, kRefused},
+    {"LogisticRegression", nullptr, logistic_regression, kRefused},
+    {"SGDClassifier", nullptr, sgd_classifier, kRefused},
+    {"LinearSVC", nullptr, decision_classifier, kRefused},
+    {"Perceptron", nullptr, decision_classifier, kRefused},
+    {"RidgeClassifier", nullptr, decision_classifier, kNoProba},
+    // trees.cpp
+    {"DecisionTreeClassifier", nullptr, decision_tree_classifier, kProbaIsOne},
+    {"DecisionTreeRegressor", nullptr, decision_tree_regressor, kRefused},
+    {"ExtraTreeClassifier", nullptr, extra_tree_classifier, kRefused},
+    {"ExtraTreeRegressor", nullptr, extra_tree_regressor, kRefused},
+    {"RandomForestClassifier", nullptr, random_forest_classifier, kProbaIsOne},
+    {"RandomForestRegressor", nullptr, random_forest_regressor, kRefused},
+    {"ExtraTreesClassifier", nullptr, extra_trees_classifier, kProbaIsOne},
+    {"ExtraTreesRegressor", nullptr, extra_trees_regressor, kRefused},
+    {"GradientBoostingClassifier", nullptr, gradient_boosting_classifier, kRefused},
+    {"GradientBoostingRegressor", nullptr, gradient_boosting_regressor, kRefused},
+    {"HistGradientBoostingClassifier", nullptr, hist_gradient_boosting_classifier, kNoProba},
+    {"HistGradientBoostingRegressor", nullptr, hist_gradient_boosting_regressor, kRefused},
+    {"IsolationForest", nullptr, isolation_forest, kRefused},
+    // svm.cpp
+    {"SVC", nullptr, svc, kRefused},
+    {"NuSVC", nullptr, svc, kRefused},
+    {"SVR", nullptr, svr, kRefused},
+    {"NuSVR", nullptr, svr, kRefused},
+    // naive_bayes.cpp
+    {"GaussianNB", nullptr, gaussian_nb, kProbaIsOne},
+    {"MultinomialNB", nullptr, multinomial_nb, kProbaIsOne},
+    {"BernoulliNB", nullptr, bernoulli_nb, kProbaIsOne},
+    // neural.cpp
+    {"MLPClassifier", nullptr, mlp_classifier, kNoProba},
+    {"MLPRegressor", nullptr, mlp_regressor, kRefused},
+    // cluster.cpp
+    {"KMeans", nullptr, kmeans, kNoProba},
+    {"MiniBatchKMeans", nullptr, kmeans, kNoProba},
+};
+
+std::string names(bool featurizers) {
+    std::string out;
+    for (const Handler& h : kHandlers)
+        if ((h.featurizer != nullptr) == featurizers) out += (out.empty() ? "" : ", ") + std::string(h.type);
+    return out;
+}
+
+}  // namespace
+
+const Handler* find_handler(const std::string& type) {
+    for (const Handler& h : kHandlers)
+        if (type == h.type) return &h;
+    return nullptr;
+}
+
+std::string featurizer_names() { return names(true); }
+std::string estimator_names() { return names(false); }
+
+}  // namespace pg_predict::importers::sklearn
