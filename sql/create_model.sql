@@ -55,6 +55,11 @@ SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_bo
 SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,model,trees,0,split_indices}', '[9, 0, 0]'));
 SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,model,trees,0,left_children}', '"oops"'));
 SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,name}', '"gblinear"'));
+-- scikit-learn: the registry names what it supports; errors name the estimator and the path
+SELECT create_model('m', '{"format": "sklearn", "inputs": [{"name": "a"}], "task": "regression", "steps": [{"type": "KernelRidge"}]}');
+SELECT create_model('m', '{"format": "sklearn", "inputs": [{"name": "a"}], "task": "regression", "steps": [{"type": "Spline"}, {"type": "Ridge", "coef": [1], "intercept": 0}]}');
+SELECT create_model('m', '{"format": "sklearn", "inputs": [{"name": "a"}], "task": "regression", "steps": [{"type": "StandardScaler", "mean": [0], "scale": ["x"]}, {"type": "Ridge", "coef": [1], "intercept": 0}]}');
+SELECT create_model('m', '{"format": "sklearn", "inputs": [{"name": "a"}], "task": "regression", "steps": [{"type": "DecisionTreeRegressor", "trees": [{"children_left": [1, 7, -1], "children_right": [2, -1, -1], "feature": [0, -2, -2], "threshold": [0.5, -2, -2], "value": [[[0]], [[1]], [[2]]]}]}]}');
 SELECT count(*) FROM models WHERE name = 'm';
 
 -- drop
