@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The libFuzzer targets (regress/fuzz/): xgboost, sklearn, spec, detect (format detection),
-# lightgbm (LightGBM model texts).
+# lightgbm (LightGBM model texts), onnx (ONNX ModelProtos).
 #   scripts/fuzz.sh build                    configure + build them into build/fuzz (clang-14)
 #   scripts/fuzz.sh run TARGET SECONDS [ARGS] fuzz one target; exit status 0 = no crash, leak,
 #                                            timeout or out-of-memory
@@ -13,7 +13,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/build/fuzz
-TARGETS="xgboost sklearn spec detect lightgbm"
+TARGETS="xgboost sklearn spec detect lightgbm onnx"
 
 build() {
   local launcher=()
@@ -26,11 +26,12 @@ build() {
 # Seeds per target, written once into build/fuzz/seeds/TARGET.
 seed() {
   local s=$OUT/seeds
-  [ -d "$s/lightgbm" ] && return 0
-  mkdir -p "$s/xgboost" "$s/sklearn" "$s/spec" "$s/detect" "$s/lightgbm"
+  [ -d "$s/onnx" ] && return 0
+  mkdir -p "$s/xgboost" "$s/sklearn" "$s/spec" "$s/detect" "$s/lightgbm" "$s/onnx"
   # LightGBM texts under libFuzzer's -max_len (the 1 MB deep model would only be cut).
   find "$ROOT/regress/fixtures/lightgbm" -name '*.model.txt' -size -256k -exec cp {} "$s/lightgbm/" \;
   cp "$ROOT"/regress/fixtures/binary_tiny.json "$ROOT"/regress/fixtures/sklearn_city.json "$s/detect/"
+  cp "$ROOT"/regress/fixtures/onnx/*.onnx "$s/onnx/"
   for f in "$ROOT"/regress/fixtures/*.json; do
     if grep -q '"learner"' "$f"; then cp "$f" "$s/xgboost/"; else cp "$f" "$s/sklearn/"; fi
   done

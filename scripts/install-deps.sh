@@ -22,6 +22,8 @@ PACKAGES=(
   libipc-run-perl perl
   # the libFuzzer targets (scripts/fuzz.sh)
   clang-14 libfuzzer-14-dev
+  # the ONNX importer (onnx-ml.pb.h, libonnx_proto, libprotobuf) and its tests (python3-onnx)
+  libonnx-dev libprotobuf-dev python3-onnx
 )
 
 log() { echo "install-deps: $*" >&2; }

@@ -324,13 +324,13 @@ suite_runtime_file() {  # suite file
 
 # ---- fuzz: libFuzzer targets (regress/fuzz/, scripts/fuzz.sh) ------------------------------
 suite_fuzz() {
-  local seconds=${FUZZ_SECONDS:-40} targets="xgboost sklearn spec detect lightgbm"
+  local seconds=${FUZZ_SECONDS:-40} targets="xgboost sklearn spec detect lightgbm onnx"
   echo
   echo "=== fuzz (regress/fuzz/: $seconds s per target, clang-14 with ASan and UBSan)"
   local log=$RESULTS_DIR/fuzz-build.log
   if ! bash "$ROOT/scripts/fuzz.sh" build >"$log" 2>&1; then
     show_tail "$log" 40
-    record fuzz 0 4 "the fuzz targets did not build"
+    record fuzz 0 6 "the fuzz targets did not build"
     return
   fi
   local t passed=0 failed=0

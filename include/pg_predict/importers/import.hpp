@@ -33,6 +33,8 @@ spec::Pipeline import_model(const nlohmann::json& document, const std::string& f
 nlohmann::json parse_json(std::string_view text, const char* what, ErrorCategory category);
 
 spec::Pipeline import_xgboost(const nlohmann::json& artifact);
+// An ONNX ModelProto (src/importers/onnx/); options: "output" names the graph output to score.
+spec::Pipeline import_onnx(std::string_view bytes, const nlohmann::json& options);
 
 // A module saved by torch.jit.save (src/importers/torchscript.cpp): the spec only describes
 // its shape (estimator op "torchscript", from options "features", "task", "classes"); the

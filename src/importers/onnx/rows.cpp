@@ -1,0 +1,200 @@
+// Building Rows (graph.hpp): steps appended, columns gathered or set side by side, numpy
+// broadcasting of the per-row shape.
+#include <string>
+#include <vector>
+
+#include "graph.hpp"
+#include "pg_predict/spec/limits.hpp"
+#include "pg_predict/spec/steps.hpp"
+
+namespace pg_predict::importers::onnx_import {
+
+using nlohmann::json;
+
+int64_t product(const std::vector<int64_t>& dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) {
+        n *= d;
+        if (n > spec::kMaxStepWidth)
+            fail(ErrorCategory::InvalidModel,
+                 "ONNX: a tensor has more than " + std::to_string(spec::kMaxStepWidth) + " values per row");
+    }
+    return n;
+}
+
+int64_t Row::width() const { return static_cast<int64_t>(text.size()); }
+
+spec::Step make_step(const std::string& op, json params) {
+    spec::Step s;
+    s.op = op;
+    s.params = std::move(params);
+    return s;
+}
+
+json matrix_json(const std::vector<std::vector<double>>& m) {
+    json rows = json::array();
+    for (const auto& r : m) rows.push_back(spec::numbers_to_json(r));
+    return rows;
+}
+
+Row input_row(const Graph& g, int32_t first_column, int32_t width, int32_t text_input) {
+    Row r;
+    r.dims = {width};
+    r.text.assign(static_cast<size_t>(width), text_input);
+    if (first_column == 0 && width == g.input_width) return r;  // the whole input vector
+    spec::Step select = make_step("concat", json::object());
+    spec::Step::Part part;
+    for (int32_t c = 0; c < width; ++c) part.columns.push_back(first_column + c);
+    select.parts.push_back(std::move(part));
+    r.steps.push_back(std::move(select));
+    return r;
+}
+
+Row then(Row x, spec::Step step, std::vector<int64_t> dims) {
+    x.steps.push_back(std::move(step));
+    x.text.assign(static_cast<size_t>(product(dims)), -1);
+    x.dims = std::move(dims);
+    return x;
+}
+
+Row gather(const Row& x, const std::vector<int32_t>& columns, std::vector<int64_t> dims) {
+    Row r = x;
+    bool identity = static_cast<int64_t>(columns.size()) == x.width();
+    for (size_t i = 0; identity && i < columns.size(); ++i) identity = columns[i] == static_cast<int32_t>(i);
+    r.dims = std::move(dims);
+    if (identity) return r;
+    spec::Step select = make_step("concat", json::object());
+    spec::Step::Part part;
+    part.columns = columns;
+    select.parts.push_back(std::move(part));
+    r.steps.push_back(std::move(select));
+    r.text.clear();
+    for (int32_t c : columns) r.text.push_back(x.text[static_cast<size_t>(c)]);
+    return r;
+}
+
+Row side_by_side(const Graph& g, const std::vector<const Row*>& parts, std::vector<int64_t> dims) {
+    spec::Step concat = make_step("concat", json::object());
+    Row r;
+    for (const Row* p : parts) {
+        spec::Step::Part part;
+        // A Row that only selects input columns (and maybe transforms them) is one part as it is.
+        if (!p->steps.empty() && p->steps[0].op == "concat" && p->steps[0].parts.size() == 1 &&
+            p->steps[0].parts[0].steps.empty()) {
+            part.columns = p->steps[0].parts[0].columns;
+            part.steps.assign(p->steps.begin() + 1, p->steps.end());
+        } else {
+            for (int32_t c = 0; c < g.input_width; ++c) part.columns.push_back(c);
+            part.steps = p->steps;
+        }
+        concat.parts.push_back(std::move(part));
+        r.text.insert(r.text.end(), p->text.begin(), p->text.end());
+    }
+    r.steps.push_back(std::move(concat));
+    r.dims = std::move(dims);
+    if (product(r.dims) != r.width()) fail(ErrorCategory::Internal, "ONNX import: side_by_side shape");
+    return r;
+}
+
+std::vector<int64_t> broadcast_dims(const Node& node, std::vector<int64_t> a, std::vector<int64_t> b) {
+    if (a.size() < b.size()) std::swap(a, b);
+    std::vector<int64_t> out = a;
+    const size_t shift = a.size() - b.size();
+    for (size_t i = 0; i < b.size(); ++i) {
+        const int64_t x = a[shift + i], y = b[i];
+        if (x != y && x != 1 && y != 1)
+            node.bad("shapes do not broadcast (dimension " + std::to_string(x) + " against " + std::to_string(y) + ")");
+        out[shift + i] = x == 1 ? y : x;
+    }
+    return out;
+}
+
+namespace {
+
+// Index into a tensor of shape `from` (right-aligned under `to`, broadcast) for each entry of
+// `to` in row-major order.
+std::vector<int32_t> broadcast_index(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+    const int64_t n = product(to);
+    std::vector<int32_t> out(static_cast<size_t>(n));
+    const size_t shift = to.size() - from.size();
+    std::vector<int64_t> idx(to.size(), 0);
+    for (int64_t k = 0; k < n; ++k) {
+        int64_t src = 0;
+        for (size_t d = shift; d < to.size(); ++d) {
+            const int64_t dim = from[d - shift];
+            src = src * dim + (dim == 1 ? 0 : idx[d]);
+        }
+        out[static_cast<size_t>(k)] = static_cast<int32_t>(src);
+        for (size_t d = to.size(); d-- > 0;) {
+            if (++idx[d] < to[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+Row broadcast_to(const Node& node, const Row& x, const std::vector<int64_t>& dims) {
+    if (x.dims == dims) return x;
+    if (x.dims.size() > dims.size()) node.bad("cannot broadcast a tensor to fewer dimensions");
+    broadcast_dims(node, x.dims, dims);  // checks
+    return gather(x, broadcast_index(x.dims, dims), dims);
+}
+
+std::vector<double> constant_for_row(const Node& node, const Constant& c, const std::vector<int64_t>& dims) {
+    if (c.is_string) node.unsupported("a string constant in arithmetic");
+    std::vector<int64_t> shape = c.shape;
+    if (shape.size() == dims.size() + 1) {
+        if (shape[0] != 1) node.bad("a constant's first dimension " + std::to_string(shape[0]) + " meets the batch");
+        shape.erase(shape.begin());
+    }
+    if (shape.size() > dims.size()) node.bad("a constant has more dimensions than the computed tensor");
+    for (size_t i = 0; i < shape.size(); ++i) {
+        const int64_t have = shape[i], want = dims[dims.size() - shape.size() + i];
+        if (have != want && have != 1)
+            node.bad("a constant of dimension " + std::to_string(have) + " does not broadcast to " + std::to_string(want));
+    }
+    std::vector<double> out;
+    for (int32_t i : broadcast_index(shape, dims)) out.push_back(c.values[static_cast<size_t>(i)]);
+    return out;
+}
+
+Value constant_value(Constant c) {
+    Value v;
+    v.kind = Value::Kind::Constant;
+    v.constant = std::move(c);
+    return v;
+}
+
+Value row_value(Graph&, Row r, bool probabilities, std::string key) {
+    Value v;
+    v.kind = Value::Kind::Row;
+    v.row = std::move(r);
+    v.probabilities = probabilities;
+    v.key = std::move(key);
+    return v;
+}
+
+Scores as_scores(const Value& v) {
+    if (v.kind == Value::Kind::Scores) return v.scores;
+    Scores s;
+    s.margin = v.row;
+    const int64_t w = v.row.width();
+    if (!s.margin.steps.empty() && s.margin.steps.back().op == "project") {
+        // The last projection is the estimator (a linear model's margins).
+        spec::Step last = std::move(s.margin.steps.back());
+        s.margin.steps.pop_back();
+        s.linear = make_step("linear", {{"coef", last.params.at("matrix")}, {"intercept", last.params.at("offset")}});
+        s.margin.text.assign(last.params.at("matrix").empty() ? 0 : last.params.at("matrix")[0].size(), -1);
+    } else {
+        std::vector<std::vector<double>> eye(static_cast<size_t>(w), std::vector<double>(static_cast<size_t>(w), 0.0));
+        for (int64_t i = 0; i < w; ++i) eye[static_cast<size_t>(i)][static_cast<size_t>(i)] = 1.0;
+        s.linear = make_step("linear", {{"coef", matrix_json(eye)}, {"intercept", spec::numbers_to_json(std::vector<double>(w, 0.0))}});
+    }
+    s.groups = static_cast<int32_t>(w);
+    s.columns = static_cast<int32_t>(w);
+    return s;
+}
+
+}  // namespace pg_predict::importers::onnx_import

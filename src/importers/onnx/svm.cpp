@@ -1,0 +1,123 @@
+// SVMClassifier / SVMRegressor → a "kernel" step (K [N × n_sv], libsvm's kernels as the spec
+// defines them), then:
+//  - regressor: value = Σ coef K + rho (a projection);
+//  - classifier: libsvm's one-vs-one vote, as the scikit-learn importer builds it: per class
+//    pair (i, j), i < j, d = Σ_{sv ∈ i} coef[j-1][sv] K + Σ_{sv ∈ j} coef[i][sv] K + rho[p]
+//    (a projection), d > 0 votes i, else j (a threshold, then one projection counting each
+//    class's votes); the label is the argmax of the votes (the lowest class on a tie, as
+//    libsvm). Probability estimates (prob_a / prob_b: Platt scaling and pairwise coupling) are
+//    refused; the scores output of a classifier cannot be scored (it is no probability).
+#include <string>
+#include <vector>
+
+#include "graph.hpp"
+#include "pg_predict/spec/steps.hpp"
+
+namespace pg_predict::importers::onnx_import {
+
+namespace {
+
+using Kind = Value::Kind;
+using Matrix = std::vector<std::vector<double>>;
+
+// The kernel step over x; returns the number of support vectors.
+Row kernel(const Node& n, const Row& x, size_t& count) {
+    if (x.dims.size() != 1) n.unsupported("an SVM over a tensor other than [N, F]");
+    const std::string type = n.text("kernel_type", "LINEAR");
+    const char* k = type == "LINEAR" ? "linear" : type == "RBF" ? "rbf" : type == "POLY" ? "poly" : type == "SIGMOID" ? "sigmoid" : nullptr;
+    if (k == nullptr) n.bad("kernel_type must be LINEAR, POLY, RBF or SIGMOID, not \"" + type + "\"");
+    std::vector<double> params = n.numbers("kernel_params", false);
+    if (params.empty()) params = {0.0, 0.0, 0.0};
+    if (params.size() != 3) n.bad("kernel_params must hold gamma, coef0 and degree");
+    const double degree = params[2];
+    if (degree < 0 || degree > 64 || degree != static_cast<double>(static_cast<int64_t>(degree)))
+        n.bad("the kernel degree must be an integer in [0, 64]");
+    const std::vector<double> sv = n.numbers("support_vectors");
+    const size_t f = x.text.size();
+    if (f == 0 || sv.empty() || sv.size() % f != 0)
+        n.bad("has " + std::to_string(sv.size()) + " support vector values for an input of " + std::to_string(f) + " columns");
+    count = sv.size() / f;
+    Matrix vectors(count, std::vector<double>(f));
+    for (size_t i = 0; i < count; ++i)
+        for (size_t j = 0; j < f; ++j) vectors[i][j] = sv[i * f + j];
+    return then(x, make_step("kernel", {{"support_vectors", matrix_json(vectors)}, {"kernel", k}, {"gamma", params[0]},
+                                        {"coef0", params[1]}, {"degree", static_cast<int64_t>(degree)}}),
+                {static_cast<int64_t>(count)});
+}
+
+Row project(const Row& x, const Matrix& m, const std::vector<double>& offset) {
+    return then(x, make_step("project", {{"matrix", matrix_json(m)}, {"offset", spec::numbers_to_json(offset)}}),
+                {static_cast<int64_t>(m.size())});
+}
+
+void svm_regressor(Node& n) {
+    if (n.integer("one_class", 0) != 0) n.unsupported("a one-class SVM");
+    if (n.text("post_transform", "NONE") != "NONE") n.unsupported("post_transform " + n.text("post_transform"));
+    size_t count = 0;
+    const Row k = kernel(n, n.row_input(0), count);
+    const std::vector<double> coef = n.numbers("coefficients");
+    const std::vector<double> rho = n.numbers("rho");
+    if (coef.size() != count) n.bad("has " + std::to_string(coef.size()) + " coefficients for " + std::to_string(count) + " support vectors");
+    if (rho.size() != 1) n.bad("rho must hold one value");
+    n.set_output(0, row_value(n.graph, project(k, {coef}, rho)));
+}
+
+void svm_classifier(Node& n) {
+    if (n.has("prob_a") || n.has("prob_b")) n.unsupported("an SVMClassifier with probability estimates (prob_a, prob_b)");
+    if (n.has("classlabels_strings")) n.unsupported("string class labels");
+    std::vector<double> classes;
+    for (int64_t c : n.integers("classlabels_ints")) classes.push_back(static_cast<double>(c));
+    const size_t k = classes.size();
+    if (k < 2) n.bad("needs at least two classes");
+    size_t count = 0;
+    const Row kx = kernel(n, n.row_input(0), count);
+    const std::vector<int64_t> per_class = n.integers("vectors_per_class");
+    if (per_class.size() != k) n.bad("vectors_per_class must hold one count per class");
+    std::vector<size_t> start{0};
+    for (int64_t c : per_class) {
+        if (c < 0) n.bad("vectors_per_class must not be negative");
+        start.push_back(start.back() + static_cast<size_t>(c));
+    }
+    if (start.back() != count)
+        n.bad("vectors_per_class adds up to " + std::to_string(start.back()) + ", there are " + std::to_string(count) + " support vectors");
+    const std::vector<double> coef = n.numbers("coefficients");
+    if (coef.size() != (k - 1) * count) n.bad("coefficients must hold (classes - 1) x support vectors values");
+    const size_t pairs = k * (k - 1) / 2;
+    const std::vector<double> rho = n.numbers("rho");
+    if (rho.size() != pairs) n.bad("rho must hold one value per class pair (" + std::to_string(pairs) + ")");
+    Matrix decision(pairs, std::vector<double>(count, 0.0));
+    Matrix votes(k, std::vector<double>(pairs, 0.0));
+    std::vector<double> base(k, 0.0);
+    size_t q = 0;
+    for (size_t i = 0; i < k; ++i)
+        for (size_t j = i + 1; j < k; ++j, ++q) {
+            for (size_t s = start[i]; s < start[i + 1]; ++s) decision[q][s] = coef[(j - 1) * count + s];
+            for (size_t s = start[j]; s < start[j + 1]; ++s) decision[q][s] = coef[i * count + s];
+            votes[i][q] = 1.0;   // d > 0: a vote for i
+            votes[j][q] = -1.0;  // else one for j
+            base[j] += 1.0;
+        }
+    Row bits = then(project(kx, decision, rho), make_step("threshold", {{"threshold", 0.0}}), {static_cast<int64_t>(pairs)});
+    Value tally = row_value(n.graph, project(bits, votes, base));
+    tally.key = n.graph.fresh_key();
+    Value label;
+    label.kind = Kind::Label;
+    label.label.of = tally.key;
+    label.label.classes = classes;
+    label.label.tensor = "#votes of " + n.where();
+    n.graph.values.emplace(label.label.tensor, tally);
+    n.set_output(0, label);
+    Value scores;
+    scores.kind = Kind::Opaque;
+    scores.opaque_why = "the decision values of an SVMClassifier, which are no probabilities";
+    n.set_output(1, scores);
+}
+
+}  // namespace
+
+void add_svm_ops(std::map<std::string, Handler>& t) {
+    t["ai.onnx.ml:SVMClassifier"] = svm_classifier;
+    t["ai.onnx.ml:SVMRegressor"] = svm_regressor;
+}
+
+}  // namespace pg_predict::importers::onnx_import

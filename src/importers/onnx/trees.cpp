@@ -1,0 +1,384 @@
+// TreeEnsembleClassifier / TreeEnsembleRegressor → the spec's tree ensemble.
+//
+// ONNX lists the nodes of all trees in parallel arrays (nodes_treeids, nodes_nodeids, modes,
+// features, thresholds, true/false children) and the leaf weights in another set (per class /
+// target). Each ONNX tree becomes one spec tree per output column its leaves add to. Every
+// branch mode maps exactly onto the ensemble's one comparison, because inputs are float32 and
+// thresholds are float32 (the ONNX standard's types): with c the comparison chosen (Less when
+// any node is BRANCH_LT, else LessEqual), x < t ⇔ x <= prev(t), x <= t ⇔ x < next(t), GTE / GT
+// are LT / LEQ with the children swapped, and EQ (NEQ) is two nodes, prev(t) < x <= t, with the
+// false (true) subtree copied. A missing input goes where ONNX Runtime sends it: to the true
+// child when missing_value_tracks_true, else where the comparison of NaN sends it (false, but
+// true for NEQ). Post transforms: NONE, LOGISTIC (one margin: [1 - p, p]), SOFTMAX; a binary
+// classifier whose leaves feed one class has one margin (ONNX Runtime's binary case).
+// aggregate_function SUM and AVERAGE (weights divided by the number of trees).
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph.hpp"
+#include "pg_predict/spec/limits.hpp"
+
+namespace pg_predict::importers::onnx_import {
+
+namespace {
+
+using Kind = Value::Kind;
+
+enum class Mode { Leaf, Leq, Lt, Gte, Gt, Eq, Neq };
+
+Mode parse_mode(const Node& n, const std::string& s) {
+    if (s == "LEAF") return Mode::Leaf;
+    if (s == "BRANCH_LEQ") return Mode::Leq;
+    if (s == "BRANCH_LT") return Mode::Lt;
+    if (s == "BRANCH_GTE") return Mode::Gte;
+    if (s == "BRANCH_GT") return Mode::Gt;
+    if (s == "BRANCH_EQ") return Mode::Eq;
+    if (s == "BRANCH_NEQ") return Mode::Neq;
+    n.bad("node mode \"" + s + "\" is none of LEAF, BRANCH_LEQ, BRANCH_LT, BRANCH_GTE, BRANCH_GT, BRANCH_EQ, BRANCH_NEQ");
+}
+
+struct OnnxNode {
+    Mode mode = Mode::Leaf;
+    int64_t feature = 0;
+    float threshold = 0;
+    int64_t yes = -1, no = -1;      // local indices of the true / false children
+    bool missing_true = false;
+    std::map<int64_t, double> weights;  // output column → summed leaf weight
+};
+
+struct OnnxTree {
+    int64_t id = 0;
+    std::vector<OnnxNode> nodes;
+    std::map<int64_t, size_t> local;  // nodes_nodeids → index in nodes
+};
+
+float prev(float t) { return std::nextafter(t, -INFINITY); }
+float next(float t) { return std::nextafter(t, INFINITY); }
+
+// Builds the spec tree of column `column` from ONNX tree `t` without recursion.
+spec::Tree build(const Node& n, const OnnxTree& t, size_t root, int32_t column, spec::Comparison cmp, float scale) {
+    spec::Tree out;
+    out.group = column;
+    auto add = [&]() {
+        out.left.push_back(-1);
+        out.right.push_back(-1);
+        out.feature.push_back(0);
+        out.threshold.push_back(0);
+        out.default_left.push_back(0);
+        out.value.push_back(0);
+        if (static_cast<int64_t>(out.left.size()) > spec::kMaxTreeNodes)
+            n.bad("tree " + std::to_string(t.id) + " has more than " + std::to_string(spec::kMaxTreeNodes) +
+                  " nodes (BRANCH_EQ / BRANCH_NEQ nodes copy a subtree each)");
+        return static_cast<int32_t>(out.left.size() - 1);
+    };
+    // Work: ONNX node to emit at spec node `slot`.
+    std::vector<std::pair<size_t, int32_t>> work{{root, add()}};
+    while (!work.empty()) {
+        auto [i, slot] = work.back();
+        work.pop_back();
+        const OnnxNode& o = t.nodes[i];
+        const size_t s = static_cast<size_t>(slot);
+        if (o.mode == Mode::Leaf) {
+            auto w = o.weights.find(column);
+            out.value[s] = static_cast<float>((w == o.weights.end() ? 0.0 : w->second) * scale);
+            continue;
+        }
+        const bool nan_true = o.missing_true || o.mode == Mode::Neq;
+        const size_t yes = static_cast<size_t>(o.yes), no = static_cast<size_t>(o.no);
+        auto branch = [&](size_t node_slot, float thr, size_t left, size_t right, bool nan_left) {
+            out.feature[node_slot] = static_cast<int32_t>(o.feature);
+            out.threshold[node_slot] = thr;
+            out.default_left[node_slot] = nan_left ? 1 : 0;
+            const int32_t l = add(), r = add();
+            out.left[node_slot] = l;
+            out.right[node_slot] = r;
+            work.push_back({left, l});
+            work.push_back({right, r});
+        };
+        const bool less = cmp == spec::Comparison::Less;
+        const float t0 = o.threshold;
+        switch (o.mode) {
+            case Mode::Leq: branch(s, less ? next(t0) : t0, yes, no, nan_true); break;
+            case Mode::Lt: branch(s, less ? t0 : prev(t0), yes, no, nan_true); break;
+            case Mode::Gt: branch(s, less ? next(t0) : t0, no, yes, !nan_true); break;   // !(x <= t)
+            case Mode::Gte: branch(s, less ? t0 : prev(t0), no, yes, !nan_true); break;  // !(x < t)
+            case Mode::Eq: case Mode::Neq: {
+                // x == t ⇔ not (x below t) and (x <= t): the first node sends "below" to the
+                // unequal side, the second decides between t and above.
+                const size_t equal = o.mode == Mode::Eq ? yes : no, unequal = o.mode == Mode::Eq ? no : yes;
+                const bool nan_equal = o.mode == Mode::Eq ? nan_true : !nan_true;
+                out.feature[s] = static_cast<int32_t>(o.feature);
+                out.threshold[s] = less ? t0 : prev(t0);
+                out.default_left[s] = nan_equal ? 0 : 1;
+                const int32_t below = add(), second = add();
+                out.left[s] = below;
+                out.right[s] = second;
+                work.push_back({unequal, below});
+                const size_t s2 = static_cast<size_t>(second);
+                out.feature[s2] = static_cast<int32_t>(o.feature);
+                out.threshold[s2] = less ? next(t0) : t0;
+                out.default_left[s2] = nan_equal ? 1 : 0;
+                const int32_t l = add(), r = add();
+                out.left[s2] = l;
+                out.right[s2] = r;
+                work.push_back({equal, l});
+                work.push_back({unequal, r});
+                break;
+            }
+            case Mode::Leaf: break;
+        }
+    }
+    return out;
+}
+
+std::vector<OnnxTree> read_trees(const Node& n, int64_t width, const char* prefix, int64_t columns) {
+    const std::vector<int64_t> tree_ids = n.integers("nodes_treeids");
+    const std::vector<int64_t> node_ids = n.integers("nodes_nodeids");
+    const std::vector<int64_t> features = n.integers("nodes_featureids");
+    const std::vector<std::string> modes = n.texts("nodes_modes");
+    std::vector<double> values = n.numbers("nodes_values", false);
+    if (values.empty() && n.has("nodes_values_as_tensor")) {
+        values = n.tensor("nodes_values_as_tensor").values;
+        for (double v : values)
+            if (static_cast<double>(static_cast<float>(v)) != v)
+                n.unsupported("a threshold that is no float32 value (nodes_values_as_tensor)");
+    }
+    const std::vector<int64_t> yes = n.integers("nodes_truenodeids");
+    const std::vector<int64_t> no = n.integers("nodes_falsenodeids");
+    std::vector<int64_t> missing = n.integers("nodes_missing_value_tracks_true", false);
+    const size_t count = tree_ids.size();
+    if (count == 0) n.bad("has no nodes");
+    if (static_cast<int64_t>(count) > spec::kMaxTotalNodes) n.bad("has too many nodes");
+    for (auto [name, size] : {std::pair<const char*, size_t>{"nodes_nodeids", node_ids.size()}, {"nodes_featureids", features.size()},
+                              {"nodes_modes", modes.size()}, {"nodes_values", values.size()}, {"nodes_truenodeids", yes.size()},
+                              {"nodes_falsenodeids", no.size()}})
+        if (size != count) n.bad(std::string(name) + " has " + std::to_string(size) + " entries, nodes_treeids " + std::to_string(count));
+    if (missing.empty()) missing.assign(count, 0);
+    if (missing.size() != count) n.bad("nodes_missing_value_tracks_true has " + std::to_string(missing.size()) + " entries for " + std::to_string(count) + " nodes");
+
+    std::vector<OnnxTree> trees;
+    std::map<int64_t, size_t> tree_index;
+    for (size_t i = 0; i < count; ++i) {
+        auto [it, added] = tree_index.emplace(tree_ids[i], trees.size());
+        if (added) {
+            if (static_cast<int64_t>(trees.size()) >= spec::kMaxTrees) n.bad("has too many trees");
+            trees.emplace_back();
+            trees.back().id = tree_ids[i];
+        }
+        OnnxTree& t = trees[it->second];
+        if (!t.local.emplace(node_ids[i], t.nodes.size()).second)
+            n.bad("tree " + std::to_string(tree_ids[i]) + " has node id " + std::to_string(node_ids[i]) + " twice");
+        OnnxNode o;
+        o.mode = parse_mode(n, modes[i]);
+        if (o.mode != Mode::Leaf) {
+            if (features[i] < 0 || features[i] >= width)
+                n.bad("tree " + std::to_string(tree_ids[i]) + " node " + std::to_string(node_ids[i]) + " reads feature " +
+                      std::to_string(features[i]) + " of an input of " + std::to_string(width) + " columns");
+            o.feature = features[i];
+            o.threshold = static_cast<float>(values[i]);
+            if (std::isnan(o.threshold)) n.bad("tree " + std::to_string(tree_ids[i]) + " node " + std::to_string(node_ids[i]) + " has a NaN threshold");
+            o.missing_true = missing[i] != 0;
+        }
+        t.nodes.push_back(o);
+    }
+    // Children by node id → local index.
+    size_t k = 0;
+    for (size_t i = 0; i < count; ++i) {
+        OnnxTree& t = trees[tree_index.at(tree_ids[i])];
+        OnnxNode& o = t.nodes[t.local.at(node_ids[i])];
+        (void)k;
+        if (o.mode == Mode::Leaf) continue;
+        for (auto [child, id] : {std::pair<int64_t*, int64_t>{&o.yes, yes[i]}, {&o.no, no[i]}}) {
+            auto c = t.local.find(id);
+            if (c == t.local.end())
+                n.bad("tree " + std::to_string(t.id) + " node " + std::to_string(node_ids[i]) + " has child " + std::to_string(id) +
+                      ", which is no node of the tree");
+            *child = static_cast<int64_t>(c->second);
+        }
+    }
+    // Leaf weights.
+    const std::string p = prefix;
+    const std::vector<int64_t> w_trees = n.integers((p + "_treeids").c_str());
+    const std::vector<int64_t> w_nodes = n.integers((p + "_nodeids").c_str());
+    const std::vector<int64_t> w_ids = n.integers((p + "_ids").c_str());
+    const std::vector<double> w = n.numbers((p + "_weights").c_str());
+    if (w_nodes.size() != w_trees.size() || w_ids.size() != w_trees.size() || w.size() != w_trees.size())
+        n.bad(p + "_treeids, _nodeids, _ids and _weights have different lengths");
+    for (size_t i = 0; i < w.size(); ++i) {
+        auto t = tree_index.find(w_trees[i]);
+        if (t == tree_index.end()) n.bad(p + "_treeids names tree " + std::to_string(w_trees[i]) + ", which has no nodes");
+        OnnxTree& tree = trees[t->second];
+        auto node = tree.local.find(w_nodes[i]);
+        if (node == tree.local.end())
+            n.bad(p + "_nodeids names node " + std::to_string(w_nodes[i]) + " of tree " + std::to_string(tree.id) + ", which does not exist");
+        OnnxNode& o = tree.nodes[node->second];
+        if (o.mode != Mode::Leaf) n.bad("tree " + std::to_string(tree.id) + " node " + std::to_string(w_nodes[i]) + " has a weight but is no leaf");
+        if (w_ids[i] < 0 || w_ids[i] >= columns)
+            n.bad(p + "_ids has " + std::to_string(w_ids[i]) + ", out of range for " + std::to_string(columns) + " outputs");
+        if (!std::isfinite(w[i])) n.bad("leaf weights must be finite");
+        o.weights[w_ids[i]] += w[i];
+    }
+    return trees;
+}
+
+// The root of each tree (the node no other names as a child); each node has at most one parent
+// and every node is reached from the root, so the tree has no cycle.
+size_t root_of(const Node& n, const OnnxTree& t) {
+    std::vector<int> parents(t.nodes.size(), 0);
+    for (const OnnxNode& o : t.nodes)
+        if (o.mode != Mode::Leaf) {
+            ++parents[static_cast<size_t>(o.yes)];
+            ++parents[static_cast<size_t>(o.no)];
+        }
+    size_t root = SIZE_MAX;
+    for (size_t i = 0; i < parents.size(); ++i) {
+        if (parents[i] > 1) n.bad("tree " + std::to_string(t.id) + ": a node is the child of two nodes (a cycle or a shared subtree)");
+        if (parents[i] == 0) {
+            if (root != SIZE_MAX) n.bad("tree " + std::to_string(t.id) + " has two roots");
+            root = i;
+        }
+    }
+    if (root == SIZE_MAX) n.bad("tree " + std::to_string(t.id) + " has no root (its nodes form a cycle)");
+    size_t reached = 0;
+    std::vector<size_t> todo{root};
+    while (!todo.empty()) {
+        const OnnxNode& o = t.nodes[todo.back()];
+        todo.pop_back();
+        if (++reached > t.nodes.size()) break;
+        if (o.mode != Mode::Leaf) {
+            todo.push_back(static_cast<size_t>(o.yes));
+            todo.push_back(static_cast<size_t>(o.no));
+        }
+    }
+    if (reached != t.nodes.size()) n.bad("tree " + std::to_string(t.id) + " has nodes that form a cycle");
+    return root;
+}
+
+spec::TreeEnsemble ensemble(const Node& n, const std::vector<OnnxTree>& trees, const std::vector<int64_t>& column_of,
+                            int32_t groups, int64_t width) {
+    spec::TreeEnsemble e;
+    e.num_features = static_cast<int32_t>(width);
+    e.num_groups = groups;
+    bool lt = false;
+    for (const auto& t : trees)
+        for (const auto& o : t.nodes) lt = lt || o.mode == Mode::Lt || o.mode == Mode::Gte;
+    e.comparison = lt ? spec::Comparison::Less : spec::Comparison::LessEqual;
+    const std::string agg = n.text("aggregate_function", "SUM");
+    if (agg != "SUM" && agg != "AVERAGE") n.unsupported("aggregate_function " + agg);
+    const float scale = agg == "AVERAGE" ? 1.0f / static_cast<float>(trees.size()) : 1.0f;
+    for (const auto& t : trees) {
+        const size_t root = root_of(n, t);
+        std::set<int64_t> used;
+        for (const auto& o : t.nodes)
+            for (const auto& w : o.weights) used.insert(w.first);
+        for (int64_t c : used) {
+            if (column_of[static_cast<size_t>(c)] < 0) continue;
+            e.trees.push_back(build(n, t, root, static_cast<int32_t>(column_of[static_cast<size_t>(c)]), e.comparison, scale));
+        }
+    }
+    return e;
+}
+
+std::vector<float> base_values(const Node& n, size_t want) {
+    const std::vector<double> b = n.numbers("base_values", false);
+    if (n.has("base_values_as_tensor")) n.unsupported("base_values_as_tensor");
+    std::vector<float> out(want, 0.0f);
+    if (b.empty()) return out;
+    if (b.size() != want) n.bad("has " + std::to_string(b.size()) + " base_values for " + std::to_string(want) + " outputs");
+    for (size_t i = 0; i < want; ++i) out[i] = static_cast<float>(b[i]);
+    return out;
+}
+
+void tree_regressor(Node& n) {
+    const Row& x = n.row_input(0);
+    if (x.dims.size() != 1) n.unsupported("a tree ensemble over a tensor other than [N, F]");
+    const int64_t targets = n.integer("n_targets", 1);
+    if (targets != 1) n.unsupported("a TreeEnsembleRegressor of " + std::to_string(targets) + " targets");
+    const auto trees = read_trees(n, x.width(), "target", targets);
+    Value v;
+    v.kind = Kind::Scores;
+    Scores& s = v.scores;
+    s.margin = x;
+    s.trees = true;
+    s.ensemble = ensemble(n, trees, {0}, 1, x.width());
+    s.ensemble.base_margin = base_values(n, 1);
+    s.groups = 1;
+    s.columns = 1;
+    const std::string post = n.text("post_transform", "NONE");
+    if (post == "NONE") s.transform = spec::PostTransform::Identity;
+    else if (post == "LOGISTIC") s.transform = spec::PostTransform::Logistic;
+    else n.unsupported("post_transform " + post + " of a TreeEnsembleRegressor");
+    n.set_output(0, v);
+}
+
+void tree_classifier(Node& n) {
+    const Row& x = n.row_input(0);
+    if (x.dims.size() != 1) n.unsupported("a tree ensemble over a tensor other than [N, F]");
+    if (n.has("classlabels_strings")) n.unsupported("string class labels");
+    std::vector<double> classes;
+    for (int64_t c : n.integers("classlabels_int64s")) classes.push_back(static_cast<double>(c));
+    const size_t k = classes.size();
+    if (k < 2) n.bad("needs at least two classes");
+    if (static_cast<int64_t>(k) > spec::kMaxGroups) n.bad("has too many classes");
+    const auto trees = read_trees(n, x.width(), "class", static_cast<int64_t>(k));
+    std::set<int64_t> used;
+    bool positive = true;
+    for (const auto& t : trees)
+        for (const auto& o : t.nodes)
+            for (const auto& w : o.weights) {
+                used.insert(w.first);
+                positive = positive && w.second >= 0;
+            }
+    const std::string post = n.text("post_transform", "NONE");
+    Value v;
+    v.kind = Kind::Scores;
+    Scores& s = v.scores;
+    s.margin = x;
+    s.trees = true;
+    // Binary with the leaves of one class: one margin, the positive class's.
+    const bool one_margin = k == 2 && used.size() == 1;
+    std::vector<int64_t> column_of(k);
+    for (size_t c = 0; c < k; ++c) column_of[c] = one_margin ? 0 : static_cast<int64_t>(c);
+    s.groups = one_margin ? 1 : static_cast<int32_t>(k);
+    s.columns = static_cast<int32_t>(k);
+    s.ensemble = ensemble(n, trees, column_of, s.groups, x.width());
+    std::vector<float> base = base_values(n, n.numbers("base_values", false).size() == 1 && one_margin ? 1 : k);
+    if (one_margin && base.size() == 2) base = {base[static_cast<size_t>(*used.begin())]};
+    s.ensemble.base_margin = base;
+    if (post == "NONE") {
+        // ONNX Runtime's binary case: [1 - s, s] for positive weights, else [-s, s].
+        s.transform = !one_margin ? spec::PostTransform::Identity
+                      : positive  ? spec::PostTransform::Complement
+                                  : spec::PostTransform::TwoSided;
+        v.probabilities = positive;
+    } else if (post == "LOGISTIC" && one_margin) {
+        s.transform = spec::PostTransform::Logistic;
+        v.probabilities = true;
+    } else if (post == "SOFTMAX" && !one_margin) {
+        s.transform = spec::PostTransform::Softmax;
+        v.probabilities = true;
+    } else {
+        n.unsupported("post_transform " + post + (one_margin ? " of a binary classifier with one margin" : " over several classes"));
+    }
+    v.key = n.graph.fresh_key();
+    Value label;
+    label.kind = Kind::Label;
+    label.label.of = v.key;
+    label.label.classes = classes;
+    label.label.tensor = "#scores of " + n.where();
+    n.graph.values.emplace(label.label.tensor, v);
+    n.set_output(0, label);
+    n.set_output(1, v);
+}
+
+}  // namespace
+
+void add_tree_ops(std::map<std::string, Handler>& t) {
+    t["ai.onnx.ml:TreeEnsembleClassifier"] = tree_classifier;
+    t["ai.onnx.ml:TreeEnsembleRegressor"] = tree_regressor;
+}
+
+}  // namespace pg_predict::importers::onnx_import
