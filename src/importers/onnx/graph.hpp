@@ -55,7 +55,7 @@ struct Scores {
     Row margin;                       // what the estimator reads
     bool trees = false;               // tree ensemble (in `ensemble`) or a linear estimator
     spec::TreeEnsemble ensemble;
-    spec::Step linear;                // op "linear" when !trees; empty op = identity
+    spec::Step linear;                // op Linear when !trees
     spec::PostTransform transform = spec::PostTransform::Identity;
     int32_t groups = 0;               // margin columns of the estimator
     int32_t columns = 0;              // what the value holds per row (2 for a binary logistic)

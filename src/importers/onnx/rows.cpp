@@ -26,7 +26,9 @@ int64_t Row::width() const { return static_cast<int64_t>(text.size()); }
 
 spec::Step make_step(const std::string& op, json params) {
     spec::Step s;
-    s.op = op;
+    const auto parsed = spec::op_from_name(op);
+    if (!parsed) fail(ErrorCategory::Internal, "ONNX import: no spec op \"" + op + "\"");
+    s.op = *parsed;
     s.params = std::move(params);
     return s;
 }
@@ -79,7 +81,7 @@ Row side_by_side(const Graph& g, const std::vector<const Row*>& parts, std::vect
     for (const Row* p : parts) {
         spec::Step::Part part;
         // A Row that only selects input columns (and maybe transforms them) is one part as it is.
-        if (!p->steps.empty() && p->steps[0].op == "concat" && p->steps[0].parts.size() == 1 &&
+        if (!p->steps.empty() && p->steps[0].op == spec::Op::Concat && p->steps[0].parts.size() == 1 &&
             p->steps[0].parts[0].steps.empty()) {
             part.columns = p->steps[0].parts[0].columns;
             part.steps.assign(p->steps.begin() + 1, p->steps.end());
@@ -181,7 +183,7 @@ Scores as_scores(const Value& v) {
     Scores s;
     s.margin = v.row;
     const int64_t w = v.row.width();
-    if (!s.margin.steps.empty() && s.margin.steps.back().op == "project") {
+    if (!s.margin.steps.empty() && s.margin.steps.back().op == spec::Op::Project) {
         // The last projection is the estimator (a linear model's margins).
         spec::Step last = std::move(s.margin.steps.back());
         s.margin.steps.pop_back();
