@@ -160,6 +160,20 @@ def test_torch_export(env):
                          atol=1e-6, rtol=1e-5)
 
 
+def test_explain_and_models_row(env):
+    """EXPLAIN and the models row show the format and shape of an ONNX model; explain_model
+    shows its spec (a ColumnTransformer graph: text inputs, one-hot steps, a linear estimator)."""
+    create(env, "shown", model_bytes("ct_logreg"))
+    plan = "\n".join(r[0] for r in env.query("EXPLAIN (COSTS OFF) SELECT predict('shown', r) FROM t_ct_logreg r"))
+    if "shown (onnx, " not in plan:
+        raise Failure(f"EXPLAIN does not show the format: {plan}")
+    info = env.query("SELECT format, source_type, task, inputs, classes FROM models WHERE name = 'shown'")[0]
+    assert_equal("models row", info, ("onnx", "bytea", "classification", 10, [0.0, 1.0]))
+    explained = env.query("SELECT explain_model('shown')")[0][0]
+    assert_equal("explain_model estimator", explained["before"]["estimator"]["op"], "linear")
+    env.query("SELECT drop_model('shown')")
+
+
 # ---- refused -------------------------------------------------------------------------------------
 
 def graph_model(nodes, inputs, outputs, initializers=()):

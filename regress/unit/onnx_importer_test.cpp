@@ -358,6 +358,29 @@ TEST(OnnxTrees, EveryBranchModeSendsValuesWhereOnnxDoes) {
     EXPECT_EQ(got[1], 2.0f);
 }
 
+TEST(OnnxTrees, DoubleThresholdsSplitFloatInputsAsDoublesWould) {
+    // nodes_values_as_tensor (ai.onnx.ml 3): 0.1 as a double lies between two float32 values.
+    for (const char* mode : {"BRANCH_LEQ", "BRANCH_LT", "BRANCH_GT", "BRANCH_GTE"}) {
+        GraphBuilder b = tree_model(0, {1, 0, 0}, {2, 0, 0}, mode);
+        onnx::NodeProto* n = b.g->mutable_node(0);
+        for (int i = 0; i < n->attribute_size(); ++i)
+            if (n->attribute(i).name() == "nodes_values") n->mutable_attribute()->DeleteSubrange(i, 1);
+        auto* a = n->add_attribute();
+        a->set_name("nodes_values_as_tensor");
+        a->set_type(onnx::AttributeProto::TENSOR);
+        a->mutable_t()->set_data_type(onnx::TensorProto::DOUBLE);
+        a->mutable_t()->add_dims(3);
+        for (double v : {0.1, 0.0, 0.0}) a->mutable_t()->add_double_data(v);
+        const spec::Pipeline p = importers::import_onnx(b.bytes(), json::object());
+        const std::string m = mode;
+        for (float x : {0.1f, std::nextafter(0.1f, 0.0f), 0.05f, 0.2f}) {
+            const double xd = x;
+            const bool yes = m == "BRANCH_LEQ" ? xd <= 0.1 : m == "BRANCH_LT" ? xd < 0.1 : m == "BRANCH_GT" ? xd > 0.1 : xd >= 0.1;
+            EXPECT_EQ(score_one(p, {x, 0, 0, 0}), yes ? 1.0f : 2.0f) << mode << " x=" << x;
+        }
+    }
+}
+
 TEST(OnnxHostile, GatherAndArrayFeatureExtractorIndicesOutOfRange) {
     GraphBuilder b;
     b.int_initializer("idx", {1, 4});

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "graph.hpp"
+#include "pg_predict/importers/trees.hpp"
 #include "pg_predict/spec/limits.hpp"
 
 namespace pg_predict::importers::onnx_import {
@@ -140,12 +141,10 @@ std::vector<OnnxTree> read_trees(const Node& n, int64_t width, const char* prefi
     const std::vector<int64_t> features = n.integers("nodes_featureids");
     const std::vector<std::string> modes = n.texts("nodes_modes");
     std::vector<double> values = n.numbers("nodes_values", false);
-    if (values.empty() && n.has("nodes_values_as_tensor")) {
-        values = n.tensor("nodes_values_as_tensor").values;
-        for (double v : values)
-            if (static_cast<double>(static_cast<float>(v)) != v)
-                n.unsupported("a threshold that is no float32 value (nodes_values_as_tensor)");
-    }
+    // Double thresholds (ai.onnx.ml 3) become the float32 ones that split every float32 input
+    // the same way (importers/trees.hpp), below per mode.
+    const bool doubles = values.empty() && n.has("nodes_values_as_tensor");
+    if (doubles) values = n.tensor("nodes_values_as_tensor").values;
     const std::vector<int64_t> yes = n.integers("nodes_truenodeids");
     const std::vector<int64_t> no = n.integers("nodes_falsenodeids");
     std::vector<int64_t> missing = n.integers("nodes_missing_value_tracks_true", false);
@@ -178,7 +177,12 @@ std::vector<OnnxTree> read_trees(const Node& n, int64_t width, const char* prefi
                 n.bad("tree " + std::to_string(tree_ids[i]) + " node " + std::to_string(node_ids[i]) + " reads feature " +
                       std::to_string(features[i]) + " of an input of " + std::to_string(width) + " columns");
             o.feature = features[i];
-            o.threshold = static_cast<float>(values[i]);
+            const double t = values[i];
+            if (!doubles) o.threshold = static_cast<float>(t);
+            else if (o.mode == Mode::Leq || o.mode == Mode::Gt) o.threshold = round_down_to_float(t);
+            else if (o.mode == Mode::Lt || o.mode == Mode::Gte) o.threshold = round_up_to_float(t);
+            else if (static_cast<double>(static_cast<float>(t)) == t) o.threshold = static_cast<float>(t);
+            else n.unsupported("BRANCH_EQ / BRANCH_NEQ at a double threshold no float32 input can equal");
             if (std::isnan(o.threshold)) n.bad("tree " + std::to_string(tree_ids[i]) + " node " + std::to_string(node_ids[i]) + " has a NaN threshold");
             o.missing_true = missing[i] != 0;
         }

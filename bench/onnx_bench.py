@@ -5,7 +5,7 @@ against XGBoost's own predictor on the same rows and the same model (bench/nativ
 pg_predict scoring the XGBoost JSON itself. Checks that the ONNX model's probabilities agree
 with XGBoost's on every row.
 
-    make install && /usr/bin/python3 bench/onnx.py [--rows 1000000] [--threads 1,2]
+    make install && /usr/bin/python3 bench/onnx_bench.py [--rows 1000000] [--threads 1,2]
 
 Prints a table (seconds, best of --reps) and writes bench/results/onnx.md.
 """
