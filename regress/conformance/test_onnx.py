@@ -105,12 +105,25 @@ def scores(env, fn, name, header, batching, table=None):
     return {form: [row[k] for row in rows] for k, form in enumerate(["row", "real[]", "float8[]"][:len(forms)])}
 
 
-def check_case(env, case):
+def deploy_with_client(env, name, options):
+    """The Python client's deploy of the graph as an onnx.ModelProto (sent as bytea, format onnx)."""
+    import sys
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    import pg_predict
+    env.query("SELECT drop_model(name) FROM models WHERE name = %(n)s", {"n": name})
+    pg_predict.deploy(env.conn, name, onnx.load(os.path.join(FIXTURES, name + ".onnx")), options=options)
+
+
+def check_case(env, case, client=False):
     name = case["name"]
     header = env.headers[name]
     one_tensor = len(case["inputs"]) == 1
     # One [N, F] input reads the features by position: the table's columns name them.
-    create(env, name, model_bytes(name), {"features": header} if one_tensor else {})
+    options = {"features": header} if one_tensor else {}
+    if client:
+        deploy_with_client(env, name, options)
+    else:
+        create(env, name, model_bytes(name), options)
     want_header, want_rows = read_csv(os.path.join(FIXTURES, name + ".expected.csv"))
     want = np.array([[float(v) for v in r] for r in want_rows])
     cols = {h: want[:, i] for i, h in enumerate(want_header)}
@@ -135,6 +148,7 @@ def check_case(env, case):
 def _add_fixture_tests():
     for case in cases():
         add_test(f"fixture_{case['name']}", lambda env, case=case: check_case(env, case))
+        add_test(f"python_client_{case['name']}", lambda env, case=case: check_case(env, case, client=True))
 
 
 # ---- a network exported at test time ------------------------------------------------------------
