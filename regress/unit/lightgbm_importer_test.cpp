@@ -178,11 +178,6 @@ TEST(LightgbmImporter, ReferenceAgreesWithLightgbm) {
     for (const std::string& name : case_names()) {
         SCOPED_TRACE(name);
         const Case c = load(name);
-        if (name == "linear_tree") {
-            const std::string msg = error_of([&] { import_text(c.model); }, ErrorCategory::Unsupported);
-            EXPECT_NE(msg.find("linear tree"), std::string::npos) << msg;
-            continue;
-        }
         const spec::Pipeline p = import_text(c.model);
         EXPECT_EQ(compare(c, reference(p, c), p.output_width(), c.pred, name + " reference"), 0);
         const spec::Pipeline raw = import_text(c.model, json{{"raw_score", true}});
@@ -192,7 +187,6 @@ TEST(LightgbmImporter, ReferenceAgreesWithLightgbm) {
 
 TEST(LightgbmImporter, EveryStrategyAgreesWithLightgbm) {
     for (const std::string& name : case_names()) {
-        if (name == "linear_tree") continue;
         SCOPED_TRACE(name);
         const Case c = load(name);
         for (const char* strategy : {"native", "gemm", "tree_traversal", "perfect_tree_traversal"}) {

@@ -36,6 +36,10 @@ std::string compile(const spec::Pipeline& p, Strategy strategy) {
                        "    return x.new_zeros([x.size(0), " + std::to_string(e.num_groups) +
                        "])\n";
     } else {
+        if (e.has_linear_leaves() && strategy != Strategy::TreeTraversal)
+            fail(ErrorCategory::InvalidParameter,
+                 std::string("strategy '") + strategy_name(strategy) +
+                     "' cannot evaluate linear leaves (LightGBM linear_tree): use 'tree_traversal' or 'auto'");
         switch (strategy) {
         case Strategy::Gemm: build_gemm(e, parts); break;
         case Strategy::TreeTraversal: build_tree_traversal(e, parts); break;

@@ -34,13 +34,15 @@ Strategy parse_strategy(const std::string& name) {
          "unknown strategy \"" + name + "\"; valid strategies are: " + valid);
 }
 
-Strategy choose_strategy(const spec::Pipeline&) {
+Strategy choose_strategy(const spec::Pipeline& p) {
+    if (p.model.has_linear_leaves()) return Strategy::TreeTraversal;  // the only one that has them
     // CPU build: the native kernel scores every tree ensemble (deep or wide ones through its
     // generic layout). A GPU build would use choose_tensor_strategy for GPU-placed programs.
     return Strategy::Native;
 }
 
 Strategy choose_tensor_strategy(const spec::Pipeline& p) {
+    if (p.model.has_linear_leaves()) return Strategy::TreeTraversal;
     const int depth = p.model.max_depth();
     if (depth <= 3) return Strategy::Gemm;
     if (depth <= 10) return Strategy::PerfectTreeTraversal;

@@ -32,7 +32,12 @@
 // Iterations: the file records no best iteration. Booster.save_model() writes only the first
 // best_iteration iterations when training stopped early, and a Booster loaded from the file
 // predicts with all of them (its best_iteration is -1); so do we. Option "num_iteration": n
-// keeps the first n (<= 0: all), like predict(num_iteration=n). Option "raw_score": true scores
+// keeps the first n (<= 0: all), like predict(num_iteration=n).
+//
+// Linear trees (linear_tree=true): a leaf outputs leaf_const + sum coeff * x over its inputs (its
+// plain leaf_value when one of them is NaN); those inputs reach the trees as they are (a
+// passthrough part of the featurizer, in float32 like every tree input) and only the
+// TreeTraversal strategy evaluates them (auto chooses it; the others refuse by name). Option "raw_score": true scores
 // predict(raw_score=True): no link and no average_output; a multiclass model's predict_proba
 // returns the raw scores.
 #include <algorithm>
@@ -244,6 +249,11 @@ struct RawTree {
     std::vector<double> threshold, leaf_value;
     std::vector<int64_t> cat_boundaries;
     std::vector<uint32_t> cat_threshold;
+    // Linear leaves (is_linear=1): per leaf its constant, inputs and coefficients.
+    bool linear = false;
+    std::vector<double> leaf_const;
+    std::vector<std::vector<int64_t>> leaf_features;
+    std::vector<std::vector<double>> leaf_coeff;
 };
 
 // Size limits: a declared count is checked before anything is allocated from it.
@@ -257,8 +267,27 @@ RawTree read_tree(const Section& s, int64_t num_features) {
     const int64_t n = t.num_leaves;
     const int64_t num_cat = to_int(s.need("num_cat"), s.where + ": num_cat", 0, n - 1);
     t.leaf_value = doubles_of(s, "leaf_value", n);
-    if (const std::string_view* lin = s.find("is_linear"); lin && to_int(*lin, s.where + ": is_linear", 0, 1) == 1)
-        unsupported(s.where + " is a linear tree (linear_tree=true), which is not supported yet");
+    if (const std::string_view* lin = s.find("is_linear"))
+        t.linear = to_int(*lin, s.where + ": is_linear", 0, 1) == 1;
+    if (t.linear) {
+        // As LightGBM reads them: a missing leaf_const is zeros, missing num_features no inputs.
+        t.leaf_const = s.find("leaf_const") ? doubles_of(s, "leaf_const", n) : std::vector<double>(n, 0.0);
+        t.leaf_features.resize(n);
+        t.leaf_coeff.resize(n);
+        if (s.find("num_features")) {
+            const std::vector<int64_t> counts = ints_of(s, "num_features", n, 0, num_features);
+            int64_t total = 0;
+            for (int64_t c : counts) total += c;
+            const std::vector<int64_t> features = ints_of(s, "leaf_features", total, 0, num_features - 1);
+            const std::vector<double> coeff = doubles_of(s, "leaf_coeff", total);
+            int64_t at = 0;
+            for (int64_t l = 0; l < n; ++l)
+                for (int64_t k = 0; k < counts[l]; ++k, ++at) {
+                    t.leaf_features[l].push_back(features[at]);
+                    t.leaf_coeff[l].push_back(coeff[at]);
+                }
+        }
+    }
     if (n == 1) return t;
     t.split_feature = ints_of(s, "split_feature", n - 1, 0, num_features - 1);
     t.threshold = doubles_of(s, "threshold", n - 1, true);
@@ -319,15 +348,19 @@ struct Columns {
     std::vector<uint8_t> plain, zero;            // per feature: needs a rank column (NaN / None
                                                  // nodes), a zero-as-missing one (Zero nodes)
     std::vector<std::vector<std::vector<int32_t>>> sets;  // per feature: its distinct category sets
+    std::vector<uint8_t> raw;                    // per feature: read as it is by a linear leaf
     // Derived column of each, filled by layout().
-    std::vector<int32_t> plain_col, zero_col;
+    std::vector<int32_t> plain_col, zero_col, raw_col;
     std::vector<std::vector<int32_t>> set_col;
     int32_t width = 0;
 
     explicit Columns(int64_t f)
-        : num_features(f), edges(f), plain(f, 0), zero(f, 0), sets(f), plain_col(f, -1), zero_col(f, -1), set_col(f) {}
+        : num_features(f), edges(f), plain(f, 0), zero(f, 0), sets(f), raw(f, 0), plain_col(f, -1), zero_col(f, -1),
+          raw_col(f, -1), set_col(f) {}
 
     void note(const RawTree& t) {
+        for (const auto& features : t.leaf_features)
+            for (int64_t f : features) raw[f] = 1;
         for (size_t i = 0; i < t.split_feature.size(); ++i) {
             const int64_t f = t.split_feature[i];
             if (t.decision_type[i] & kCategoricalBit) {
@@ -351,6 +384,8 @@ struct Columns {
             if (zero[f]) zero_col[f] = width++;
         for (int64_t f = 0; f < num_features; ++f)
             for (size_t k = 0; k < sets[f].size(); ++k) set_col[f].push_back(width++);
+        for (int64_t f = 0; f < num_features; ++f)
+            if (raw[f]) raw_col[f] = width++;
     }
 
     // The one concat step computing every derived column in layout() order.
@@ -401,6 +436,10 @@ struct Columns {
             part.steps.push_back(std::move(project));
             concat.parts.push_back(std::move(part));
         }
+        spec::Step::Part raw_part;  // the inputs linear leaves read, as they are
+        for (int64_t f = 0; f < num_features; ++f)
+            if (raw[f]) raw_part.columns.push_back(static_cast<int32_t>(f));
+        if (!raw_part.columns.empty()) concat.parts.push_back(std::move(raw_part));
         return {std::move(concat)};
     }
 
@@ -452,7 +491,20 @@ spec::Tree to_spec_tree(const RawTree& t, const Columns& cols, int32_t group, do
         out.default_left.push_back(0);
         out.value.push_back(static_cast<float>(t.leaf_value[l] * scale));
     }
-    return build_tree(out, group, std::max<int32_t>(cols.width, 1), UnreachableNodes::Refuse, "LightGBM model: " + t.where);
+    spec::Tree tree =
+        build_tree(out, group, std::max<int32_t>(cols.width, 1), UnreachableNodes::Refuse, "LightGBM model: " + t.where);
+    if (t.linear) {  // build_tree kept the numbering (every node is reached): leaves at internal + l
+        const size_t nodes = tree.size();
+        tree.linear_const.assign(nodes, 0.0);
+        tree.linear_feature.assign(nodes, {});
+        tree.linear_coeff.assign(nodes, {});
+        for (int64_t l = 0; l < n; ++l) {
+            tree.linear_const[internal + l] = t.leaf_const[l] * scale;
+            for (int64_t f : t.leaf_features[l]) tree.linear_feature[internal + l].push_back(cols.raw_col[f]);
+            for (double c : t.leaf_coeff[l]) tree.linear_coeff[internal + l].push_back(c * scale);
+        }
+    }
+    return tree;
 }
 
 // --- options ------------------------------------------------------------------------------------

@@ -117,6 +117,10 @@ Mask estimator_needs(const spec::Pipeline& p) {
         for (size_t node = 0; node < tree.size(); node++)
             if (!tree.is_leaf(node) && tree.feature[node] >= 0 && static_cast<size_t>(tree.feature[node]) < w)
                 need[tree.feature[node]] = true;
+    for (const spec::Tree& tree : p.model.trees)  // linear leaves read inputs too
+        for (const auto& features : tree.linear_feature)
+            for (int32_t f : features)
+                if (f >= 0 && static_cast<size_t>(f) < w) need[f] = true;
     return need;
 }
 

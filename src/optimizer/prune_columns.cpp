@@ -225,6 +225,9 @@ void shrink_estimator(spec::Pipeline& p, const Mask& present, std::vector<std::s
         for (spec::Tree& t : p.model.trees)
             for (size_t n = 0; n < t.size(); ++n)
                 if (!t.is_leaf(n)) t.feature[n] = compact(present, t.feature[n]);
+        for (spec::Tree& t : p.model.trees)
+            for (auto& features : t.linear_feature)
+                for (int32_t& f : features) f = compact(present, f);
         break;
     case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal:
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:

@@ -112,6 +112,14 @@ Tree tree_from_json(const JsonReader& t) {
     tree.threshold = floats(t.array("threshold"));
     tree.default_left = flags(t.array("default_left"));
     tree.value = floats(t.array("value"));
+    if (const auto lin = t.optional("linear")) {  // LightGBM linear leaves
+        lin->expect_object();
+        tree.linear_const = lin->array("const").finite_numbers();
+        const JsonReader features = lin->array("feature"), coeff = lin->array("coeff");
+        for (size_t i = 0; i < features.size(); ++i)
+            tree.linear_feature.push_back(features[i].expect_array().integers(INT32_MIN, INT32_MAX));
+        for (size_t i = 0; i < coeff.size(); ++i) tree.linear_coeff.push_back(coeff[i].expect_array().finite_numbers());
+    }
     return tree;
 }
 
@@ -173,6 +181,8 @@ std::string to_json(const Pipeline& p) {
             {"default_left", dl},
             {"value", floats_to_json(t.value)},
         });
+        if (t.is_linear())
+            trees.back()["linear"] = {{"const", t.linear_const}, {"feature", t.linear_feature}, {"coeff", t.linear_coeff}};
     }
     // classes are doubles: nlohmann writes doubles with round-trip precision already.
     json doc = {

@@ -31,6 +31,12 @@ int TreeEnsemble::max_depth() const {
     return d;
 }
 
+bool TreeEnsemble::has_linear_leaves() const {
+    for (const Tree& t : trees)
+        if (t.is_linear()) return true;
+    return false;
+}
+
 bool expands_to_two_columns(const Pipeline& p) {
     const bool two_sided = p.transform == PostTransform::Logistic || p.transform == PostTransform::TwoSided ||
                            p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber;

@@ -16,7 +16,16 @@ float leaf_value(const Tree& tree, Comparison cmp, const float* row) {
     size_t node = 0;
     // A validated tree is acyclic, so the walk ends; the bound only guards a corrupt one.
     for (size_t steps = 0; steps <= tree.size(); ++steps) {
-        if (tree.is_leaf(node)) return tree.value[node];
+        if (tree.is_leaf(node)) {
+            if (!tree.is_linear()) return tree.value[node];
+            double out = tree.linear_const[node];  // LightGBM's linear leaf, in double
+            for (size_t k = 0; k < tree.linear_feature[node].size(); ++k) {
+                const double v = row[tree.linear_feature[node][k]];
+                if (std::isnan(v)) return tree.value[node];
+                out += tree.linear_coeff[node][k] * v;
+            }
+            return static_cast<float>(out);
+        }
         const float v = row[tree.feature[node]];
         const float t = tree.threshold[node];
         bool left;

@@ -37,6 +37,23 @@ void check_tree(const Tree& t, size_t ti, const TreeEnsemble& m) {
     same(t.threshold.size(), "threshold");
     same(t.default_left.size(), "default_left");
     same(t.value.size(), "value");
+    if (t.is_linear()) {
+        same(t.linear_const.size(), "linear const");
+        same(t.linear_feature.size(), "linear feature");
+        same(t.linear_coeff.size(), "linear coeff");
+        for (size_t i = 0; i < n; ++i) {
+            if (t.linear_feature[i].size() != t.linear_coeff[i].size())
+                invalid(at(ti, i) + "a linear leaf has " + std::to_string(t.linear_feature[i].size()) +
+                        " features and " + std::to_string(t.linear_coeff[i].size()) + " coefficients");
+            for (int32_t f : t.linear_feature[i])
+                if (f < 0 || f >= m.num_features)
+                    invalid(at(ti, i) + "linear leaf feature " + std::to_string(f) + " is outside [0, " +
+                            std::to_string(m.num_features) + ")");
+            if (!std::isfinite(t.linear_const[i])) invalid(at(ti, i) + "linear leaf constant is not finite");
+            for (double c : t.linear_coeff[i])
+                if (!std::isfinite(c)) invalid(at(ti, i) + "linear leaf coefficient is not finite");
+        }
+    }
     if (t.group < 0 || t.group >= m.num_groups)
         invalid(where + "group " + std::to_string(t.group) + " is outside [0, " +
                 std::to_string(m.num_groups) + ")");

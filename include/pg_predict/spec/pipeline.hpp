@@ -44,6 +44,13 @@ struct Tree {
     std::vector<uint8_t> default_left;  // where a missing (NaN) input goes at this node
     std::vector<float> value;
     int32_t group = 0;                  // the output column this tree's leaves add to
+    // LightGBM's linear trees (linear_tree=true): one entry per node, or all empty. Leaf n
+    // outputs linear_const[n] + sum_k linear_coeff[n][k] * x[linear_feature[n][k]] computed in
+    // double, or value[n] when one of those inputs is NaN. Only TreeTraversal compiles them.
+    std::vector<double> linear_const;
+    std::vector<std::vector<int32_t>> linear_feature;
+    std::vector<std::vector<double>> linear_coeff;
+    bool is_linear() const { return !linear_const.empty(); }
 
     size_t size() const { return left.size(); }
     bool is_leaf(size_t node) const { return left[node] < 0; }
@@ -58,6 +65,7 @@ struct TreeEnsemble {
     std::vector<Tree> trees;
 
     int max_depth() const;
+    bool has_linear_leaves() const;
 };
 
 struct Pipeline {
