@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph.hpp"
+#include "pg_predict/importers/svm.hpp"
 #include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers::onnx_import {
@@ -85,20 +86,9 @@ void svm_classifier(Node& n) {
     const size_t pairs = k * (k - 1) / 2;
     const std::vector<double> rho = n.numbers("rho");
     if (rho.size() != pairs) n.bad("rho must hold one value per class pair (" + std::to_string(pairs) + ")");
-    Matrix decision(pairs, std::vector<double>(count, 0.0));
-    Matrix votes(k, std::vector<double>(pairs, 0.0));
-    std::vector<double> base(k, 0.0);
-    size_t q = 0;
-    for (size_t i = 0; i < k; ++i)
-        for (size_t j = i + 1; j < k; ++j, ++q) {
-            for (size_t s = start[i]; s < start[i + 1]; ++s) decision[q][s] = coef[(j - 1) * count + s];
-            for (size_t s = start[j]; s < start[j + 1]; ++s) decision[q][s] = coef[i * count + s];
-            votes[i][q] = 1.0;   // d > 0: a vote for i
-            votes[j][q] = -1.0;  // else one for j
-            base[j] += 1.0;
-        }
-    Row bits = then(project(kx, decision, rho), make_step("threshold", {{"threshold", 0.0}}), {static_cast<int64_t>(pairs)});
-    Value tally = row_value(n.graph, project(bits, votes, base));
+    const OneVsOne ovo = one_vs_one(k, start, [&](size_t r, size_t s) { return coef[r * count + s]; });
+    Row bits = then(project(kx, ovo.decision, rho), make_step("threshold", {{"threshold", 0.0}}), {static_cast<int64_t>(pairs)});
+    Value tally = row_value(n.graph, project(bits, ovo.votes, ovo.base));
     tally.key = n.graph.fresh_key();
     Value label;
     label.kind = Kind::Label;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "handlers.hpp"
+#include "pg_predict/importers/svm.hpp"
 #include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers::sklearn {
@@ -50,23 +51,11 @@ void svc(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     const size_t pairs = k * (k - 1) / 2;
     const std::vector<double> intercept = step.need("intercept").finite_numbers(pairs);
 
-    // libsvm's decision per pair (i, j), i < j, and each class's vote for it.
-    Matrix decision(pairs, std::vector<double>(n, 0.0));
-    Matrix votes(k, std::vector<double>(pairs, 0.0));
-    std::vector<double> base(k, 0.0);
-    size_t q = 0;
-    for (size_t i = 0; i < k; ++i)
-        for (size_t j = i + 1; j < k; ++j, ++q) {
-            for (size_t s = start[i]; s < start[i + 1]; ++s) decision[q][s] = coef[j - 1][s];
-            for (size_t s = start[j]; s < start[j + 1]; ++s) decision[q][s] = coef[i][s];
-            votes[i][q] = 1.0;   // bit = d > 0 → a vote for i
-            votes[j][q] = -1.0;  // 1 - bit → a vote for j
-            base[j] += 1.0;
-        }
+    const OneVsOne ovo = one_vs_one(k, start, [&](size_t r, size_t s) { return coef[r][s]; });
     p.steps.push_back(
-        make_step(spec::Op::Project, {{"matrix", matrix_json(decision)}, {"offset", spec::numbers_to_json(intercept)}}));
+        make_step(spec::Op::Project, {{"matrix", matrix_json(ovo.decision)}, {"offset", spec::numbers_to_json(intercept)}}));
     p.steps.push_back(make_step(spec::Op::Threshold, {{"threshold", 0.0}}));
-    set_linear(p, votes, base, static_cast<int32_t>(pairs));
+    set_linear(p, ovo.votes, ovo.base, static_cast<int32_t>(pairs));
     p.transform = spec::PostTransform::Identity;
     p.has_probabilities = false;
 }
