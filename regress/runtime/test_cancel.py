@@ -118,9 +118,14 @@ def ends_with_cancel(env, sql, how, after=0.5, setup=()):
 
 
 def case(env, sql, how, after=0.5, setup=()):
+    """Interrupts sql up to ATTEMPTS times until the C++ work notices. The tries spread the
+    interrupt from 0.3 x `after` to `after`: a statement whose C++ part ends before `after` on a
+    fast or quiet machine (the rest is PostgreSQL's: catalog writes, TOAST) still gets tries that
+    land in it."""
     noticed = False
-    for _ in range(ATTEMPTS):
-        noticed = ends_with_cancel(env, sql, how, after, setup) or noticed
+    for attempt in range(ATTEMPTS):
+        at = after * (0.3 + 0.7 * attempt / (ATTEMPTS - 1))
+        noticed = ends_with_cancel(env, sql, how, at, setup) or noticed
         server_alive(env)
         if noticed:
             return
