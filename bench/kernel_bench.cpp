@@ -1,7 +1,7 @@
 // Micro-benchmark of the native tree kernel (not a test; `cmake --build B --target kernel_bench`).
 //
 //   kernel_bench --model m.json --data X.f32 [--rows 1000000] [--threads 1,2] [--reps 3]
-//                [--isa auto|portable|avx512] [--check margins.f32]
+//                [--isa auto|portable|avx2|avx512|neon] [--check margins.f32]
 //   kernel_bench --random [--trees 500] [--depth 8] [--features 28] [--rows 1000000] ...
 //
 // X.f32 is raw float32, rows × features, row-major (bench/kernel_bench_xgb.py writes it with
@@ -121,9 +121,11 @@ int main(int argc, char** argv) {
         x.resize(static_cast<size_t>(rows * features));
         for (float& v : x) v = d(rng);
     }
-    const kernels::Isa isa = isa_arg == "portable" ? kernels::Isa::Portable
-                           : isa_arg == "avx512"   ? kernels::Isa::Avx512
-                                                   : kernels::Isa::Auto;
+    kernels::Isa isa = kernels::Isa::Auto;
+    if (!kernels::parse_isa(isa_arg, &isa)) {
+        std::fprintf(stderr, "unknown --isa %s\n", isa_arg.c_str());
+        return 2;
+    }
     auto t0 = std::chrono::steady_clock::now();
     const kernels::PackedEnsemble packed = kernels::pack(e);
     const kernels::PackedView view = kernels::make_view(packed);

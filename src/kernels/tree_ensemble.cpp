@@ -354,14 +354,42 @@ bool cpu_has_avx512() {
 #endif
 }
 
+namespace {
+
+bool cpu_has_avx2() {
+#if defined(__x86_64__) || defined(__i386__)
+    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return has;
+#else
+    return false;
+#endif
+}
+
+// Whether this build and this CPU can run `isa` (Auto: always).
+bool available(Isa isa) {
+    switch (isa) {
+    case Isa::Auto:
+    case Isa::Portable: return true;
+    case Isa::Avx512: return cpu_has_avx512() && detail::avx512_compiled();
+    case Isa::Avx2: return cpu_has_avx2() && detail::avx2_compiled();
+    case Isa::Neon: return detail::neon_compiled();  // NEON is part of every AArch64 CPU
+    }
+    return false;
+}
+
+}  // namespace
+
 Isa resolve_isa(Isa isa) {
     if (isa == Isa::Auto) {
         const char* env = std::getenv("PG_PREDICT_KERNEL_ISA");
         if (env && std::string(env) == "portable") return Isa::Portable;
-        return cpu_has_avx512() && detail::avx512_compiled() ? Isa::Avx512 : Isa::Portable;
+        for (Isa best : {Isa::Avx512, Isa::Avx2, Isa::Neon})
+            if (available(best)) return best;
+        return Isa::Portable;
     }
-    if (isa == Isa::Avx512 && !(cpu_has_avx512() && detail::avx512_compiled()))
-        fail(ErrorCategory::Unsupported, "native tree kernel: this CPU (or build) has no AVX-512");
+    if (!available(isa))
+        fail(ErrorCategory::Unsupported,
+             std::string("native tree kernel: this CPU (or build) has no ") + isa_name(isa) + " kernel");
     return isa;
 }
 
@@ -369,9 +397,27 @@ const char* isa_name(Isa isa) {
     switch (isa) {
     case Isa::Auto: return "auto";
     case Isa::Portable: return "portable";
+    case Isa::Avx2: return "avx2";
     case Isa::Avx512: return "avx512";
+    case Isa::Neon: return "neon";
     }
     return "unknown";
+}
+
+bool parse_isa(const std::string& name, Isa* out) {
+    for (Isa isa : {Isa::Auto, Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon})
+        if (name == isa_name(isa)) {
+            *out = isa;
+            return true;
+        }
+    return false;
+}
+
+std::vector<Isa> available_isas() {
+    std::vector<Isa> out;
+    for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon})
+        if (available(isa)) out.push_back(isa);
+    return out;
 }
 
 void score(const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins, Isa isa) {
@@ -380,7 +426,13 @@ void score(const PackedView& v, const float* x, int64_t rows, int64_t cols, floa
                                                   " columns, the model reads " + std::to_string(v.num_features));
     if (rows <= 0) return;
     if (v.layout == Layout::Generic) return score_generic(v, x, rows, cols, margins);
-    if (resolve_isa(isa) == Isa::Avx512) return detail::score_perfect_avx512(v, x, rows, cols, margins);
+    switch (resolve_isa(isa)) {
+    case Isa::Avx512: return detail::score_perfect_avx512(v, x, rows, cols, margins);
+    case Isa::Avx2: return detail::score_perfect_avx2(v, x, rows, cols, margins);
+    case Isa::Neon: return detail::score_perfect_neon(v, x, rows, cols, margins);
+    case Isa::Auto:
+    case Isa::Portable: break;
+    }
     score_perfect_portable(v, x, rows, cols, margins);
 }
 

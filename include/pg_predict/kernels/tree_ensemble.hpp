@@ -31,8 +31,9 @@ constexpr int64_t kFormatVersion = 1;
 
 enum class Layout : int64_t { Perfect = 0, Generic = 1 };
 
-// Which implementation scores: Auto picks AVX-512 when the CPU has it.
-enum class Isa { Auto, Portable, Avx512 };
+// Which implementation scores the perfect layout: Auto picks the widest one that this build
+// compiled and this CPU offers (AVX-512, then AVX2, then NEON on ARM, then portable C++).
+enum class Isa { Auto, Portable, Avx2, Avx512, Neon };
 
 // meta[] slots (an int64 tensor in the program).
 enum MetaSlot : int {
@@ -110,6 +111,10 @@ int native_op_anchor();
 // The implementation Auto resolves to (PG_PREDICT_KERNEL_ISA=portable forces the portable one).
 Isa resolve_isa(Isa);
 const char* isa_name(Isa);
+// Parses "auto", "portable", "avx2", "avx512", "neon"; false for anything else.
+bool parse_isa(const std::string& name, Isa* out);
+// The implementations this build and CPU can run (Portable first), for tests and the bench.
+std::vector<Isa> available_isas();
 
 namespace detail {
 // Row-block parallelism, defined in the torch TU (it reads torch's thread count) so the kernel
@@ -121,9 +126,16 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
 // 0xFFFFFFFF for NaN; entries f ≥ F are 0xFFFFFFFF. has_nan[r] tells whether the row has one.
 constexpr uint32_t kNanRank = 0xFFFFFFFFu;
 
+// One entry per SIMD file (tree_ensemble_<isa>.cpp, each compiled with its own ISA flags and
+// only called after the run-time CPU check); *_compiled() is false where the file was built
+// without its flags (another architecture, an old compiler).
 bool avx512_compiled();
 void score_perfect_avx512(const PackedView&, const float* x, int64_t rows, int64_t cols,
                           float* margins);
+bool avx2_compiled();
+void score_perfect_avx2(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
+bool neon_compiled();
+void score_perfect_neon(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
 }  // namespace detail
 
 }  // namespace pg_predict::kernels
