@@ -381,8 +381,6 @@ bool available(Isa isa) {
 
 Isa resolve_isa(Isa isa) {
     if (isa == Isa::Auto) {
-        const char* env = std::getenv("PG_PREDICT_KERNEL_ISA");
-        if (env && std::string(env) == "portable") return Isa::Portable;
         for (Isa best : {Isa::Avx512, Isa::Avx2, Isa::Neon})
             if (available(best)) return best;
         return Isa::Portable;

@@ -54,7 +54,7 @@ at::Tensor tree_ensemble(const at::Tensor& x_in, const at::Tensor& meta_in, cons
                                           nodes.numel(), leaves.data_ptr<float>(), leaves.numel(),
                                           cuts.data_ptr<float>(), cuts.numel(), aux.data_ptr<int32_t>(), aux.numel());
         at::Tensor out = at::empty({x.size(0), view.num_groups}, x.options());
-        score(view, x.data_ptr<float>(), x.size(0), x.size(1), out.data_ptr<float>());
+        score(view, x.data_ptr<float>(), x.size(0), x.size(1), out.data_ptr<float>(), process_isa());
         return out;
     } catch (const Error& e) {
         TORCH_CHECK(false, "pg_predict::tree_ensemble: ", e.what());

@@ -575,6 +575,11 @@ void explain(CustomScanState* node, List* ancestors, ExplainState* es) {
             snprintf(label, sizeof(label), "Strategy%s", suffix);
             const char* strategy = strcmp(strategy_setting, "auto") == 0 ? in->strategy : strategy_setting;
             ExplainPropertyText(label, strategy, es);
+            if (strcmp(strategy, "native") == 0) {
+                // the CPU path (pg_predict.cpu_kernel resolved), never "auto"
+                snprintf(label, sizeof(label), "Kernel%s", suffix);
+                ExplainPropertyText(label, runtime::native_cpu_kernel(in->depth, in->num_features), es);
+            }
         } else {
             ExplainPropertyText(label, psprintf("%s (%s)", in->model, in->format), es);
         }

@@ -62,6 +62,29 @@ const struct config_enum_entry device_options[] = {
     {"auto", DEVICE_AUTO, false}, {"cpu", DEVICE_CPU, false}, {"cuda", DEVICE_CUDA, false},
     {NULL, 0, false}};
 
+// pg_predict.cpu_kernel: the native tree kernel's path. The names match kernels::isa_name.
+const struct config_enum_entry cpu_kernel_options[] = {
+    {"auto", 0, false},   {"avx512", 1, false},   {"avx2", 2, false},
+    {"neon", 3, false},   {"portable", 4, false}, {NULL, 0, false}};
+
+int cpu_kernel_setting = 0;
+
+const char* cpu_kernel_name(int value) {
+    for (const config_enum_entry* e = cpu_kernel_options; e->name != NULL; e++)
+        if (e->val == value) return e->name;
+    return "auto";
+}
+
+// A path this CPU (or build) lacks is refused when it is set, never silently replaced. The probe
+// reads CPUID once per process and touches no torch, so this may run in the postmaster.
+bool check_cpu_kernel(int* value, void** extra, GucSource source) {
+    if (runtime::cpu_kernel_available(cpu_kernel_name(*value))) return true;
+    GUC_check_errdetail("This CPU and build offer: %s.", runtime::available_cpu_kernels());
+    return false;
+}
+
+void assign_cpu_kernel(int value, void* extra) noexcept { runtime::set_cpu_kernel(cpu_kernel_name(value)); }
+
 }  // namespace
 
 void define_settings() {
@@ -98,6 +121,11 @@ void define_settings() {
         "auto uses the program compiled at create_model; gemm, tree_traversal, "
         "perfect_tree_traversal and native recompile the model's spec once per backend.",
         &strategy_setting, "auto", PGC_USERSET, 0, check_strategy, NULL, NULL);
+    DefineCustomEnumVariable(
+        "pg_predict.cpu_kernel", "Which CPU implementation the native tree strategy uses: auto, avx512, avx2, neon or portable.",
+        "auto takes the widest this CPU offers (avx512, then avx2, then neon, then portable); naming a "
+        "path the CPU lacks is an error. All paths give bit-identical results.",
+        &cpu_kernel_setting, 0, cpu_kernel_options, PGC_USERSET, 0, check_cpu_kernel, assign_cpu_kernel, NULL);
     DefineCustomEnumVariable(
         "pg_predict.device", "Where models are evaluated: cpu, cuda or auto.",
         "auto uses the GPU when pg_predict was built with CUDA, a GPU is visible and a batch has "

@@ -108,8 +108,14 @@ bool cpu_has_avx512();
 // Defined beside the TORCH_LIBRARY registration of torch.ops.pg_predict.tree_ensemble; code that
 // emits calls to the op references it so a static link keeps the registrar.
 int native_op_anchor();
-// The implementation Auto resolves to (PG_PREDICT_KERNEL_ISA=portable forces the portable one).
+// The implementation `isa` runs with: Auto gives the widest available one; an explicit one
+// this build or CPU lacks throws Error(Unsupported).
 Isa resolve_isa(Isa);
+// The process-wide choice (the pg_predict.cpu_kernel setting) that the tree_ensemble op passes
+// to score(); Auto until set. set_process_isa throws Error(Unsupported), and keeps the old
+// choice, for a path this build or CPU lacks.
+void set_process_isa(Isa);
+Isa process_isa();
 const char* isa_name(Isa);
 // Parses "auto", "portable", "avx2", "avx512", "neon"; false for anything else.
 bool parse_isa(const std::string& name, Isa* out);

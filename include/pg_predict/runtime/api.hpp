@@ -134,6 +134,21 @@ char* explain_model(const char* name, const char* spec_json, size_t length,
 // per batch. Never throws.
 void release_free_memory() noexcept;
 
+// The native tree kernel's path (pg_predict.cpu_kernel): "auto", "avx512", "avx2", "neon" or
+// "portable". The CPU is probed once per process; none of these touch torch (the postmaster
+// may call them) or throw.
+// Whether this build and CPU can run `name` ("auto": always; an unknown name: false).
+bool cpu_kernel_available(const char* name) noexcept;
+// The paths this build and CPU can run, e.g. "portable, avx512" (a static string).
+const char* available_cpu_kernels() noexcept;
+// Makes `name` the path of every later native-kernel call in this process; an unavailable or
+// unknown name leaves the current one (the setting's check hook refuses those first).
+void set_cpu_kernel(const char* name) noexcept;
+// The path a native-strategy model of this shape scores with now: the one "auto" (or the
+// setting) resolves to, or "generic" for trees deeper than the perfect layout takes (the
+// scalar loop over explicit nodes).
+const char* native_cpu_kernel(int depth, int num_features) noexcept;
+
 // Intra-op threads for this backend; applied lazily before the next run, never in the
 // postmaster.
 void set_num_threads(int threads);

@@ -1,0 +1,57 @@
+// pg_predict.cpu_kernel's side in the runtime: names of the native kernel's paths, what this
+// build and CPU offer, and the process-wide choice (kernels::set_process_isa).
+#include <string>
+
+#include "pg_predict/kernels/tree_ensemble.hpp"
+#include "pg_predict/runtime/api.hpp"
+
+namespace pg_predict::runtime {
+
+using kernels::Isa;
+
+bool cpu_kernel_available(const char* name) noexcept {
+    Isa isa;
+    if (name == nullptr || !kernels::parse_isa(name, &isa)) return false;
+    if (isa == Isa::Auto) return true;
+    try {
+        for (Isa have : kernels::available_isas())
+            if (have == isa) return true;
+    } catch (...) {  // bad_alloc
+    }
+    return false;
+}
+
+const char* available_cpu_kernels() noexcept {
+    try {
+        static const std::string text = [] {
+            std::string s;
+            for (Isa isa : kernels::available_isas()) s += (s.empty() ? "" : ", ") + std::string(kernels::isa_name(isa));
+            return s;
+        }();
+        return text.c_str();
+    } catch (...) {
+        return "portable";
+    }
+}
+
+void set_cpu_kernel(const char* name) noexcept {
+    Isa isa;
+    if (name == nullptr || !kernels::parse_isa(name, &isa)) return;
+    try {
+        kernels::set_process_isa(isa);
+    } catch (...) {  // unavailable: keep the current path
+    }
+}
+
+const char* native_cpu_kernel(int depth, int num_features) noexcept {
+    // pack() falls back to the generic layout beyond these (and for NaN thresholds or more
+    // than 2^24 distinct thresholds of a feature, which no importer produces)
+    if (depth > kernels::kMaxPerfectDepth || num_features > 128) return "generic";
+    try {
+        return kernels::isa_name(kernels::resolve_isa(kernels::process_isa()));
+    } catch (...) {
+        return "portable";
+    }
+}
+
+}  // namespace pg_predict::runtime
