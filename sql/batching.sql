@@ -1,5 +1,7 @@
 -- The PredictBatch node: where the planner puts it, and that it gives exactly what the per-row
 -- path gives. The model 'churn' is regress/fixtures/binary_tiny.json (see predict.sql).
+-- EXPLAIN prints the native kernel's CPU path; the portable one exists on every machine.
+SET pg_predict.cpu_kernel = portable;
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set fixtures :abs_srcdir '/regress/fixtures/'
 \set binary_file :fixtures 'binary_tiny.json'

@@ -1,6 +1,8 @@
 -- pg_predict.device and the GPU settings, on a server without CUDA (the default CPU build):
 -- auto scores on the CPU, cuda is a clear error, EXPLAIN names the device. A CUDA build on a
 -- GPU machine is tested by scripts/gpu/run-on-gpu.sh instead.
+-- EXPLAIN prints the native kernel's CPU path; the portable one exists on every machine.
+SET pg_predict.cpu_kernel = portable;
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set binary_file :abs_srcdir '/regress/fixtures/binary_tiny.json'
 SELECT pg_read_file(:'binary_file') AS binary_model \gset

@@ -1,5 +1,7 @@
 -- create_model takes the artifact as jsonb, text or bytea; format 'auto' detects it; the catalog
 -- keeps it as given; models and EXPLAIN show the format and the shape.
+-- EXPLAIN prints the native kernel's CPU path; the portable one exists on every machine.
+SET pg_predict.cpu_kernel = portable;
 CREATE EXTENSION IF NOT EXISTS pg_predict;
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set fixtures :abs_srcdir '/regress/fixtures/'

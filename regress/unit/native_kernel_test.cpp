@@ -4,8 +4,10 @@
 // portable paths (and the two agree bit for bit), and the generic (deep-tree) layout.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -181,6 +183,73 @@ TEST(NativeKernel, NegativeZeroAndInfiniteThresholds) {
             const int64_t rows = static_cast<int64_t>(x.size() / 2);
             for (Isa isa : isas()) expect_close(reference_margins(p, x, rows), native_margins(p, x, rows, isa), "edge");
         }
+}
+
+// Every path this machine runs against the portable one, bit for bit (not within a tolerance):
+// feature counts on both sides of the 32 / 64 / 128 register layouts, < and <=, one and three
+// groups, rows with NaN and ±inf (random_inputs) and rows without.
+TEST(NativeKernel, EveryPathIsBitIdenticalToPortable) {
+    unsigned seed = 500;
+    for (int features : {31, 32, 33, 63, 64, 65, 127, 128})
+        for (spec::Comparison cmp : {spec::Comparison::Less, spec::Comparison::LessEqual})
+            for (int groups : {1, 3}) {
+                std::mt19937 rng(seed++);
+                spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity,
+                                                          groups, features, cmp);
+                TreeShape shape;
+                shape.max_depth = 7;
+                shape.leaf_probability = 0.15;
+                testing::add_trees(p, rng, 53, shape);
+                const int64_t rows = 130;
+                std::vector<float> x = testing::random_inputs(rng, rows, features);
+                for (int64_t r = 0; r < rows; r += 2)  // every other row without NaN
+                    for (int f = 0; f < features; ++f)
+                        if (std::isnan(x[r * features + f])) x[r * features + f] = testing::grid_value(rng);
+                const std::vector<float> portable = native_margins(p, x, rows, Isa::Portable);
+                for (Isa isa : isas()) {
+                    const std::vector<float> got = native_margins(p, x, rows, isa);
+                    ASSERT_EQ(portable.size(), got.size());
+                    EXPECT_EQ(0, std::memcmp(portable.data(), got.data(), got.size() * sizeof(float)))
+                        << kernels::isa_name(isa) << " features " << features << " groups " << groups
+                        << (cmp == spec::Comparison::Less ? " <" : " <=");
+                }
+            }
+}
+
+// pg_predict.cpu_kernel's core: auto resolves to the widest available path, an unavailable one
+// is refused and leaves the process-wide choice as it was.
+TEST(NativeKernel, ProcessWideChoice) {
+    const std::vector<Isa> have = isas();
+    ASSERT_FALSE(have.empty());
+    EXPECT_EQ(Isa::Portable, have.front());
+    const Isa widest = kernels::resolve_isa(Isa::Auto);
+    EXPECT_NE(Isa::Auto, widest);
+    for (Isa isa : {Isa::Avx512, Isa::Avx2, Isa::Neon, Isa::Portable})
+        if (std::find(have.begin(), have.end(), isa) != have.end()) {
+            EXPECT_EQ(isa, widest) << "auto must pick the widest path";
+            break;
+        }
+    EXPECT_EQ(Isa::Auto, kernels::process_isa());
+    for (Isa isa : {Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon}) {
+        const bool available = std::find(have.begin(), have.end(), isa) != have.end();
+        kernels::set_process_isa(Isa::Portable);
+        if (available) {
+            kernels::set_process_isa(isa);
+            EXPECT_EQ(isa, kernels::process_isa());
+        } else {
+            EXPECT_THROW(kernels::set_process_isa(isa), pg_predict::Error) << kernels::isa_name(isa);
+            EXPECT_EQ(Isa::Portable, kernels::process_isa());
+        }
+    }
+    // x86 has no NEON and ARM no AVX: some path is always missing
+    EXPECT_LT(have.size(), 4u);
+    kernels::set_process_isa(Isa::Auto);
+    Isa parsed;
+    EXPECT_FALSE(kernels::parse_isa("sse4", &parsed));
+    for (Isa isa : {Isa::Auto, Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Neon}) {
+        ASSERT_TRUE(kernels::parse_isa(kernels::isa_name(isa), &parsed));
+        EXPECT_EQ(isa, parsed);
+    }
 }
 
 TEST(NativeKernel, RejectsBadPackedArrays) {
