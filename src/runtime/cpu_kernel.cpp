@@ -10,13 +10,13 @@ namespace pg_predict::runtime {
 using kernels::Isa;
 
 bool cpu_kernel_available(const char* name) noexcept {
-    Isa isa;
-    if (name == nullptr || !kernels::parse_isa(name, &isa)) return false;
-    if (isa == Isa::Auto) return true;
-    try {
+    try {  // parse_isa and available_isas allocate: bad_alloc
+        Isa isa;
+        if (name == nullptr || !kernels::parse_isa(name, &isa)) return false;
+        if (isa == Isa::Auto) return true;
         for (Isa have : kernels::available_isas())
             if (have == isa) return true;
-    } catch (...) {  // bad_alloc
+    } catch (...) {
     }
     return false;
 }
@@ -35,11 +35,10 @@ const char* available_cpu_kernels() noexcept {
 }
 
 void set_cpu_kernel(const char* name) noexcept {
-    Isa isa;
-    if (name == nullptr || !kernels::parse_isa(name, &isa)) return;
     try {
-        kernels::set_process_isa(isa);
-    } catch (...) {  // unavailable: keep the current path
+        Isa isa;
+        if (name != nullptr && kernels::parse_isa(name, &isa)) kernels::set_process_isa(isa);
+    } catch (...) {  // unavailable (or bad_alloc): keep the current path
     }
 }
 
