@@ -1,5 +1,5 @@
-// The native tree-ensemble kernel: packing, checks, the portable implementation and the
-// dispatch to the AVX-512 one (tree_ensemble_avx512.cpp). Torch-free: threads come from
+// The native tree-ensemble kernel: packing, checks, the generic-layout scorer and the dispatch
+// to the perfect-layout ones (tree_ensemble_portable.cpp and the SIMD files). Torch-free: threads come from
 // detail::parallel_for, defined in tree_ensemble_op.cpp.
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/kernels/tree_ensemble.hpp"
@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
-#include "pg_predict/kernels/tree_ensemble_gpu.hpp"  // rank_word: the CPU and CUDA kernels rank alike
 #include "pg_predict/spec/pipeline.hpp"
 
 namespace pg_predict::kernels {
@@ -295,53 +294,6 @@ void score_generic(const PackedView& v, const float* x, int64_t rows, int64_t co
     });
 }
 
-void score_perfect_portable(const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins) {
-    const int G = v.num_groups, D = v.depth;
-    const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
-    detail::parallel_for(0, rows, kRowBlock, [&](int64_t begin, int64_t end) {
-        std::vector<uint32_t> q(kRowBlock * kMaxPerfectFeatures, detail::kNanRank);
-        std::vector<float> acc(kRowBlock * kLanes);
-        for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
-            const int64_t n = std::min(kRowBlock, end - r0);
-            for (int64_t r = 0; r < n; ++r)
-                for (int f = 0; f < v.num_features; ++f)
-                    q[r * kMaxPerfectFeatures + f] = gpu::rank_word(v.cuts + v.cut_offset()[f], v.cut_steps()[f],
-                                                             x[(r0 + r) * cols + f], v.less_equal);
-            for (int64_t r = 0; r < n; ++r) std::fill(margins + (r0 + r) * G, margins + (r0 + r + 1) * G, 0.0f);
-            int64_t b = 0;
-            while (b < v.units) {
-                const int g = v.block_group()[b];
-                std::fill(acc.begin(), acc.end(), 0.0f);
-                for (; b < v.units && v.block_group()[b] == g; ++b) {
-                    const uint32_t* words = reinterpret_cast<const uint32_t*>(v.nodes) + b * node_words;
-                    const float* leaves = v.leaves + b * leaf_words;
-                    for (int64_t r = 0; r < n; ++r) {
-                        const uint32_t* qr = q.data() + r * kMaxPerfectFeatures;
-                        float* a = acc.data() + r * kLanes;
-                        for (int lane = 0; lane < kLanes; ++lane) {
-                            uint32_t idx = lane;
-                            const uint32_t* level = words;
-                            for (int l = 0; l < D; ++l) {
-                                const uint32_t w = level[idx];
-                                const uint32_t qv = qr[w & 0x7F];
-                                const uint32_t right = (qv >= w) & !(qv == detail::kNanRank && (w & 0x80));
-                                idx = 2 * idx + right;
-                                level += kLanes << l;
-                            }
-                            a[lane] += leaves[idx];
-                        }
-                    }
-                }
-                for (int64_t r = 0; r < n; ++r) {
-                    float s = 0.0f;
-                    for (int lane = 0; lane < kLanes; ++lane) s += acc[r * kLanes + lane];
-                    margins[(r0 + r) * G + g] = s;
-                }
-            }
-        }
-    });
-}
-
 }  // namespace
 
 bool cpu_has_avx512() {
@@ -431,7 +383,7 @@ void score(const PackedView& v, const float* x, int64_t rows, int64_t cols, floa
     case Isa::Auto:
     case Isa::Portable: break;
     }
-    score_perfect_portable(v, x, rows, cols, margins);
+    detail::score_perfect_portable(v, x, rows, cols, margins);
 }
 
 }  // namespace pg_predict::kernels

@@ -1,7 +1,240 @@
-// AVX2 scoring of the perfect layout: not written yet; *_compiled() is false, so Auto never
-// picks it and pg_predict.cpu_kernel = avx2 is refused.
-#include "pg_predict/common/error.hpp"
+// AVX2 scoring of the perfect layout (compiled with -mavx2 -mfma -mbmi2; only called after the
+// run-time CPU check). A block of 16 trees is two 8-lane halves; one ymm vector = one row in 8
+// trees. Same decisions and summation order as the portable path, so the results are identical.
+//   * AVX2 has no unsigned compare: rank words and node words are compared with the sign bit
+//     flipped (both sides), which orders them as unsigned;
+//   * the row's rank words for ≤ 32 features are read with vpermd from up to four vectors (no
+//     gather), selected by bits 3 and 4 of the feature; wider rows gather;
+//   * the top kTop levels' node words come from position-major copies of the block made once
+//     per block and row block, picked by a tree of blends on the decisions already taken;
+//   * below, one 8-lane gather per level fetches the node word, and one gathers the leaf.
+// A walk is a chain of dependent gathers and permutes, so 2 rows × 2 halves are walked together.
 #include "pg_predict/kernels/tree_ensemble.hpp"
+
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 inside its gather intrinsics
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "pg_predict/kernels/tree_ensemble_gpu.hpp"  // rank_word: every path ranks alike
+
+namespace pg_predict::kernels::detail {
+namespace {
+
+constexpr int64_t kBlockRows = 64;  // rows ranked together, then walked block of trees by block
+constexpr int kTop = 4;             // levels whose node words come from blends, not gathers
+constexpr int kHalf = 8;            // lanes per vector
+constexpr int kRows = 2;            // rows walked together (2 × kRows independent chains)
+constexpr uint32_t kSign = 0x80000000u;
+
+inline __m256i splat(uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
+
+template <int FW>
+struct Scratch {
+    uint32_t* q;       // kBlockRows × FW rank words, sign bit flipped
+    float* acc;        // kBlockRows × 16
+    uint32_t* top;     // 2 halves × 16 vectors × 8: levels 0..3 position-major
+    uint8_t* has_nan;  // kBlockRows
+    void* mem;
+    Scratch() {
+        const size_t bytes = kBlockRows * FW * 4 + kBlockRows * 16 * 4 + 2 * 16 * kHalf * 4 + kBlockRows;
+        mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+        if (!mem) throw std::bad_alloc();
+        q = static_cast<uint32_t*>(mem);
+        acc = reinterpret_cast<float*>(q + kBlockRows * FW);
+        top = reinterpret_cast<uint32_t*>(acc + kBlockRows * 16);
+        has_nan = reinterpret_cast<uint8_t*>(top + 2 * 16 * kHalf);
+        for (int64_t i = 0; i < kBlockRows * FW; ++i) q[i] = kNanRank ^ kSign;
+    }
+    ~Scratch() { std::free(mem); }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+};
+
+inline __m256i select(__m256i if_clear, __m256i if_set, __m256i sign_mask) {
+    return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(if_clear), _mm256_castsi256_ps(if_set),
+                                                _mm256_castsi256_ps(sign_mask)));
+}
+
+// The rank word of feature (w & 0x7F) per lane, from the row's FW rank words.
+template <int FW>
+inline __m256i lookup(__m256i w, const uint32_t* row) {
+    const __m256i* r = reinterpret_cast<const __m256i*>(row);
+    if constexpr (FW <= 8) {
+        return _mm256_permutevar8x32_epi32(_mm256_load_si256(r), w);
+    } else if constexpr (FW <= 32) {
+        const __m256i bit3 = _mm256_slli_epi32(w, 28);  // feature bit 3 → sign: blendv's selector
+        const __m256i ab = select(_mm256_permutevar8x32_epi32(_mm256_load_si256(r), w),
+                                  _mm256_permutevar8x32_epi32(_mm256_load_si256(r + 1), w), bit3);
+        if constexpr (FW <= 16) {
+            return ab;
+        } else {
+            const __m256i cd = select(_mm256_permutevar8x32_epi32(_mm256_load_si256(r + 2), w),
+                                      _mm256_permutevar8x32_epi32(_mm256_load_si256(r + 3), w), bit3);
+            return select(ab, cd, _mm256_slli_epi32(w, 27));
+        }
+    } else {
+        return _mm256_i32gather_epi32(reinterpret_cast<const int*>(row), _mm256_and_si256(w, splat(0x7F)), 4);
+    }
+}
+
+// All-ones in the lanes that go left at node words w (sign-flipped) for a row's rank words.
+template <int FW, bool NaN>
+inline __m256i go_left(__m256i w, const uint32_t* row) {
+    const __m256i v = lookup<FW>(w, row);
+    const __m256i left = _mm256_cmpgt_epi32(w, v);  // rank < word, as unsigned
+    if constexpr (!NaN) {
+        return left;
+    } else {
+        // NaN's rank word is all ones (≥ every word: right); default-left nodes send it left.
+        const __m256i nan = _mm256_cmpeq_epi32(v, splat(kNanRank ^ kSign));
+        const __m256i dl = _mm256_cmpeq_epi32(_mm256_and_si256(w, splat(0x80)), splat(0x80));
+        return _mm256_or_si256(left, _mm256_and_si256(nan, dl));
+    }
+}
+
+// The word of the left child where `left` is set, else the right child's.
+inline __m256i blend(__m256i right_word, __m256i left_word, __m256i left) {
+    return select(right_word, left_word, left);
+}
+
+// idx = 2·idx + (went right)
+inline __m256i step(__m256i idx, __m256i left) {
+    return _mm256_add_epi32(_mm256_add_epi32(idx, idx), _mm256_add_epi32(left, splat(1)));
+}
+
+// One block of 16 trees (two halves of 8) for K rows: acc[k][16] += leaves. The 2K chains (K rows
+// × 2 halves) are independent, so their latencies overlap. top: the block's position-major
+// vectors of levels 0..3, 16 per half.
+template <int FW, bool NaN, int K>
+inline void walk(const uint32_t* words, const float* leaves, int D, const __m256i* top, const uint32_t* q,
+                 float* acc) {
+    constexpr int C = 2 * K;  // chain c: row c / 2, half c % 2
+    __m256i idx[C], d0[C], d1[C], d2[C];
+    auto row = [&](int c) { return q + (c / 2) * FW; };
+    auto tv = [&](int c, int i) { return _mm256_load_si256(top + 16 * (c % 2) + i); };
+    // Levels 0..3: the node word is picked from the position-major vectors by blends on the
+    // decisions already taken (dN: all-ones where level N went left).
+    for (int c = 0; c < C; ++c) {
+        d0[c] = go_left<FW, NaN>(tv(c, 0), row(c));
+        idx[c] = step(_mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), splat((c % 2) * kHalf)), d0[c]);
+    }
+    if (D > 1)
+        for (int c = 0; c < C; ++c) {
+            d1[c] = go_left<FW, NaN>(blend(tv(c, 2), tv(c, 1), d0[c]), row(c));
+            idx[c] = step(idx[c], d1[c]);
+        }
+    if (D > 2)
+        for (int c = 0; c < C; ++c) {
+            const __m256i a = blend(tv(c, 4), tv(c, 3), d1[c]), b = blend(tv(c, 6), tv(c, 5), d1[c]);
+            d2[c] = go_left<FW, NaN>(blend(b, a, d0[c]), row(c));
+            idx[c] = step(idx[c], d2[c]);
+        }
+    if (D > 3)
+        for (int c = 0; c < C; ++c) {
+            __m256i e[4];
+            for (int i = 0; i < 4; ++i) e[i] = blend(tv(c, 8 + 2 * i), tv(c, 7 + 2 * i), d2[c]);
+            const __m256i ab = blend(e[1], e[0], d1[c]), ce = blend(e[3], e[2], d1[c]);
+            idx[c] = step(idx[c], go_left<FW, NaN>(blend(ce, ab, d0[c]), row(c)));
+        }
+    const int top_levels = std::min(D, kTop);
+    const int* level = reinterpret_cast<const int*>(words) + kLanes * ((1 << top_levels) - 1);
+    for (int l = top_levels; l < D; ++l) {
+        for (int c = 0; c < C; ++c) {
+            const __m256i w = _mm256_xor_si256(_mm256_i32gather_epi32(level, idx[c], 4), splat(kSign));
+            idx[c] = step(idx[c], go_left<FW, NaN>(w, row(c)));
+        }
+        level += kLanes << l;
+    }
+    for (int c = 0; c < C; ++c) {
+        float* a = acc + (c / 2) * kLanes + (c % 2) * kHalf;
+        _mm256_store_ps(a, _mm256_add_ps(_mm256_load_ps(a), _mm256_i32gather_ps(leaves, idx[c], 4)));
+    }
+}
+
+template <int FW>
+void block_rows(const uint32_t* words, const float* leaves, int D, Scratch<FW>& s, int64_t n) {
+    // Position-major copies of levels 0..kTop-1, sign-flipped: vector (2^l - 1 + p) of half h
+    // holds position p of level l for trees 8h..8h+7.
+    const int top_levels = std::min(D, kTop);
+    for (int h = 0; h < 2; ++h)
+        for (int l = 0; l < top_levels; ++l)
+            for (int p = 0; p < (1 << l); ++p)
+                for (int t = 0; t < kHalf; ++t)
+                    s.top[(h * 16 + (1 << l) - 1 + p) * kHalf + t] =
+                        words[kLanes * ((1 << l) - 1) + ((h * kHalf + t) << l) + p] ^ kSign;
+    const __m256i* top = reinterpret_cast<const __m256i*>(s.top);
+    int64_t r = 0;
+    for (; r + kRows <= n; r += kRows) {
+        bool nan = false;
+        for (int k = 0; k < kRows; ++k) nan |= s.has_nan[r + k] != 0;
+        if (nan) walk<FW, true, kRows>(words, leaves, D, top, s.q + r * FW, s.acc + r * kLanes);
+        else walk<FW, false, kRows>(words, leaves, D, top, s.q + r * FW, s.acc + r * kLanes);
+    }
+    for (; r < n; ++r) walk<FW, true, 1>(words, leaves, D, top, s.q + r * FW, s.acc + r * kLanes);
+}
+
+template <int FW>
+void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end, int64_t cols, float* margins) {
+    Scratch<FW> s;
+    const int G = v.num_groups, D = v.depth, F = v.num_features;
+    const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(v.nodes);
+    for (int64_t r0 = begin; r0 < end; r0 += kBlockRows) {
+        const int64_t n = std::min(kBlockRows, end - r0);
+        for (int64_t r = 0; r < n; ++r) {
+            uint8_t nan = 0;
+            for (int f = 0; f < F; ++f) {
+                const uint32_t w = gpu::rank_word(v.cuts + v.cut_offset()[f], v.cut_steps()[f], x[(r0 + r) * cols + f],
+                                                  v.less_equal);
+                s.q[r * FW + f] = w ^ kSign;
+                nan |= w == kNanRank;
+            }
+            s.has_nan[r] = nan;
+        }
+        for (int64_t r = 0; r < n; ++r) std::fill(margins + (r0 + r) * G, margins + (r0 + r + 1) * G, 0.0f);
+        int64_t b = 0;
+        while (b < v.units) {
+            const int g = v.block_group()[b];
+            std::memset(s.acc, 0, sizeof(float) * kLanes * n);
+            for (; b < v.units && v.block_group()[b] == g; ++b)
+                block_rows<FW>(words + b * node_words, v.leaves + b * leaf_words, D, s, n);
+            for (int64_t r = 0; r < n; ++r) {
+                float sum = 0.0f;  // lane order, as the portable path
+                for (int lane = 0; lane < kLanes; ++lane) sum += s.acc[r * kLanes + lane];
+                margins[(r0 + r) * G + g] = sum;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+bool avx2_compiled() { return true; }
+
+void score_perfect_avx2(const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins) {
+    auto run = [&](auto fw) {
+        constexpr int FW = decltype(fw)::value;
+        parallel_for(0, rows, kBlockRows, [&](int64_t begin, int64_t end) {
+            score_range<FW>(v, x, begin, end, cols, margins);
+        });
+    };
+    if (v.num_features <= 8) run(std::integral_constant<int, 8>());
+    else if (v.num_features <= 16) run(std::integral_constant<int, 16>());
+    else if (v.num_features <= 32) run(std::integral_constant<int, 32>());
+    else run(std::integral_constant<int, 128>());
+}
+
+}  // namespace pg_predict::kernels::detail
+
+#else  // built without AVX2 flags (another architecture)
+
+#include "pg_predict/common/error.hpp"
 
 namespace pg_predict::kernels::detail {
 bool avx2_compiled() { return false; }
@@ -9,3 +242,5 @@ void score_perfect_avx2(const PackedView&, const float*, int64_t, int64_t, float
     fail(ErrorCategory::Internal, "native tree kernel: AVX2 path not compiled");
 }
 }  // namespace pg_predict::kernels::detail
+
+#endif

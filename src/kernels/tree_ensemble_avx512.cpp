@@ -24,9 +24,11 @@ namespace detail {
 namespace {
 
 constexpr int64_t kBlockRows = 64;  // rows traversed per block of trees (multiple of 16)
-constexpr int kQStride = 128;       // rank words per row
 constexpr bool kBlendLevel4 = true; // level 4 by blends from L1 instead of a gather
 
+// Rank words per row: the feature width FW, so a block of rows' ranks stays small in L1 beside
+// the block of trees.
+template <int kQStride>
 struct Scratch {
     uint32_t* q;       // kBlockRows × kQStride
     float* acc;        // kBlockRows × 16
@@ -48,7 +50,8 @@ struct Scratch {
 
 // Ranks of rows [0, n) of x (row-major, `cols` wide) for every feature, 16 rows per vector:
 // a branch-free binary search with gathers over the feature's NaN-padded cut table.
-void compute_ranks(const PackedView& v, const float* x, int64_t n, int64_t cols, Scratch& s) {
+template <int kQStride>
+void compute_ranks(const PackedView& v, const float* x, int64_t n, int64_t cols, Scratch<kQStride>& s) {
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i row_off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(cols)));
     const __m512i q_off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(kQStride));
@@ -128,6 +131,7 @@ inline __m512i step(__m512i idx, __mmask16 right) {
 template <int FW, bool NaN, int K>
 inline void rows_k(const uint32_t* words, const float* leaves, int D, const __m512i* lv,
                    const __m512i* lv4, const uint32_t* q, float* acc) {
+    constexpr int kQStride = FW;
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     RowRanks<FW> rr[K];
     __m512i idx[K];
@@ -199,7 +203,8 @@ inline void rows_k(const uint32_t* words, const float* leaves, int D, const __m5
 }
 
 template <int FW>
-void block_rows(const uint32_t* words, const float* leaves, int D, const Scratch& s, int64_t n) {
+void block_rows(const uint32_t* words, const float* leaves, int D, const Scratch<FW>& s, int64_t n) {
+    constexpr int kQStride = FW;
     // Node words of levels 0..3 (15 vectors, padded with zeros when D < 4).
     __m512i lv[15];
     const int64_t top = kLanes * ((int64_t(1) << std::min(D, 4)) - 1);
@@ -239,7 +244,7 @@ void block_rows(const uint32_t* words, const float* leaves, int D, const Scratch
 template <int FW>
 void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end, int64_t cols,
                  float* margins) {
-    Scratch s;
+    Scratch<FW> s;
     const int G = v.num_groups, D = v.depth;
     const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
     const uint32_t* words = reinterpret_cast<const uint32_t*>(v.nodes);

@@ -132,6 +132,9 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain,
 // 0xFFFFFFFF for NaN; entries f ≥ F are 0xFFFFFFFF. has_nan[r] tells whether the row has one.
 constexpr uint32_t kNanRank = 0xFFFFFFFFu;
 
+// The plain C++ path (tree_ensemble_portable.cpp): the reference the SIMD paths match bit for bit.
+void score_perfect_portable(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
+
 // One entry per SIMD file (tree_ensemble_<isa>.cpp, each compiled with its own ISA flags and
 // only called after the run-time CPU check); *_compiled() is false where the file was built
 // without its flags (another architecture, an old compiler).
