@@ -157,11 +157,12 @@ class Bench:
         m = re.search(r"Strategy: (\S+)", plan)
         if m and row.kind == "batched" and row.strategy == "auto":
             notes.append(f"auto chose {m.group(1)}")
-        k = re.search(r"(?i)kernel: (\S+)", plan)
-        if k and row.kernel:
-            notes.append(f"EXPLAIN: kernel {k.group(1)}")
+        k = re.search(r"Kernel: (\S+)", plan)   # EXPLAIN names the CPU path it scores with
+        if k and row.kind == "batched":
+            notes.append(f"kernel {k.group(1)}")
         row.r = {"status": "ok", "rows_measured": target, "extrapolated": target < N,
-                 "plan_strategy": m.group(1) if m else None, "times": times, "reps": reps,
+                 "plan_strategy": m.group(1) if m else None,
+                 "plan_kernel": k.group(1) if k else None, "times": times, "reps": reps,
                  "median_s": med, "seconds": med * N / target,
                  "rows_per_s": target / med, "value": float(values[-1]) if values[-1] is not None
                  else None, "peak_mb": mw.peak_mb, "vmhwm_mb": hwm, "plan": plan,
