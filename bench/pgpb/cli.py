@@ -167,19 +167,22 @@ def write_report(a, rows, env, info, start, target_checks, sanity_lines, ok_all)
                          sanity_lines, so_note)
     doc = report.json_doc(rows, env, info, target_checks, sanity_lines, ok_all, a)
     # a partial run (--only) never replaces latest.*: that is the last whole run
-    names = [stamp] + ([] if a.only else ["latest"])
-    for name in names:
-        with open(os.path.join(a.results, f"{name}.md"), "w") as f:
-            f.write(md)
-    report.write_json(os.path.join(a.results, f"{stamp}.json"), doc)
+    base = os.path.join(a.results, stamp if a.only else "latest")
+    written = [os.path.join(a.results, f"{stamp}.md"), os.path.join(a.results, f"{stamp}.json")]
+    written += [] if a.only else [base + ".md"]
+    for path in written:
+        if path.endswith(".md"):
+            with open(path, "w") as f:
+                f.write(md)
+    report.write_json(written[1], doc)
     title = (f"pg_predict bench {stamp}: {a.rows} rows, {env['cpu']} x{env['cores']}, "
              f"git {env['git']}")
     try:
-        chart(rows, os.path.join(a.results, f"{names[-1]}.png"), title)
+        chart(rows, base + ".png", title)
+        written.append(base + ".png")
     except Exception:
         traceback.print_exc()
-    log(f"\nwrote {a.results}/{', '.join(names)} (.md" + (", .png" if a.only else
-                                                          ", .png; .json") + ")")
+    log("\nwrote " + ", ".join(written))
     if not ok_all:
         log("WARNING: numerical sanity mismatches (see above)")
 
