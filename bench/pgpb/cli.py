@@ -79,13 +79,13 @@ def thread_counts(a):
 
 def server_rows(admin, a):
     """The rows for this server: one per strategy and cpu_kernel value it lists."""
-    strategies = enum_values(admin, "strategy") or ["auto"]
-    strategies = sorted(strategies, key=lambda s: s != "auto")
+    listed = enum_values(admin, "strategy")   # None: not an enum on this server
+    strategies = sorted(listed or ["auto"], key=lambda s: s != "auto")
     kernels = enum_values(admin, "cpu_kernel")
     if kernels is not None:
         kernels = [k for k in kernels if k != "auto"]
     rows = select(build_rows(thread_counts(a), strategies, kernels), a.only)
-    return rows, strategies, kernels
+    return rows, listed, kernels
 
 
 def make_inputs(admin, a, rows, workdir, info):

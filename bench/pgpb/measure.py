@@ -96,9 +96,12 @@ class Bench:
                 except Exception as e:
                     if k != "pg_predict.cpu_kernel":
                         raise
-                    # the server refuses a kernel this CPU cannot run
-                    row.r = {"status": "n/a", "note": f"n/a (this CPU has no {v})",
-                             "error": first_line(e)}
+                    # the server refuses a kernel this CPU (or build) cannot run; its detail
+                    # says which it offers
+                    detail = getattr(getattr(e, "diag", None), "message_detail", None)
+                    row.r = {"status": "n/a", "error": first_line(e),
+                             "note": f"n/a (this CPU has no {v}" +
+                                     (f"; server: {detail.rstrip('.')}" if detail else "") + ")"}
                     return
             pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
             plan = "\n".join(r[0] for r in conn.execute(

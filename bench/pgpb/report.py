@@ -105,7 +105,10 @@ def markdown(rows, env, info, args, stamp, command, elapsed, check_lines, sanity
               f"{k}={v}" for k, v in gucs.items() if v is not None) +
           ("; missing (rows marked n/a): " + ", ".join(k for k, v in gucs.items() if v is None)
            if any(v is None for v in gucs.values()) else ""),
-          f"- strategies (pg_settings.enumvals): {', '.join(info['strategies'])}; cpu_kernel "
+          "- strategies (pg_settings.enumvals): " + (', '.join(info['strategies'])
+                                                      if info['strategies'] else
+                                                      "none listed (not an enum here): auto "
+                                                      "rows only") + "; cpu_kernel "
           f"values: {', '.join(info['cpu_kernels']) if info['cpu_kernels'] else 'no such setting'}",
           "- data: " + ", ".join(f"{t} {info.get(f'{t}_size')} (generated in "
                                  f"{info.get(f'{t}_generate_s')} s)" for t in info["tables"]),
