@@ -56,6 +56,6 @@ def chart(rows, path, title):
     handles = [Patch(facecolor=c, edgecolor="black", label=k) for k, c in COLORS.items()]
     axes[0].legend(handles=handles, fontsize=7, loc="lower right")
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     fig.savefig(path, dpi=110)
     plt.close(fig)

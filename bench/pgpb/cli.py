@@ -175,7 +175,9 @@ def write_report(a, rows, env, info, start, target_checks, sanity_lines, ok_all)
             with open(path, "w") as f:
                 f.write(md)
     report.write_json(written[1], doc)
-    title = (f"pg_predict bench {stamp}: {a.rows} rows, {env['cpu']} x{env['cores']}, "
+    lo, hi = report.load_range(rows)
+    title = (f"pg_predict bench {stamp}: {a.rows} rows\n{env['cpu']} x{env['cores']} "
+             f"({', '.join(env['simd']) or 'no SIMD flags'}), load {lo:.1f}-{hi:.1f}, "
              f"git {env['git']}")
     try:
         chart(rows, base + ".png", title)
