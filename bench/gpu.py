@@ -6,7 +6,7 @@ unpacked Debian packages and Python has nothing beyond the standard library (no 
 xgboost, no numpy). Its inputs are prepared here, on the development machine:
 
   /usr/bin/python3 bench/gpu.py --prepare .gpu-carry/bench
-      writes higgs.sql (the bench's `higgs` table, bench/run.py's generator, same seed) and
+      writes higgs.sql (the bench's `higgs` table, bench/pgpb/data.py's generator, same seed) and
       m500.json.gz (the bench's 500-tree depth-8 XGBoost model: --model PATH, else
       bench/.cache/m500-*.json as bench/run.py trained it, else trained here on synthetic data)
 
