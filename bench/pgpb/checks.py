@@ -92,8 +92,9 @@ def proba_lines(psan):
     return ok_all, lines
 
 
-def targets(by):
-    """The targets of issue 3. Informational: PASS / FAIL / n/a."""
+def targets(by, n_rows, env):
+    """The targets of issue 12 (and issue 3's PL/Python one). Informational: PASS / FAIL / n/a,
+    each with the numbers it compared."""
     res = []
 
     def ok(k):
@@ -107,59 +108,64 @@ def targets(by):
         ks = [k for k in keys if ok(k)]
         return min(ks, key=sec) if ks else None
 
-    batched2 = [r.key for r in by.values() if r.group == "m500" and r.kind == "batched"
-                and r.cmp_threads == 2 and not r.r.get("extrapolated")]
-    perrow2 = [r.key for r in by.values() if r.group == "m500" and r.kind == "per-row"
-               and r.cmp_threads == 2]
-    b = best(batched2)
-    path_note = ""
-    if b is None:
-        b = best(perrow2)
-        path_note = " (batched path not built yet: best per-row row instead)"
-    if b and ok("m500.native.t2"):
-        x = sec(b) / sec("m500.native.t2")
-        res.append(("500-tree, 1M rows, 2 thr/workers: pg_predict <= 0.25x XGBoost native",
-                    x <= 0.25, f"{by[b].label}: {fmt_s(sec(b))} s vs {fmt_s(sec('m500.native.t2'))}"
-                    f" s = {x:.2f}x{path_note}"))
+    def us_per_row(k, floor="floor"):
+        """µs per row the row adds to the scan floor of its table."""
+        return (sec(k) - sec(floor)) / n_rows * 1e6
+
+    def ratio(name, num, den, limit, at_most=True):
+        if not (num and den and ok(num) and ok(den)):
+            res.append((name, None, "n/a"))
+            return
+        x = sec(num) / sec(den)
+        res.append((name, x <= limit if at_most else x >= limit,
+                    f"{num} {fmt_s(sec(num))} s / {den} {fmt_s(sec(den))} s = {x:.2f}x"))
+
+    # 1. 500 trees depth 8, 2 threads or 2 workers, against XGBoost at 2 threads
+    two = [r.key for r in by.values() if r.group == "m500" and r.kind == "batched"
+           and r.cmp_threads == 2 and not r.r.get("extrapolated") and r.kernel is None]
+    limit, isa = (0.10, "AVX-512") if env.get("avx512f") else (0.15, "AVX2") \
+        if env.get("avx2") else (None, None)
+    if limit:
+        ratio(f"1. 500-tree, 2 thr/workers, {isa}: pg_predict <= {limit:.2f}x XGBoost native",
+              best(two), "m500.native.t2", limit)
     else:
-        res.append(("500-tree: pg_predict <= 0.25x XGBoost native", None, "n/a"))
-    pyb = best([k for k in ("m500.plpy_batch.t2", "m500.plpy_batch.t1") if ok(k)])
-    if b and pyb:
-        x = sec(pyb) / sec(b)
-        res.append(("500-tree: pg_predict >= 10x faster than PL/Python batched", x >= 10,
-                    f"{by[pyb].label} {fmt_s(sec(pyb))} s / {fmt_s(sec(b))} s = {x:.1f}x"
-                    f"{path_note}"))
+        res.append(("1. 500-tree: pg_predict <= 0.10x (AVX-512) / 0.15x (AVX2) XGBoost", None,
+                    "n/a (this CPU has neither)"))
+    if ok("m500.batched.kernel=avx2.t2") and env.get("avx512f"):
+        ratio("1. 500-tree, 2 thr, cpu_kernel = avx2: pg_predict <= 0.15x XGBoost native",
+              "m500.batched.kernel=avx2.t2", "m500.native.t2", 0.15)
+    # 2. parallel scaling
+    ratio("2. 500-tree: 1 -> 2 parallel workers >= 1.7x faster", "m500.batched.auto.w1",
+          "m500.batched.auto.w2", 1.7, at_most=False)
+    # 3. the wide table
+    ratio("3. wide table, 10-column model: <= 1.3x sum(c1+...+c10)",
+          best([k for k in by if k.startswith("wide.batched")]), "wide.floor", 1.3)
+    # 4. trivial models at scan speed
+    ratio("4. stump (1 tree depth 1): <= 1.1x scan floor", "stump.batched.auto.t1", "floor", 1.1)
+    ratio("4. m100 (100 trees depth 3): <= 1.1x scan floor",
+          best([k for k in by if k.startswith("m100.batched")]), "floor", 1.1)
+    # 5. the per-row path: µs per call over the scan floor
+    if ok("stump.perrow.auto.t1") and ok("floor"):
+        us = us_per_row("stump.perrow.auto.t1")
+        res.append(("5. per-row stump: <= 3 us a call", us <= 3,
+                     f"(stump.perrow.auto.t1 - floor) / {n_rows} rows = {us:.2f} us"))
     else:
-        res.append(("500-tree: pg_predict >= 10x faster than PL/Python batched", None, "n/a"))
-    st = best(["stump.batched.auto.t1"])
-    sn = ""
-    if st is None:
-        st, sn = best(["stump.perrow.auto.t1"]), " (per-row path: batched not built yet)"
-    if st and ok("floor"):
-        x = sec(st) / sec("floor")
-        res.append(("1-tree depth-1: whole query <= 2x scan floor", x <= 2,
-                    f"{fmt_s(sec(st))} s vs {fmt_s(sec('floor'))} s = {x:.2f}x{sn}"))
+        res.append(("5. per-row stump: <= 3 us a call", None, "n/a"))
+    if ok("m500.perrow.auto.t1") and ok("m500.batched.auto.t1") and ok("floor"):
+        us, b = us_per_row("m500.perrow.auto.t1"), us_per_row("m500.batched.auto.t1")
+        res.append(("5. per-row 500-tree: <= 2x batched per row + 2 us", us <= 2 * b + 2,
+                    f"{us:.2f} us a call vs 2 x {b:.2f} + 2 = {2 * b + 2:.2f} us (both over "
+                    "the scan floor, 1 thr)"))
     else:
-        res.append(("1-tree depth-1: whole query <= 2x scan floor", None, "n/a"))
-    wd = best([k for k in by if k.startswith("wide.batched")])
-    wn = ""
-    if wd is None:
-        wd, wn = best(["wide.perrow.auto.t1"]), " (per-row path: batched not built yet)"
-    if wd and ok("wide.floor"):
-        x = sec(wd) / sec("wide.floor")
-        res.append(("wide table, 10-column model: <= 1.3x sum(c1+...+c10)", x <= 1.3,
-                    f"{by[wd].label}: {fmt_s(sec(wd))} s vs {fmt_s(sec('wide.floor'))} s = "
-                    f"{x:.2f}x{wn}"))
-    else:
-        res.append(("wide table: <= 1.3x its scan floor", None, "n/a"))
-    w1, w2, wn = "m500.batched.auto.w1", "m500.batched.auto.w2", ""
-    if not (ok(w1) and ok(w2)):
-        w1, w2, wn = "m500.perrow.auto.w1", "m500.perrow.auto.w2", \
-            " (per-row path: batched not built yet)"
-    if ok(w1) and ok(w2):
-        x = sec(w1) / sec(w2)
-        res.append(("500-tree: 1 -> 2 parallel workers >= 1.7x faster", x >= 1.7,
-                    f"{fmt_s(sec(w1))} s -> {fmt_s(sec(w2))} s = {x:.2f}x{wn}"))
-    else:
-        res.append(("1 -> 2 parallel workers >= 1.7x", None, "n/a"))
+        res.append(("5. per-row 500-tree: <= 2x batched per row + 2 us", None, "n/a"))
+    # 6. scikit-learn
+    ratio("6. pipe: <= 1.2x its scan floor",
+          best([k for k in by if k.startswith("pipe.batched")]), "pipe.floor", 1.2)
+    for m in ("svc", "mlp"):
+        for t in (1, 2):
+            ratio(f"6. {m}, {t} thr: >= 3x faster than scikit-learn predict",
+                  f"{m}.native.t{t}", f"{m}.batched.auto.t{t}", 3.0, at_most=False)
+    # issue 3: against the PostgresML pattern
+    ratio("500-tree: pg_predict >= 10x faster than PL/Python batched",
+          best(["m500.plpy_batch.t2", "m500.plpy_batch.t1"]), best(two), 10.0, at_most=False)
     return res

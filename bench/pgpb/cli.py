@@ -117,7 +117,7 @@ def make_inputs(admin, a, rows, workdir, info):
     return inputs, paths
 
 
-def measure(pg, admin, a, rows, gucs, inputs, paths, workdir, info):
+def measure(pg, admin, a, rows, gucs, inputs, paths, workdir, info, env):
     """Run every row (baselines first: they write the reference predictions), then the
     checks; returns (targets, sanity lines, all sane)."""
     sizes = {t: a.rows for t in info["tables"]}
@@ -137,7 +137,7 @@ def measure(pg, admin, a, rows, gucs, inputs, paths, workdir, info):
     except Exception as e:
         psan = [{"error": str(e)}]
     ok_proba, proba_lines = checks.proba_lines(psan)
-    return checks.targets(by), sanity_lines + proba_lines, ok_all and ok_proba
+    return checks.targets(by, a.rows, env), sanity_lines + proba_lines, ok_all and ok_proba
 
 
 def write_report(a, rows, env, info, start, target_checks, sanity_lines, ok_all):
@@ -217,7 +217,7 @@ def main(argv=None, doc=None):
                 env = machine.environment(admin, gucs)
                 inputs, paths = make_inputs(admin, a, rows, workdir, info)
                 target_checks, sanity_lines, ok_all = measure(pg, admin, a, rows, gucs, inputs,
-                                                              paths, workdir, info)
+                                                              paths, workdir, info, env)
         write_report(a, rows, env, info, start, target_checks, sanity_lines, ok_all)
     finally:
         if not a.keep_cluster:
