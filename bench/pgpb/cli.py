@@ -168,13 +168,13 @@ def write_report(a, rows, env, info, start, target_checks, sanity_lines, ok_all)
     doc = report.json_doc(rows, env, info, target_checks, sanity_lines, ok_all, a)
     # a partial run (--only) never replaces latest.*: that is the last whole run
     base = os.path.join(a.results, stamp if a.only else "latest")
-    written = [os.path.join(a.results, f"{stamp}.md"), os.path.join(a.results, f"{stamp}.json")]
-    written += [] if a.only else [base + ".md"]
-    for path in written:
-        if path.endswith(".md"):
-            with open(path, "w") as f:
-                f.write(md)
-    report.write_json(written[1], doc)
+    md_paths = [os.path.join(a.results, f"{stamp}.md")] + ([] if a.only else [base + ".md"])
+    for path in md_paths:
+        with open(path, "w") as f:
+            f.write(md)
+    json_path = os.path.join(a.results, f"{stamp}.json")
+    report.write_json(json_path, doc)
+    written = md_paths + [json_path]
     lo, hi = report.load_range(rows)
     title = (f"pg_predict bench {stamp}: {a.rows} rows\n{env['cpu']} x{env['cores']} "
              f"({', '.join(env['simd']) or 'no SIMD flags'}), load {lo:.1f}-{hi:.1f}, "
