@@ -6,7 +6,7 @@ unpacked Debian packages and Python has nothing beyond the standard library (no 
 xgboost, no numpy). Its inputs are prepared here, on the development machine:
 
   /usr/bin/python3 bench/gpu.py --prepare .gpu-carry/bench
-      writes higgs.sql (the bench's `higgs` table, bench/run.py's generator, same seed) and
+      writes higgs.sql (the bench's `higgs` table, bench/pgpb/data.py's generator, same seed) and
       m500.json.gz (the bench's 500-tree depth-8 XGBoost model: --model PATH, else
       bench/.cache/m500-*.json as bench/run.py trained it, else trained here on synthetic data)
 
@@ -37,13 +37,20 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from pgpb.server import enumvals_sql  # noqa: E402  (no numpy/psycopg: fine on the GPU machine)
+
 MODEL = "m500"
 NF = 28
 FEATURES = [f"f{i}" for i in range(1, NF + 1)]
-STRATEGIES = ["native", "perfect_tree_traversal", "tree_traversal", "gemm"]
 # GEMM materializes rows × trees × internal nodes: 500 depth-8 trees take ~0.5 MB a row, so it
 # gets smaller GPU batches than the default 262144 (which would need ~130 GB).
 GEMM_GPU_BATCH = 8192
+
+
+def strategies(pg):
+    """pg_predict.strategy's values other than auto, as the server lists them."""
+    return [s for s in pg.value(enumvals_sql("strategy") + ";").split(",") if s != "auto"]
 
 
 def gpu_settings(strategy):
@@ -59,14 +66,11 @@ def log(msg):
 # --prepare (development machine, /usr/bin/python3 with numpy and xgboost)
 
 def prepare(outdir, model_path=None):
-    sys.path.insert(0, HERE)
-    import run  # bench/run.py: the table generator and the model parameters
+    from pgpb import data, models  # bench/run.py's table generator and model parameters
 
     os.makedirs(outdir, exist_ok=True)
-    cols = ", ".join(f"f{i} real NOT NULL" for i in range(1, NF + 1))
-    sql = (f"CREATE UNLOGGED TABLE higgs (id int NOT NULL, {cols}, label int NOT NULL,"
-           f" target real NOT NULL);\nSELECT setseed({run.SEED});\n"
-           + run.higgs_sql("__ROWS__").strip() + ";\n")
+    sql = (data.higgs_ddl() + f";\nSELECT setseed({data.SEED});\n"
+           + data.higgs_sql("__ROWS__").strip() + ";\n")
     with open(os.path.join(outdir, "higgs.sql"), "w") as f:
         f.write(sql)
     candidates = [model_path] if model_path else sorted(glob.glob(os.path.join(HERE, ".cache", "m500-*.json")))
@@ -82,7 +86,7 @@ def prepare(outdir, model_path=None):
         rng = np.random.default_rng(0)
         X = rng.normal(size=(50_000, NF)).astype(np.float32)
         y = (X[:, 0] + np.sin(X[:, 1]) * X[:, 2] - 0.5 * X[:, 3] + rng.normal(size=len(X)) > 0)
-        params = dict(run.MODELS[MODEL][2], tree_method="hist", seed=0)
+        params = dict(models.XGB_MODELS[MODEL][2], tree_method="hist", seed=0)
         bst = xgb.train(params, xgb.DMatrix(X, label=y, feature_names=FEATURES), 500)
         model = bytes(bst.save_raw("json"))
     with gzip.open(os.path.join(outdir, "m500.json.gz"), "wb") as f:
@@ -218,7 +222,7 @@ def smoke(pg, args, checks):
             checks.report("PASS" if bad == "0" and flips == "0" else "FAIL",
                           f"device = {device} equals the reference", f"{n} rows, sums {s_ref} / {s}")
         return
-    for strategy in STRATEGIES:
+    for strategy in strategies(pg):
         settings = gpu_settings(strategy)
         r = pg.run(compare_sql(), settings, check=False)
         if r.returncode != 0:
@@ -328,7 +332,7 @@ def bench(pg, args, rows_count):
                  [("pg_predict.device", "cpu"), ("pg_predict.threads", t)]) for t in sorted({1, threads})]
     if not args.expect_cpu:
         configs += [(f"cuda, {s}" + (" (CUDA kernel)" if s == "native" else ""), "cuda",
-                     gpu_settings(s)) for s in STRATEGIES]
+                     gpu_settings(s)) for s in strategies(pg)]
         configs += [("auto (default settings)", "auto", [("pg_predict.device", "auto")])]
     results = []
     for label, device, settings in configs:

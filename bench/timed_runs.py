@@ -9,7 +9,7 @@ import numpy as np
 def measure_and_report(predict, X, reps, budget, save=None):
     """Warm up on 1000 rows, run predict(X) up to `reps` times (fewer when the next run would
     exceed `budget` seconds in all), optionally save the last output, and print the JSON line
-    bench/run.py reads: {"times", "cpu", "value": sum of the output, "rows"}."""
+    bench/pgpb/measure.py reads: {"times", "cpu", "value": sum of the output, "rows"}."""
     predict(X[:1000])  # warm-up: thread pools, buffers, imports
     times, cpu = [], []
     out = None

@@ -38,6 +38,11 @@ SELECT count(*) FILTER (WHERE abs((predict_proba('selected', w))[2]
                                   - 1 / (1 + exp(-(0.5 * b - e + 3.75)))) > 1e-6) AS wrong_gemm
   FROM wide w;
 RESET pg_predict.strategy;
+-- the setting is an enum of the compiler's strategies (the bench reads its rows from this list);
+-- a name outside it is refused at SET
+SELECT vartype, enumvals FROM pg_settings WHERE name = 'pg_predict.strategy';
+SET pg_predict.strategy = 'fastest';
+SHOW pg_predict.strategy;
 -- the array form still takes every input, in order
 SELECT round((predict_proba('selected', ARRAY[9, 4, 9, 9, 1, 9]::float8[]))[2]::numeric, 6) AS p,
        round(1 / (1 + exp(-(0.5 * 4 - 1 + 3.75)))::numeric, 6) AS by_hand;

@@ -12,6 +12,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "pg_predict/runtime/strategies.hpp"
 #include "tree_gen.hpp"
 
 namespace pg_predict {
@@ -181,6 +182,20 @@ TEST(StrategyNames, ParseRoundTripsAndRejectsUnknown) {
         EXPECT_NE(std::string(e.what()).find("tree_traversal"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("native"), std::string::npos) << e.what();
     }
+}
+
+// pg_predict.strategy's enum values: auto first, then every strategy parse_strategy knows,
+// each once, then the end.
+TEST(StrategyNames, SettingValuesAreTheCompilersStrategies) {
+    std::vector<std::string> names;
+    for (size_t i = 0; runtime::strategy_name_at(i) != nullptr; i++) names.push_back(runtime::strategy_name_at(i));
+    ASSERT_EQ(names.size(), 5u);
+    EXPECT_EQ(names[0], "auto");
+    for (const std::string& n : names) {
+        EXPECT_STREQ(compiler::strategy_name(compiler::parse_strategy(n)), n.c_str());
+        EXPECT_EQ(std::count(names.begin(), names.end(), n), 1) << n;
+    }
+    EXPECT_EQ(runtime::strategy_name_at(1000), nullptr);
 }
 
 TEST(StrategyNames, CpuBuildChoosesNativeForEveryEnsemble) {

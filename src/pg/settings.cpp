@@ -3,12 +3,13 @@
 #include "postgres_headers.hpp"
 #include "access/parallel.h"
 #include "pg_predict/runtime/api.hpp"
+#include "pg_predict/runtime/strategies.hpp"
 
 namespace pg_predict::pg {
 
 bool batching_enabled = true;
 int batch_size = 4096;
-char* strategy_setting = NULL;
+const char* strategy_setting = "auto";
 int device_setting = DEVICE_AUTO;
 int gpu_min_rows = 16384;
 int gpu_batch_size = 262144;
@@ -49,14 +50,12 @@ bool check_threads(int* value, void** extra, GucSource source) {
     return within_ceiling(*value, max_threads, "pg_predict.max_threads", source);
 }
 
-bool check_strategy(char** value, void** extra, GucSource source) {
-    static const char* const known[] = {"auto", "gemm", "tree_traversal", "perfect_tree_traversal",
-                                        "native"};
-    for (const char* name : known)
-        if (strcmp(*value, name) == 0) return true;
-    GUC_check_errdetail("Valid strategies are auto, gemm, tree_traversal, perfect_tree_traversal and native.");
-    return false;
-}
+// pg_predict.strategy: an enum whose values are the compiler's strategy names (filled by
+// define_settings from runtime::strategy_name_at), so pg_settings.enumvals lists them.
+config_enum_entry strategy_options[16];
+int strategy_value = 0;  // index into strategy_options; 0 = auto
+
+void assign_strategy(int value, void* extra) { strategy_setting = strategy_options[value].name; }
 
 const struct config_enum_entry device_options[] = {
     {"auto", DEVICE_AUTO, false}, {"cpu", DEVICE_CPU, false}, {"cuda", DEVICE_CUDA, false},
@@ -116,11 +115,17 @@ void define_settings() {
         "recently used idle ones are freed. Programs of replaced or dropped models are freed "
         "when the backend next looks the model up. 0 keeps only the programs in use.",
         &cache_size_mb, 128, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, NULL, assign_cache_size, NULL);
-    DefineCustomStringVariable(
+    size_t strategies = 0;
+    for (const char* name; strategies + 1 < lengthof(strategy_options) &&
+                           (name = runtime::strategy_name_at(strategies)) != nullptr;
+         strategies++)
+        strategy_options[strategies] = {name, static_cast<int>(strategies), false};
+    strategy_options[strategies] = {NULL, 0, false};
+    DefineCustomEnumVariable(
         "pg_predict.strategy", "Tree strategy used at run time instead of each model's own.",
         "auto uses the program compiled at create_model; gemm, tree_traversal, "
         "perfect_tree_traversal and native recompile the model's spec once per backend.",
-        &strategy_setting, "auto", PGC_USERSET, 0, check_strategy, NULL, NULL);
+        &strategy_value, 0, strategy_options, PGC_USERSET, 0, NULL, assign_strategy, NULL);
     DefineCustomEnumVariable(
         "pg_predict.cpu_kernel", "Which CPU implementation the native tree strategy uses: auto, avx512, avx2, neon or portable.",
         "auto takes the widest this CPU offers (avx512, then avx2, then neon, then portable); naming a "

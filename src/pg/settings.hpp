@@ -8,7 +8,7 @@ extern int batch_size;          // pg_predict.batch_size: rows per model call, a
 extern int max_batch_size;      // pg_predict.max_batch_size: its ceiling for ordinary roles
 constexpr int kDefaultMaxBatchSize = 65536;
 constexpr int kDefaultMaxThreads = 16;
-extern char* strategy_setting;  // pg_predict.strategy: "auto" keeps each model's own
+extern const char* strategy_setting;  // pg_predict.strategy's name: "auto" keeps each model's own
 
 enum DeviceSetting { DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA };
 constexpr int kMaxGpuSlots = 256;  // upper bound of pg_predict.max_gpu_backends
