@@ -1,0 +1,97 @@
+// AVX-512 walk of one row through the perfect layout (compiled with -mavx512f/bw/dq/vl; only
+// called after the run-time CPU check). One vector = the row in the 16 trees of a block: one
+// gather of node words a level (level 0 is a plain load), one of leaves; the row's rank words
+// stay in registers for up to 64 features (a permute finds a node's feature).
+#include "pg_predict/kernels/one_row.hpp"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#include <immintrin.h>
+
+// GCC 12 warns about the undefined source operand inside its own gather intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <type_traits>
+
+namespace pg_predict::kernels::detail {
+namespace {
+
+// The rank word of feature (w & 0x7F) per lane: from registers (FW ≤ 64 features) or memory.
+template <int FW>
+struct Ranks {
+    __m512i r[4];
+    const uint32_t* q;
+    explicit Ranks(const uint32_t* q_) : q(q_) {
+        for (int i = 0; i < 4; ++i) r[i] = _mm512_load_si512(q + 16 * i);
+    }
+    __m512i lookup(__m512i w) const {
+        if constexpr (FW == 32) {
+            return _mm512_permutex2var_epi32(r[0], w, r[1]);
+        } else if constexpr (FW == 64) {
+            const __m512i lo = _mm512_permutex2var_epi32(r[0], w, r[1]);
+            const __m512i hi = _mm512_permutex2var_epi32(r[2], w, r[3]);
+            return _mm512_mask_blend_epi32(_mm512_test_epi32_mask(w, _mm512_set1_epi32(32)), lo, hi);
+        } else {
+            return _mm512_i32gather_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x7F)), q, 4);
+        }
+    }
+};
+
+template <int FW>
+void walk(const PackedView& v, const uint32_t* q, float* margins) {
+    const int D = v.depth;
+    const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
+    const Ranks<FW> ranks(q);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i nan_rank = _mm512_set1_epi32(-1), default_left = _mm512_set1_epi32(0x80);
+    int64_t b = 0;
+    while (b < v.units) {
+        const int g = v.block_group()[b];
+        __m512 acc = _mm512_setzero_ps();
+        for (; b < v.units && v.block_group()[b] == g; ++b) {
+            const uint32_t* level = reinterpret_cast<const uint32_t*>(v.nodes) + b * node_words;
+            __m512i idx = lane;
+            for (int l = 0; l < D; ++l) {
+                const __m512i w = l == 0 ? _mm512_loadu_si512(level) : _mm512_i32gather_epi32(idx, level, 4);
+                const __m512i qv = ranks.lookup(w);
+                // Right when rank ≥ threshold rank, except NaN (all ones) at a default-left node.
+                const __mmask16 right = _kandn_mask16(
+                    _kand_mask16(_mm512_cmpeq_epi32_mask(qv, nan_rank), _mm512_test_epi32_mask(w, default_left)),
+                    _mm512_cmpge_epu32_mask(qv, w));
+                idx = _mm512_add_epi32(idx, idx);
+                idx = _mm512_mask_sub_epi32(idx, right, idx, nan_rank);  // + 1 where right
+                level += kLanes << l;
+            }
+            acc = _mm512_add_ps(acc, _mm512_i32gather_ps(idx, v.leaves + b * leaf_words, 4));
+        }
+        alignas(64) float lanes[kLanes];
+        _mm512_store_ps(lanes, acc);
+        float sum = 0.0f;  // lane order, as score()
+        for (int i = 0; i < kLanes; ++i) sum += lanes[i];
+        margins[g] = sum;
+    }
+}
+
+}  // namespace
+
+bool one_row_avx512_compiled() { return true; }
+
+void walk_one_row_avx512(const PackedView& v, const uint32_t* q, float* margins) {
+    if (v.num_features <= 32) walk<32>(v, q, margins);
+    else if (v.num_features <= 64) walk<64>(v, q, margins);
+    else walk<128>(v, q, margins);
+}
+
+}  // namespace pg_predict::kernels::detail
+
+#else  // no AVX-512 flags for this file (e.g. another architecture)
+
+#include "pg_predict/common/error.hpp"
+
+namespace pg_predict::kernels::detail {
+bool one_row_avx512_compiled() { return false; }
+void walk_one_row_avx512(const PackedView&, const uint32_t*, float*) {
+    fail(ErrorCategory::Internal, "native tree kernel: AVX-512 one-row walk not compiled");
+}
+}  // namespace pg_predict::kernels::detail
+
+#endif
