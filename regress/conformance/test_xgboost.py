@@ -352,8 +352,8 @@ def check_per_row(env, case, model, label):
     """The per-row path (pg_predict.enable_batching = off; a native program scores there without
     torch, runtime/one_row.cpp) against the batched one on every row: the same label, and the
     same values within two float32 ulps of max(1, |value|). The margins are equal bit for bit,
-    so models without a link (reg:squarederror) must agree exactly, and so must softmax ones
-    (ATen's softmax runs the same vectorized code over one row as over many); a sigmoid or exp over one
+    so models without a link (reg:squarederror) must agree exactly, and so must softmax and
+    exp ones (ATen runs the same vectorized code over one row as over many); a sigmoid over one
     row is ATen's scalar expf, as XGBoost computes it, while a batch goes through ATen's
     vectorized exp (its last rows too take the scalar one), whose sigmoid can end up to 2 ulps
     away (and 1 - p inherits that absolute difference)."""
@@ -383,7 +383,7 @@ def check_per_row(env, case, model, label):
             raise Failure(f"{label}: {call} differs by more than 2 ulps between the batched and "
                           f"the per-row path on {int(off.sum())} values; row {batched[i][0]}: batched "
                           f"{batched[i][1 + k]}, per-row {per_row[i][1 + k]}")
-    if json.loads(case.model_json)["learner"]["objective"]["name"] in ("reg:squarederror", "multi:softprob"):
+    if json.loads(case.model_json)["learner"]["objective"]["name"] in ("reg:squarederror", "multi:softprob", "count:poisson"):
         assert_equal(f"{label}: per-row values (bit for bit)", per_row, batched)
 
 

@@ -1,7 +1,8 @@
 // AVX-512 walk of one row through the perfect layout (compiled with -mavx512f/bw/dq/vl; only
 // called after the run-time CPU check). One vector = the row in the 16 trees of a block: one
-// gather of node words a level (level 0 is a plain load), one of leaves; the row's rank words
-// stay in registers for up to 64 features (a permute finds a node's feature).
+// gather of node words a level (level 0 is a plain load), one of leaves, four blocks at a time;
+// the row's rank words stay in registers for up to 64 features (a permute finds a node's
+// feature).
 #include "pg_predict/kernels/one_row.hpp"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
@@ -36,32 +37,53 @@ struct Ranks {
     }
 };
 
-template <int FW>
-void walk(const PackedView& v, const uint32_t* q, float* margins) {
+// The leaves the row reaches in blocks [b, b + K): K independent walks interleaved, so that
+// their gathers overlap instead of each level waiting for the one before.
+template <int FW, int K>
+inline void walk_blocks(const PackedView& v, const Ranks<FW>& ranks, int64_t b, __m512* leaf) {
     const int D = v.depth;
     const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
-    const Ranks<FW> ranks(q);
-    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i nan_rank = _mm512_set1_epi32(-1), default_left = _mm512_set1_epi32(0x80);
+    const uint32_t* level[K];
+    __m512i idx[K];
+    for (int k = 0; k < K; ++k) {
+        level[k] = reinterpret_cast<const uint32_t*>(v.nodes) + (b + k) * node_words;
+        idx[k] = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+    for (int l = 0; l < D; ++l) {
+        for (int k = 0; k < K; ++k) {
+            const __m512i w = l == 0 ? _mm512_loadu_si512(level[k]) : _mm512_i32gather_epi32(idx[k], level[k], 4);
+            const __m512i qv = ranks.lookup(w);
+            // Right when rank ≥ threshold rank, except NaN (all ones) at a default-left node.
+            const __mmask16 right = _kandn_mask16(
+                _kand_mask16(_mm512_cmpeq_epi32_mask(qv, nan_rank), _mm512_test_epi32_mask(w, default_left)),
+                _mm512_cmpge_epu32_mask(qv, w));
+            idx[k] = _mm512_add_epi32(idx[k], idx[k]);
+            idx[k] = _mm512_mask_sub_epi32(idx[k], right, idx[k], nan_rank);  // + 1 where right
+            level[k] += kLanes << l;
+        }
+    }
+    for (int k = 0; k < K; ++k) leaf[k] = _mm512_i32gather_ps(idx[k], v.leaves + (b + k) * leaf_words, 4);
+}
+
+template <int FW>
+void walk(const PackedView& v, const uint32_t* q, float* margins) {
+    constexpr int K = 4;
+    const Ranks<FW> ranks(q);
     int64_t b = 0;
     while (b < v.units) {
         const int g = v.block_group()[b];
+        int64_t end = b;
+        while (end < v.units && v.block_group()[end] == g) ++end;
         __m512 acc = _mm512_setzero_ps();
-        for (; b < v.units && v.block_group()[b] == g; ++b) {
-            const uint32_t* level = reinterpret_cast<const uint32_t*>(v.nodes) + b * node_words;
-            __m512i idx = lane;
-            for (int l = 0; l < D; ++l) {
-                const __m512i w = l == 0 ? _mm512_loadu_si512(level) : _mm512_i32gather_epi32(idx, level, 4);
-                const __m512i qv = ranks.lookup(w);
-                // Right when rank ≥ threshold rank, except NaN (all ones) at a default-left node.
-                const __mmask16 right = _kandn_mask16(
-                    _kand_mask16(_mm512_cmpeq_epi32_mask(qv, nan_rank), _mm512_test_epi32_mask(w, default_left)),
-                    _mm512_cmpge_epu32_mask(qv, w));
-                idx = _mm512_add_epi32(idx, idx);
-                idx = _mm512_mask_sub_epi32(idx, right, idx, nan_rank);  // + 1 where right
-                level += kLanes << l;
-            }
-            acc = _mm512_add_ps(acc, _mm512_i32gather_ps(idx, v.leaves + b * leaf_words, 4));
+        __m512 leaf[K];
+        for (; b + K <= end; b += K) {
+            walk_blocks<FW, K>(v, ranks, b, leaf);
+            for (int k = 0; k < K; ++k) acc = _mm512_add_ps(acc, leaf[k]);  // block order, as score()
+        }
+        for (; b < end; ++b) {
+            walk_blocks<FW, 1>(v, ranks, b, leaf);
+            acc = _mm512_add_ps(acc, leaf[0]);
         }
         alignas(64) float lanes[kLanes];
         _mm512_store_ps(lanes, acc);

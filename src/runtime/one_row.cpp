@@ -14,11 +14,12 @@
 namespace pg_predict::runtime {
 
 bool one_row_link(const std::string& name, int groups, int output_width, spec::PostTransform* link) {
-    // The elementwise links, as the compiler's link_source writes them; softmax and the
-    // others that mix groups stay on the interpreter.
+    // The elementwise links whose one-row arithmetic is plain float32 scalar code in ATen, as
+    // the compiler's link_source writes them. Not Exp: ATen's exp runs its vectorized (SLEEF)
+    // exp over any length, which std::exp does not match bit for bit. Softmax and the links
+    // that mix groups stay on the interpreter too.
     for (spec::PostTransform t : {spec::PostTransform::Identity, spec::PostTransform::Logistic,
-                                  spec::PostTransform::Exp, spec::PostTransform::TwoSided,
-                                  spec::PostTransform::Complement}) {
+                                  spec::PostTransform::TwoSided, spec::PostTransform::Complement}) {
         if (name != spec::transform_name(t)) continue;
         const bool two_columns = t == spec::PostTransform::TwoSided || t == spec::PostTransform::Complement ||
                                  (t == spec::PostTransform::Logistic && output_width == 2 * groups);
@@ -38,13 +39,11 @@ void run_one_row(const Program* p, const float* x, float* out) {
     kernels::score_one_row(p->native, x, m);
     for (int g = 0; g < groups; ++g) m[g] = m[g] + p->base_margin[g];
     // Each line is the float32 scalar operation ATen applies to a tensor of one row (its
-    // vectorized loops take the scalar path for fewer than 16 elements).
+    // vectorized loops take the scalar path for fewer than 16 elements: sigmoid is
+    // 1 / (1 + std::exp(-m)) there, glibc's expf).
     switch (p->link) {
     case spec::PostTransform::Identity:
         std::memcpy(out, m, sizeof(float) * groups);
-        return;
-    case spec::PostTransform::Exp:
-        for (int g = 0; g < groups; ++g) out[g] = std::exp(m[g]);
         return;
     case spec::PostTransform::Logistic:
         if (p->output_width == 2 * groups) {  // [1 - p, p]
