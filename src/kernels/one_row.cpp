@@ -42,13 +42,17 @@ void walk_one_row_portable(const PackedView& v, const uint32_t* q, float* margin
 
 void score_one_row(const PackedView& v, const float* x, float* margins) {
     if (v.layout != Layout::Perfect) return score(v, x, 1, v.num_features, margins);
+    const bool avx512 = resolve_isa(Isa::Auto) == Isa::Avx512 && detail::one_row_avx512_compiled();
     alignas(64) uint32_t q[kRankWords];
     std::fill(q, q + kRankWords, detail::kNanRank);
-    for (int f = 0; f < v.num_features; ++f)
-        q[f] = gpu::rank_word(v.cuts + v.cut_offset()[f], v.cut_steps()[f], x[f], v.less_equal);
+    if (avx512) {
+        detail::rank_one_row_avx512(v, x, q);
+    } else {
+        for (int f = 0; f < v.num_features; ++f)
+            q[f] = gpu::rank_word(v.cuts + v.cut_offset()[f], v.cut_steps()[f], x[f], v.less_equal);
+    }
     std::fill(margins, margins + v.num_groups, 0.0f);  // a group without blocks scores 0
-    if (resolve_isa(Isa::Auto) == Isa::Avx512 && detail::one_row_avx512_compiled())
-        return detail::walk_one_row_avx512(v, q, margins);
+    if (avx512) return detail::walk_one_row_avx512(v, q, margins);
     walk_one_row_portable(v, q, margins);
 }
 

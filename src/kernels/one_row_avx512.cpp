@@ -97,6 +97,34 @@ void walk(const PackedView& v, const uint32_t* q, float* margins) {
 
 bool one_row_avx512_compiled() { return true; }
 
+void rank_one_row_avx512(const PackedView& v, const float* x, uint32_t* q) {
+    // gpu::rank_word's binary search, 16 features at a time: a lane takes part in step s while
+    // s < its feature's steps, so each lane makes exactly the scalar search's comparisons.
+    const int F = v.num_features;
+    for (int f0 = 0; f0 < F; f0 += kLanes) {
+        const int n = F - f0 < kLanes ? F - f0 : kLanes;
+        const __mmask16 live = n == kLanes ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+        const __m512 xv = _mm512_maskz_loadu_ps(live, x + f0);
+        const __m512i first_cut = _mm512_maskz_loadu_epi32(live, v.cut_offset() + f0);
+        const __m512i steps = _mm512_maskz_loadu_epi32(live, v.cut_steps() + f0);
+        int max_steps = 0;
+        for (int i = 0; i < n; ++i) max_steps = v.cut_steps()[f0 + i] > max_steps ? v.cut_steps()[f0 + i] : max_steps;
+        __m512i base = _mm512_setzero_si512();
+        for (int s = max_steps - 1; s >= 0; --s) {
+            const __mmask16 active = _mm512_mask_cmpgt_epi32_mask(live, steps, _mm512_set1_epi32(s));
+            const __m512i cand = _mm512_add_epi32(base, _mm512_set1_epi32(1 << s));
+            const __m512i at = _mm512_sub_epi32(_mm512_add_epi32(first_cut, cand), _mm512_set1_epi32(1));
+            const __m512 u = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), active, at, v.cuts, 4);
+            const __mmask16 below = v.less_equal ? _mm512_mask_cmp_ps_mask(active, u, xv, _CMP_LT_OQ)
+                                                 : _mm512_mask_cmp_ps_mask(active, u, xv, _CMP_LE_OQ);
+            base = _mm512_mask_mov_epi32(base, below, cand);
+        }
+        __m512i qv = _mm512_or_si512(_mm512_slli_epi32(base, 8), _mm512_set1_epi32(0xFF));
+        qv = _mm512_mask_mov_epi32(qv, _mm512_cmp_ps_mask(xv, xv, _CMP_UNORD_Q), _mm512_set1_epi32(-1));
+        _mm512_mask_storeu_epi32(q + f0, live, qv);
+    }
+}
+
 void walk_one_row_avx512(const PackedView& v, const uint32_t* q, float* margins) {
     if (v.num_features <= 32) walk<32>(v, q, margins);
     else if (v.num_features <= 64) walk<64>(v, q, margins);
@@ -113,6 +141,9 @@ namespace pg_predict::kernels::detail {
 bool one_row_avx512_compiled() { return false; }
 void walk_one_row_avx512(const PackedView&, const uint32_t*, float*) {
     fail(ErrorCategory::Internal, "native tree kernel: AVX-512 one-row walk not compiled");
+}
+void rank_one_row_avx512(const PackedView&, const float*, uint32_t*) {
+    fail(ErrorCategory::Internal, "native tree kernel: AVX-512 one-row ranks not compiled");
 }
 }  // namespace pg_predict::kernels::detail
 

@@ -18,9 +18,11 @@ void score_one_row(const PackedView&, const float* x, float* margins);
 
 namespace detail {
 // The AVX-512 walk over the perfect layout (one_row_avx512.cpp), given the row's 128 rank
-// words (NaN rank for features ≥ F); only called after the run-time CPU check.
+// words (NaN rank for features ≥ F), and the ranks of features [0, F) of x into q; only
+// called after the run-time CPU check.
 bool one_row_avx512_compiled();
 void walk_one_row_avx512(const PackedView&, const uint32_t* q, float* margins);
+void rank_one_row_avx512(const PackedView&, const float* x, uint32_t* q);
 }  // namespace detail
 
 }  // namespace pg_predict::kernels
