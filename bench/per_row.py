@@ -11,6 +11,8 @@ depth 1) and an m500-like model (500 trees, depth 8, binary:logistic), and times
     SELECT sum(predict('<model>', t)) FROM t      with pg_predict.enable_batching off and on
     SELECT sum(f1 + ... + f28) FROM t              the scan floor
 
+--null-f1 makes f1 NULL in every row (a row with a NULL before the model's other columns).
+
 Each figure is the backend's CPU time (utime + stime from /proc, so another process on the
 shared machine does not count) per row, the best of --reps runs after one warm-up; "call" is
 the per-row figure minus the scan floor: what one predict() call adds to the scan. With --lock,
@@ -54,11 +56,13 @@ INSERT INTO t SELECT id, {", ".join(FEATURES)}, (random() < 1.0 / (1.0 + exp(-({
         OFFSET 0) b"""
 
 
-def setup(conn, rows):
+def setup(conn, rows, null_f1):
     conn.execute("CREATE EXTENSION pg_predict")
-    cols = ", ".join(f"{f} real NOT NULL" for f in FEATURES)
+    cols = ", ".join(f"{f} real" for f in FEATURES)
     conn.execute(f"CREATE TABLE t (id int NOT NULL, {cols}, label int NOT NULL)")
     conn.execute(fill_sql(rows))
+    if null_f1:  # every row has a NULL before the other features (heap_getattr's slow case)
+        conn.execute("UPDATE t SET f1 = NULL")
     conn.execute("VACUUM ANALYZE t")
 
 
@@ -108,11 +112,12 @@ def main():
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--null-f1", action="store_true", help="f1 NULL in every row")
     ap.add_argument("--lock", help="flock this file around the timed part (e.g. /work/bench.lock)")
     args = ap.parse_args()
     with Cluster(settings={"max_parallel_workers_per_gather": 0, "jit": "off",
                            "pg_predict.threads": 1}) as pg, pg.connect() as conn:
-        setup(conn, args.rows)
+        setup(conn, args.rows, args.null_f1)
         train(conn)
         pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
         n = args.rows
