@@ -148,6 +148,26 @@ EXECUTE seg;
 DEALLOCATE seg;
 DEALLOCATE score;
 
+-- The per-row path sees a replace or a drop at once, in the same session, also where its call
+-- site outlives the statement (PL/pgSQL keeps a simple expression for the transaction).
+SET pg_predict.enable_batching = off;
+CREATE FUNCTION segment_of(c customers) RETURNS float8 LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN predict('segment', c);
+END $$;
+BEGIN;
+SELECT segment_of(c) AS multiclass, segment_of(c) = e.segment AS as_expected
+  FROM customers c JOIN expected e USING (id) WHERE id IN (7, 8) ORDER BY id;
+SELECT create_model('segment', :'regression_model'::jsonb, options => '{"replace": true}');
+SELECT segment_of(c) AS regression, segment_of(c) = predict('segment', c) AS as_a_new_call_site
+  FROM customers c WHERE id IN (7, 8) ORDER BY id;
+SELECT drop_model('segment');
+SELECT segment_of(c) FROM customers c WHERE id = 7;
+ROLLBACK;
+SELECT segment_of(c) = e.segment AS multiclass_again FROM customers c JOIN expected e USING (id) WHERE id = 7;
+DROP FUNCTION segment_of;
+RESET pg_predict.enable_batching;
+
 -- Scrollable cursors.
 BEGIN;
 DECLARE cur SCROLL CURSOR FOR SELECT id, predict('churn', c) FROM customers c WHERE id <= 5 ORDER BY id;

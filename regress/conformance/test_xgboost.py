@@ -5,7 +5,8 @@ Models are trained here, at test time, by /usr/bin/python3's xgboost on seeded r
 (with NaNs, which the tables hold as SQL NULL); every expected number comes from xgboost's own
 predict/predict_proba. Each model is registered once per compilation strategy and every row is
 compared within max(1e-5, 1e-5 * |expected|), through predict(name, row) and predict_proba(name,
-row) and through the real[] / float8[] overloads.
+row) and through the real[] / float8[] overloads. With the native strategy (and auto) the per-row
+path (pg_predict.enable_batching = off) is compared with the batched one too (check_per_row).
 
 Run: /usr/bin/python3 regress/conformance/test_xgboost.py [-k name] [--list]
 Needs the extension installed (make install) and an OS user for the server when run as root
@@ -347,6 +348,45 @@ def check_case(env, case, model, label, arrays=True):
             assert_close(f"{label}: {what}", got, case.proba, ids=ids)
 
 
+def check_per_row(env, case, model, label):
+    """The per-row path (pg_predict.enable_batching = off; a native program scores there without
+    torch, runtime/one_row.cpp) against the batched one on every row: the same label, and the
+    same values within two float32 ulps of max(1, |value|). The margins are equal bit for bit,
+    so models without a link (reg:squarederror) must agree exactly, and so must softmax and
+    exp ones (ATen runs the same vectorized code over one row as over many); a sigmoid over one
+    row is ATen's scalar expf, as XGBoost computes it, while a batch goes through ATen's
+    vectorized exp (its last rows too take the scalar one), whose sigmoid can end up to 2 ulps
+    away (and 1 - p inherits that absolute difference)."""
+    calls = ["predict(%(m)s, t)"] + (["predict_proba(%(m)s, t)"] if case.proba is not None else [])
+    sql = f"SELECT id, {', '.join(calls)} FROM {case.table} t ORDER BY id"
+    scored = {}
+    for batching in ("on", "off"):
+        with env.conn.transaction():
+            env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {batching}")
+            plan = "\n".join(r[0] for r in env.query("EXPLAIN (costs off) " + sql, {"m": model}))
+            if ("PredictBatch" in plan) != (batching == "on"):
+                raise Failure(f"{label}: batching {batching}, but the plan is:\n{plan}")
+            scored[batching] = env.query(sql, {"m": model})
+    batched, per_row = scored["on"], scored["off"]
+    assert_equal(f"{label}: per-row rows", len(per_row), len(batched))
+    assert_equal(f"{label}: per-row ids", [r[0] for r in per_row], [r[0] for r in batched])
+    if case.task == "classification":
+        assert_equal(f"{label}: per-row labels", [r[1] for r in per_row], [r[1] for r in batched])
+    width = case.proba.shape[1] if case.proba is not None else 1
+    for k, call in enumerate(calls):
+        b = np.asarray(to_floats([r[1 + k] for r in batched], width if k else None), dtype=np.float32)
+        p = np.asarray(to_floats([r[1 + k] for r in per_row], width if k else None), dtype=np.float32)
+        off = np.abs(b - p) > 2 * np.spacing(np.float32(1)) * np.maximum(1, np.abs(b))
+        off |= np.isnan(b) != np.isnan(p)
+        if off.any():
+            i = int(np.argwhere(off)[0][0])
+            raise Failure(f"{label}: {call} differs by more than 2 ulps between the batched and "
+                          f"the per-row path on {int(off.sum())} values; row {batched[i][0]}: batched "
+                          f"{batched[i][1 + k]}, per-row {per_row[i][1 + k]}")
+    if json.loads(case.model_json)["learner"]["objective"]["name"] in ("reg:squarederror", "multi:softprob", "count:poisson"):
+        assert_equal(f"{label}: per-row values (bit for bit)", per_row, batched)
+
+
 def check_info(env, model, case, strategy):
     info = env.model_info(model)
     if strategy == "auto":
@@ -368,6 +408,8 @@ def strategy_test(case_name, strategy):
         env.create_model(model, case.model_json, dict(case.options, strategy=strategy))
         check_info(env, model, case, strategy)
         check_case(env, case, model, model)
+        if strategy in ("native", "auto"):  # other strategies sum in an order that depends on the batch
+            check_per_row(env, case, model, model)
         env.drop_model(model)
     return run
 

@@ -65,6 +65,7 @@ void build_native(const spec::TreeEnsemble& e, ProgramParts& parts) {
         "    return ops.pg_predict.tree_ensemble(x, self.native_meta, self.native_nodes, self.native_leaves,\n"
         "                                        self.native_cuts, self.native_aux)\n";
     parts.chunk_rows = 0;
+    parts.native_margin = true;
 }
 
 }  // namespace pg_predict::compiler

@@ -130,6 +130,7 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts) {
     }
     s += "    m = m + self.base_margin\n";
     s += link_source(p);
+    if (parts.native_margin && p.steps.empty()) parts.one_row_link = spec::transform_name(p.transform);
     s += "    return r\n";
     parts.source += s;
 }

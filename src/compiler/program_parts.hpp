@@ -44,6 +44,12 @@ struct ProgramParts {
     // The program's first step makes the batch float64 (featurizers, linear models): it reads
     // a float64 batch as is, so float8 columns reach it unrounded.
     bool reads_float64 = false;
+    // margin() is the native kernel's op over the whole batch (build_native).
+    bool native_margin = false;
+    // Set by add_postprocess when forward() is just the native margin, the base margin and
+    // this link (spec::transform_name): the runtime may then score one row through the kernel
+    // itself (runtime/one_row.cpp). Saved as the module attribute "one_row_link".
+    std::string one_row_link;
 
     int64_t total_bytes() const;
 };

@@ -116,6 +116,8 @@ RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
     reader->num_features = entry->num_features;
     reader->attnums = (AttrNumber*)palloc0(sizeof(AttrNumber) * Max(entry->num_features, 1));
     reader->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * Max(entry->num_features, 1));
+    reader->values = (Datum*)palloc0(sizeof(Datum) * Max(reader->tupdesc->natts, 1));
+    reader->nulls = (bool*)palloc0(sizeof(bool) * Max(reader->tupdesc->natts, 1));
     resolve_feature_columns(entry, reader->tupdesc, format_type_be(type_id), reader->attnums);
     for (int f = 0; f < entry->num_features; f++)
         if (reader->attnums[f] != InvalidAttrNumber)
@@ -132,13 +134,23 @@ void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader 
     ItemPointerSetInvalid(&tuple.t_self);
     tuple.t_tableOid = InvalidOid;
     tuple.t_data = row;
+    // heap_getattr finds a column behind a NULL by walking the row from its start, for every
+    // feature: a row with NULLs is deformed once instead.
+    bool deformed = HeapTupleHasNulls(&tuple);
+    if (deformed) heap_deform_tuple(&tuple, reader->tupdesc, reader->values, reader->nulls);
     for (int f = 0; f < reader->num_features; f++) {
         if (reader->attnums[f] == InvalidAttrNumber) {  // unused by the model
             x[f] = 0;
             continue;
         }
         bool isnull;
-        Datum value = heap_getattr(&tuple, reader->attnums[f], reader->tupdesc, &isnull);
+        Datum value;
+        if (deformed) {
+            value = reader->values[reader->attnums[f] - 1];
+            isnull = reader->nulls[reader->attnums[f] - 1];
+        } else {
+            value = heap_getattr(&tuple, reader->attnums[f], reader->tupdesc, &isnull);
+        }
         if (isnull)
             x[f] = NAN;
         else if (reader->convert[f] != NULL)

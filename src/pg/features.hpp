@@ -38,6 +38,8 @@ struct RowReader {
     int num_features;
     AttrNumber* attnums;        // per feature, 1-based
     FeatureConverter* convert;  // per feature; NULL for a text feature
+    Datum* values;              // tupdesc->natts: a row with NULLs is deformed into these once
+    bool* nulls;
 };
 
 RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,

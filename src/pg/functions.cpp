@@ -167,6 +167,11 @@ bool score_one(FunctionCallInfo fcinfo, CallSiteModel** scored) {
     runtime::Program* program = program_for(m->model, m->gpu);
     int64 cols = m->model->entry->num_features;
     float* out = m->out;
+    if (m->x32 != NULL && runtime::program_scores_one_row(program)) {
+        const float* x = m->x32;
+        guarded([&] { runtime::run_one_row(program, x, out); });  // no torch: see runtime/one_row.cpp
+        return true;
+    }
     guarded([&] {
         if (m->x64 != NULL)
             runtime::run_program(program, m->x64, 1, cols, out);

@@ -76,6 +76,29 @@ void configure_once() {
 #endif
 }
 
+// The kernel's arrays and the base margin of a one_row_link program, for run_one_row. The
+// buffers belong to the module, which lives as long as the Program.
+void set_up_one_row(const torch::jit::Module& module, Program& shape) {
+    const at::Tensor meta = module.attr("native_meta").toTensor(), nodes = module.attr("native_nodes").toTensor(),
+                     leaves = module.attr("native_leaves").toTensor(), cuts = module.attr("native_cuts").toTensor(),
+                     aux = module.attr("native_aux").toTensor(), base = module.attr("base_margin").toTensor();
+    for (const at::Tensor* t : {&meta, &nodes, &leaves, &cuts, &aux, &base})
+        if (!t->is_contiguous() || !t->device().is_cpu()) return;
+    if (meta.scalar_type() != at::kLong || nodes.scalar_type() != at::kInt || leaves.scalar_type() != at::kFloat ||
+        cuts.scalar_type() != at::kFloat || aux.scalar_type() != at::kInt || base.scalar_type() != at::kFloat)
+        return;
+    const kernels::PackedView view = kernels::make_view(
+        meta.data_ptr<int64_t>(), meta.numel(), nodes.data_ptr<int32_t>(), nodes.numel(), leaves.data_ptr<float>(),
+        leaves.numel(), cuts.data_ptr<float>(), cuts.numel(), aux.data_ptr<int32_t>(), aux.numel());
+    if (view.num_features != shape.num_features || base.numel() != view.num_groups ||
+        view.num_groups > kMaxOneRowGroups ||
+        !one_row_link(module.attr("one_row_link").toStringRef(), view.num_groups, shape.output_width, &shape.link))
+        return;
+    shape.native = view;
+    shape.base_margin = base.data_ptr<float>();
+    shape.one_row = true;
+}
+
 }  // namespace
 
 void release_free_memory() noexcept {
@@ -93,6 +116,7 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
         shape.num_features = module.attr("num_features").toInt();
         shape.output_width = static_cast<int>(module.attr("output_width").toInt());
         shape.reads_float64 = module.hasattr("reads_float64") && module.attr("reads_float64").toBool();
+        if (module.hasattr("one_row_link")) set_up_one_row(module, shape);
         auto* loaded = new LoadedModule(module);
         return loaded;
     });

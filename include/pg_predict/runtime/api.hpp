@@ -109,6 +109,14 @@ void run_program(Program*, const float* x, int64_t rows, int64_t cols, float* ou
 // float32 first).
 void run_program(Program*, const double* x, int64_t rows, int64_t cols, float* out);
 
+// The per-row path's shortcut: whether run_one_row can score the program (a tree ensemble on
+// the native kernel, no featurizers, an elementwise link; not GPU copies, nor programs stored
+// before the compiler marked them with "one_row_link"), and one float32 row through it
+// without torch: out gets output_width values, bit for bit what run_program gives for a
+// batch of that one row.
+bool program_scores_one_row(const Program*) noexcept;
+void run_one_row(const Program*, const float* x, float* out);
+
 // Dictionary encoding of text inputs: the model sees a text value as its index in the input's
 // vocabulary (-1 when it is not there). Built once per model per query from
 // BuiltModel::text_inputs_json; the lookups hash the bytes and never allocate or throw.

@@ -1,0 +1,70 @@
+// The per-row path's shortcut: a program that is a tree ensemble on the native kernel followed
+// by the base margin and an elementwise link scores one row here, straight through the kernel,
+// without building tensors or running the TorchScript interpreter (which cost ~10 µs a call,
+// more than the trees of most models). The arithmetic is the program's own, operation for
+// operation, so the output is bit for bit what run_program gives for that one row; the unit
+// tests (one_row_test.cpp) hold the two paths to that.
+#include <cmath>
+#include <cstring>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/one_row.hpp"
+#include "program_internal.hpp"
+
+namespace pg_predict::runtime {
+
+bool one_row_link(const std::string& name, int groups, int output_width, spec::PostTransform* link) {
+    // The elementwise links whose one-row arithmetic is plain float32 scalar code in ATen, as
+    // the compiler's link_source writes them. Not Exp: ATen's exp runs its vectorized (SLEEF)
+    // exp over any length, which std::exp does not match bit for bit. Softmax and the links
+    // that mix groups stay on the interpreter too.
+    for (spec::PostTransform t : {spec::PostTransform::Identity, spec::PostTransform::Logistic,
+                                  spec::PostTransform::TwoSided, spec::PostTransform::Complement}) {
+        if (name != spec::transform_name(t)) continue;
+        const bool two_columns = t == spec::PostTransform::TwoSided || t == spec::PostTransform::Complement ||
+                                 (t == spec::PostTransform::Logistic && output_width == 2 * groups);
+        if (two_columns ? groups != 1 || output_width != 2 : output_width != groups) return false;
+        *link = t;
+        return true;
+    }
+    return false;
+}
+
+bool program_scores_one_row(const Program* p) noexcept { return p != nullptr && p->one_row; }
+
+void run_one_row(const Program* p, const float* x, float* out) {
+    if (!program_scores_one_row(p)) fail(ErrorCategory::Internal, "run_one_row: not a one-row program");
+    const int groups = p->native.num_groups;
+    float m[kMaxOneRowGroups];
+    kernels::score_one_row(p->native, x, m);
+    for (int g = 0; g < groups; ++g) m[g] = m[g] + p->base_margin[g];
+    // Each line is the float32 scalar operation ATen applies to a tensor of one row (its
+    // vectorized loops take the scalar path for fewer than 16 elements: sigmoid is
+    // 1 / (1 + std::exp(-m)) there, glibc's expf).
+    switch (p->link) {
+    case spec::PostTransform::Identity:
+        std::memcpy(out, m, sizeof(float) * groups);
+        return;
+    case spec::PostTransform::Logistic:
+        if (p->output_width == 2 * groups) {  // [1 - p, p]
+            const float e = 1.0f / (1.0f + std::exp(-m[0]));
+            out[0] = 1.0f - e;
+            out[1] = e;
+        } else {
+            for (int g = 0; g < groups; ++g) out[g] = 1.0f / (1.0f + std::exp(-m[g]));
+        }
+        return;
+    case spec::PostTransform::TwoSided:
+        out[0] = -m[0];
+        out[1] = m[0];
+        return;
+    case spec::PostTransform::Complement:
+        out[0] = 1.0f - m[0];
+        out[1] = m[0];
+        return;
+    default:
+        fail(ErrorCategory::Internal, "run_one_row: unexpected link");
+    }
+}
+
+}  // namespace pg_predict::runtime
