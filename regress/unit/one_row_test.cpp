@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "pg_predict/compiler/compile.hpp"
+#include "pg_predict/kernels/tree_ensemble.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "tree_gen.hpp"
 
@@ -53,7 +54,7 @@ void check_case(const Case& c, bool portable) {
     const std::vector<float> x = testing::random_inputs(rng, rows, c.features);
     std::vector<float> batch(static_cast<size_t>(rows * width));
     runtime::run_program(prog, x.data(), rows, c.features, batch.data());
-    if (portable) setenv("PG_PREDICT_KERNEL_ISA", "portable", 1);
+    if (portable) kernels::set_process_isa(kernels::Isa::Portable);
     int bad = 0;
     for (int64_t r = 0; r < rows && bad < 5; ++r) {
         std::vector<float> one(width), interpreted(width);
@@ -71,7 +72,7 @@ void check_case(const Case& c, bool portable) {
             }
         }
     }
-    if (portable) unsetenv("PG_PREDICT_KERNEL_ISA");
+    if (portable) kernels::set_process_isa(kernels::Isa::Auto);
     runtime::release_program(prog);
 }
 

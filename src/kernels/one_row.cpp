@@ -42,7 +42,8 @@ void walk_one_row_portable(const PackedView& v, const uint32_t* q, float* margin
 
 void score_one_row(const PackedView& v, const float* x, float* margins) {
     if (v.layout != Layout::Perfect) return score(v, x, 1, v.num_features, margins);
-    const bool avx512 = resolve_isa(Isa::Auto) == Isa::Avx512 && detail::one_row_avx512_compiled();
+    // pg_predict.cpu_kernel governs this path too: AVX-512 only where the batched path would use it.
+    const bool avx512 = resolve_isa(process_isa()) == Isa::Avx512 && detail::one_row_avx512_compiled();
     alignas(64) uint32_t q[kRankWords];
     std::fill(q, q + kRankWords, detail::kNanRank);
     if (avx512) {
