@@ -121,8 +121,10 @@ inline void walk(const uint32_t* words, const float* leaves, int D, const __m256
     // Levels 0..3: the node word is picked from the position-major vectors by blends on the
     // decisions already taken (dN: all-ones where level N went left).
     for (int c = 0; c < C; ++c) {
+        idx[c] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), splat((c % 2) * kHalf));
+        if (D == 0) continue;  // single-leaf trees: the leaf is the lane's
         d0[c] = go_left<FW, NaN>(tv(c, 0), row(c));
-        idx[c] = step(_mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), splat((c % 2) * kHalf)), d0[c]);
+        idx[c] = step(idx[c], d0[c]);
     }
     if (D > 1)
         for (int c = 0; c < C; ++c) {
