@@ -78,6 +78,7 @@ struct PredictBatchState {
     int last_needed;             // child columns deformed per row: 1 .. last_needed
     bool per_row_reads;          // some input reads features per row (expressions, by-reference
                                  // columns, row or array arguments)
+    bool programs_loaded;        // load_programs ran (at the first batch)
     Datum* values;               // allocated_rows × child_width
     int allocated_rows;          // rows the buffers hold: grown with the batch (reserve_rows)
     MemoryContext buffer_context;
@@ -146,12 +147,11 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
     input->plan = plan;
     input->num_features = plan->num_features;
     if (!explain_only) {
-        input->model = bind_model(plan->model, estate->es_query_cxt);
+        input->model = bind_model_entry(plan->model, estate->es_query_cxt);
         // Cached plans are re-planned for a new version (plan_invalidation.hpp); only a replace
         // committed between planning and the statement's snapshot gets here.
         if (input->model->entry->id != plan->model_version)
             stale_plan_error(plan->model, plan->model_version, input->model->entry->id);
-        input->width = input->model->output_width;
     }
     PlanState* parent = &state->css.ss.ps;
     int features = Max(plan->num_features, 1);
@@ -208,17 +208,6 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
     } else {
         input->argument = ExecInitExpr((Expr*)linitial(plan->exprs), parent);
         state->per_row_reads = true;
-    }
-    if (!explain_only) {
-        runtime::Program* program = input->model->program;
-        input->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
-        input->pinned = !input->reads_float64 && state->gpu_possible;
-        if (input->pinned) {
-            MemoryContextCallback* release = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
-            release->func = free_pinned_batch_callback;
-            release->arg = input;
-            MemoryContextRegisterResetCallback(CurrentMemoryContext, release);
-        }
     }
 }
 
@@ -278,6 +267,31 @@ void reserve_rows(PredictBatchState* state, int rows) {
     state->allocated_rows = rows;
 }
 
+// The inputs' programs and what depends on them (output width, float64 or float32 batch, the
+// batch size the memory budget allows). Loaded when the first batch is pulled, not at executor
+// start: a parallel leader that does not take part never loads them, and one that does loads
+// while its workers load theirs instead of before it launches them.
+void load_programs(PredictBatchState* state) {
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        InputState* input = &state->inputs[i];
+        load_bound_program(input->model);
+        input->width = input->model->output_width;
+        runtime::Program* program = input->model->program;
+        input->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
+        input->pinned = !input->reads_float64 && state->gpu_possible;
+        if (input->pinned) {
+            MemoryContextCallback* release =
+                (MemoryContextCallback*)MemoryContextAllocZero(state->buffer_context, sizeof(MemoryContextCallback));
+            release->func = free_pinned_batch_callback;
+            release->arg = input;
+            MemoryContextRegisterResetCallback(state->buffer_context, release);
+        }
+    }
+    state->capacity = (int)Max((size_t)1, Min((size_t)state->capacity, batch_memory_budget / row_bytes(state)));
+    state->target = Min(first_batch_rows, state->capacity);
+    state->programs_loaded = true;
+}
+
 void begin(CustomScanState* node, EState* estate, int eflags) {
     PredictBatchState* state = (PredictBatchState*)node;
     CustomScan* cscan = (CustomScan*)node->ss.ps.plan;
@@ -313,8 +327,6 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
         init_input(state, &state->inputs[i], &state->plan->inputs[i], estate, explain_only);
     if (explain_only) return;
 
-    state->capacity = (int)Max((size_t)1, Min((size_t)state->capacity, batch_memory_budget / row_bytes(state)));
-    state->target = Min(first_batch_rows, state->capacity);
     state->buffer_context = CurrentMemoryContext;
     state->batch_context = AllocSetContextCreate(estate->es_query_cxt, "PredictBatch batch",
                                                  ALLOCSET_DEFAULT_SIZES);
@@ -494,6 +506,7 @@ void score_batch(PredictBatchState* state) {
 bool next_batch(PredictBatchState* state) {
     if (state->child_done) return false;
     CHECK_FOR_INTERRUPTS();
+    if (!state->programs_loaded) load_programs(state);
     MemoryContextReset(state->batch_context);
     state->count = 0;
     state->position = 0;
