@@ -442,7 +442,9 @@ void fill_columns(PredictBatchState* state, InputState* input, Feature* x) {
             case FLOAT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat4(v); }); break;
             case FLOAT8OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat8(v); }); break;
             case INT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt32(v); }); break;
-            case INT8OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt64(v); }); break;
+            // via float64 as from_int8 and a library given float64 rows: above 2^53 a direct int64 -> float
+            // rounding can differ
+            case INT8OID: fill_column(state, input, x, f, column, [](Datum v) { return (double)DatumGetInt64(v); }); break;
             case INT2OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt16(v); }); break;
             case BOOLOID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetBool(v) ? 1 : 0; }); break;
             default: {
