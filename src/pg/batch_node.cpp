@@ -38,13 +38,16 @@ struct InputState {
     int num_features;
     int width;                   // model outputs per row
     // FeatureSource::Columns: a child column, or an expression evaluated per row
-    AttrNumber* column;          // per feature: child attno, or 0
-    AttrNumber* row_column;      // per feature: child attno of a column only the model reads
-                                 // (not passed through): read while the child's tuple is current
+    AttrNumber* column;          // per feature: child attno filled a column at a time from the
+                                 // kept values (passed through, or a by-value column), or 0
+    AttrNumber* row_column;      // per feature: child attno of a by-reference column only the
+                                 // model reads: converted while the child's tuple is current
     Oid* column_type;            // per feature, when column != 0
     ExprState** feature_expr;    // per feature, when column == 0
     FeatureConverter* convert;   // per feature, for expressions; NULL for a text feature
     const char** text_column;    // per text feature: its name, for error messages
+    int* per_row_features;       // the features read per row (row_column or feature_expr)
+    int num_per_row_features;
     // FeatureSource::Row / Array: one expression
     ExprState* argument;
     RowReader* reader;
@@ -68,6 +71,14 @@ struct PredictBatchState {
     int child_width;             // columns of the child's tuples (the stride of values/nulls)
     int16* typlen;
     bool* typbyval;
+    // By-value feature columns the parent does not need, kept (Datum and null flag) in values/
+    // nulls like the passed-through ones, so the batch is converted a column at a time.
+    AttrNumber* kept_columns;
+    int num_kept_columns;
+    int last_needed;             // child columns deformed per row: 1 .. last_needed
+    bool per_row_reads;          // some input reads features per row (expressions, by-reference
+                                 // columns, row or array arguments)
+    bool programs_loaded;        // load_programs ran (at the first batch)
     Datum* values;               // allocated_rows × child_width
     int allocated_rows;          // rows the buffers hold: grown with the batch (reserve_rows)
     MemoryContext buffer_context;
@@ -124,17 +135,23 @@ void free_pinned_batch_callback(void* arg) {
     input->x32 = NULL;
 }
 
+// Adds a child column to those keep_row copies beyond the passed-through ones (once).
+void keep_column(PredictBatchState* state, AttrNumber attno) {
+    for (int k = 0; k < state->num_kept_columns; k++)
+        if (state->kept_columns[k] == attno) return;
+    state->kept_columns[state->num_kept_columns++] = attno;
+}
+
 void init_input(PredictBatchState* state, InputState* input, const BatchInput* plan, EState* estate,
                 bool explain_only) {
     input->plan = plan;
     input->num_features = plan->num_features;
     if (!explain_only) {
-        input->model = bind_model(plan->model, estate->es_query_cxt);
+        input->model = bind_model_entry(plan->model, estate->es_query_cxt);
         // Cached plans are re-planned for a new version (plan_invalidation.hpp); only a replace
         // committed between planning and the statement's snapshot gets here.
         if (input->model->entry->id != plan->model_version)
             stale_plan_error(plan->model, plan->model_version, input->model->entry->id);
-        input->width = input->model->output_width;
     }
     PlanState* parent = &state->css.ss.ps;
     int features = Max(plan->num_features, 1);
@@ -150,12 +167,20 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         foreach (lc, plan->exprs) {
             Node* expr = (Node*)lfirst(lc);
             Oid type = getBaseType(exprType(expr));
-            if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR &&
-                ((Var*)expr)->varattno > state->plan->passthrough) {
-                // The parent does not need this column: no copy of it is kept for the batch.
-                input->row_column[f] = ((Var*)expr)->varattno;
-            } else if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR) {
-                input->column[f] = ((Var*)expr)->varattno;
+            if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR) {
+                AttrNumber attno = ((Var*)expr)->varattno;
+                state->last_needed = Max(state->last_needed, attno);
+                if (attno <= state->plan->passthrough) {
+                    input->column[f] = attno;
+                } else if (state->typbyval[attno - 1] && converter_for_type(type) != NULL) {
+                    // Only the model reads it: its Datum is kept like a passed-through one.
+                    input->column[f] = attno;
+                    keep_column(state, attno);
+                } else {
+                    // By reference (numeric, text): converted while the tuple is current, so
+                    // the value is never copied.
+                    input->row_column[f] = attno;
+                }
                 input->column_type[f] = type;
             } else if (IsA(expr, Const)) {
                 // a feature the model never reads (text or not): x keeps the 0 set below
@@ -175,19 +200,14 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
             }
             f++;
         }
+        input->per_row_features = (int*)palloc0(sizeof(int) * features);
+        for (int g = 0; g < plan->num_features; g++)
+            if (input->row_column[g] != 0 || input->feature_expr[g] != NULL)
+                input->per_row_features[input->num_per_row_features++] = g;
+        state->per_row_reads |= input->num_per_row_features > 0;
     } else {
         input->argument = ExecInitExpr((Expr*)linitial(plan->exprs), parent);
-    }
-    if (!explain_only) {
-        runtime::Program* program = input->model->program;
-        input->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
-        input->pinned = !input->reads_float64 && state->gpu_possible;
-        if (input->pinned) {
-            MemoryContextCallback* release = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
-            release->func = free_pinned_batch_callback;
-            release->arg = input;
-            MemoryContextRegisterResetCallback(CurrentMemoryContext, release);
-        }
+        state->per_row_reads = true;
     }
 }
 
@@ -247,6 +267,31 @@ void reserve_rows(PredictBatchState* state, int rows) {
     state->allocated_rows = rows;
 }
 
+// The inputs' programs and what depends on them (output width, float64 or float32 batch, the
+// batch size the memory budget allows). Loaded when the first batch is pulled, not at executor
+// start: a parallel leader that does not take part never loads them, and one that does loads
+// while its workers load theirs instead of before it launches them.
+void load_programs(PredictBatchState* state) {
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        InputState* input = &state->inputs[i];
+        load_bound_program(input->model);
+        input->width = input->model->output_width;
+        runtime::Program* program = input->model->program;
+        input->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
+        input->pinned = !input->reads_float64 && state->gpu_possible;
+        if (input->pinned) {
+            MemoryContextCallback* release =
+                (MemoryContextCallback*)MemoryContextAllocZero(state->buffer_context, sizeof(MemoryContextCallback));
+            release->func = free_pinned_batch_callback;
+            release->arg = input;
+            MemoryContextRegisterResetCallback(state->buffer_context, release);
+        }
+    }
+    state->capacity = (int)Max((size_t)1, Min((size_t)state->capacity, batch_memory_budget / row_bytes(state)));
+    state->target = Min(first_batch_rows, state->capacity);
+    state->programs_loaded = true;
+}
+
 void begin(CustomScanState* node, EState* estate, int eflags) {
     PredictBatchState* state = (PredictBatchState*)node;
     CustomScan* cscan = (CustomScan*)node->ss.ps.plan;
@@ -274,35 +319,45 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
         state->typlen[a] = TupleDescAttr(child, a)->attlen;
         state->typbyval[a] = TupleDescAttr(child, a)->attbyval;
     }
+    state->kept_columns = (AttrNumber*)palloc0(sizeof(AttrNumber) * Max(child->natts, 1));
+    state->last_needed = state->plan->passthrough;
 
     state->inputs = (InputState*)palloc0(sizeof(InputState) * Max(state->plan->num_inputs, 1));
     for (int i = 0; i < state->plan->num_inputs; i++)
         init_input(state, &state->inputs[i], &state->plan->inputs[i], estate, explain_only);
     if (explain_only) return;
 
-    state->capacity = (int)Max((size_t)1, Min((size_t)state->capacity, batch_memory_budget / row_bytes(state)));
-    state->target = Min(first_batch_rows, state->capacity);
     state->buffer_context = CurrentMemoryContext;
     state->batch_context = AllocSetContextCreate(estate->es_query_cxt, "PredictBatch batch",
                                                  ALLOCSET_DEFAULT_SIZES);
     INSTR_TIME_SET_ZERO(state->model_time);
 }
 
-// Keeps one child tuple: the values passed through to the parent (or filled a column at a time),
-// by-reference ones copied, since the child reuses its slot. Columns only the model reads are
-// read from the slot by read_row_features instead.
+// Keeps one child tuple: the values passed through to the parent, by-reference ones copied
+// since the child reuses its slot, and the by-value columns only the model reads; the batch is
+// filled from these a column at a time (fill_columns). By-reference columns only the model
+// reads are converted from the slot by read_row_features instead.
 void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
-    slot_getallattrs(slot);
+    // Deforms only up to the last column read: a 10-feature model over the first columns of a
+    // wide table never touches the rest of the tuple.
+    slot_getsomeattrs(slot, state->last_needed);
     Datum* values = state->values + (size_t)row * state->child_width;
     bool* nulls = state->nulls + (size_t)row * state->child_width;
-    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
     for (int a = 0; a < state->plan->passthrough; a++) {
         nulls[a] = slot->tts_isnull[a];
-        values[a] = nulls[a] || state->typbyval[a]
-                        ? slot->tts_values[a]
-                        : datumCopy(slot->tts_values[a], false, state->typlen[a]);
+        if (nulls[a] || state->typbyval[a]) {
+            values[a] = slot->tts_values[a];
+        } else {
+            MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+            values[a] = datumCopy(slot->tts_values[a], false, state->typlen[a]);
+            MemoryContextSwitchTo(old);
+        }
     }
-    MemoryContextSwitchTo(old);
+    for (int k = 0; k < state->num_kept_columns; k++) {
+        int a = state->kept_columns[k] - 1;
+        values[a] = slot->tts_values[a];
+        nulls[a] = slot->tts_isnull[a];
+    }
 }
 
 // One input's features of the current child tuple, into x (its row of the batch).
@@ -310,14 +365,13 @@ template <typename Feature>
 void read_input_row(PredictBatchState* state, InputState* input, TupleTableSlot* slot, int row, Feature* x) {
     ExprContext* econtext = state->css.ss.ps.ps_ExprContext;
     if (input->plan->source == FeatureSource::Columns) {
-        for (int f = 0; f < input->num_features; f++) {
+        for (int i = 0; i < input->num_per_row_features; i++) {
+            const int f = input->per_row_features[i];
             bool isnull;
             Datum value;
             if (input->row_column[f] != 0) {
                 value = slot->tts_values[input->row_column[f] - 1];
                 isnull = slot->tts_isnull[input->row_column[f] - 1];
-            } else if (input->column[f] != 0 || input->feature_expr[f] == NULL) {
-                continue;
             } else {
                 value = ExecEvalExpr(input->feature_expr[f], econtext, &isnull);
             }
@@ -388,8 +442,11 @@ void fill_columns(PredictBatchState* state, InputState* input, Feature* x) {
             case FLOAT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat4(v); }); break;
             case FLOAT8OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat8(v); }); break;
             case INT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt32(v); }); break;
-            case INT8OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt64(v); }); break;
+            // via float64 as from_int8 and a library given float64 rows: above 2^53 a direct int64 -> float
+            // rounding can differ
+            case INT8OID: fill_column(state, input, x, f, column, [](Datum v) { return (double)DatumGetInt64(v); }); break;
             case INT2OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt16(v); }); break;
+            case BOOLOID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetBool(v) ? 1 : 0; }); break;
             default: {
                 FeatureConverter convert = input->convert[f];
                 fill_column(state, input, x, f, column, [convert](Datum v) { return convert(v); });
@@ -451,6 +508,7 @@ void score_batch(PredictBatchState* state) {
 bool next_batch(PredictBatchState* state) {
     if (state->child_done) return false;
     CHECK_FOR_INTERRUPTS();
+    if (!state->programs_loaded) load_programs(state);
     MemoryContextReset(state->batch_context);
     state->count = 0;
     state->position = 0;
@@ -463,7 +521,7 @@ bool next_batch(PredictBatchState* state) {
             break;
         }
         keep_row(state, slot, state->count);
-        read_row_features(state, slot, state->count);
+        if (state->per_row_reads) read_row_features(state, slot, state->count);
         state->count++;
     }
     state->target = Min(state->capacity, state->target * 4);

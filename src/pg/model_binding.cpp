@@ -48,11 +48,26 @@ void check_predict_proba(const CatalogEntry* entry) {
     }
 }
 
-BoundModel* bind_model(const char* name, MemoryContext context) {
+BoundModel* bind_model_entry(const char* name, MemoryContext context) {
     MemoryContext old = MemoryContextSwitchTo(context);
     BoundModel* model = (BoundModel*)palloc0(sizeof(BoundModel));
     model->entry = catalog_lookup(name, false);
     check_model_usage(model->entry);  // once per statement: binding happens once per call site or node
+    model->context = context;
+    MemoryContextSwitchTo(old);
+    return model;
+}
+
+BoundModel* bind_model(const char* name, MemoryContext context) {
+    BoundModel* model = bind_model_entry(name, context);
+    load_bound_program(model);
+    return model;
+}
+
+void load_bound_program(BoundModel* model) {
+    const char* name = model->entry->name;
+    MemoryContext context = model->context;
+    MemoryContext old = MemoryContextSwitchTo(context);
     int64 id = model->entry->id;
     // Allocated before the program is acquired, so nothing can fail between acquiring the
     // reference and registering its release.
@@ -89,7 +104,6 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
     // Frees this backend's idle programs of the model's other versions.
     guarded([&] { runtime::note_model_version(name, id); });
     model->program = program;
-    model->context = context;
     model->output_width = guarded([&] { return runtime::program_output_width(program); });
     if (model->entry->has_text) {
         char* dictionaries = catalog_text_inputs(id);
@@ -116,7 +130,6 @@ BoundModel* bind_model(const char* name, MemoryContext context) {
                         errmsg("model \"%s\" gives %d outputs but lists %d classes", name,
                                model->output_width, model->entry->num_classes)));
     MemoryContextSwitchTo(old);
-    return model;
 }
 
 runtime::Program* program_for(BoundModel* model, bool gpu) {

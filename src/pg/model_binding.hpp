@@ -29,6 +29,12 @@ void check_predict_proba(const CatalogEntry* entry);
 // catalog, and releases it when `context` is reset or deleted.
 BoundModel* bind_model(const char* name, MemoryContext context);
 
+// bind_model in two steps: the catalog entry and the usage check (cheap: at executor start),
+// then the program (loading it can take a while: when the first batch needs it). Until
+// load_bound_program ran, program is NULL and the widths are 0.
+BoundModel* bind_model_entry(const char* name, MemoryContext context);
+void load_bound_program(BoundModel* model);
+
 // The program to run: the CPU one, or (gpu) its copy on the GPU, moved there on first use
 // (once per backend; the copy stays cached) and released with the model's context.
 runtime::Program* program_for(BoundModel* model, bool gpu);
