@@ -130,7 +130,8 @@ void emit_kernel(Emitter& e, const spec::Step& s, const std::string& h, const st
         // under the reference BLAS that Debian's torch uses), and cancels digits. An infinite
         // x is infinitely far from every (finite) support vector: K = exp(-inf) = 0.
         const std::string d = e.var();
-        e.line(d + " = torch.cdist(" + h + ", self." + pre + "sv, 2.0, \"donot_use_mm_for_euclid_dist\")");
+        // compute_mode 2: donot_use_mm_for_euclid_dist (TorchScript takes the int)
+        e.line(d + " = torch.cdist(" + h + ", self." + pre + "sv, 2.0, 2)");
         e.line(out + " = torch.exp(-" + g + " * (" + d + " * " + d + "))");
         width = n;
         return;
