@@ -27,6 +27,8 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
       - str (a LightGBM model file's text, or a JSON document): text;
       - a path (pathlib.Path, os.PathLike): the file's contents, as text when it is UTF-8 (a
         LightGBM model.txt, a JSON document), else as bytea;
+      - an xgboost.Booster or a fitted XGBModel (XGBClassifier, XGBRegressor, ...): its JSON
+        model (Booster.save_raw("json")) as text, format 'xgboost';
       - a lightgbm.Booster or a fitted LGBMModel (LGBMClassifier, LGBMRegressor, ...; needs the
         lightgbm package, which Debian lacks: untested here): its model_to_string() as text,
         format 'lightgbm'. Like Booster.predict, a classifier's predict gives the class index
@@ -72,7 +74,11 @@ def _artifact(estimator, feature_names):
             return "text", data.decode("utf-8"), "auto"
         except UnicodeDecodeError:
             return "bytea", data, "auto"
-    kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
+    kind = _kind(estimator)
+    if kind.startswith("xgboost."):
+        # A Booster, or a scikit-learn wrapper (XGBClassifier, XGBRegressor, ...) holding one.
+        booster = estimator.get_booster() if hasattr(estimator, "get_booster") else estimator
+        return "text", bytes(booster.save_raw(raw_format="json")).decode("utf-8"), "xgboost"
     if kind.startswith("lightgbm."):
         # A Booster, or a scikit-learn wrapper (LGBMModel) holding one once fitted.
         booster = estimator if hasattr(estimator, "model_to_string") else getattr(estimator, "booster_", None)
@@ -88,6 +94,17 @@ def _artifact(estimator, feature_names):
     if kind.startswith("onnx.") and hasattr(estimator, "SerializeToString"):
         return "bytea", estimator.SerializeToString(), "onnx"
     return "jsonb", export(estimator, feature_names), "sklearn"
+
+
+def _kind(estimator):
+    return f"{type(estimator).__module__}.{type(estimator).__qualname__}"
+
+
+def is_artifact_object(model):
+    """Whether deploy() sends `model` in its library's own format (an XGBoost, LightGBM, ONNX
+    or TorchScript model object) rather than exporting it as a scikit-learn estimator."""
+    return _kind(model).startswith(("xgboost.", "lightgbm.", "torch.jit.", "torch._C.ScriptModule",
+                                    "onnx."))
 
 
 def _create(conn, name, sql_type, artifact, fmt, opts):
