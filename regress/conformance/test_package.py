@@ -209,6 +209,11 @@ def test_version_matches_extension(env):
                         "import importlib.metadata as m; print(m.version('pg_predict'))"],
                        cwd=env.tmp, capture_output=True, text=True, timeout=120, env=pip_env())
     assert_equal("installed distribution's version", p.stdout.strip(), want)
+    for readme in ("README.md", os.path.join("python", "README.md")):  # the install examples
+        with open(os.path.join(ROOT, readme)) as f:
+            shown = re.findall(r"pg_predict --version\s+# pg_predict (\S+)", f.read())
+        if not shown or set(shown) != {want}:
+            raise Failure(f"{readme}: the install example shows version(s) {shown}, not {want}")
     if not os.path.exists(os.path.join(ROOT, "control", f"pg_predict--{want}.sql")):
         raise Failure(f"no install script control/pg_predict--{want}.sql")
     assert_equal("the server's extension version",
