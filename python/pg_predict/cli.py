@@ -107,15 +107,15 @@ def _deploy(args):
     features = args.features.split(",") if args.features else None
     options = None
     if args.model.endswith(PICKLE_SUFFIXES):
+        if args.format:
+            raise Failure(EXIT_MODEL, "--format applies to artifact files, not to a pickled model")
         model = _load_pickle(args.model)
         if is_artifact_object(model):  # an XGBoost model: sent in its own format
             what = type(model).__name__
+            options = {"features": features} if features else None  # create_model renames
         else:
             model = _exported(model, features)
             what = f"{model['task']}, {len(model['inputs'])} inputs"
-        if args.format:
-            raise Failure(EXIT_MODEL, "--format applies to artifact files, not to a pickled "
-                          "model")
     else:
         model = _read_artifact(args.model)
         options = {"features": features} if features else None
