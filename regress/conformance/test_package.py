@@ -14,7 +14,8 @@ installed metadata's); `pg_predict export` writes what export() returns; `pg_pre
 a pickled scikit-learn pipeline (NULLs where imputed, a constant column, a text column with a
 category it never saw), an XGBoost JSON file and a pickled XGBRegressor, each scored in SQL and
 compared with the library's own predict / predict_proba on every row within 1e-5, batched and
-per row; --replace; the failures (missing file, unpicklable file, unsupported estimator, no
+per row; --replace; the warning for a database whose extension is another version (0.3.0,
+then updated); the failures (missing file, unpicklable file, unsupported estimator, no
 server, no extension, a refused create_model) with their messages and exit statuses.
 
 Run: /usr/bin/python3 regress/conformance/test_package.py [-k name] [--list]
@@ -292,6 +293,32 @@ def test_cli_deploy_xgboost(env):
     check_model(env, "xgb_pickle", reg.predict(X_all))
 
 
+def test_cli_deploy_warns_on_another_extension_version(env):
+    """A database whose extension is still 0.3.0: deploy warns, deploys; after ALTER EXTENSION
+    pg_predict UPDATE it does not warn."""
+    env.conn.execute("CREATE DATABASE older")
+    with env.pg.connect("older") as conn:
+        conn.execute("CREATE EXTENSION pg_predict VERSION '0.3.0'")
+        pipe = pipeline()
+        path = dump(env, "pipe.joblib", pipe)
+        _, err = env.run("deploy", "--dsn", env.pg.conninfo("older"), "--name", "p", path)
+        for part in ("warning", f"client is version {pg_predict.__version__}", "extension 0.3.0",
+                     "ALTER EXTENSION pg_predict UPDATE", "deployed 'p'"):
+            if part not in err:
+                raise Failure(f"an 0.3.0 extension: {part!r} not in {err!r}")
+        row = frame().iloc[:1]
+        a, b, c, city = row.iloc[0]
+        got = [r[0] for r in conn.execute(
+            "SELECT predict('p', r) FROM (VALUES (%s::float8, %s::float8, %s::float8, %s::text))"
+            " AS r(a, b, c, city)", [a, None if np.isnan(b) else b, c, city]).fetchall()]
+        assert_close("predict in the 0.3.0 database", got, pipe.predict(row))
+        conn.execute("ALTER EXTENSION pg_predict UPDATE")
+        _, err = env.run("deploy", "--dsn", env.pg.conninfo("older"), "--name", "p", "--replace",
+                         path)
+        if "warning" in err:
+            raise Failure(f"a warning after the update: {err!r}")
+
+
 # ---- failures ------------------------------------------------------------------------------------
 
 def expect_failure(env, status, parts, *args):
@@ -336,7 +363,8 @@ def test_cli_failures(env):
 
 for _fn in [test_version_matches_extension, test_installed_package_is_the_one_run,
             test_cli_export, test_cli_deploy_sklearn_pipeline, test_cli_deploy_replace,
-            test_cli_deploy_xgboost, test_cli_failures]:
+            test_cli_deploy_xgboost, test_cli_deploy_warns_on_another_extension_version,
+            test_cli_failures]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":
