@@ -103,15 +103,20 @@ def _export(args):
 
 
 def _deploy(args):
-    from .deploy import deploy, is_artifact_object
+    from .deploy import deploy, is_artifact_object, to_artifact
     features = args.features.split(",") if args.features else None
     options = None
+    fmt = args.format
     if args.model.endswith(PICKLE_SUFFIXES):
         if args.format:
             raise Failure(EXIT_MODEL, "--format applies to artifact files, not to a pickled model")
         model = _load_pickle(args.model)
         if is_artifact_object(model):  # an XGBoost model: sent in its own format
             what = type(model).__name__
+            try:
+                _, model, fmt = to_artifact(model)
+            except ValueError as e:
+                raise Failure(EXIT_MODEL, f"cannot deploy {args.model}: {e}") from None
             options = {"features": features} if features else None  # create_model renames
         else:
             model = _exported(model, features)
@@ -125,7 +130,7 @@ def _deploy(args):
         _check_extension(conn)
         try:
             deploy(conn, args.name, model, replace=args.replace, strategy=args.strategy,
-                   options=options, format=args.format)
+                   options=options, format=fmt)
         except _psycopg().Error as e:
             raise Failure(EXIT_DATABASE, f"create_model failed: {_server_message(e)}") from None
     print(f"deployed {args.name!r} ({what})", file=sys.stderr)

@@ -44,7 +44,7 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
     Runs in the connection's current transaction: with autocommit off, commit it (psycopg's
     `with psycopg.connect(...) as conn:` commits when the block ends). Returns what it sent: the
     document for scikit-learn, else the artifact (bytes or str)."""
-    sql_type, artifact, fmt = _artifact(estimator, feature_names)
+    sql_type, artifact, fmt = to_artifact(estimator, feature_names)
     if format is not None:
         if sql_type == "jsonb" and not isinstance(estimator, dict):
             raise ValueError("format applies to artifacts (bytes, str, dict), not to a scikit-learn estimator")
@@ -59,8 +59,9 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
     return artifact
 
 
-def _artifact(estimator, feature_names):
-    """(SQL type, value, format) of what create_model is sent for `estimator`."""
+def to_artifact(estimator, feature_names=None):
+    """(SQL type, value, format) of what create_model is sent for `estimator`. Raises
+    ExportError (a scikit-learn estimator it cannot export) or ValueError (an unfitted model)."""
     if isinstance(estimator, (bytes, bytearray, memoryview)):
         return "bytea", bytes(estimator), "auto"
     if isinstance(estimator, str):
@@ -77,7 +78,10 @@ def _artifact(estimator, feature_names):
     kind = _kind(estimator)
     if kind.startswith("xgboost."):
         # A Booster, or a scikit-learn wrapper (XGBClassifier, XGBRegressor, ...) holding one.
-        booster = estimator.get_booster() if hasattr(estimator, "get_booster") else estimator
+        try:
+            booster = estimator.get_booster() if hasattr(estimator, "get_booster") else estimator
+        except ValueError as e:  # NotFittedError
+            raise ValueError(f"{type(estimator).__name__} is not a fitted XGBoost model: {e}") from None
         return "text", bytes(booster.save_raw(raw_format="json")).decode("utf-8"), "xgboost"
     if kind.startswith("lightgbm."):
         # A Booster, or a scikit-learn wrapper (LGBMModel) holding one once fitted.

@@ -15,8 +15,9 @@ a pickled scikit-learn pipeline (NULLs where imputed, a constant column, a text 
 category it never saw), an XGBoost JSON file and a pickled XGBRegressor, each scored in SQL and
 compared with the library's own predict / predict_proba on every row within 1e-5, batched and
 per row; --replace; the warning for a database whose extension is another version (0.3.0,
-then updated); the failures (missing file, unpicklable file, unsupported estimator, no
-server, no extension, a refused create_model) with their messages and exit statuses.
+then updated); the failures (missing file, unpicklable file, unsupported estimator, unfitted
+XGBoost model, no server, no extension, a refused create_model) with their messages and exit
+statuses.
 
 Run: /usr/bin/python3 regress/conformance/test_package.py [-k name] [--list]
 Needs the extension installed (make install). Last line: 'package: N passed, M failed'.
@@ -349,6 +350,10 @@ def test_cli_failures(env):
     gp_path = dump(env, "gp.joblib", gp)
     for command in (["export", gp_path], ["deploy", "--dsn", dsn, "--name", "gp", gp_path]):
         expect_failure(env, 2, ["cannot export GaussianProcessRegressor"], *command)
+    import xgboost as xgb
+    unfitted = dump(env, "unfitted.joblib", xgb.XGBRegressor())
+    expect_failure(env, 2, [unfitted, "XGBRegressor is not a fitted XGBoost model"], "deploy",
+                   "--dsn", dsn, "--name", "m", unfitted)
     pipe_path = dump(env, "pipe.joblib", pipeline())
     expect_failure(env, 3, ["cannot connect to the server"], "deploy", "--dsn",
                    f"host={env.tmp} port=1 user=postgres", "--name", "m", pipe_path)
