@@ -127,8 +127,8 @@ def _deploy(args):
         what = (f"{len(model)} characters as text" if isinstance(model, str)
                 else f"{len(model)} bytes as bytea")
     with _connect(args.dsn) as conn:
-        _check_extension(conn)
         try:
+            _check_extension(conn)
             deploy(conn, args.name, model, replace=args.replace, strategy=args.strategy,
                    options=options, format=fmt)
         except _psycopg().Error as e:
