@@ -287,6 +287,8 @@ def test_cli_deploy_xgboost(env):
     env.run("deploy", "--dsn", env.pg.dsn, "--name", "xgb_file", path)
     X_all = df[["a", "b", "c"]]
     check_model(env, "xgb_file", clf.predict(X_all), clf.predict_proba(X_all))
+    pg_predict.deploy(env.conn, "xgb_object", clf)  # the same model, from the object
+    check_model(env, "xgb_object", clf.predict(X_all), clf.predict_proba(X_all))
 
     reg = xgb.XGBRegressor(n_estimators=20, max_depth=3, random_state=0).fit(X, X["a"] * 2 + y)
     env.run("deploy", "--dsn", env.pg.dsn, "--name", "xgb_pickle",
