@@ -24,6 +24,8 @@ PACKAGES=(
   clang-14 libfuzzer-14-dev
   # the ONNX importer (onnx-ml.pb.h, libonnx_proto, libprotobuf) and its tests (python3-onnx)
   libonnx-dev libprotobuf-dev python3-onnx
+  # `pip install ./python` into a venv (python/pyproject.toml's backend) and its test
+  python3-venv python3-setuptools python3-wheel python3-pip
 )
 
 log() { echo "install-deps: $*" >&2; }

@@ -27,6 +27,8 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
       - str (a LightGBM model file's text, or a JSON document): text;
       - a path (pathlib.Path, os.PathLike): the file's contents, as text when it is UTF-8 (a
         LightGBM model.txt, a JSON document), else as bytea;
+      - an xgboost.Booster or a fitted XGBModel (XGBClassifier, XGBRegressor, ...): its JSON
+        model (Booster.save_raw("json")) as text, format 'xgboost';
       - a lightgbm.Booster or a fitted LGBMModel (LGBMClassifier, LGBMRegressor, ...; needs the
         lightgbm package, which Debian lacks: untested here): its model_to_string() as text,
         format 'lightgbm'. Like Booster.predict, a classifier's predict gives the class index
@@ -42,7 +44,7 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
     Runs in the connection's current transaction: with autocommit off, commit it (psycopg's
     `with psycopg.connect(...) as conn:` commits when the block ends). Returns what it sent: the
     document for scikit-learn, else the artifact (bytes or str)."""
-    sql_type, artifact, fmt = _artifact(estimator, feature_names)
+    sql_type, artifact, fmt = to_artifact(estimator, feature_names)
     if format is not None:
         if sql_type == "jsonb" and not isinstance(estimator, dict):
             raise ValueError("format applies to artifacts (bytes, str, dict), not to a scikit-learn estimator")
@@ -57,8 +59,9 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
     return artifact
 
 
-def _artifact(estimator, feature_names):
-    """(SQL type, value, format) of what create_model is sent for `estimator`."""
+def to_artifact(estimator, feature_names=None):
+    """(SQL type, value, format) of what create_model is sent for `estimator`. Raises
+    ExportError (a scikit-learn estimator it cannot export) or ValueError (an unfitted model)."""
     if isinstance(estimator, (bytes, bytearray, memoryview)):
         return "bytea", bytes(estimator), "auto"
     if isinstance(estimator, str):
@@ -72,7 +75,14 @@ def _artifact(estimator, feature_names):
             return "text", data.decode("utf-8"), "auto"
         except UnicodeDecodeError:
             return "bytea", data, "auto"
-    kind = f"{type(estimator).__module__}.{type(estimator).__qualname__}"
+    kind = _kind(estimator)
+    if kind.startswith("xgboost."):
+        # A Booster, or a scikit-learn wrapper (XGBClassifier, XGBRegressor, ...) holding one.
+        try:
+            booster = estimator.get_booster() if hasattr(estimator, "get_booster") else estimator
+        except ValueError as e:  # NotFittedError
+            raise ValueError(f"{type(estimator).__name__} is not a fitted XGBoost model: {e}") from None
+        return "text", bytes(booster.save_raw(raw_format="json")).decode("utf-8"), "xgboost"
     if kind.startswith("lightgbm."):
         # A Booster, or a scikit-learn wrapper (LGBMModel) holding one once fitted.
         booster = estimator if hasattr(estimator, "model_to_string") else getattr(estimator, "booster_", None)
@@ -88,6 +98,17 @@ def _artifact(estimator, feature_names):
     if kind.startswith("onnx.") and hasattr(estimator, "SerializeToString"):
         return "bytea", estimator.SerializeToString(), "onnx"
     return "jsonb", export(estimator, feature_names), "sklearn"
+
+
+def _kind(estimator):
+    return f"{type(estimator).__module__}.{type(estimator).__qualname__}"
+
+
+def is_artifact_object(model):
+    """Whether deploy() sends `model` in its library's own format (an XGBoost, LightGBM, ONNX
+    or TorchScript model object) rather than exporting it as a scikit-learn estimator."""
+    return _kind(model).startswith(("xgboost.", "lightgbm.", "torch.jit.", "torch._C.ScriptModule",
+                                    "onnx."))
 
 
 def _create(conn, name, sql_type, artifact, fmt, opts):
