@@ -138,7 +138,7 @@ def _classes(model, ctx):
             ctx.refuse(model, None, f"the class label {c!r} is a {type(c).__name__}; labels must be "
                        "numbers, strings or booleans")
     if len(set(kinds)) > 1:
-        ctx.refuse(model, None, f"its class labels mix {' and '.join(sorted(set(kinds)))}s "
+        ctx.refuse(model, None, f"its class labels mix {' and '.join(k + 's' for k in sorted(set(kinds)))} "
                    f"({list(classes)[:5]!r}); the labels of one classifier must have one type")
     out = []
     for c in classes:

@@ -61,7 +61,7 @@ BINARY = np.where(Z > 0, "yes", "no")
 MEDALS = np.select([Z < -0.6, Z < 0.6], ["bronze", "silver"], "gold")
 BOOLS = Z > 0.3
 INTS = np.select([Z < -0.5, Z < 0.5], [-3, 7], 12)
-FLOATS = np.where(Z > 0, 2.5, -0.25)
+FLOATS = np.where(Z > 0, 4.0, -1.0)  # scikit-learn's classifiers take integral floats only
 
 
 def label_text(c):
