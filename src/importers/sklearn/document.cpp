@@ -12,6 +12,7 @@
 //   SGDClassifier with a loss other than log_loss and modified_huber) output decision values
 //   ([-d, d] when binary): their argmax is sklearn's predict, and has_probabilities is false.
 #include <cmath>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,7 @@ void Document::read_classes(const JsonReader& classes) {
         return v.is_number() ? "a number" : v.is_string() ? "a string" : v.is_boolean() ? "a boolean" : "";
     };
     const std::string kind = kind_of(classes.value()[0]);
+    std::set<nlohmann::json> seen;
     for (size_t i = 0; i < classes.size(); ++i) {
         const nlohmann::json& v = classes.value()[i];
         if (kind_of(v)[0] == '\0')
@@ -93,6 +95,7 @@ void Document::read_classes(const JsonReader& classes) {
         if (kind_of(v) != kind)
             classes[i].invalid("is " + std::string(kind_of(v)) + " where the first label is " + kind +
                                " (the labels of one classifier must all have one type)");
+        if (!seen.insert(v).second) classes[i].invalid(v.dump() + " appears twice");
         if (v.is_number()) {
             p_.classes.push_back(v.get<double>());
             continue;
