@@ -176,18 +176,24 @@ def make_env():
 
 
 def near_ties(est, X):
-    """Rows whose two best classes score within 1e-5 (a label either way is right)."""
-    if hasattr(est, "predict_proba") and _has_proba(est):
+    """Rows whose two best classes score within 1e-5 but not equal (float32 may break such a
+    tie either way; an exact tie, such as a tree leaf's [0.5, 0.5], goes to the first class in
+    both)."""
+    if _has_proba(est):
         p = np.sort(est.predict_proba(X), axis=1)
-        return p[:, -1] - p[:, -2] < 1e-5
+        gap = p[:, -1] - p[:, -2]
+        return (gap > 0) & (gap < 1e-5)
+    if not hasattr(est, "decision_function"):  # KMeans: the nearest center, no near ties here
+        return np.zeros(len(X), dtype=bool)
     d = est.decision_function(X)
-    if d.ndim == 1:
+    if d.ndim == 1:  # a binary classifier's, IsolationForest's: the sign
         return np.abs(d) < 1e-5
     d = np.sort(d, axis=1)
     return d[:, -1] - d[:, -2] < 1e-5
 
 
 def _has_proba(est):
+    """Whether scikit-learn gives the estimator a predict_proba (not SVC without probability)."""
     try:
         est.predict_proba
         return True
@@ -223,7 +229,7 @@ def check_case(case):
         assert_equal(f"{name}: models.classes type", types, "text[]")
 
         want = [label_text(c) for c in est.predict(X)]
-        tie = near_ties(est, X) if case.target is not None else np.zeros(len(X), dtype=bool)
+        tie = near_ties(est, X)
         table = TABLE if case.pipeline else TABLE + "_filled"
         proba = case.target is not None and _has_proba(est)
         numeric = all(isinstance(c, (np.integer, np.floating, int, float))
