@@ -98,8 +98,10 @@ def cases():
     from sklearn.cluster import KMeans
     from sklearn.ensemble import (GradientBoostingClassifier, HistGradientBoostingClassifier,
                                   IsolationForest, RandomForestClassifier)
+    from sklearn.ensemble import ExtraTreesClassifier
     from sklearn.linear_model import LogisticRegression, RidgeClassifier
-    from sklearn.naive_bayes import GaussianNB
+    from sklearn.naive_bayes import BernoulliNB, GaussianNB
+    from sklearn.svm import LinearSVC
     from sklearn.neural_network import MLPClassifier
     from sklearn.svm import SVC
     from sklearn.tree import DecisionTreeClassifier
@@ -116,6 +118,10 @@ def cases():
                                                       random_state=0), BINARY),
         Case("svc_str_binary", lambda: SVC(), BINARY),
         Case("ridge_bool", lambda: RidgeClassifier(), BOOLS),
+        Case("linear_svc_str_multi", lambda: LinearSVC(max_iter=5000), MEDALS),
+        Case("extra_trees_str_multi", lambda: ExtraTreesClassifier(n_estimators=5, max_depth=4,
+                                                                   random_state=0), MEDALS),
+        Case("bernoulli_nb_bool", lambda: BernoulliNB(), BOOLS),
         Case("pipe_str_multi", lambda: LogisticRegression(max_iter=500), MEDALS, pipeline=True),
         Case("pipe_str_binary", lambda: RandomForestClassifier(n_estimators=5, max_depth=3,
                                                                random_state=1), BINARY, pipeline=True),
@@ -262,6 +268,10 @@ def check_case(case):
                 else:
                     raise Failure(f"{name} ({path}): predict() gave numbers for labels "
                                   f"{want_classes}")
+        # A batch of one row, through the PredictBatch node.
+        i = int(np.flatnonzero(~tie)[0])
+        rows = run(env, name, "predict_label(%(m)s, t)", f"(SELECT * FROM {table} WHERE id = {i + 1})", True)
+        assert_equal(f"{name}: predict_label of the single row {i + 1}, batched", rows, [(i + 1, want[i])])
         # Single rows given as arrays (the models without a pipeline read the numbers by position).
         if not case.pipeline:
             Xn = X.to_numpy()
