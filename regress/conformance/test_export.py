@@ -210,11 +210,30 @@ def test_refuse_function_transformer_not_ufunc(_env):
     expect_refusal(pipe, "FunctionTransformer(kw_args=")
 
 
-def test_refuse_string_labels(_env):
+def test_labels_of_every_type(_env):
+    """classes_ go into the document as JSON values of their type, in scikit-learn's order."""
+    from sklearn.linear_model import LogisticRegression
+    X, y = small_frame()
+    X = X[["income", "tenure"]]
+    for labels, want in ((np.array(["no", "yes"]), ["no", "yes"]),
+                         (np.array([True, False]), [False, True]),
+                         (np.array([7, -3], dtype=np.int64), [-3, 7]),
+                         (np.array([2.0, -1.0], dtype=np.float32), [-1, 2])):
+        clf = fit_quiet(LogisticRegression(), X, labels[y])
+        doc = export(clf)
+        assert_equal(f"classes of labels {labels.dtype}", doc["classes"], want)
+        assert_equal(f"types of labels {labels.dtype}", [type(c) for c in doc["classes"]],
+                     [type(c) for c in want])
+
+
+def test_refuse_mixed_labels(_env):
     from sklearn.linear_model import LogisticRegression
     X, y = small_frame()
     clf = fit_quiet(LogisticRegression(), X[["income", "tenure"]], np.array(["no", "yes"])[y])
-    expect_refusal(clf, "LogisticRegression", "class labels must be numbers", "'no'")
+    clf.classes_ = np.array([1, "yes"], dtype=object)  # scikit-learn's fit refuses such a mix
+    expect_refusal(clf, "LogisticRegression", "mix", "numbers and strings")
+    clf.classes_ = np.array([None, "yes"], dtype=object)
+    expect_refusal(clf, "LogisticRegression", "NoneType", "numbers, strings or booleans")
 
 
 def test_refuse_imputer_missing_values(_env):
@@ -583,7 +602,7 @@ for _fn in [test_refuse_hist_gradient_boosting_categorical_and_loss,
             test_every_case_is_checked,
             test_refuse_one_hot_min_frequency, test_refuse_one_hot_max_categories,
             test_refuse_missing_text_category, test_refuse_function_transformer_not_ufunc,
-            test_refuse_string_labels, test_refuse_imputer_missing_values,
+            test_labels_of_every_type, test_refuse_mixed_labels, test_refuse_imputer_missing_values,
             test_refuse_imputer_dropped_column, test_refuse_multi_output,
             test_refuse_unknown_estimators, test_refuse_other_parameters,
             test_refuse_no_model_and_unfitted, test_refuse_kernel_svm_and_mlp_parameters,

@@ -398,7 +398,7 @@ def check_info(env, model, case, strategy):
         assert_equal(f"{model}: models.task", info["task"], case.task)
     if case.task == "classification":
         assert_equal(f"{model}: models.classes", list(info["classes"] or []),
-                     [float(c) for c in range(case.proba.shape[1])])
+                     [str(c) for c in range(case.proba.shape[1])])  # the class index, as text
 
 
 def strategy_test(case_name, strategy):

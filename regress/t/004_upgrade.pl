@@ -48,6 +48,13 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     $node->safe_psql($db, 'REASSIGN OWNED BY gone TO model_owner') if $from ne '0.1.0';
     $node->safe_psql($db, 'DROP ROLE gone');
     my $scores = score_all($node, $db);
+    # Text class labels need the 0.4.0 catalog: before the update, a clear error.
+    my $labels_sql = q{SELECT create_model('weather', '{"format": "sklearn", "version": 1,
+  "inputs": [{"name": "x0", "type": "numeric"}], "task": "classification", "classes": ["no", "yes"],
+  "steps": [{"type": "LogisticRegression", "coef": [[1.0]], "intercept": [0.0], "multi_class": "ovr", "loss": "log"}]}'::jsonb)};
+    my ($labels_rc, $labels_out, $labels_err) = $node->psql($db, $labels_sql);
+    like($labels_err, qr/predates version 0\.4\.0 and keeps numeric class labels only.*ALTER EXTENSION pg_predict UPDATE/s,
+         "$from: a model with text labels needs the update");
 
     for my $to (@versions[$i + 1 .. $#versions]) {
         $node->safe_psql($db, "ALTER EXTENSION pg_predict UPDATE TO '$to'");
@@ -89,6 +96,27 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
         is(score_all($node, $db, $m) =~ s/^\w+: //r, score_all($node, $db, 'churn') =~ s/^\w+: //r,
            "$from -> $latest: $m scores as the jsonb churn");
     }
+
+    # 0.4.0: the models from before show their numeric classes as text, and predict_label() gives
+    # predict()'s label as text on every row, batched and per row.
+    is($node->safe_psql($db, q{SELECT string_agg(format('%s %s %s', name, classes, pg_typeof(classes)), ', ' ORDER BY name)
+                               FROM models WHERE name IN ('churn', 'city', 'forest', 'segment')}),
+       'churn {0,1} text[], city {0,1} text[], forest {0,1} text[], segment {0,1,2} text[]',
+       "$from -> $latest: the classes of the models from before, as text");
+    is($node->safe_psql($db, q{SELECT string_agg(format('%s %s', name, class_labels), ', ' ORDER BY name)
+                               FROM model_catalog WHERE name IN ('churn', 'segment')}),
+       'churn {0,1}, segment {0,1,2}', "$from -> $latest: the upgrade filled the catalog's class_labels");
+    for my $batching ('on', 'off') {
+        my $agree = join(' ', map {
+            $node->safe_psql($db, "SET pg_predict.enable_batching = $batching; "
+                . "SELECT count(predict_label('$_', r)) || '/' || count(*) FILTER (WHERE predict_label('$_', r) "
+                . "IS NOT DISTINCT FROM predict('$_', r)::text) FROM scored_rows r")
+        } qw(churn city forest segment));
+        is($agree, '200/200 ' x 3 . '200/200', "$from -> $latest: predict_label = predict's text (batching $batching)");
+    }
+    $node->safe_psql($db, $labels_sql);
+    is($node->safe_psql($db, q{SELECT string_agg(predict_label('weather', r), ',' ORDER BY id) FROM scored_rows r WHERE id BETWEEN 5 AND 8}),
+       'no,no,yes,yes', "$from -> $latest: text labels after the update (x0 = -1/3, 0, 1/3, 2/3)");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.

@@ -549,6 +549,52 @@ TEST(SklearnErrors, MalformedDocuments) {
     }, ErrorCategory::InvalidModel, {"categories", "numeric"});
 }
 
+// Labels of one type: numbers stay the classes; strings and booleans become class_labels (as
+// text, booleans as PostgreSQL writes them) over the column indices, and survive the spec's JSON.
+TEST(SklearnClasses, NumbersStringsAndBooleans) {
+    const json logreg = {{"type", "LogisticRegression"}, {"coef", {{1.0}, {-1.0}, {0.5}}},
+                         {"intercept", {0, 0, 0}}, {"multi_class", "multinomial"}, {"loss", "log"}};
+    spec::Pipeline p = importers::import_sklearn(
+        doc_with(numeric_inputs(1), "classification", {logreg}, json::array({-3, 7, 12.5})));
+    EXPECT_EQ(p.classes, (std::vector<double>{-3, 7, 12.5}));
+    EXPECT_TRUE(p.class_labels.empty());
+    p = importers::import_sklearn(
+        doc_with(numeric_inputs(1), "classification", {logreg}, json::array({"bronze", "gold", "silver"})));
+    EXPECT_EQ(p.classes, (std::vector<double>{0, 1, 2}));
+    EXPECT_EQ(p.class_labels, (std::vector<std::string>{"bronze", "gold", "silver"}));
+    const spec::Pipeline q = spec::from_json(spec::to_json(p));
+    EXPECT_EQ(q.class_labels, p.class_labels);
+    EXPECT_EQ(q.classes, p.classes);
+
+    const json binary = {{"type", "LogisticRegression"}, {"coef", {{1.0}}}, {"intercept", {0}},
+                         {"multi_class", "ovr"}, {"loss", "log"}};
+    p = importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {binary}, json::array({false, true})));
+    EXPECT_EQ(p.class_labels, (std::vector<std::string>{"false", "true"}));
+    EXPECT_EQ(p.classes, (std::vector<double>{0, 1}));
+}
+
+TEST(SklearnClasses, RefusedLabelLists) {
+    const json binary = {{"type", "LogisticRegression"}, {"coef", {{1.0}}}, {"intercept", {0}},
+                         {"multi_class", "ovr"}, {"loss", "log"}};
+    const auto import_with = [&](json classes) {
+        return [=] { importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {binary}, classes)); };
+    };
+    expect_error(import_with(json::array({"no", 1})), ErrorCategory::InvalidModel,
+                 {"classes[1]", "a number", "a string", "one type"});
+    expect_error(import_with(json::array({true, 1})), ErrorCategory::InvalidModel, {"classes[1]", "a boolean"});
+    expect_error(import_with(json::array({"no", nullptr})), ErrorCategory::InvalidModel,
+                 {"classes[1]", "number, a string or a boolean"});
+    expect_error(import_with(json::array({"no", "no"})), ErrorCategory::InvalidModel, {"\"no\"", "twice"});
+    expect_error(import_with(json::array({std::string("n\0o", 3), "yes"})), ErrorCategory::InvalidModel,
+                 {"NUL"});
+    expect_error(import_with(json::array()), ErrorCategory::InvalidModel, {"classes", "at least one"});
+    // A spec whose class_labels do not match its classes is refused by validate.
+    spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {binary},
+                                                          json::array({"no", "yes"})));
+    p.class_labels.pop_back();
+    expect_error([&] { spec::validate(p); }, ErrorCategory::InvalidModel, {"class_labels", "1 labels for 2"});
+}
+
 TEST(SklearnErrors, ValidateChecksSteps) {
     spec::Pipeline p = importers::import_sklearn(doc_with(
         numeric_inputs(2), "regression",

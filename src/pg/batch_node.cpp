@@ -326,6 +326,15 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     for (int i = 0; i < state->plan->num_inputs; i++)
         init_input(state, &state->inputs[i], &state->plan->inputs[i], estate, explain_only);
     if (explain_only) return;
+    // The planner checked each call against the version it planned for (the one bound here);
+    // a call sharing another's input was not looked at there.
+    for (int j = 0; j < state->plan->num_outputs; j++) {
+        const BatchOutput* output = &state->plan->outputs[j];
+        const CatalogEntry* entry = state->inputs[output->input].model->entry;
+        if (output->kind == PredictCallKind::Predict) check_predict(entry);
+        if (output->kind == PredictCallKind::PredictProba) check_predict_proba(entry);
+        if (output->kind == PredictCallKind::PredictLabel) check_predict_label(entry);
+    }
 
     state->buffer_context = CurrentMemoryContext;
     state->batch_context = AllocSetContextCreate(estate->es_query_cxt, "PredictBatch batch",
@@ -541,6 +550,7 @@ Datum output_value(PredictBatchState* state, const BatchOutput* output, int row,
     if (*isnull) return (Datum)0;
     if (output->kind == PredictCallKind::Predict)
         return Float8GetDatum(prediction_from_output(input->model, scores));
+    if (output->kind == PredictCallKind::PredictLabel) return label_from_output(input->model, scores);
     const int width = input->model->proba_width;
     Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
     for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)scores[k]);

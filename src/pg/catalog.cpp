@@ -4,6 +4,7 @@
 
 extern "C" {
 #include "access/xlog.h"
+#include "common/shortest_dec.h"
 #include "tcop/utility.h"
 }
 
@@ -43,6 +44,9 @@ struct CatalogTable {
     // 0.3.0 keeps the source as given: source (jsonb), source_text or source_bytes. Before, only
     // jsonb could be given.
     bool typed_sources;
+    // 0.4.0 keeps the labels as text (class_labels) and classes NULL for labels that are not
+    // numbers. Before, every label was a number.
+    bool text_labels;
 };
 
 // The catalog's privileges need 0.2.0; a 0.1.0 catalog errors clearly instead.
@@ -76,6 +80,7 @@ CatalogTable catalog_table() {
     table.qualified_sequence = psprintf("%s.model_catalog_id_seq", schema_name);
     table.legacy = get_attnum(relation, "usable_by") == InvalidAttrNumber;
     table.typed_sources = get_attnum(relation, "source_bytes") != InvalidAttrNumber;
+    table.text_labels = get_attnum(relation, "class_labels") != InvalidAttrNumber;
     if (table.legacy) {
         table.owner_name = "(SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
                            "WHERE r.oid OPERATOR(pg_catalog.=) owner::pg_catalog.oid)";
@@ -131,6 +136,17 @@ Datum cstrings_to_text_array(const std::vector<std::string>& strings) {
     int count = (int)strings.size();
     Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
     for (int i = 0; i < count; i++) elements[i] = CStringGetTextDatum(strings[i].c_str());
+    return PointerGetDatum(construct_array(elements, count, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+// A numeric label as text: float8's own text form (what classes::text[] gives with the default
+// extra_float_digits), whatever the session's extra_float_digits says.
+char* numeric_label_text(double label) { return double_to_shortest_decimal(label); }
+
+Datum numeric_labels_to_text_array(const std::vector<double>& labels) {
+    int count = (int)labels.size();
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
+    for (int i = 0; i < count; i++) elements[i] = CStringGetTextDatum(numeric_label_text(labels[i]));
     return PointerGetDatum(construct_array(elements, count, TEXTOID, -1, false, TYPALIGN_INT));
 }
 
@@ -275,9 +291,10 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
         "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0), text_features, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'probabilities')::pg_catalog.bool, "
         "task OPERATOR(pg_catalog.=) 'classification'), unused_features, "
-        "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', ''), %s "
+        "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', ''), %s, %s "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
-        table.owner_name, table.usable_by, table.qualified_table);
+        table.owner_name, table.usable_by, table.text_labels ? "class_labels" : "NULL::pg_catalog.text[]",
+        table.qualified_table);
     CatalogEntry* entry = NULL;
     read_catalog(table, query, TEXTOID, CStringGetTextDatum(name), [&] {
         if (SPI_processed == 0) return;
@@ -309,6 +326,17 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
                               &elements, &nulls, &entry->num_classes);
             entry->classes = (double*)palloc(sizeof(double) * (entry->num_classes > 0 ? entry->num_classes : 1));
             for (int i = 0; i < entry->num_classes; i++) entry->classes[i] = DatumGetFloat8(elements[i]);
+        }
+        Datum labels = SPI_getbinval(row, desc, 17, &isnull);
+        if (!isnull) {
+            int count;
+            entry->class_labels = text_array_to_cstrings(labels, &count);
+            if (entry->classes != NULL && count != entry->num_classes)
+                elog(ERROR, "pg_predict: catalog row of model \"%s\" is inconsistent (classes/class_labels)", name);
+            entry->num_classes = count;
+        } else if (entry->classes != NULL) {  // a catalog from before 0.4.0
+            entry->class_labels = (char**)palloc(sizeof(char*) * Max(entry->num_classes, 1));
+            for (int i = 0; i < entry->num_classes; i++) entry->class_labels[i] = numeric_label_text(entry->classes[i]);
         }
         entry->trees = DatumGetInt32(SPI_getbinval(row, desc, 10, &isnull));
         entry->depth = DatumGetInt32(SPI_getbinval(row, desc, 11, &isnull));
@@ -392,13 +420,13 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
     // $1 name, $2 format, $3 source (jsonb), $4 spec, $5 program, $6 features, $7 columns,
     // $8 task, $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only),
     // $14 text_features, $15 text_inputs, $16 unused_features; 0.3.0: $17 source_text,
-    // $18 source_bytes (the two of the three sources not given are NULL)
-    Datum values[18];
-    Oid types[18] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
+    // $18 source_bytes (the two of the three sources not given are NULL); 0.4.0: $19 class_labels
+    Datum values[19];
+    Oid types[19] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
                      TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
                      JSONBOID,     JSONBOID,     TEXTOID,  INT4ARRAYOID,   JSONBOID,
-                     INT4ARRAYOID, TEXTOID,      BYTEAOID};
-    char nulls[18];
+                     INT4ARRAYOID, TEXTOID,      BYTEAOID, TEXTARRAYOID};
+    char nulls[19];
     memset(nulls, ' ', sizeof(nulls));
     values[0] = CStringGetTextDatum(name);
     values[1] = CStringGetTextDatum(built->format.c_str());
@@ -412,11 +440,25 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
     values[5] = cstrings_to_text_array(built->features);
     values[6] = cstrings_to_text_array(built->columns);
     values[7] = CStringGetTextDatum(built->task.c_str());
-    if (built->classes.empty()) {
-        values[8] = (Datum)0;
-        nulls[8] = 'n';
-    } else {
+    if (!built->class_labels.empty() && !table.text_labels)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database predates version 0.4.0 and "
+                               "keeps numeric class labels only"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
+    // classes: the numeric labels (NULL for text labels or a regression); class_labels: every
+    // classifier's labels as text.
+    values[8] = (Datum)0;
+    nulls[8] = 'n';
+    values[18] = (Datum)0;
+    nulls[18] = 'n';
+    if (!built->class_labels.empty()) {
+        values[18] = cstrings_to_text_array(built->class_labels);
+        nulls[18] = ' ';
+    } else if (!built->classes.empty()) {
         values[8] = doubles_to_float8_array(built->classes);
+        nulls[8] = ' ';
+        values[18] = numeric_labels_to_text_array(built->classes);
+        nulls[18] = ' ';
     }
     values[9] = CStringGetTextDatum(built->strategy.c_str());
     values[10] = options_jsonb;
@@ -444,20 +486,23 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
             "UPDATE %s SET id = pg_catalog.nextval('%s'), format = $2, source = $3, spec = $4, "
             "program = $5, features = $6, columns = $7, task = $8, classes = $9, strategy = $10, "
             "options = $11, summary = $12, text_features = $14, text_inputs = $15, unused_features = $16, "
-            "%screated_at = pg_catalog.now() "
+            "%s%screated_at = pg_catalog.now() "
             "WHERE name OPERATOR(pg_catalog.=) $1",
             table.qualified_table, table.qualified_sequence,
-            table.typed_sources ? "source_text = $17, source_bytes = $18, " : "");
+            table.typed_sources ? "source_text = $17, source_bytes = $18, " : "",
+            table.text_labels ? "class_labels = $19, " : "");
     } else {
         statement = psprintf(
             "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
-            "classes, strategy, options, summary, owner, text_features, text_inputs, unused_features%s) "
+            "classes, strategy, options, summary, owner, text_features, text_inputs, unused_features%s%s) "
             "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-            "%s, $14, $15, $16%s)",
+            "%s, $14, $15, $16%s%s)",
             table.qualified_table, table.typed_sources ? ", source_text, source_bytes" : "",
-            table.qualified_sequence, table.owner_value, table.typed_sources ? ", $17, $18" : "");
+            table.text_labels ? ", class_labels" : "", table.qualified_sequence, table.owner_value,
+            table.typed_sources ? ", $17, $18" : "", table.text_labels ? ", $19" : "");
     }
-    int rc = SPI_execute_with_args(statement, table.typed_sources ? 18 : 16, types, values, nulls, false, 0);
+    const int nargs = table.text_labels ? 19 : table.typed_sources ? 18 : 16;
+    int rc = SPI_execute_with_args(statement, nargs, types, values, nulls, false, 0);
     if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     SPI_finish();

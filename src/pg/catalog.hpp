@@ -25,7 +25,8 @@ struct CatalogEntry {
     char** columns;       // the column each feature reads ("" when the model has no names)
     bool classification;
     int num_classes;
-    double* classes;
+    double* classes;      // the numeric labels predict() returns; NULL when the labels are text
+    char** class_labels;  // num_classes labels as text: what predict_label() returns
     int trees;            // from the summary, for EXPLAIN
     int depth;
     char* objective;      // from the summary: the XGBoost objective or the estimator's class

@@ -1,5 +1,5 @@
-// The SQL functions: create_model, drop_model, and the per-row predict / predict_proba path
-// (the batching executor node takes over where the planner can use it).
+// The SQL functions: create_model, drop_model, and the per-row predict / predict_proba /
+// predict_label path (the batching executor node takes over where the planner can use it).
 #include "device.hpp"
 #include "features.hpp"
 #include "guard.hpp"
@@ -253,6 +253,7 @@ PG_PREDICT_SQL_FUNCTION(pg_predict_create_model_bytea);
 PG_PREDICT_SQL_FUNCTION(pg_predict_drop_model);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict_proba);
+PG_PREDICT_SQL_FUNCTION(pg_predict_predict_label);
 
 Datum pg_predict_create_model(PG_FUNCTION_ARGS) { return create_model(fcinfo, pg_predict::ArtifactKind::Json); }
 
@@ -272,7 +273,8 @@ Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {
 }
 
 Datum pg_predict_predict(PG_FUNCTION_ARGS) {
-    CallSiteModel* m;
+    CallSiteModel* m = call_site_model(fcinfo);
+    check_predict(m->model->entry);
     if (!score_one(fcinfo, &m) || output_is_missing(m->out, m->model->output_width)) PG_RETURN_NULL();
     PG_RETURN_FLOAT8(prediction_from_output(m->model, m->out));
 }
@@ -286,6 +288,15 @@ Datum pg_predict_predict_proba(PG_FUNCTION_ARGS) {
     for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)m->out[k]);
     PG_RETURN_ARRAYTYPE_P(construct_array(elements, width, FLOAT8OID, sizeof(float8),
                                           FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+Datum pg_predict_predict_label(PG_FUNCTION_ARGS) {
+    CallSiteModel* m = call_site_model(fcinfo);
+    check_predict_label(m->model->entry);
+    if (!score_one(fcinfo, &m) || output_is_missing(m->out, m->model->output_width)) PG_RETURN_NULL();
+    // A copy (a memcpy of the prepared text): the call site's model, and its datums, are
+    // released when a replace makes it rebind, and a caller may still hold the previous result.
+    PG_RETURN_TEXT_P(DatumGetTextPCopy(label_from_output(m->model, m->out)));
 }
 
 }  // extern "C"

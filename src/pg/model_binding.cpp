@@ -48,12 +48,35 @@ void check_predict_proba(const CatalogEntry* entry) {
     }
 }
 
+void check_predict(const CatalogEntry* entry) {
+    if (entry->classification && entry->classes == NULL)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("model \"%s\" predicts text labels; predict() returns float8", entry->name),
+                        errdetail("Its classes are %s%s%s%s.", entry->num_classes > 0 ? entry->class_labels[0] : "",
+                                  entry->num_classes > 1 ? ", " : "", entry->num_classes > 1 ? entry->class_labels[1] : "",
+                                  entry->num_classes > 2 ? ", ..." : ""),
+                        errhint("Use predict_label() for the label, as text.")));
+}
+
+void check_predict_label(const CatalogEntry* entry) {
+    if (!entry->classification)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("model \"%s\" is a regression model; predict_label() needs a classifier",
+                               entry->name),
+                        errhint("Use predict() for the predicted value.")));
+}
+
 BoundModel* bind_model_entry(const char* name, MemoryContext context) {
     MemoryContext old = MemoryContextSwitchTo(context);
     BoundModel* model = (BoundModel*)palloc0(sizeof(BoundModel));
     model->entry = catalog_lookup(name, false);
     check_model_usage(model->entry);  // once per statement: binding happens once per call site or node
     model->context = context;
+    if (model->entry->classification) {
+        const CatalogEntry* entry = model->entry;
+        model->label_texts = (Datum*)palloc(sizeof(Datum) * Max(entry->num_classes, 1));
+        for (int k = 0; k < entry->num_classes; k++) model->label_texts[k] = CStringGetTextDatum(entry->class_labels[k]);
+    }
     MemoryContextSwitchTo(old);
     return model;
 }
@@ -154,14 +177,29 @@ bool output_is_missing(const float* output_row, int width) {
     return false;
 }
 
-double prediction_from_output(const BoundModel* model, const float* output_row) {
-    const CatalogEntry* entry = model->entry;
-    if (!entry->classification) return output_row[0];
+namespace {
+
+// The column of the predicted class: the argmax (the first on ties, as numpy's).
+int predicted_class(const BoundModel* model, const float* output_row) {
     const float* scores = output_row + model->label_offset;
     int best = 0;
     for (int k = 1; k < model->output_width - model->label_offset; k++)
         if (scores[k] > scores[best]) best = k;
+    return best;
+}
+
+}  // namespace
+
+double prediction_from_output(const BoundModel* model, const float* output_row) {
+    const CatalogEntry* entry = model->entry;
+    if (!entry->classification) return output_row[0];
+    int best = predicted_class(model, output_row);
     return best < entry->num_classes ? entry->classes[best] : best;
+}
+
+Datum label_from_output(const BoundModel* model, const float* output_row) {
+    // load_bound_program checked that the program gives a column per class.
+    return model->label_texts[predicted_class(model, output_row)];
 }
 
 }  // namespace pg_predict::pg

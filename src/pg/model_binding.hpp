@@ -20,10 +20,18 @@ struct BoundModel {
     int proba_width;    // the columns predict_proba() returns: output_width, or the classes
     int label_offset;   // where the columns predict() takes the argmax of begin
     runtime::TextEncoder* text_encoder;  // NULL unless the model has text inputs
+    Datum* label_texts;  // a classifier's labels as text datums, built once: predict_label()
 };
 
 // Errors unless predict_proba() can score with this model (a classifier with probabilities).
 void check_predict_proba(const CatalogEntry* entry);
+
+// Errors unless predict() can score with this model: a classifier whose labels are text
+// (strings, booleans) has no float8 prediction, only predict_label().
+void check_predict(const CatalogEntry* entry);
+
+// Errors unless predict_label() can score with this model (a classifier).
+void check_predict_label(const CatalogEntry* entry);
 
 // Looks the model up, takes the program from the backend's cache or loads it from the
 // catalog, and releases it when `context` is reset or deleted.
@@ -48,5 +56,9 @@ bool output_is_missing(const float* output_row, int width);
 // classifier (the first on ties, as numpy's argmax; the largest decision value when the
 // program gives decision values after the probabilities), the value for a regressor.
 double prediction_from_output(const BoundModel* model, const float* output_row);
+
+// The value predict_label() returns for one output row: the text of the class predict() picks
+// (a datum of model->label_texts, not copied).
+Datum label_from_output(const BoundModel* model, const float* output_row);
 
 }  // namespace pg_predict::pg

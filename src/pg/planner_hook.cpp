@@ -320,6 +320,8 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
     if (input < 0) {
         CatalogEntry* entry = catalog_lookup_for_planning(model);
         if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
+        if (kind == PredictCallKind::Predict) check_predict(entry);
+        if (kind == PredictCallKind::PredictLabel) check_predict_label(entry);
         BatchInput* in = (BatchInput*)palloc0(sizeof(BatchInput));
         if (!feature_source(rw, arg, entry, &in->source, &in->exprs)) return -1;
         in->model = pstrdup(model);
@@ -375,8 +377,8 @@ struct ReplaceContext {
 
 Var* output_var(ReplaceContext* cx, int j) {
     PredictCallKind kind = ((BatchOutput*)list_nth(cx->rw->outputs, j))->kind;
-    Oid type = kind == PredictCallKind::Predict ? FLOAT8OID : FLOAT8ARRAYOID;
-    return makeVar(cx->output_varno, cx->output_base + j + 1, type, -1, InvalidOid, 0);
+    return makeVar(cx->output_varno, cx->output_base + j + 1, predict_call_type(kind), -1,
+                   predict_call_collation(kind), 0);
 }
 
 Node* replace_mutator(Node* node, ReplaceContext* cx) {
@@ -656,9 +658,9 @@ void rewrite_below(PlannedStmt* stmt, Plan* node) {
             collation = exprCollation((Node*)scan_entry->expr);
         } else {
             PredictCallKind kind = ((BatchOutput*)list_nth(rw.outputs, i - original_width - 1))->kind;
-            type = kind == PredictCallKind::Predict ? FLOAT8OID : FLOAT8ARRAYOID;
+            type = predict_call_type(kind);
             typmod = -1;
-            collation = InvalidOid;
+            collation = predict_call_collation(kind);
         }
         tlist = lappend(tlist, makeTargetEntry((Expr*)makeVar(INDEX_VAR, i, type, typmod, collation, 0), i,
                                                NULL, false));

@@ -1,6 +1,7 @@
 #include "predict_calls.hpp"
 
 extern "C" {
+#include "catalog/pg_collation.h"
 #include "catalog/pg_language.h"
 #include "catalog/pg_proc.h"
 #include "utils/inval.h"
@@ -41,6 +42,8 @@ PredictCallKind lookup(Oid funcid) {
                     kind = PredictCallKind::Predict;
                 else if (strcmp(symbol, "pg_predict_predict_proba") == 0)
                     kind = PredictCallKind::PredictProba;
+                else if (strcmp(symbol, "pg_predict_predict_label") == 0)
+                    kind = PredictCallKind::PredictLabel;
                 pfree(symbol);
             }
             pfree(library);
@@ -59,6 +62,18 @@ PredictCallKind predict_call_kind(Oid funcid) {
     if (cache_size == cache_capacity) cache_size = 0;
     cache[cache_size++] = {funcid, kind};
     return kind;
+}
+
+Oid predict_call_type(PredictCallKind kind) {
+    switch (kind) {
+        case PredictCallKind::PredictProba: return FLOAT8ARRAYOID;
+        case PredictCallKind::PredictLabel: return TEXTOID;
+        default: return FLOAT8OID;
+    }
+}
+
+Oid predict_call_collation(PredictCallKind kind) {
+    return kind == PredictCallKind::PredictLabel ? DEFAULT_COLLATION_OID : InvalidOid;
 }
 
 void register_predict_call_cache() {

@@ -5,7 +5,11 @@
 
 namespace pg_predict::pg {
 
-enum class PredictCallKind { None, Predict, PredictProba };
+enum class PredictCallKind { None, Predict, PredictProba, PredictLabel };
+
+// The SQL type of a call's result (float8, float8[], text) and its collation.
+Oid predict_call_type(PredictCallKind kind);
+Oid predict_call_collation(PredictCallKind kind);
 
 // Which of our functions `funcid` is (by its C symbol, so the schema does not matter).
 // Cached per backend; the cache is dropped whenever pg_proc changes.

@@ -150,6 +150,7 @@ BuiltModel* build_model(const Artifact& artifact, const std::string& format, con
     built->strategy = compiler::strategy_name(strategy);
     built->task = spec::task_name(p.task);
     built->classes = p.classes;
+    built->class_labels = p.class_labels;
     built->features = p.features;
     built->columns = std::move(columns);
     built->summary_json = summary(p, built->program.size(), strategy);

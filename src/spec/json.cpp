@@ -217,6 +217,7 @@ std::string to_json(const Pipeline& p) {
     } else {
         doc["format_version"] = 1;
     }
+    if (!p.class_labels.empty()) doc["class_labels"] = p.class_labels;  // absent: numeric labels
     // Compact: the catalog keeps it as jsonb, and jsonb_pretty() is there for reading.
     return doc.dump();
 }
@@ -247,6 +248,10 @@ Pipeline from_json(const std::string& text) {
     for (size_t i = 0; i < classes.size(); ++i) {
         if (!classes.value()[i].is_number()) classes[i].invalid("must be a number");
         p.classes.push_back(classes.value()[i].get<double>());
+    }
+    if (root.has("class_labels")) {
+        const JsonReader labels = root.array("class_labels");
+        for (size_t i = 0; i < labels.size(); ++i) p.class_labels.push_back(labels[i].string());
     }
     const JsonReader features = root.array("features");
     for (size_t i = 0; i < features.size(); ++i) p.features.push_back(features[i].string());

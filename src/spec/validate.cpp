@@ -210,6 +210,28 @@ void check_shape(const Pipeline& p) {
         if (!std::isfinite(c)) invalid("class labels must be finite");
 }
 
+// Text labels: one per class, each class its column index, distinct (predict_label() could
+// not tell two apart), no NUL byte (a PostgreSQL text cannot hold one).
+void check_class_labels(const Pipeline& p) {
+    if (p.class_labels.empty()) return;
+    if (p.class_labels.size() != p.classes.size())
+        invalid("class_labels lists " + std::to_string(p.class_labels.size()) + " labels for " +
+                std::to_string(p.classes.size()) + " classes");
+    for (size_t i = 0; i < p.classes.size(); ++i)
+        if (p.classes[i] != static_cast<double>(i))
+            invalid("with class_labels, classes must be the indices 0.." + std::to_string(p.classes.size() - 1));
+    std::set<std::string> seen;
+    size_t bytes = 0;
+    for (const std::string& label : p.class_labels) {
+        if (label.find('\0') != std::string::npos) invalid("a class label contains a NUL byte");
+        if (!seen.insert(label).second) invalid("the class label \"" + label + "\" appears twice");
+        bytes += label.size();
+    }
+    if (bytes > kMaxClassLabelBytes)
+        invalid("the class labels take " + std::to_string(bytes) + " bytes, more than the limit of " +
+                std::to_string(kMaxClassLabelBytes));
+}
+
 }  // namespace
 
 void validate(const Pipeline& p) {
@@ -237,10 +259,11 @@ void validate(const Pipeline& p) {
         if (p.classes.size() != want)
             invalid("classes lists " + std::to_string(p.classes.size()) + " labels, " +
                     std::to_string(m.num_groups) + " group(s) need " + std::to_string(want));
+        check_class_labels(p);
     } else {
         if (m.num_groups != 1) invalid("a regression has one group, not " +
                                        std::to_string(m.num_groups));
-        if (!p.classes.empty()) invalid("a regression has no classes");
+        if (!p.classes.empty() || !p.class_labels.empty()) invalid("a regression has no classes");
     }
     if (p.transform == PostTransform::TwoSided &&
         (p.task != Task::Classification || m.num_groups != 1 || p.has_probabilities))

@@ -20,6 +20,7 @@ struct BuiltModel {
     std::string strategy;               // compiler::strategy_name of the strategy used
     std::string task;                   // "regression" | "classification"
     std::vector<double> classes;        // classification labels, output column order
+    std::vector<std::string> class_labels;  // text labels (spec::Pipeline's); empty: numeric
     std::vector<std::string> features;  // the model's feature names, input order
     std::vector<std::string> columns;   // the column each feature reads (options.columns)
     std::string summary_json;           // {"objective", "trees", "depth", "features", ...}

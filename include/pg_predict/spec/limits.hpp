@@ -24,6 +24,8 @@ constexpr int64_t kMaxFeatures = 1 << 16;
 constexpr int64_t kMaxStepWidth = 1 << 20;
 // Output groups (margins) and class labels.
 constexpr int64_t kMaxGroups = 1 << 16;
+// All text class labels of one model together (a catalog row keeps them next to the program).
+constexpr size_t kMaxClassLabelBytes = 1 << 20;
 // Trees of an ensemble, nodes of one tree, nodes of all trees together.
 constexpr int64_t kMaxTrees = 1 << 20;
 constexpr int64_t kMaxTreeNodes = 1 << 24;

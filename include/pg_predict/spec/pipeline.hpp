@@ -73,6 +73,10 @@ struct Pipeline {
     std::string objective;              // the source library's name for it
     Task task = Task::Regression;
     std::vector<double> classes;        // classification: the label of each output column
+    // Labels that are not numbers (scikit-learn's string or boolean classes_), as text, one per
+    // output column; `classes` then holds the column indices 0..k-1. Empty: the labels are the
+    // numbers in `classes`.
+    std::vector<std::string> class_labels;
     std::vector<std::string> features;  // input names in input order; "" where unknown
     TreeEnsemble model;
     PostTransform transform = PostTransform::Identity;

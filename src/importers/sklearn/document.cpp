@@ -12,6 +12,7 @@
 //   SGDClassifier with a loss other than log_loss and modified_huber) output decision values
 //   ([-d, d] when binary): their argmax is sklearn's predict, and has_probabilities is false.
 #include <cmath>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,18 +79,39 @@ void Document::read_inputs() {
     unknown_error_.assign(inputs.size(), false);
 }
 
+// classes: all numbers (the labels predict() returns), or all strings, or all booleans (text
+// labels for predict_label(); the spec's classes become the column indices).
+void Document::read_classes(const JsonReader& classes) {
+    if (classes.size() == 0) classes.invalid("must list at least one label");
+    const auto kind_of = [](const nlohmann::json& v) {
+        return v.is_number() ? "a number" : v.is_string() ? "a string" : v.is_boolean() ? "a boolean" : "";
+    };
+    const std::string kind = kind_of(classes.value()[0]);
+    std::set<nlohmann::json> seen;
+    for (size_t i = 0; i < classes.size(); ++i) {
+        const nlohmann::json& v = classes.value()[i];
+        if (kind_of(v)[0] == '\0')
+            classes[i].invalid("must be a number, a string or a boolean, not " + v.dump());
+        if (kind_of(v) != kind)
+            classes[i].invalid("is " + std::string(kind_of(v)) + " where the first label is " + kind +
+                               " (the labels of one classifier must all have one type)");
+        if (!seen.insert(v).second) classes[i].invalid(v.dump() + " appears twice");
+        if (v.is_number()) {
+            p_.classes.push_back(v.get<double>());
+            continue;
+        }
+        p_.classes.push_back(static_cast<double>(i));
+        // Booleans as PostgreSQL writes them (true::text), so predict_label(...)::bool works.
+        p_.class_labels.push_back(v.is_string() ? v.get<std::string>() : v.get<bool>() ? "true" : "false");
+    }
+}
+
 void Document::read_task() {
     const JsonReader task = root_.need("task");
     const std::string name = task.string();
     if (name == "classification") {
         p_.task = spec::Task::Classification;
-        const JsonReader classes = root_.array("classes");
-        for (size_t i = 0; i < classes.size(); ++i) {
-            if (!classes.value()[i].is_number())
-                refuse(classes[i], "a non-numeric class label (" + classes.value()[i].dump() + ")");
-            p_.classes.push_back(classes.value()[i].get<double>());
-        }
-        if (p_.classes.empty()) classes.invalid("must list at least one label");
+        read_classes(root_.array("classes"));
     } else if (name == "regression") {
         p_.task = spec::Task::Regression;
     } else if (name == "clustering") {

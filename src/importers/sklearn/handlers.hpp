@@ -84,6 +84,7 @@ public:
 private:
     void read_inputs();
     void read_task();
+    void read_classes(const JsonReader& classes);
     void read_model(const JsonReader& step, const Columns& cols);
     void one_class(const JsonReader& step, const Handler* h, const std::string& type);
 
