@@ -68,7 +68,7 @@ struct PredictBatchState {
     InputState* inputs;
     int capacity;                // pg_predict.batch_size (gpu_batch_size if the GPU may score)
     int target;                  // rows to pull for the next batch
-    int child_width;             // columns of the child's tuples (the stride of values/nulls)
+    int row_stride;              // columns kept per row, 1 .. last_needed (the stride of values/nulls)
     int16* typlen;
     bool* typbyval;
     // By-value feature columns the parent does not need, kept (Datum and null flag) in values/
@@ -79,7 +79,7 @@ struct PredictBatchState {
     bool per_row_reads;          // some input reads features per row (expressions, by-reference
                                  // columns, row or array arguments)
     bool programs_loaded;        // load_programs ran (at the first batch)
-    Datum* values;               // allocated_rows × child_width
+    Datum* values;               // allocated_rows × row_stride
     int allocated_rows;          // rows the buffers hold: grown with the batch (reserve_rows)
     MemoryContext buffer_context;
     bool* nulls;
@@ -213,7 +213,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
 
 // Bytes one row of a batch takes in this node's buffers.
 size_t row_bytes(const PredictBatchState* state) {
-    size_t bytes = (size_t)Max(state->child_width, 1) * (sizeof(Datum) + sizeof(bool));
+    size_t bytes = (size_t)Max(state->row_stride, 1) * (sizeof(Datum) + sizeof(bool));
     for (int i = 0; i < state->plan->num_inputs; i++) {
         const InputState* input = &state->inputs[i];
         bytes += (size_t)Max(input->num_features, 1) * (input->reads_float64 ? sizeof(double) : sizeof(float)) +
@@ -257,7 +257,7 @@ void reserve_rows(PredictBatchState* state, int rows) {
                                                     sizeof(float) * (size_t)rows * Max(input->width, 1));
         input->row_null = (bool*)MemoryContextAllocZero(state->buffer_context, sizeof(bool) * rows);
     }
-    size_t cells = (size_t)rows * Max(state->child_width, 1);
+    size_t cells = (size_t)rows * Max(state->row_stride, 1);
     if (state->values != NULL) pfree(state->values);
     if (state->nulls != NULL) pfree(state->nulls);
     state->values = NULL;
@@ -312,7 +312,6 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
 
     outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
     TupleDesc child = ExecGetResultType(outerPlanState(node));
-    state->child_width = child->natts;
     state->typlen = (int16*)palloc0(sizeof(int16) * Max(child->natts, 1));
     state->typbyval = (bool*)palloc0(sizeof(bool) * Max(child->natts, 1));
     for (int a = 0; a < child->natts; a++) {
@@ -325,6 +324,9 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     state->inputs = (InputState*)palloc0(sizeof(InputState) * Max(state->plan->num_inputs, 1));
     for (int i = 0; i < state->plan->num_inputs; i++)
         init_input(state, &state->inputs[i], &state->plan->inputs[i], estate, explain_only);
+    // Nothing past the last column read is kept: a 10-feature model over the first columns of
+    // a 200-column table keeps 11 Datums a row, and its batch stays dense in the cache.
+    state->row_stride = state->last_needed;
     if (explain_only) return;
 
     state->buffer_context = CurrentMemoryContext;
@@ -341,8 +343,8 @@ void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
     // Deforms only up to the last column read: a 10-feature model over the first columns of a
     // wide table never touches the rest of the tuple.
     slot_getsomeattrs(slot, state->last_needed);
-    Datum* values = state->values + (size_t)row * state->child_width;
-    bool* nulls = state->nulls + (size_t)row * state->child_width;
+    Datum* values = state->values + (size_t)row * state->row_stride;
+    bool* nulls = state->nulls + (size_t)row * state->row_stride;
     for (int a = 0; a < state->plan->passthrough; a++) {
         nulls[a] = slot->tts_isnull[a];
         if (nulls[a] || state->typbyval[a]) {
@@ -415,41 +417,64 @@ void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) 
     ResetExprContext(econtext);
 }
 
+// Rows filled a column at a time per tile: the tile's kept Datums (row_stride × 8 bytes a row)
+// and its rows of the batch stay in L1 while each column is converted, instead of a strided
+// pass over the whole batch per column.
+constexpr int kFillTileRows = 64;
+
 template <typename Feature, typename Read>
-void fill_column(PredictBatchState* state, InputState* input, Feature* batch, int f, AttrNumber column, Read read) {
-    const int width = state->child_width;
+void fill_column(PredictBatchState* state, InputState* input, Feature* batch, int f, AttrNumber column,
+                 int first, int last, Read read) {
+    const int width = state->row_stride;
     const int features = input->num_features;
     const Datum* values = state->values + (column - 1);
     const bool* nulls = state->nulls + (column - 1);
     Feature* x = batch + f;
-    for (int r = 0; r < state->count; r++)
+    for (int r = first; r < last; r++)
         x[(size_t)r * features] = nulls[(size_t)r * width] ? (Feature)NAN : (Feature)read(values[(size_t)r * width]);
 }
 
 template <typename Feature>
 void fill_columns(PredictBatchState* state, InputState* input, Feature* x) {
-    for (int f = 0; f < input->num_features; f++) {
-        AttrNumber column = input->column[f];
-        if (column == 0) continue;
-        if (input->convert[f] == NULL) {  // text: dictionary-encoded, one hash lookup a row
-            const BoundModel* model = input->model;
-            const char* name = input->text_column[f];
-            fill_column(state, input, x, f, column,
-                        [model, f, name](Datum v) { return encode_text_feature(model, f, v, name); });
-            continue;
-        }
-        switch (input->column_type[f]) {
-            case FLOAT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat4(v); }); break;
-            case FLOAT8OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat8(v); }); break;
-            case INT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt32(v); }); break;
-            // via float64 as from_int8 and a library given float64 rows: above 2^53 a direct int64 -> float
-            // rounding can differ
-            case INT8OID: fill_column(state, input, x, f, column, [](Datum v) { return (double)DatumGetInt64(v); }); break;
-            case INT2OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt16(v); }); break;
-            case BOOLOID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetBool(v) ? 1 : 0; }); break;
-            default: {
-                FeatureConverter convert = input->convert[f];
-                fill_column(state, input, x, f, column, [convert](Datum v) { return convert(v); });
+    for (int first = 0; first < state->count; first += kFillTileRows) {
+        const int last = Min(first + kFillTileRows, state->count);
+        for (int f = 0; f < input->num_features; f++) {
+            AttrNumber column = input->column[f];
+            if (column == 0) continue;
+            if (input->convert[f] == NULL) {  // text: dictionary-encoded, one hash lookup a row
+                const BoundModel* model = input->model;
+                const char* name = input->text_column[f];
+                fill_column(state, input, x, f, column, first, last,
+                            [model, f, name](Datum v) { return encode_text_feature(model, f, v, name); });
+                continue;
+            }
+            switch (input->column_type[f]) {
+                case FLOAT4OID:
+                    fill_column(state, input, x, f, column, first, last, [](Datum v) { return DatumGetFloat4(v); });
+                    break;
+                case FLOAT8OID:
+                    fill_column(state, input, x, f, column, first, last, [](Datum v) { return DatumGetFloat8(v); });
+                    break;
+                case INT4OID:
+                    fill_column(state, input, x, f, column, first, last, [](Datum v) { return DatumGetInt32(v); });
+                    break;
+                // via float64 as from_int8 and a library given float64 rows: above 2^53 a direct int64 -> float
+                // rounding can differ
+                case INT8OID:
+                    fill_column(state, input, x, f, column, first, last,
+                                [](Datum v) { return (double)DatumGetInt64(v); });
+                    break;
+                case INT2OID:
+                    fill_column(state, input, x, f, column, first, last, [](Datum v) { return DatumGetInt16(v); });
+                    break;
+                case BOOLOID:
+                    fill_column(state, input, x, f, column, first, last,
+                                [](Datum v) { return DatumGetBool(v) ? 1 : 0; });
+                    break;
+                default: {
+                    FeatureConverter convert = input->convert[f];
+                    fill_column(state, input, x, f, column, first, last, [convert](Datum v) { return convert(v); });
+                }
             }
         }
     }
@@ -562,8 +587,8 @@ TupleTableSlot* exec(CustomScanState* node) {
         ResetExprContext(econtext);
         MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
         ExecClearTuple(scan);
-        memcpy(scan->tts_values, state->values + (size_t)row * state->child_width, sizeof(Datum) * passthrough);
-        memcpy(scan->tts_isnull, state->nulls + (size_t)row * state->child_width, sizeof(bool) * passthrough);
+        memcpy(scan->tts_values, state->values + (size_t)row * state->row_stride, sizeof(Datum) * passthrough);
+        memcpy(scan->tts_isnull, state->nulls + (size_t)row * state->row_stride, sizeof(bool) * passthrough);
         for (int j = 0; j < state->plan->num_outputs; j++)
             scan->tts_values[passthrough + j] =
                 output_value(state, &state->plan->outputs[j], row, &scan->tts_isnull[passthrough + j]);
