@@ -131,39 +131,60 @@ inline void levels(const Block& b, const __m512i* key, __mmask16* d) {
     }
 }
 
-// Scores rows [begin, end): per row, its keys in registers, every block of every group.
+// Scores rows [begin, end), 16 at a time: per row, its keys in registers and every block of
+// every group; then each group's 16 lane sums of the 16 rows are added up in lane order, a
+// vector of rows at a time (the portable path's order, without a chain of 16 scalar adds a row).
 template <int FW, int D>
 void score_rows(const PackedView& v, const Block* blocks, const float* x, int64_t begin, int64_t end,
                 int64_t cols, float* margins) {
     const int G = v.num_groups;
     const int F = v.num_features;
-    alignas(64) float acc[16];
-    for (int64_t r = begin; r < end; ++r) {
-        const float* row = x + r * cols;
-        __m512i key[FW / 16];
-        __mmask16 nan = 0;
-        for (int i = 0; i < FW / 16; ++i) {
-            const int first = 16 * i;
-            const __mmask16 m = first >= F ? 0 : (F - first >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (F - first)) - 1));
-            const __m512 xv = _mm512_maskz_loadu_ps(m, row + first);
-            key[i] = order_keys(xv);
-            nan |= _mm512_mask_cmp_ps_mask(m, xv, xv, _CMP_UNORD_Q);
+    std::vector<float, std::allocator<float>> sums(size_t(G) * 256 + 16);
+    float* tile = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(sums.data()) + 63) & ~uintptr_t(63));
+    const __m512i by_row = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                              _mm512_set1_epi32(16));
+    for (int64_t r0 = begin; r0 < end; r0 += 16) {
+        const int n = int(std::min<int64_t>(16, end - r0));
+        for (int i = 0; i < n; ++i) {
+            const float* row = x + (r0 + i) * cols;
+            __m512i key[FW / 16];
+            __mmask16 nan = 0;
+            for (int k = 0; k < FW / 16; ++k) {
+                const int first = 16 * k;
+                const __mmask16 m = first >= F ? 0 : (F - first >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (F - first)) - 1));
+                const __m512 xv = _mm512_maskz_loadu_ps(m, row + first);
+                key[k] = order_keys(xv);
+                nan |= _mm512_mask_cmp_ps_mask(m, xv, xv, _CMP_UNORD_Q);
+            }
+            int64_t b = 0;
+            while (b < v.units) {
+                const int g = v.block_group()[b];
+                __m512 sum = _mm512_setzero_ps();
+                for (; b < v.units && v.block_group()[b] == g; ++b) {
+                    __mmask16 d[kMaxShallowDepth];
+                    if (nan) levels<FW, true, D, 0>(blocks[b], key, d);
+                    else levels<FW, false, D, 0>(blocks[b], key, d);
+                    sum = _mm512_add_ps(sum, _mm512_castsi512_ps(pick<D>(blocks[b].leaves, d)));
+                }
+                _mm512_store_ps(tile + g * 256 + i * 16, sum);
+            }
         }
-        std::fill(margins + r * G, margins + (r + 1) * G, 0.0f);
+        std::fill(margins + r0 * G, margins + (r0 + n) * G, 0.0f);
+        const __mmask16 live = n == 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
         int64_t b = 0;
         while (b < v.units) {
             const int g = v.block_group()[b];
-            __m512 sum = _mm512_setzero_ps();
-            for (; b < v.units && v.block_group()[b] == g; ++b) {
-                __mmask16 d[kMaxShallowDepth];
-                if (nan) levels<FW, true, D, 0>(blocks[b], key, d);
-                else levels<FW, false, D, 0>(blocks[b], key, d);
-                sum = _mm512_add_ps(sum, _mm512_castsi512_ps(pick<D>(blocks[b].leaves, d)));
+            while (b < v.units && v.block_group()[b] == g) ++b;
+            __m512 total = _mm512_setzero_ps();  // lane order, as the portable path
+            for (int lane = 0; lane < kLanes; ++lane)
+                total = _mm512_add_ps(total, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, by_row, tile + g * 256 + lane, 4));
+            if (G == 1) {
+                _mm512_mask_storeu_ps(margins + r0, live, total);
+            } else {
+                alignas(64) float t[16];
+                _mm512_store_ps(t, total);
+                for (int i = 0; i < n; ++i) margins[(r0 + i) * G + g] = t[i];
             }
-            _mm512_store_ps(acc, sum);
-            float total = 0.0f;  // lane order, as the portable path
-            for (int lane = 0; lane < kLanes; ++lane) total += acc[lane];
-            margins[r * G + g] = total;
         }
     }
 }
