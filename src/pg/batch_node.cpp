@@ -32,6 +32,11 @@ constexpr int first_batch_rows = 64;  // batches grow ×4 from here, so LIMIT 5 
 // row), so a model with very wide rows gets shorter batches instead of gigabytes (README).
 constexpr size_t batch_memory_budget = (size_t)256 << 20;
 
+struct DirectRead {
+    int attr;     // child column, 0-based
+    int feature;
+};
+
 struct InputState {
     const BatchInput* plan;
     BoundModel* model;           // NULL under EXPLAIN without ANALYZE
@@ -40,6 +45,7 @@ struct InputState {
     // FeatureSource::Columns: a child column, or an expression evaluated per row
     AttrNumber* column;          // per feature: child attno filled a column at a time from the
                                  // kept values (passed through, or a by-value column), or 0
+                                 // (also for the float4/float8 reads below)
     AttrNumber* row_column;      // per feature: child attno of a by-reference column only the
                                  // model reads: converted while the child's tuple is current
     Oid* column_type;            // per feature, when column != 0
@@ -48,6 +54,12 @@ struct InputState {
     const char** text_column;    // per text feature: its name, for error messages
     int* per_row_features;       // the features read per row (row_column or feature_expr)
     int num_per_row_features;
+    // real and double precision columns (by value): converted from the child's slot straight
+    // into the batch row by keep_row (no kept Datum, no second pass)
+    DirectRead* float4_reads;
+    int num_float4_reads;
+    DirectRead* float8_reads;
+    int num_float8_reads;
     // FeatureSource::Row / Array: one expression
     ExprState* argument;
     RowReader* reader;
@@ -162,6 +174,8 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         input->feature_expr = (ExprState**)palloc0(sizeof(ExprState*) * features);
         input->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * features);
         input->text_column = (const char**)palloc0(sizeof(char*) * features);
+        input->float4_reads = (DirectRead*)palloc0(sizeof(DirectRead) * features);
+        input->float8_reads = (DirectRead*)palloc0(sizeof(DirectRead) * features);
         int f = 0;
         ListCell* lc;
         foreach (lc, plan->exprs) {
@@ -170,7 +184,13 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
             if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR) {
                 AttrNumber attno = ((Var*)expr)->varattno;
                 state->last_needed = Max(state->last_needed, attno);
-                if (attno <= state->plan->passthrough) {
+                if ((type == FLOAT4OID || type == FLOAT8OID) && state->typbyval[attno - 1]) {
+                    DirectRead read = {attno - 1, f};
+                    if (type == FLOAT4OID)
+                        input->float4_reads[input->num_float4_reads++] = read;
+                    else
+                        input->float8_reads[input->num_float8_reads++] = read;
+                } else if (attno <= state->plan->passthrough) {
                     input->column[f] = attno;
                 } else if (state->typbyval[attno - 1] && converter_for_type(type) != NULL) {
                     // Only the model reads it: its Datum is kept like a passed-through one.
@@ -335,10 +355,25 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     INSTR_TIME_SET_ZERO(state->model_time);
 }
 
+// An input's real and double precision features of the child's current tuple, into its row
+// of the batch: the same conversions as fill_column's.
+template <typename Feature>
+void read_direct(const InputState* input, const TupleTableSlot* slot, Feature* x) {
+    for (int k = 0; k < input->num_float4_reads; k++) {
+        const DirectRead& d = input->float4_reads[k];
+        x[d.feature] = slot->tts_isnull[d.attr] ? (Feature)NAN : (Feature)DatumGetFloat4(slot->tts_values[d.attr]);
+    }
+    for (int k = 0; k < input->num_float8_reads; k++) {
+        const DirectRead& d = input->float8_reads[k];
+        x[d.feature] = slot->tts_isnull[d.attr] ? (Feature)NAN : (Feature)DatumGetFloat8(slot->tts_values[d.attr]);
+    }
+}
+
 // Keeps one child tuple: the values passed through to the parent, by-reference ones copied
-// since the child reuses its slot, and the by-value columns only the model reads; the batch is
-// filled from these a column at a time (fill_columns). By-reference columns only the model
-// reads are converted from the slot by read_row_features instead.
+// since the child reuses its slot, and the other by-value columns only the model reads; the
+// batch is filled from these a column at a time (fill_columns). Real and double precision
+// features go straight into the batch (read_direct); by-reference columns only the model reads
+// are converted from the slot by read_row_features.
 void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
     // Deforms only up to the last column read: a 10-feature model over the first columns of a
     // wide table never touches the rest of the tuple.
@@ -359,6 +394,15 @@ void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
         int a = state->kept_columns[k] - 1;
         values[a] = slot->tts_values[a];
         nulls[a] = slot->tts_isnull[a];
+    }
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        InputState* input = &state->inputs[i];
+        if (input->num_float4_reads + input->num_float8_reads == 0) continue;
+        const size_t at = (size_t)row * input->num_features;
+        if (input->x64 != NULL)
+            read_direct(input, slot, input->x64 + at);
+        else
+            read_direct(input, slot, input->x32 + at);
     }
 }
 
