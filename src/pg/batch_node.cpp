@@ -359,14 +359,15 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
 // of the batch: the same conversions as fill_column's.
 template <typename Feature>
 void read_direct(const InputState* input, const TupleTableSlot* slot, Feature* x) {
-    for (int k = 0; k < input->num_float4_reads; k++) {
-        const DirectRead& d = input->float4_reads[k];
-        x[d.feature] = slot->tts_isnull[d.attr] ? (Feature)NAN : (Feature)DatumGetFloat4(slot->tts_values[d.attr]);
-    }
-    for (int k = 0; k < input->num_float8_reads; k++) {
-        const DirectRead& d = input->float8_reads[k];
-        x[d.feature] = slot->tts_isnull[d.attr] ? (Feature)NAN : (Feature)DatumGetFloat8(slot->tts_values[d.attr]);
-    }
+    // Local copies: x could alias the slot's fields as far as the compiler knows.
+    const Datum* values = slot->tts_values;
+    const bool* isnull = slot->tts_isnull;
+    const DirectRead* reads = input->float4_reads;
+    for (int k = 0, n = input->num_float4_reads; k < n; k++)
+        x[reads[k].feature] = isnull[reads[k].attr] ? (Feature)NAN : (Feature)DatumGetFloat4(values[reads[k].attr]);
+    reads = input->float8_reads;
+    for (int k = 0, n = input->num_float8_reads; k < n; k++)
+        x[reads[k].feature] = isnull[reads[k].attr] ? (Feature)NAN : (Feature)DatumGetFloat8(values[reads[k].attr]);
 }
 
 // Keeps one child tuple: the values passed through to the parent, by-reference ones copied
