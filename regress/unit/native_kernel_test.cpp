@@ -187,9 +187,11 @@ TEST(NativeKernel, NegativeZeroAndInfiniteThresholds) {
 
 // Every path this machine runs against the portable one, bit for bit (not within a tolerance):
 // feature counts on both sides of the 32 / 64 / 128 register layouts, < and <=, one and three
-// groups, rows with NaN and ±inf (random_inputs) and rows without.
+// groups, rows with NaN and ±inf (random_inputs) and rows without, shallow ensembles (AVX-512
+// scores depth ≤ 4 without ranks) and deep ones.
 TEST(NativeKernel, EveryPathIsBitIdenticalToPortable) {
     unsigned seed = 500;
+    for (int depth : {2, 4, 7})
     for (int features : {31, 32, 33, 63, 64, 65, 127, 128})
         for (spec::Comparison cmp : {spec::Comparison::Less, spec::Comparison::LessEqual})
             for (int groups : {1, 3}) {
@@ -197,7 +199,7 @@ TEST(NativeKernel, EveryPathIsBitIdenticalToPortable) {
                 spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity,
                                                           groups, features, cmp);
                 TreeShape shape;
-                shape.max_depth = 7;
+                shape.max_depth = depth;
                 shape.leaf_probability = 0.15;
                 testing::add_trees(p, rng, 53, shape);
                 const int64_t rows = 130;
@@ -210,7 +212,7 @@ TEST(NativeKernel, EveryPathIsBitIdenticalToPortable) {
                     const std::vector<float> got = native_margins(p, x, rows, isa);
                     ASSERT_EQ(portable.size(), got.size());
                     EXPECT_EQ(0, std::memcmp(portable.data(), got.data(), got.size() * sizeof(float)))
-                        << kernels::isa_name(isa) << " features " << features << " groups " << groups
+                        << kernels::isa_name(isa) << " depth " << depth << " features " << features << " groups " << groups
                         << (cmp == spec::Comparison::Less ? " <" : " <=");
                 }
             }

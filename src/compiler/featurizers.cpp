@@ -2,7 +2,7 @@
 // tensor ops over the whole batch, in float64 like scikit-learn.
 //   affine   h * scale + offset
 //   impute   where(isnan(h), statistics, h)
-//   one_hot  (h.index_select(1, column of each kept category) == categories) → 0/1
+//   one_hot  (h's column of each kept category == categories) → 0/1
 //   ordinal  the same comparison, then index_add_ of the matches' codes into their columns
 //   elementwise  the torch function of the numpy ufunc (sign and cbrt keep NaN explicitly)
 //   threshold  (h > t).double();  is_missing  isnan(h).double()
@@ -11,7 +11,7 @@
 //   bucketize  searchsorted of each column in its edges (padded with +inf); NaN kept
 //   monomials  prod(pow(h[:, None, :], powers), 2) with x^0 = 1
 //   kernel   matmul(h, svᵀ), then linear / poly / sigmoid of it; rbf exp(-γ‖x - s‖²) by cdist
-//   concat   index_select of each part's columns, its steps, cat
+//   concat   each part's columns (select_columns), its steps, cat
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -43,6 +43,18 @@ struct Emitter {
 
 int64_t size_of(const std::vector<double>& v) { return static_cast<int64_t>(v.size()); }
 
+// Columns `cols` of the [N, W] tensor `in` (their indices in the 1-D int64 buffer `index`): a
+// slice where they are an ascending run (a view, no copy), else a gather with the index
+// broadcast over the rows. Not index_select along dim 1: ATen copies that one element per
+// memcpy call (1.6 ms vs 0.4 ms for 15 columns of a 4096-row float64 batch, torch 1.13).
+std::string select_columns(const std::string& in, const std::string& index, const std::vector<int64_t>& cols) {
+    bool run = !cols.empty();
+    for (size_t i = 1; i < cols.size() && run; ++i) run = cols[i] == cols[i - 1] + 1;
+    if (run) return in + "[:, " + std::to_string(cols.front()) + ":" + std::to_string(cols.back() + 1) + "]";
+    return "torch.gather(" + in + ", 1, self." + index + ".unsqueeze(0).expand(" + in + ".size(0), " +
+           std::to_string(cols.size()) + "))";
+}
+
 // The comparison of each (column, category) pair shared by one_hot and ordinal: a bool [N, K]
 // expression in `eq`. `keep(c, k)` chooses the pairs.
 template <typename Keep>
@@ -64,7 +76,7 @@ std::string emit_matches(Emitter& e, const std::string& in, const std::vector<st
     e.parts.buffers.push_back(make_i64(pre + "column", {K}, column_of));
     e.parts.buffers.push_back(make_f64(pre + "category", {K}, value));
     const std::string v = e.var(), eq = e.var();
-    e.line(v + " = " + in + ".index_select(1, self." + pre + "column)");
+    e.line(v + " = " + select_columns(in, pre + "column", column_of));
     std::string expr = "(" + v + " == self." + pre + "category)";
     if (any_nan) {
         e.parts.buffers.push_back(make_bool(pre + "nan", {K}, is_nan));
@@ -300,7 +312,7 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
             std::vector<int64_t> cols(part.columns.begin(), part.columns.end());
             e.parts.buffers.push_back(make_i64(name, {static_cast<int64_t>(cols.size())}, cols));
             const std::string in = e.var();
-            e.line(in + " = " + h + ".index_select(1, self." + name + ")");
+            e.line(in + " = " + select_columns(h, name, cols));
             int64_t w = static_cast<int64_t>(cols.size());
             std::string r = in;
             for (const spec::Step& sub : part.steps) r = emit_step(e, sub, r, w);

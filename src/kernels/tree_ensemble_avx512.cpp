@@ -272,6 +272,7 @@ void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end
 bool avx512_compiled() { return true; }
 
 void score_perfect_avx512(const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins) {
+    if (score_shallow_avx512(v, x, rows, cols, margins)) return;
     auto run = [&](auto fw) {
         constexpr int FW = decltype(fw)::value;
         parallel_for(0, rows, kBlockRows, [&](int64_t begin, int64_t end) {

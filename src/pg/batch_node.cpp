@@ -32,6 +32,11 @@ constexpr int first_batch_rows = 64;  // batches grow ×4 from here, so LIMIT 5 
 // row), so a model with very wide rows gets shorter batches instead of gigabytes (README).
 constexpr size_t batch_memory_budget = (size_t)256 << 20;
 
+struct DirectRead {
+    int attr;     // child column, 0-based
+    int feature;
+};
+
 struct InputState {
     const BatchInput* plan;
     BoundModel* model;           // NULL under EXPLAIN without ANALYZE
@@ -40,6 +45,7 @@ struct InputState {
     // FeatureSource::Columns: a child column, or an expression evaluated per row
     AttrNumber* column;          // per feature: child attno filled a column at a time from the
                                  // kept values (passed through, or a by-value column), or 0
+                                 // (also for the float4/float8 reads below)
     AttrNumber* row_column;      // per feature: child attno of a by-reference column only the
                                  // model reads: converted while the child's tuple is current
     Oid* column_type;            // per feature, when column != 0
@@ -48,6 +54,12 @@ struct InputState {
     const char** text_column;    // per text feature: its name, for error messages
     int* per_row_features;       // the features read per row (row_column or feature_expr)
     int num_per_row_features;
+    // real and double precision columns (by value): converted from the child's slot straight
+    // into the batch row by keep_row (no kept Datum, no second pass)
+    DirectRead* float4_reads;
+    int num_float4_reads;
+    DirectRead* float8_reads;
+    int num_float8_reads;
     // FeatureSource::Row / Array: one expression
     ExprState* argument;
     RowReader* reader;
@@ -68,7 +80,7 @@ struct PredictBatchState {
     InputState* inputs;
     int capacity;                // pg_predict.batch_size (gpu_batch_size if the GPU may score)
     int target;                  // rows to pull for the next batch
-    int child_width;             // columns of the child's tuples (the stride of values/nulls)
+    int row_stride;              // columns kept per row, 1 .. last_needed (the stride of values/nulls)
     int16* typlen;
     bool* typbyval;
     // By-value feature columns the parent does not need, kept (Datum and null flag) in values/
@@ -79,7 +91,7 @@ struct PredictBatchState {
     bool per_row_reads;          // some input reads features per row (expressions, by-reference
                                  // columns, row or array arguments)
     bool programs_loaded;        // load_programs ran (at the first batch)
-    Datum* values;               // allocated_rows × child_width
+    Datum* values;               // allocated_rows × row_stride
     int allocated_rows;          // rows the buffers hold: grown with the batch (reserve_rows)
     MemoryContext buffer_context;
     bool* nulls;
@@ -162,6 +174,8 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         input->feature_expr = (ExprState**)palloc0(sizeof(ExprState*) * features);
         input->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * features);
         input->text_column = (const char**)palloc0(sizeof(char*) * features);
+        input->float4_reads = (DirectRead*)palloc0(sizeof(DirectRead) * features);
+        input->float8_reads = (DirectRead*)palloc0(sizeof(DirectRead) * features);
         int f = 0;
         ListCell* lc;
         foreach (lc, plan->exprs) {
@@ -170,7 +184,13 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
             if (IsA(expr, Var) && ((Var*)expr)->varno == OUTER_VAR) {
                 AttrNumber attno = ((Var*)expr)->varattno;
                 state->last_needed = Max(state->last_needed, attno);
-                if (attno <= state->plan->passthrough) {
+                if ((type == FLOAT4OID || type == FLOAT8OID) && state->typbyval[attno - 1]) {
+                    DirectRead read = {attno - 1, f};
+                    if (type == FLOAT4OID)
+                        input->float4_reads[input->num_float4_reads++] = read;
+                    else
+                        input->float8_reads[input->num_float8_reads++] = read;
+                } else if (attno <= state->plan->passthrough) {
                     input->column[f] = attno;
                 } else if (state->typbyval[attno - 1] && converter_for_type(type) != NULL) {
                     // Only the model reads it: its Datum is kept like a passed-through one.
@@ -213,7 +233,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
 
 // Bytes one row of a batch takes in this node's buffers.
 size_t row_bytes(const PredictBatchState* state) {
-    size_t bytes = (size_t)Max(state->child_width, 1) * (sizeof(Datum) + sizeof(bool));
+    size_t bytes = (size_t)Max(state->row_stride, 1) * (sizeof(Datum) + sizeof(bool));
     for (int i = 0; i < state->plan->num_inputs; i++) {
         const InputState* input = &state->inputs[i];
         bytes += (size_t)Max(input->num_features, 1) * (input->reads_float64 ? sizeof(double) : sizeof(float)) +
@@ -257,7 +277,7 @@ void reserve_rows(PredictBatchState* state, int rows) {
                                                     sizeof(float) * (size_t)rows * Max(input->width, 1));
         input->row_null = (bool*)MemoryContextAllocZero(state->buffer_context, sizeof(bool) * rows);
     }
-    size_t cells = (size_t)rows * Max(state->child_width, 1);
+    size_t cells = (size_t)rows * Max(state->row_stride, 1);
     if (state->values != NULL) pfree(state->values);
     if (state->nulls != NULL) pfree(state->nulls);
     state->values = NULL;
@@ -312,7 +332,6 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
 
     outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
     TupleDesc child = ExecGetResultType(outerPlanState(node));
-    state->child_width = child->natts;
     state->typlen = (int16*)palloc0(sizeof(int16) * Max(child->natts, 1));
     state->typbyval = (bool*)palloc0(sizeof(bool) * Max(child->natts, 1));
     for (int a = 0; a < child->natts; a++) {
@@ -325,6 +344,9 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     state->inputs = (InputState*)palloc0(sizeof(InputState) * Max(state->plan->num_inputs, 1));
     for (int i = 0; i < state->plan->num_inputs; i++)
         init_input(state, &state->inputs[i], &state->plan->inputs[i], estate, explain_only);
+    // Nothing past the last column read is kept: a 10-feature model over the first columns of
+    // a 200-column table keeps 11 Datums a row, and its batch stays dense in the cache.
+    state->row_stride = state->last_needed;
     if (explain_only) return;
     // The planner checked each call against the version it planned for (the one bound here);
     // a call sharing another's input was not looked at there.
@@ -342,16 +364,32 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     INSTR_TIME_SET_ZERO(state->model_time);
 }
 
+// An input's real and double precision features of the child's current tuple, into its row
+// of the batch: the same conversions as fill_column's.
+template <typename Feature>
+void read_direct(const InputState* input, const TupleTableSlot* slot, Feature* x) {
+    // Local copies: x could alias the slot's fields as far as the compiler knows.
+    const Datum* values = slot->tts_values;
+    const bool* isnull = slot->tts_isnull;
+    const DirectRead* reads = input->float4_reads;
+    for (int k = 0, n = input->num_float4_reads; k < n; k++)
+        x[reads[k].feature] = isnull[reads[k].attr] ? (Feature)NAN : (Feature)DatumGetFloat4(values[reads[k].attr]);
+    reads = input->float8_reads;
+    for (int k = 0, n = input->num_float8_reads; k < n; k++)
+        x[reads[k].feature] = isnull[reads[k].attr] ? (Feature)NAN : (Feature)DatumGetFloat8(values[reads[k].attr]);
+}
+
 // Keeps one child tuple: the values passed through to the parent, by-reference ones copied
-// since the child reuses its slot, and the by-value columns only the model reads; the batch is
-// filled from these a column at a time (fill_columns). By-reference columns only the model
-// reads are converted from the slot by read_row_features instead.
+// since the child reuses its slot, and the other by-value columns only the model reads; the
+// batch is filled from these a column at a time (fill_columns). Real and double precision
+// features go straight into the batch (read_direct); by-reference columns only the model reads
+// are converted from the slot by read_row_features.
 void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
     // Deforms only up to the last column read: a 10-feature model over the first columns of a
     // wide table never touches the rest of the tuple.
     slot_getsomeattrs(slot, state->last_needed);
-    Datum* values = state->values + (size_t)row * state->child_width;
-    bool* nulls = state->nulls + (size_t)row * state->child_width;
+    Datum* values = state->values + (size_t)row * state->row_stride;
+    bool* nulls = state->nulls + (size_t)row * state->row_stride;
     for (int a = 0; a < state->plan->passthrough; a++) {
         nulls[a] = slot->tts_isnull[a];
         if (nulls[a] || state->typbyval[a]) {
@@ -366,6 +404,15 @@ void keep_row(PredictBatchState* state, TupleTableSlot* slot, int row) {
         int a = state->kept_columns[k] - 1;
         values[a] = slot->tts_values[a];
         nulls[a] = slot->tts_isnull[a];
+    }
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        InputState* input = &state->inputs[i];
+        if (input->num_float4_reads + input->num_float8_reads == 0) continue;
+        const size_t at = (size_t)row * input->num_features;
+        if (input->x64 != NULL)
+            read_direct(input, slot, input->x64 + at);
+        else
+            read_direct(input, slot, input->x32 + at);
     }
 }
 
@@ -424,41 +471,64 @@ void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) 
     ResetExprContext(econtext);
 }
 
+// Rows filled a column at a time per tile: the tile's kept Datums (row_stride × 8 bytes a row)
+// and its rows of the batch stay in L1 while each column is converted, instead of a strided
+// pass over the whole batch per column.
+constexpr int kFillTileRows = 64;
+
 template <typename Feature, typename Read>
-void fill_column(PredictBatchState* state, InputState* input, Feature* batch, int f, AttrNumber column, Read read) {
-    const int width = state->child_width;
+void fill_column(PredictBatchState* state, InputState* input, Feature* batch, int f, AttrNumber column,
+                 int first, int last, Read read) {
+    const int width = state->row_stride;
     const int features = input->num_features;
     const Datum* values = state->values + (column - 1);
     const bool* nulls = state->nulls + (column - 1);
     Feature* x = batch + f;
-    for (int r = 0; r < state->count; r++)
+    for (int r = first; r < last; r++)
         x[(size_t)r * features] = nulls[(size_t)r * width] ? (Feature)NAN : (Feature)read(values[(size_t)r * width]);
 }
 
 template <typename Feature>
 void fill_columns(PredictBatchState* state, InputState* input, Feature* x) {
-    for (int f = 0; f < input->num_features; f++) {
-        AttrNumber column = input->column[f];
-        if (column == 0) continue;
-        if (input->convert[f] == NULL) {  // text: dictionary-encoded, one hash lookup a row
-            const BoundModel* model = input->model;
-            const char* name = input->text_column[f];
-            fill_column(state, input, x, f, column,
-                        [model, f, name](Datum v) { return encode_text_feature(model, f, v, name); });
-            continue;
-        }
-        switch (input->column_type[f]) {
-            case FLOAT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat4(v); }); break;
-            case FLOAT8OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetFloat8(v); }); break;
-            case INT4OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt32(v); }); break;
-            // via float64 as from_int8 and a library given float64 rows: above 2^53 a direct int64 -> float
-            // rounding can differ
-            case INT8OID: fill_column(state, input, x, f, column, [](Datum v) { return (double)DatumGetInt64(v); }); break;
-            case INT2OID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetInt16(v); }); break;
-            case BOOLOID: fill_column(state, input, x, f, column, [](Datum v) { return DatumGetBool(v) ? 1 : 0; }); break;
-            default: {
-                FeatureConverter convert = input->convert[f];
-                fill_column(state, input, x, f, column, [convert](Datum v) { return convert(v); });
+    for (int first = 0; first < state->count; first += kFillTileRows) {
+        const int last = Min(first + kFillTileRows, state->count);
+        for (int f = 0; f < input->num_features; f++) {
+            AttrNumber column = input->column[f];
+            if (column == 0) continue;
+            if (input->convert[f] == NULL) {  // text: dictionary-encoded, one hash lookup a row
+                const BoundModel* model = input->model;
+                const char* name = input->text_column[f];
+                fill_column(state, input, x, f, column, first, last,
+                            [model, f, name](Datum v) { return encode_text_feature(model, f, v, name); });
+                continue;
+            }
+            switch (input->column_type[f]) {
+                case FLOAT4OID:
+                    fill_column(state, input, x, f, column, first, last, [](Datum v) { return DatumGetFloat4(v); });
+                    break;
+                case FLOAT8OID:
+                    fill_column(state, input, x, f, column, first, last, [](Datum v) { return DatumGetFloat8(v); });
+                    break;
+                case INT4OID:
+                    fill_column(state, input, x, f, column, first, last, [](Datum v) { return DatumGetInt32(v); });
+                    break;
+                // via float64 as from_int8 and a library given float64 rows: above 2^53 a direct int64 -> float
+                // rounding can differ
+                case INT8OID:
+                    fill_column(state, input, x, f, column, first, last,
+                                [](Datum v) { return (double)DatumGetInt64(v); });
+                    break;
+                case INT2OID:
+                    fill_column(state, input, x, f, column, first, last, [](Datum v) { return DatumGetInt16(v); });
+                    break;
+                case BOOLOID:
+                    fill_column(state, input, x, f, column, first, last,
+                                [](Datum v) { return DatumGetBool(v) ? 1 : 0; });
+                    break;
+                default: {
+                    FeatureConverter convert = input->convert[f];
+                    fill_column(state, input, x, f, column, first, last, [convert](Datum v) { return convert(v); });
+                }
             }
         }
     }
@@ -572,8 +642,8 @@ TupleTableSlot* exec(CustomScanState* node) {
         ResetExprContext(econtext);
         MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
         ExecClearTuple(scan);
-        memcpy(scan->tts_values, state->values + (size_t)row * state->child_width, sizeof(Datum) * passthrough);
-        memcpy(scan->tts_isnull, state->nulls + (size_t)row * state->child_width, sizeof(bool) * passthrough);
+        memcpy(scan->tts_values, state->values + (size_t)row * state->row_stride, sizeof(Datum) * passthrough);
+        memcpy(scan->tts_isnull, state->nulls + (size_t)row * state->row_stride, sizeof(bool) * passthrough);
         for (int j = 0; j < state->plan->num_outputs; j++)
             scan->tts_values[passthrough + j] =
                 output_value(state, &state->plan->outputs[j], row, &scan->tts_isnull[passthrough + j]);

@@ -13,10 +13,19 @@ namespace pg_predict::runtime {
 
 namespace {
 
+// Eight bytes a step (category values are short: one or two steps), not FNV's byte a step.
 uint64_t hash_bytes(const char* data, size_t length) {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (size_t i = 0; i < length; i++) h = (h ^ (unsigned char)data[i]) * 1099511628211ull;
-    return h;
+    uint64_t h = (length + 1) * 0x9E3779B97F4A7C15ull;
+    for (; length >= 8; data += 8, length -= 8) {
+        uint64_t w;
+        std::memcpy(&w, data, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    std::memcpy(&w, data, length);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    return h ^ (h >> 29);
 }
 
 struct Dictionary {

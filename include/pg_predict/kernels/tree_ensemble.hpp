@@ -141,6 +141,9 @@ void score_perfect_portable(const PackedView&, const float* x, int64_t rows, int
 bool avx512_compiled();
 void score_perfect_avx512(const PackedView&, const float* x, int64_t rows, int64_t cols,
                           float* margins);
+// Depth ≤ 4, ≤ 64 features: scores without ranks (tree_ensemble_shallow_avx512.cpp); false,
+// touching nothing, where it does not apply.
+bool score_shallow_avx512(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
 bool avx2_compiled();
 void score_perfect_avx2(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
 bool neon_compiled();
