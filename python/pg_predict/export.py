@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from . import cluster, featurizers, linear, naive_bayes, neural, svm, trees
+from . import cluster, featurizers, linear, model_selection, naive_bayes, neural, svm, trees
 from ._common import Context, ExportError, describe, label
 
 FORMAT_VERSION = 1
@@ -23,7 +23,8 @@ CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_baye
 
 def supported():
     """The estimator class names export() knows: {'featurizers': [...], 'models': [...]}."""
-    return {"composition": ["Pipeline", "ColumnTransformer", "FeatureUnion"],
+    return {"composition": ["Pipeline", "ColumnTransformer", "FeatureUnion",
+                            *model_selection.SEARCHES],
             "featurizers": sorted(featurizers.FEATURIZERS),
             "models": sorted(MODELS)}
 
@@ -37,6 +38,7 @@ def export(estimator, feature_names=None):
     import sklearn
 
     _check_fitted(estimator)
+    estimator = model_selection.unwrap(estimator)
     names = _input_names(estimator, feature_names)
     ctx = Context(names)
     chain = _flatten(estimator, ctx)
@@ -145,14 +147,19 @@ def _is_transformer(est):
 
 
 def _flatten(est, ctx, name=None):
-    """A Pipeline's steps, nested Pipelines included, as [(name, estimator)]."""
+    """A Pipeline's steps, nested Pipelines and searches' best estimators included, as
+    [(name, estimator)]."""
+    est = model_selection.unwrap(est, ctx)
     if type(est).__name__ == "Pipeline":
         out = []
         for step_name, step in est.steps:
             if _is_passthrough(step):
                 continue
             label_ = f"{name}.{step_name}" if name else step_name
+            outer = list(ctx.path)
+            ctx.path = outer + [label_]  # for a refusal of a search's unwrapping
             out += _flatten(step, ctx, label_)
+            ctx.path = outer
         return out
     return [(name, est)]
 
@@ -176,7 +183,7 @@ def _transform(est, sources, ctx):
     if n_in is not None and n_in != len(sources):
         ctx.refuse(est, None, f"it was fitted on {n_in} features, the vector it reads has "
                    f"{len(sources)}")
-    if kind == "Pipeline":
+    if kind == "Pipeline" or kind in model_selection.SEARCHES:
         return _transform_chain(_flatten(est, ctx), sources, ctx)
     if kind == "ColumnTransformer":
         return _column_transformer(est, sources, ctx)

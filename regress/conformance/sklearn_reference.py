@@ -253,9 +253,13 @@ def _isolation_forest(step, X):
 
 
 LINEAR_CLASSIFIERS = {"LogisticRegression", "SGDClassifier", "LinearSVC", "Perceptron",
-                      "RidgeClassifier"}
+                      "RidgeClassifier", "LogisticRegressionCV", "RidgeClassifierCV"}
 LINEAR_REGRESSORS = {"LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDRegressor",
-                     "LinearSVR"}
+                     "LinearSVR", "RidgeCV", "LassoCV", "ElasticNetCV", "Lars", "LarsCV",
+                     "LassoLars", "LassoLarsCV", "LassoLarsIC", "OrthogonalMatchingPursuit",
+                     "OrthogonalMatchingPursuitCV", "HuberRegressor", "QuantileRegressor",
+                     "BayesianRidge", "ARDRegression", "TheilSenRegressor"}
+GLMS = {"PoissonRegressor", "GammaRegressor", "TweedieRegressor"}
 
 
 def _modified_huber(d, classes):
@@ -294,6 +298,12 @@ def _model(step, X, classes):
         return np.asarray(classes, dtype=np.float64)[idx], proba
     if t in LINEAR_REGRESSORS:
         return X @ _arr(step["coef"]) + _num(step["intercept"]), None
+    if t in GLMS:
+        eta = X @ _arr(step["coef"]) + _num(step["intercept"])
+        return (np.exp(eta) if step["link"] == "log" else eta), None
+    if t == "PLSRegression":
+        Z = (X - _arr(step["x_mean"])) / _arr(step["x_std"])
+        return Z @ _arr(step["coef"]) + _num(step["intercept"]), None
     Xf = X.astype(np.float32)
     if t in ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier"):
         total = 0

@@ -150,6 +150,8 @@ void linear_regressor(const JsonReader&, int32_t, spec::Pipeline&);  // LinearRe
 void logistic_regression(const JsonReader&, int32_t, spec::Pipeline&);
 void sgd_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void decision_classifier(const JsonReader&, int32_t, spec::Pipeline&);  // LinearSVC, Perceptron, RidgeClassifier
+void glm_regressor(const JsonReader&, int32_t, spec::Pipeline&);  // PoissonRegressor, GammaRegressor, TweedieRegressor
+void pls_regression(const JsonReader&, int32_t, spec::Pipeline&);
 
 // trees.cpp
 void decision_tree_classifier(const JsonReader&, int32_t, spec::Pipeline&);
