@@ -2,21 +2,22 @@
 
 The walk: a Pipeline is flattened into its steps; the last one must be a model, the others are
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
-FeatureUnion (here). Models are in linear.py, trees.py, naive_bayes.py, neural.py, svm.py and
-cluster.py."""
+FeatureUnion (here). Models are in linear.py, trees.py, naive_bayes.py, neural.py, svm.py,
+cluster.py and mixture.py; model_selection.py unwraps GridSearchCV / RandomizedSearchCV."""
 
 import numbers
 
 import numpy as np
 
-from . import cluster, featurizers, linear, model_selection, naive_bayes, neural, svm, trees
+from . import (cluster, featurizers, linear, mixture, model_selection, naive_bayes, neural, svm,
+               trees)
 from ._common import Context, ExportError, describe, label
 
 FORMAT_VERSION = 1
 
 MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,
           **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
-          **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS}
+          **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES}
 CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
                | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS))
 
@@ -70,6 +71,10 @@ def export(estimator, feature_names=None):
         # predict gives the cluster index: a classifier over 0..k-1 without probabilities.
         doc["task"] = "classification"
         doc["classes"] = cluster.classes(model)
+    elif kind in mixture.MIXTURES:
+        # predict gives the component index, predict_proba the responsibilities.
+        doc["task"] = "classification"
+        doc["classes"] = mixture.classes(model)
     else:
         doc["task"] = "regression"
     doc["steps"] = steps + [step]

@@ -137,6 +137,14 @@ OPERATORS = [
              "link log, identity, or auto (identity for `power` <= 0, else log)"),
     Operator("PLSRegression", "regressor", "`affine` ((x − x_mean) / x_std) + `linear`",
              "single target"),
+    # mixtures
+    Operator("GaussianMixture", "clustering",
+             "diag / spherical: as GaussianNB; full / tied: `project` + square per component, "
+             "`linear` + softmax",
+             "predict = component index, predict_proba = the responsibilities; models.task says "
+             "classification (classes 0..k−1); every covariance type"),
+    Operator("BayesianGaussianMixture", "clustering", "as GaussianMixture",
+             "as GaussianMixture; both weight concentration priors"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

@@ -95,6 +95,8 @@ class Case:
             self.classes = getattr(final, "classes_", None)
             if self.classes is None and hasattr(final, "cluster_centers_"):
                 self.classes = np.arange(len(final.cluster_centers_))
+            if self.classes is None and hasattr(final, "precisions_cholesky_"):  # mixtures
+                self.classes = np.arange(len(final.means_))
             if self.classes is None:
                 self.classes = np.array([-1, 1])
             self.classes = list(self.classes)
@@ -488,7 +490,7 @@ def cases():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings of the small fits
         return {**build_cases(), **build_model_cases(), **build_selector_cases(),
-                **build_search_and_glm_cases()}
+                **build_search_and_glm_cases(), **build_mixture_cases()}
 
 
 def build_model_cases():
@@ -619,6 +621,44 @@ def build_search_and_glm_cases():
         C("pls_regression", pipe(PLSRegression(n_components=3)), ALL, "regression", False),
         C("pls_regression_bare_unscaled", PLSRegression(n_components=2, scale=False),
           NAN_FREE, "regression", False),
+    ]
+    return {c.name: c for c in cases}
+
+
+def build_mixture_cases():
+    """Gaussian mixtures of every covariance type over imputed, scaled columns (the constant
+    one included), a Bayesian mixture of each weight prior, a one-component mixture."""
+    from sklearn.impute import SimpleImputer
+    from sklearn.mixture import BayesianGaussianMixture, GaussianMixture
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    cols = ["age", "income", "score", "tenure", "const"]
+
+    def pipe(model):
+        return make_pipeline(SimpleImputer(), StandardScaler(), model)
+
+    C = Case
+    cases = [C(f"gaussian_mixture_{kind}", pipe(GaussianMixture(
+        3, covariance_type=kind, random_state=0)), cols, "binary", True)
+        for kind in ("full", "tied", "diag", "spherical")]
+    cases += [
+        C("gaussian_mixture_bare", GaussianMixture(4, random_state=0),
+          ["income", "visits", "rate"], "binary", True),
+        C("gaussian_mixture_one_component", pipe(GaussianMixture(1, random_state=0)),
+          cols, "binary", True),
+        C("bayesian_gaussian_mixture_process_full", pipe(BayesianGaussianMixture(
+            n_components=4, random_state=0, max_iter=300)), cols, "binary", True),
+        C("bayesian_gaussian_mixture_distribution_diag", pipe(BayesianGaussianMixture(
+            n_components=3, covariance_type="diag",
+            weight_concentration_prior_type="dirichlet_distribution", random_state=0,
+            max_iter=300)), cols, "binary", True),
+        C("bayesian_gaussian_mixture_tied", pipe(BayesianGaussianMixture(
+            n_components=3, covariance_type="tied", random_state=0, max_iter=300)),
+          cols, "binary", True),
+        C("bayesian_gaussian_mixture_spherical", pipe(BayesianGaussianMixture(
+            n_components=3, covariance_type="spherical", random_state=0, max_iter=300)),
+          cols, "binary", True),
     ]
     return {c.name: c for c in cases}
 

@@ -441,10 +441,35 @@ def _svr(step, X, classes):
     return _kernel(step, X) @ _arr(step["dual_coef"])[0] + _arr(step["intercept"])[0], None
 
 
+def _mixture(step, X, classes):
+    """scikit-learn 1.2's _estimate_log_gaussian_prob + log weights, softmax."""
+    means, pc, kind = _arr(step["means"]), _arr(step["precisions_cholesky"]), \
+        step["covariance_type"]
+    d = X.shape[1]
+    if kind == "full":
+        log_det = np.array([np.sum(np.log(np.diag(c))) for c in pc])
+        q = np.column_stack([np.sum(np.square(X @ c - mu @ c), axis=1) for mu, c in zip(means, pc)])
+    elif kind == "tied":
+        log_det = np.sum(np.log(np.diag(pc)))
+        q = np.column_stack([np.sum(np.square(X @ pc - mu @ pc), axis=1) for mu in means])
+    elif kind == "diag":
+        log_det = np.sum(np.log(pc), axis=1)
+        prec = pc ** 2
+        q = np.sum(means ** 2 * prec, 1) - 2.0 * X @ (means * prec).T + (X ** 2) @ prec.T
+    else:
+        log_det = d * np.log(pc)
+        prec = pc ** 2
+        q = np.sum(means ** 2, 1) * prec - 2 * X @ (means.T * prec) \
+            + np.outer(np.sum(X ** 2, axis=1), prec)
+    w = -0.5 * (d * np.log(2 * np.pi) + q) + log_det + _arr(step["log_weights"])
+    return _by_argmax(w, classes, _softmax(w))
+
+
 OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
                 "BernoulliNB": _bernoulli_nb, "KMeans": _kmeans, "MiniBatchKMeans": _kmeans,
                 "MLPClassifier": _mlp, "MLPRegressor": _mlp, "SVC": _svc, "NuSVC": _svc,
-                "SVR": _svr, "NuSVR": _svr}
+                "SVR": _svr, "NuSVR": _svr, "GaussianMixture": _mixture,
+                "BayesianGaussianMixture": _mixture}
 
 
 def evaluate(doc, data):

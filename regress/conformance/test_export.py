@@ -137,6 +137,14 @@ for _name in [
         "pls_regression", "pls_regression_bare_unscaled"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
+# Gaussian mixtures
+for _name in [
+        "gaussian_mixture_full", "gaussian_mixture_tied", "gaussian_mixture_diag",
+        "gaussian_mixture_spherical", "gaussian_mixture_bare", "gaussian_mixture_one_component",
+        "bayesian_gaussian_mixture_process_full", "bayesian_gaussian_mixture_distribution_diag",
+        "bayesian_gaussian_mixture_tied", "bayesian_gaussian_mixture_spherical"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
 
 def test_every_case_is_checked(_env):
     names = {n[len("reference["):-1] for n, _ in __import__("harness")._TESTS

@@ -98,6 +98,9 @@ const Handler kHandlers[] = {
     {"GammaRegressor", nullptr, glm_regressor, kRefused},
     {"TweedieRegressor", nullptr, glm_regressor, kRefused},
     {"PLSRegression", nullptr, pls_regression, kRefused},
+    // mixture.cpp
+    {"GaussianMixture", nullptr, gaussian_mixture, kProbaIsOne},
+    {"BayesianGaussianMixture", nullptr, gaussian_mixture, kProbaIsOne},
 };
 
 std::string names(bool featurizers) {
