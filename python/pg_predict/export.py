@@ -3,23 +3,24 @@
 The walk: a Pipeline is flattened into its steps; the last one must be a model, the others are
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
 FeatureUnion (here). Models are in linear.py, trees.py, naive_bayes.py, neural.py, svm.py,
-cluster.py and mixture.py; model_selection.py unwraps GridSearchCV / RandomizedSearchCV."""
+cluster.py, mixture.py and calibration.py; model_selection.py unwraps GridSearchCV / RandomizedSearchCV."""
 
 import numbers
 
 import numpy as np
 
-from . import (cluster, featurizers, linear, mixture, model_selection, naive_bayes, neural, svm,
-               trees)
+from . import (calibration, cluster, featurizers, linear, mixture, model_selection, naive_bayes,
+               neural, svm, trees)
 from ._common import Context, ExportError, describe, label
 
 FORMAT_VERSION = 1
 
 MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,
           **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
-          **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES}
+          **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES,
+          **calibration.CLASSIFIERS}
 CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
-               | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS))
+               | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS))
 
 
 def supported():

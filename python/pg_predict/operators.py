@@ -145,6 +145,12 @@ OPERATORS = [
              "classification (classes 0..k−1); every covariance type"),
     Operator("BayesianGaussianMixture", "clustering", "as GaussianMixture",
              "as GaussianMixture; both weight concentration priors"),
+    # calibration
+    Operator("CalibratedClassifierCV", "classifier",
+             "`project` (decision values) + per class `affine` + expit (sigmoid) or hinge sums "
+             "(isotonic) + `normalize` + `linear` (the members' mean)",
+             "sigmoid and isotonic; `ensemble` True or False; the base estimator must be a "
+             "linear classifier"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

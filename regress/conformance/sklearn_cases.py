@@ -490,7 +490,8 @@ def cases():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings of the small fits
         return {**build_cases(), **build_model_cases(), **build_selector_cases(),
-                **build_search_and_glm_cases(), **build_mixture_cases()}
+                **build_search_and_glm_cases(), **build_mixture_cases(),
+                **build_calibration_cases()}
 
 
 def build_model_cases():
@@ -659,6 +660,35 @@ def build_mixture_cases():
         C("bayesian_gaussian_mixture_spherical", pipe(BayesianGaussianMixture(
             n_components=3, covariance_type="spherical", random_state=0, max_iter=300)),
           cols, "binary", True),
+    ]
+    return {c.name: c for c in cases}
+
+
+def build_calibration_cases():
+    """CalibratedClassifierCV over linear classifiers: sigmoid and isotonic, binary and
+    multiclass, ensemble=True (one member per fold) and False."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.linear_model import LogisticRegression, RidgeClassifier, SGDClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import LinearSVC
+
+    def pipe(model):
+        return make_pipeline(_prep(), model)
+
+    C = Case
+    cases = [
+        C("calibrated_sigmoid_binary", pipe(CalibratedClassifierCV(
+            LinearSVC(random_state=0, max_iter=5000), cv=3)), ALL, "binary", True),
+        C("calibrated_isotonic_binary_labels", pipe(CalibratedClassifierCV(
+            SGDClassifier(random_state=0), method="isotonic", cv=4)), ALL, "labels", True),
+        C("calibrated_isotonic_multiclass", pipe(CalibratedClassifierCV(
+            LogisticRegression(max_iter=2000), method="isotonic", cv=3)),
+          ALL, "multiclass", True),
+        C("calibrated_sigmoid_four_no_ensemble", pipe(CalibratedClassifierCV(
+            RidgeClassifier(), cv=3, ensemble=False)), ALL, "four", True),
+        C("calibrated_isotonic_four_no_ensemble", pipe(CalibratedClassifierCV(
+            LinearSVC(random_state=0, max_iter=5000), method="isotonic", cv=3,
+            ensemble=False)), ALL, "four", True),
     ]
     return {c.name: c for c in cases}
 

@@ -465,11 +465,35 @@ def _mixture(step, X, classes):
     return _by_argmax(w, classes, _softmax(w))
 
 
+def _calibrated(step, X, classes):
+    """CalibratedClassifierCV (scikit-learn 1.2's _CalibratedClassifier.predict_proba), averaged
+    over the members."""
+    k = len(classes)
+    total = 0
+    for m in step["members"]:
+        d = X @ _arr(m["coef"]).T + _arr(m["intercept"])
+        p = np.empty_like(d)
+        for c, cal in enumerate(m["calibrators"]):
+            if step["method"] == "sigmoid":
+                p[:, c] = 1 / (1 + np.exp(cal["a"] * d[:, c] + cal["b"]))
+            else:
+                x, y = _arr(cal["x"]), _arr(cal["y"])
+                p[:, c] = np.interp(np.clip(d[:, c], x[0], x[-1]), x, y)
+        if k == 2:
+            p = np.column_stack([1 - p[:, 0], p[:, 0]])
+        else:
+            s = p.sum(axis=1, keepdims=True)
+            p = np.where(s == 0, 1 / k, p / np.where(s == 0, 1, s))
+        total = total + p
+    proba = total / len(step["members"])
+    return _by_argmax(proba, classes, proba)
+
+
 OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
                 "BernoulliNB": _bernoulli_nb, "KMeans": _kmeans, "MiniBatchKMeans": _kmeans,
                 "MLPClassifier": _mlp, "MLPRegressor": _mlp, "SVC": _svc, "NuSVC": _svc,
                 "SVR": _svr, "NuSVR": _svr, "GaussianMixture": _mixture,
-                "BayesianGaussianMixture": _mixture}
+                "BayesianGaussianMixture": _mixture, "CalibratedClassifierCV": _calibrated}
 
 
 def evaluate(doc, data):

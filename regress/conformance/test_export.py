@@ -145,6 +145,13 @@ for _name in [
         "bayesian_gaussian_mixture_tied", "bayesian_gaussian_mixture_spherical"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
+# CalibratedClassifierCV
+for _name in [
+        "calibrated_sigmoid_binary", "calibrated_isotonic_binary_labels",
+        "calibrated_isotonic_multiclass", "calibrated_sigmoid_four_no_ensemble",
+        "calibrated_isotonic_four_no_ensemble"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
 
 def test_every_case_is_checked(_env):
     names = {n[len("reference["):-1] for n, _ in __import__("harness")._TESTS

@@ -3,8 +3,8 @@
 // function that converts it, and those functions live in one file per family, as the Python
 // client is split (python/pg_predict/): document.cpp (the document, Pipeline,
 // ColumnTransformer, FeatureUnion), featurizers.cpp, linear.cpp, trees.cpp, svm.cpp,
-// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp. Adding a class: its function in its family's
-// file, declared below, and one row in registry.cpp.
+// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp. Adding a class: its
+// function in its family's file, declared below, and one row in registry.cpp.
 #pragma once
 
 #include <cstdint>
@@ -193,5 +193,8 @@ void kmeans(const JsonReader&, int32_t, spec::Pipeline&);  // KMeans, MiniBatchK
 
 // mixture.cpp
 void gaussian_mixture(const JsonReader&, int32_t, spec::Pipeline&);  // GaussianMixture, BayesianGaussianMixture
+
+// calibration.cpp
+void calibrated_classifier(const JsonReader&, int32_t, spec::Pipeline&);  // CalibratedClassifierCV
 
 }  // namespace pg_predict::importers::sklearn

@@ -101,6 +101,8 @@ const Handler kHandlers[] = {
     // mixture.cpp
     {"GaussianMixture", nullptr, gaussian_mixture, kProbaIsOne},
     {"BayesianGaussianMixture", nullptr, gaussian_mixture, kProbaIsOne},
+    // calibration.cpp
+    {"CalibratedClassifierCV", nullptr, calibrated_classifier, kRefused},
 };
 
 std::string names(bool featurizers) {
