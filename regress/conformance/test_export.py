@@ -696,8 +696,25 @@ def test_refuse_search_without_refit_and_multi_target(_env):
     expect_refusal(fit_quiet(RidgeCV(), X, Y), "RidgeCV", "multi-output")
 
 
+def test_refuse_calibrated_non_linear_and_pipeline(_env):
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+    X, y = small_frame()
+    X = X[["income", "tenure", "rate"]]
+    for base, kind in ((RandomForestClassifier(n_estimators=3, random_state=0),
+                        "RandomForestClassifier"),
+                       (make_pipeline(StandardScaler(), LinearSVC()), "Pipeline")):
+        cal = fit_quiet(CalibratedClassifierCV(base, cv=3), X, y)
+        expect_refusal(cal, "CalibratedClassifierCV(estimator=", f"a calibrated {kind}",
+                       "linear classifiers")
+
+
 for _fn in [test_search_exports_best_estimator,
-            test_refuse_search_without_refit_and_multi_target]:
+            test_refuse_search_without_refit_and_multi_target,
+            test_refuse_calibrated_non_linear_and_pipeline]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":
