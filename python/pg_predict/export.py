@@ -3,7 +3,8 @@
 The walk: a Pipeline is flattened into its steps; the last one must be a model, the others are
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
 FeatureUnion (here). Models are in linear.py, trees.py, naive_bayes.py, neural.py, svm.py,
-cluster.py, mixture.py and calibration.py; model_selection.py unwraps GridSearchCV / RandomizedSearchCV."""
+cluster.py, mixture.py and calibration.py; model_selection.py puts a GridSearchCV's or
+RandomizedSearchCV's best_estimator_ in its place."""
 
 import numbers
 
