@@ -1,11 +1,12 @@
-"""Model-selection wrappers: GridSearchCV and RandomizedSearchCV predict with the
+"""Model-selection wrappers: GridSearchCV and RandomizedSearchCV (and their successive-halving
+variants) predict with the
 `best_estimator_` they refit on the whole training set, so that estimator (a model or a whole
 Pipeline) is exported in their place. The `*CV` linear models (RidgeCV, LogisticRegressionCV,
 ...) are plain linear models once fitted: they are in linear.py."""
 
 from ._common import Context
 
-SEARCHES = ("GridSearchCV", "RandomizedSearchCV")
+SEARCHES = ("GridSearchCV", "RandomizedSearchCV", "HalvingGridSearchCV", "HalvingRandomSearchCV")
 
 
 def unwrap(est, ctx=None):

@@ -113,6 +113,8 @@ OPERATORS = [
     Operator("GridSearchCV", "model selection", "its `best_estimator_` (a model or a Pipeline)",
              "`refit=False` refused (no best estimator to predict with)"),
     Operator("RandomizedSearchCV", "model selection", "as GridSearchCV", "as GridSearchCV"),
+    Operator("HalvingGridSearchCV", "model selection", "as GridSearchCV", "as GridSearchCV"),
+    Operator("HalvingRandomSearchCV", "model selection", "as GridSearchCV", "as GridSearchCV"),
     Operator("LogisticRegressionCV", "classifier", "as LogisticRegression", "the fitted `C_`"),
     Operator("RidgeClassifierCV", "classifier", "as RidgeClassifier", "no predict_proba"),
     Operator("RidgeCV", "regressor", "`linear`", "single target; the fitted best model"),

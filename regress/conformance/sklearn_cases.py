@@ -561,7 +561,9 @@ def build_search_and_glm_cases():
                                       OrthogonalMatchingPursuitCV, PoissonRegressor,
                                       QuantileRegressor, Ridge, RidgeClassifierCV, RidgeCV,
                                       TheilSenRegressor, TweedieRegressor)
-    from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import (GridSearchCV, HalvingGridSearchCV,
+                                         HalvingRandomSearchCV, RandomizedSearchCV)
     from sklearn.pipeline import make_pipeline
     from sklearn.tree import DecisionTreeRegressor
 
@@ -579,6 +581,12 @@ def build_search_and_glm_cases():
         C("grid_search_bare_tree", GridSearchCV(
             DecisionTreeRegressor(random_state=0),
             {"max_depth": [2, 5]}, cv=3), NAN_FREE, "regression", False),
+        C("halving_grid_search_pipeline", HalvingGridSearchCV(
+            make_pipeline(_prep(), Ridge()), {"ridge__alpha": [0.1, 1.0, 10.0, 100.0]}, cv=3,
+            random_state=0), ALL, "regression", False),
+        C("halving_random_search_in_pipeline", pipe(HalvingRandomSearchCV(
+            LogisticRegression(max_iter=2000), {"C": [0.01, 0.1, 1.0, 10.0]}, cv=3,
+            random_state=0)), ALL, "binary", True),
         C("logistic_regression_cv", pipe(LogisticRegressionCV(Cs=3, cv=3, max_iter=2000)),
           ALL, "four", True),
         C("logistic_regression_cv_binary", pipe(LogisticRegressionCV(Cs=4, cv=3, max_iter=2000)),

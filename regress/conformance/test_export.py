@@ -128,6 +128,7 @@ for _name in [
 # model selection, generalized linear models and the other linear regressors
 for _name in [
         "grid_search_pipeline", "randomized_search_in_pipeline", "grid_search_bare_tree",
+        "halving_grid_search_pipeline", "halving_random_search_in_pipeline",
         "logistic_regression_cv", "logistic_regression_cv_binary", "ridge_classifier_cv",
         "ridge_cv", "lasso_cv", "elastic_net_cv", "lars", "lars_cv", "lasso_lars",
         "lasso_lars_cv", "lasso_lars_ic", "orthogonal_matching_pursuit",
