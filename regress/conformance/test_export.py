@@ -150,7 +150,7 @@ for _name in [
 for _name in [
         "calibrated_sigmoid_binary", "calibrated_isotonic_binary_labels",
         "calibrated_isotonic_multiclass", "calibrated_sigmoid_four_no_ensemble",
-        "calibrated_isotonic_four_no_ensemble"]:
+        "calibrated_isotonic_four_no_ensemble", "calibrated_isotonic_zero_sum_rows"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 
