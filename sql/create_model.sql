@@ -50,7 +50,7 @@ SELECT create_model('m', '{}');
 SELECT create_model('m', '[1, 2, 3]');
 SELECT create_model('m', '"a string"');
 SELECT create_model('m', '{"learner": {}, "version": [1, 7, 4]}');
-SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,objective,name}', '"rank:pairwise"'));
+SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,objective,name}', '"survival:cox"'));
 SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,model,trees,0,left_children}', '[1, 7, -1]'));
 SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,model,trees,0,split_indices}', '[9, 0, 0]'));
 SELECT create_model('m', jsonb_set(:'binary_model'::jsonb, '{learner,gradient_booster,model,trees,0,left_children}', '"oops"'));

@@ -2,28 +2,32 @@
 
 The walk: a Pipeline is flattened into its steps; the last one must be a model, the others are
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
-FeatureUnion (here). Models are in linear.py, trees.py, naive_bayes.py, neural.py, svm.py and
-cluster.py."""
+FeatureUnion (here). Models are in linear.py, trees.py, naive_bayes.py, neural.py, svm.py,
+cluster.py, mixture.py and calibration.py; model_selection.py puts a GridSearchCV's or
+RandomizedSearchCV's best_estimator_ in its place."""
 
 import numbers
 
 import numpy as np
 
-from . import cluster, featurizers, linear, naive_bayes, neural, svm, trees
+from . import (calibration, cluster, featurizers, linear, mixture, model_selection, naive_bayes,
+               neural, svm, trees)
 from ._common import Context, ExportError, describe, label
 
 FORMAT_VERSION = 1
 
 MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,
           **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
-          **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS}
+          **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES,
+          **calibration.CLASSIFIERS}
 CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
-               | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS))
+               | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS))
 
 
 def supported():
     """The estimator class names export() knows: {'featurizers': [...], 'models': [...]}."""
-    return {"composition": ["Pipeline", "ColumnTransformer", "FeatureUnion"],
+    return {"composition": ["Pipeline", "ColumnTransformer", "FeatureUnion",
+                            *model_selection.SEARCHES],
             "featurizers": sorted(featurizers.FEATURIZERS),
             "models": sorted(MODELS)}
 
@@ -37,6 +41,7 @@ def export(estimator, feature_names=None):
     import sklearn
 
     _check_fitted(estimator)
+    estimator = model_selection.unwrap(estimator)
     names = _input_names(estimator, feature_names)
     ctx = Context(names)
     chain = _flatten(estimator, ctx)
@@ -68,6 +73,10 @@ def export(estimator, feature_names=None):
         # predict gives the cluster index: a classifier over 0..k-1 without probabilities.
         doc["task"] = "classification"
         doc["classes"] = cluster.classes(model)
+    elif kind in mixture.MIXTURES:
+        # predict gives the component index, predict_proba the responsibilities.
+        doc["task"] = "classification"
+        doc["classes"] = mixture.classes(model)
     else:
         doc["task"] = "regression"
     doc["steps"] = steps + [step]
@@ -170,14 +179,19 @@ def _is_transformer(est):
 
 
 def _flatten(est, ctx, name=None):
-    """A Pipeline's steps, nested Pipelines included, as [(name, estimator)]."""
+    """A Pipeline's steps, nested Pipelines and searches' best estimators included, as
+    [(name, estimator)]."""
+    est = model_selection.unwrap(est, ctx)
     if type(est).__name__ == "Pipeline":
         out = []
         for step_name, step in est.steps:
             if _is_passthrough(step):
                 continue
             label_ = f"{name}.{step_name}" if name else step_name
+            outer = list(ctx.path)
+            ctx.path = outer + [label_]  # for a refusal of a search's unwrapping
             out += _flatten(step, ctx, label_)
+            ctx.path = outer
         return out
     return [(name, est)]
 
@@ -201,7 +215,7 @@ def _transform(est, sources, ctx):
     if n_in is not None and n_in != len(sources):
         ctx.refuse(est, None, f"it was fitted on {n_in} features, the vector it reads has "
                    f"{len(sources)}")
-    if kind == "Pipeline":
+    if kind == "Pipeline" or kind in model_selection.SEARCHES:
         return _transform_chain(_flatten(est, ctx), sources, ctx)
     if kind == "ColumnTransformer":
         return _column_transformer(est, sources, ctx)

@@ -35,7 +35,7 @@ def export_logistic_regression(est, n_features, ctx):
         mc = "ovr" if (len(est.classes_) <= 2 or est.solver == "liblinear") else "multinomial"
     elif mc == "warn":
         mc = "ovr"
-    return _classifier(est, "LogisticRegression", "log", mc, n_features, ctx)
+    return _classifier(est, type(est).__name__, "log", mc, n_features, ctx)
 
 
 def export_sgd_classifier(est, n_features, ctx):
@@ -55,7 +55,7 @@ def export_perceptron(est, n_features, ctx):
 
 
 def export_ridge_classifier(est, n_features, ctx):
-    return _classifier(est, "RidgeClassifier", "squared_error", "ovr", n_features, ctx)
+    return _classifier(est, type(est).__name__, "squared_error", "ovr", n_features, ctx)
 
 
 def export_linear_regressor(est, n_features, ctx):
@@ -67,13 +67,56 @@ def export_linear_regressor(est, n_features, ctx):
             "intercept": floats(intercept[0])}
 
 
+def export_glm(est, n_features, ctx):
+    """Poisson / Gamma / TweedieRegressor: the inverse link of the linear predictor. Tweedie's
+    link 'auto' is the identity for power <= 0 and log otherwise (scikit-learn 1.2)."""
+    step = export_linear_regressor(est, n_features, ctx)
+    link = getattr(est, "link", "log")
+    if link == "auto":
+        link = "identity" if est.power <= 0 else "log"
+    if link not in ("log", "identity"):
+        ctx.refuse(est, "link", "only the log and identity links are supported")
+    step["link"] = link
+    return step
+
+
+def export_pls_regression(est, n_features, ctx):
+    """predict = ((x - x_mean) / x_std) · coefᵀ + intercept (scikit-learn 1.2; 1.3 made the
+    private _coef_ the public coef_ of the same [targets × features] shape)."""
+    coef = np.asarray(est._coef_ if hasattr(est, "_coef_") else est.coef_, dtype=np.float64)
+    mean = getattr(est, "_x_mean", None)
+    std = getattr(est, "_x_std", None)
+    if mean is None or std is None:
+        ctx.refuse(est, None, "it has no _x_mean / _x_std (a scikit-learn version whose "
+                   "PLSRegression.predict this exporter does not know)")
+    if coef.shape[0] != 1:
+        ctx.refuse(est, None, f"multi-output regression ({coef.shape[0]} targets) is not "
+                   "supported")
+    if coef.shape[1] != n_features:
+        ctx.refuse(est, None, f"coef_ has {coef.shape[1]} columns, the vector it reads has "
+                   f"{n_features}")
+    return {"type": "PLSRegression", "x_mean": floats(mean), "x_std": floats(std),
+            "coef": floats(coef[0]), "intercept": floats(np.ravel(est.intercept_)[0])}
+
+
 CLASSIFIERS = {
     "LogisticRegression": export_logistic_regression,
     "SGDClassifier": export_sgd_classifier,
     "LinearSVC": export_linear_svc,
     "Perceptron": export_perceptron,
     "RidgeClassifier": export_ridge_classifier,
+    # the *CV classifiers are the plain model once fitted
+    "LogisticRegressionCV": export_logistic_regression,
+    "RidgeClassifierCV": export_ridge_classifier,
 }
 
 REGRESSORS = {name: export_linear_regressor for name in (
-    "LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDRegressor", "LinearSVR")}
+    "LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDRegressor", "LinearSVR",
+    # the *CV regressors are the plain model once fitted
+    "RidgeCV", "LassoCV", "ElasticNetCV", "Lars", "LarsCV", "LassoLars", "LassoLarsCV",
+    "LassoLarsIC", "OrthogonalMatchingPursuit", "OrthogonalMatchingPursuitCV",
+    # other linear predictors: X · coef_ + intercept_
+    "HuberRegressor", "QuantileRegressor", "BayesianRidge", "ARDRegression",
+    "TheilSenRegressor")}
+REGRESSORS.update({"PoissonRegressor": export_glm, "GammaRegressor": export_glm,
+                   "TweedieRegressor": export_glm, "PLSRegression": export_pls_regression})

@@ -10,7 +10,7 @@ import collections
 Operator = collections.namedtuple("Operator", "name kind becomes notes")
 
 KINDS = ("composition", "featurizer", "selector", "classifier", "regressor", "clustering",
-         "outlier detection")
+         "outlier detection", "model selection")
 
 OPERATORS = [
     # composition
@@ -109,6 +109,53 @@ OPERATORS = [
              "predict = cluster index; models.task says classification (classes 0..k−1); "
              "no predict_proba"),
     Operator("MiniBatchKMeans", "clustering", "as KMeans", "as KMeans"),
+    # model selection: the fitted best estimator, and the *CV linear models
+    Operator("GridSearchCV", "model selection", "its `best_estimator_` (a model or a Pipeline)",
+             "`refit=False` refused (no best estimator to predict with)"),
+    Operator("RandomizedSearchCV", "model selection", "as GridSearchCV", "as GridSearchCV"),
+    Operator("HalvingGridSearchCV", "model selection", "as GridSearchCV", "as GridSearchCV"),
+    Operator("HalvingRandomSearchCV", "model selection", "as GridSearchCV", "as GridSearchCV"),
+    Operator("LogisticRegressionCV", "classifier", "as LogisticRegression", "the fitted `C_`"),
+    Operator("RidgeClassifierCV", "classifier", "as RidgeClassifier", "no predict_proba"),
+    Operator("RidgeCV", "regressor", "`linear`", "single target; the fitted best model"),
+    Operator("LassoCV", "regressor", "`linear`", "single target; the fitted best model"),
+    Operator("ElasticNetCV", "regressor", "`linear`", "single target; the fitted best model"),
+    Operator("LarsCV", "regressor", "`linear`", "single target; the fitted best model"),
+    Operator("LassoLarsCV", "regressor", "`linear`", "single target; the fitted best model"),
+    Operator("LassoLarsIC", "regressor", "`linear`", "single target; the fitted best model"),
+    Operator("OrthogonalMatchingPursuitCV", "regressor", "`linear`",
+             "single target; the fitted best model"),
+    Operator("Lars", "regressor", "`linear`", "single target"),
+    Operator("LassoLars", "regressor", "`linear`", "single target"),
+    Operator("OrthogonalMatchingPursuit", "regressor", "`linear`", "single target"),
+    Operator("HuberRegressor", "regressor", "`linear`", "single target"),
+    Operator("QuantileRegressor", "regressor", "`linear`", "single target"),
+    Operator("BayesianRidge", "regressor", "`linear`",
+             "single target; predict without `return_std`"),
+    Operator("ARDRegression", "regressor", "`linear`",
+             "single target; predict without `return_std`"),
+    Operator("TheilSenRegressor", "regressor", "`linear`", "single target"),
+    # generalized linear models
+    Operator("PoissonRegressor", "regressor", "`linear` + exp", "log link"),
+    Operator("GammaRegressor", "regressor", "`linear` + exp", "log link"),
+    Operator("TweedieRegressor", "regressor", "`linear` (+ exp)",
+             "link log, identity, or auto (identity for `power` <= 0, else log)"),
+    Operator("PLSRegression", "regressor", "`affine` ((x − x_mean) / x_std) + `linear`",
+             "single target"),
+    # mixtures
+    Operator("GaussianMixture", "clustering",
+             "diag / spherical: as GaussianNB; full / tied: `project` + square per component, "
+             "`linear` + softmax",
+             "predict = component index, predict_proba = the responsibilities; models.task says "
+             "classification (classes 0..k−1); every covariance type"),
+    Operator("BayesianGaussianMixture", "clustering", "as GaussianMixture",
+             "as GaussianMixture; both weight concentration priors"),
+    # calibration
+    Operator("CalibratedClassifierCV", "classifier",
+             "`project` (decision values) + per class `affine` + expit (sigmoid) or hinge sums "
+             "(isotonic) + `normalize` + `linear` (the members' mean)",
+             "sigmoid and isotonic; `ensemble` True or False; the base estimator must be a "
+             "linear classifier"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

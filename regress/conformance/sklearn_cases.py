@@ -95,10 +95,14 @@ class Case:
             self.classes = getattr(final, "classes_", None)
             if self.classes is None and hasattr(final, "cluster_centers_"):
                 self.classes = np.arange(len(final.cluster_centers_))
+            if self.classes is None and hasattr(final, "precisions_cholesky_"):  # mixtures
+                self.classes = np.arange(len(final.means_))
             if self.classes is None:
                 self.classes = np.array([-1, 1])
             self.classes = list(self.classes)
         self.predict = np.asarray(self.estimator.predict(X), dtype=np.float64)
+        if self.predict.ndim == 2 and self.predict.shape[1] == 1:  # PLSRegression's [n × 1]
+            self.predict = self.predict[:, 0]
         self.proba = None
         if classifier and probabilities and hasattr(self.estimator, "predict_proba"):
             try:
@@ -485,7 +489,9 @@ def cases():
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings of the small fits
-        return {**build_cases(), **build_model_cases(), **build_selector_cases()}
+        return {**build_cases(), **build_model_cases(), **build_selector_cases(),
+                **build_search_and_glm_cases(), **build_mixture_cases(),
+                **build_calibration_cases()}
 
 
 def build_model_cases():
@@ -540,6 +546,161 @@ def build_model_cases():
         C("svr_rbf", make_pipeline(_prep(), SVR(C=100.0, epsilon=5.0)), ALL, "regression", False),
         C("nusvr_poly", make_pipeline(_prep(), NuSVR(kernel="poly", degree=2, C=50.0)),
           ALL, "regression", False),
+    ]
+    return {c.name: c for c in cases}
+
+
+def build_search_and_glm_cases():
+    """Model-selection wrappers (a search over a whole Pipeline, a search as a Pipeline's model,
+    the *CV linear models), generalized linear models and the other linear regressors."""
+    from sklearn.cross_decomposition import PLSRegression
+    from sklearn.linear_model import (ARDRegression, BayesianRidge, ElasticNetCV,
+                                      GammaRegressor, HuberRegressor, Lars, LarsCV, LassoCV,
+                                      LassoLars, LassoLarsCV, LassoLarsIC, LogisticRegression,
+                                      LogisticRegressionCV, OrthogonalMatchingPursuit,
+                                      OrthogonalMatchingPursuitCV, PoissonRegressor,
+                                      QuantileRegressor, Ridge, RidgeClassifierCV, RidgeCV,
+                                      TheilSenRegressor, TweedieRegressor)
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import (GridSearchCV, HalvingGridSearchCV,
+                                         HalvingRandomSearchCV, RandomizedSearchCV)
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeRegressor
+
+    def pipe(model, **prep):
+        return make_pipeline(_prep(**prep), model)
+
+    C = Case
+    cases = [
+        C("grid_search_pipeline", GridSearchCV(
+            make_pipeline(_prep(), LogisticRegression(max_iter=2000)),
+            {"logisticregression__C": [0.05, 1.0, 20.0]}, cv=3), ALL, "multiclass", True),
+        C("randomized_search_in_pipeline", pipe(RandomizedSearchCV(
+            Ridge(), {"alpha": [0.01, 0.3, 3.0, 30.0]}, n_iter=3, cv=3, random_state=0)),
+          ALL, "regression", False),
+        C("grid_search_bare_tree", GridSearchCV(
+            DecisionTreeRegressor(random_state=0),
+            {"max_depth": [2, 5]}, cv=3), NAN_FREE, "regression", False),
+        C("halving_grid_search_pipeline", HalvingGridSearchCV(
+            make_pipeline(_prep(), Ridge()), {"ridge__alpha": [0.1, 1.0, 10.0, 100.0]}, cv=3,
+            random_state=0), ALL, "regression", False),
+        C("halving_random_search_in_pipeline", pipe(HalvingRandomSearchCV(
+            LogisticRegression(max_iter=2000), {"C": [0.01, 0.1, 1.0, 10.0]}, cv=3,
+            random_state=0)), ALL, "binary", True),
+        C("logistic_regression_cv", pipe(LogisticRegressionCV(Cs=3, cv=3, max_iter=2000)),
+          ALL, "four", True),
+        C("logistic_regression_cv_binary", pipe(LogisticRegressionCV(Cs=4, cv=3, max_iter=2000)),
+          ALL, "labels", True),
+        C("ridge_classifier_cv", pipe(RidgeClassifierCV(alphas=[0.1, 1.0, 10.0])),
+          ALL, "multiclass", True),
+        C("ridge_cv", pipe(RidgeCV(alphas=[0.1, 1.0, 10.0])), ALL, "regression", False),
+        C("lasso_cv", pipe(LassoCV(cv=3, random_state=0)), ALL, "regression", False),
+        C("elastic_net_cv", pipe(ElasticNetCV(l1_ratio=[0.2, 0.8], cv=3, random_state=0)),
+          ALL, "regression", False),
+        C("lars", pipe(Lars(n_nonzero_coefs=5)), ALL, "regression", False),
+        C("lars_cv", pipe(LarsCV(cv=3)), ALL, "regression", False),
+        C("lasso_lars", pipe(LassoLars(alpha=0.5)), ALL, "regression", False),
+        C("lasso_lars_cv", pipe(LassoLarsCV(cv=3)), ALL, "regression", False),
+        C("lasso_lars_ic", pipe(LassoLarsIC(criterion="bic")), ALL, "regression", False),
+        C("orthogonal_matching_pursuit", pipe(OrthogonalMatchingPursuit(n_nonzero_coefs=4)),
+          ALL, "regression", False),
+        C("orthogonal_matching_pursuit_cv", pipe(OrthogonalMatchingPursuitCV(cv=3)),
+          ALL, "regression", False),
+        C("huber_regressor", pipe(HuberRegressor(epsilon=1.5, max_iter=500)),
+          ALL, "regression", False),
+        C("quantile_regressor", pipe(QuantileRegressor(quantile=0.8, alpha=0.01,
+                                                       solver="highs")),
+          ALL, "regression", False),
+        C("bayesian_ridge", pipe(BayesianRidge()), ALL, "regression", False),
+        C("ard_regression", pipe(ARDRegression()), ALL, "regression", False),
+        C("theil_sen_regressor", TheilSenRegressor(max_subpopulation=200, random_state=0),
+          ["income", "visits", "tenure", "rate"], "regression", False),
+        C("poisson_regressor", pipe(PoissonRegressor(alpha=0.1, max_iter=500)),
+          ALL, "count", False),
+        C("gamma_regressor", pipe(GammaRegressor(alpha=0.1, max_iter=500)),
+          ALL, "regression", False),
+        C("tweedie_log", pipe(TweedieRegressor(power=1.5, alpha=0.1, max_iter=500)),
+          ALL, "regression", False),
+        C("tweedie_power0_identity", pipe(TweedieRegressor(power=0, alpha=0.1, max_iter=500)),
+          ALL, "regression", False),
+        C("tweedie_power0_log_link", pipe(TweedieRegressor(power=0, link="log", alpha=0.1,
+                                                           max_iter=500)),
+          ALL, "count", False),
+        # The constant column's x_std is 0 in the data: scikit-learn makes it 1.
+        C("pls_regression", pipe(PLSRegression(n_components=3)), ALL, "regression", False),
+        C("pls_regression_bare_unscaled", PLSRegression(n_components=2, scale=False),
+          NAN_FREE, "regression", False),
+    ]
+    return {c.name: c for c in cases}
+
+
+def build_mixture_cases():
+    """Gaussian mixtures of every covariance type over imputed, scaled columns (the constant
+    one included), a Bayesian mixture of each weight prior, a one-component mixture."""
+    from sklearn.impute import SimpleImputer
+    from sklearn.mixture import BayesianGaussianMixture, GaussianMixture
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    cols = ["age", "income", "score", "tenure", "const"]
+
+    def pipe(model):
+        return make_pipeline(SimpleImputer(), StandardScaler(), model)
+
+    C = Case
+    cases = [C(f"gaussian_mixture_{kind}", pipe(GaussianMixture(
+        3, covariance_type=kind, random_state=0)), cols, "binary", True)
+        for kind in ("full", "tied", "diag", "spherical")]
+    cases += [
+        C("gaussian_mixture_bare", GaussianMixture(4, random_state=0),
+          ["income", "visits", "rate"], "binary", True),
+        C("gaussian_mixture_one_component", pipe(GaussianMixture(1, random_state=0)),
+          cols, "binary", True),
+        C("bayesian_gaussian_mixture_process_full", pipe(BayesianGaussianMixture(
+            n_components=4, random_state=0, max_iter=300)), cols, "binary", True),
+        C("bayesian_gaussian_mixture_distribution_diag", pipe(BayesianGaussianMixture(
+            n_components=3, covariance_type="diag",
+            weight_concentration_prior_type="dirichlet_distribution", random_state=0,
+            max_iter=300)), cols, "binary", True),
+        C("bayesian_gaussian_mixture_tied", pipe(BayesianGaussianMixture(
+            n_components=3, covariance_type="tied", random_state=0, max_iter=300)),
+          cols, "binary", True),
+        C("bayesian_gaussian_mixture_spherical", pipe(BayesianGaussianMixture(
+            n_components=3, covariance_type="spherical", random_state=0, max_iter=300)),
+          cols, "binary", True),
+    ]
+    return {c.name: c for c in cases}
+
+
+def build_calibration_cases():
+    """CalibratedClassifierCV over linear classifiers: sigmoid and isotonic, binary and
+    multiclass, ensemble=True (one member per fold) and False."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.linear_model import LogisticRegression, RidgeClassifier, SGDClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.svm import LinearSVC
+
+    def pipe(model):
+        return make_pipeline(_prep(), model)
+
+    C = Case
+    cases = [
+        C("calibrated_sigmoid_binary", pipe(CalibratedClassifierCV(
+            LinearSVC(random_state=0, max_iter=5000), cv=3)), ALL, "binary", True),
+        C("calibrated_isotonic_binary_labels", pipe(CalibratedClassifierCV(
+            SGDClassifier(random_state=0), method="isotonic", cv=4)), ALL, "labels", True),
+        C("calibrated_isotonic_multiclass", pipe(CalibratedClassifierCV(
+            LogisticRegression(max_iter=2000), method="isotonic", cv=3)),
+          ALL, "multiclass", True),
+        C("calibrated_sigmoid_four_no_ensemble", pipe(CalibratedClassifierCV(
+            RidgeClassifier(), cv=3, ensemble=False)), ALL, "four", True),
+        C("calibrated_isotonic_four_no_ensemble", pipe(CalibratedClassifierCV(
+            LinearSVC(random_state=0, max_iter=5000), method="isotonic", cv=3,
+            ensemble=False)), ALL, "four", True),
+        # One member's isotonic calibrators give 0 for every class on two rows: scikit-learn
+        # makes them uniform.
+        C("calibrated_isotonic_zero_sum_rows", pipe(CalibratedClassifierCV(
+            SGDClassifier(random_state=0), method="isotonic", cv=3)), ALL, "four", True),
     ]
     return {c.name: c for c in cases}
 

@@ -253,9 +253,13 @@ def _isolation_forest(step, X):
 
 
 LINEAR_CLASSIFIERS = {"LogisticRegression", "SGDClassifier", "LinearSVC", "Perceptron",
-                      "RidgeClassifier"}
+                      "RidgeClassifier", "LogisticRegressionCV", "RidgeClassifierCV"}
 LINEAR_REGRESSORS = {"LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDRegressor",
-                     "LinearSVR"}
+                     "LinearSVR", "RidgeCV", "LassoCV", "ElasticNetCV", "Lars", "LarsCV",
+                     "LassoLars", "LassoLarsCV", "LassoLarsIC", "OrthogonalMatchingPursuit",
+                     "OrthogonalMatchingPursuitCV", "HuberRegressor", "QuantileRegressor",
+                     "BayesianRidge", "ARDRegression", "TheilSenRegressor"}
+GLMS = {"PoissonRegressor", "GammaRegressor", "TweedieRegressor"}
 
 
 def _modified_huber(d, classes):
@@ -294,6 +298,12 @@ def _model(step, X, classes):
         return np.asarray(classes, dtype=np.float64)[idx], proba
     if t in LINEAR_REGRESSORS:
         return X @ _arr(step["coef"]) + _num(step["intercept"]), None
+    if t in GLMS:
+        eta = X @ _arr(step["coef"]) + _num(step["intercept"])
+        return (np.exp(eta) if step["link"] == "log" else eta), None
+    if t == "PLSRegression":
+        Z = (X - _arr(step["x_mean"])) / _arr(step["x_std"])
+        return Z @ _arr(step["coef"]) + _num(step["intercept"]), None
     Xf = X.astype(np.float32)
     if t in ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier"):
         total = 0
@@ -431,10 +441,59 @@ def _svr(step, X, classes):
     return _kernel(step, X) @ _arr(step["dual_coef"])[0] + _arr(step["intercept"])[0], None
 
 
+def _mixture(step, X, classes):
+    """scikit-learn 1.2's _estimate_log_gaussian_prob + log weights, softmax."""
+    means, pc, kind = _arr(step["means"]), _arr(step["precisions_cholesky"]), \
+        step["covariance_type"]
+    d = X.shape[1]
+    if kind == "full":
+        log_det = np.array([np.sum(np.log(np.diag(c))) for c in pc])
+        q = np.column_stack([np.sum(np.square(X @ c - mu @ c), axis=1) for mu, c in zip(means, pc)])
+    elif kind == "tied":
+        log_det = np.sum(np.log(np.diag(pc)))
+        q = np.column_stack([np.sum(np.square(X @ pc - mu @ pc), axis=1) for mu in means])
+    elif kind == "diag":
+        log_det = np.sum(np.log(pc), axis=1)
+        prec = pc ** 2
+        q = np.sum(means ** 2 * prec, 1) - 2.0 * X @ (means * prec).T + (X ** 2) @ prec.T
+    else:
+        log_det = d * np.log(pc)
+        prec = pc ** 2
+        q = np.sum(means ** 2, 1) * prec - 2 * X @ (means.T * prec) \
+            + np.outer(np.sum(X ** 2, axis=1), prec)
+    w = -0.5 * (d * np.log(2 * np.pi) + q) + log_det + _arr(step["log_weights"])
+    return _by_argmax(w, classes, _softmax(w))
+
+
+def _calibrated(step, X, classes):
+    """CalibratedClassifierCV (scikit-learn 1.2's _CalibratedClassifier.predict_proba), averaged
+    over the members."""
+    k = len(classes)
+    total = 0
+    for m in step["members"]:
+        d = X @ _arr(m["coef"]).T + _arr(m["intercept"])
+        p = np.empty_like(d)
+        for c, cal in enumerate(m["calibrators"]):
+            if step["method"] == "sigmoid":
+                p[:, c] = 1 / (1 + np.exp(cal["a"] * d[:, c] + cal["b"]))
+            else:
+                x, y = _arr(cal["x"]), _arr(cal["y"])
+                p[:, c] = np.interp(np.clip(d[:, c], x[0], x[-1]), x, y)
+        if k == 2:
+            p = np.column_stack([1 - p[:, 0], p[:, 0]])
+        else:
+            s = p.sum(axis=1, keepdims=True)
+            p = np.where(s == 0, 1 / k, p / np.where(s == 0, 1, s))
+        total = total + p
+    proba = total / len(step["members"])
+    return _by_argmax(proba, classes, proba)
+
+
 OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
                 "BernoulliNB": _bernoulli_nb, "KMeans": _kmeans, "MiniBatchKMeans": _kmeans,
                 "MLPClassifier": _mlp, "MLPRegressor": _mlp, "SVC": _svc, "NuSVC": _svc,
-                "SVR": _svr, "NuSVR": _svr}
+                "SVR": _svr, "NuSVR": _svr, "GaussianMixture": _mixture,
+                "BayesianGaussianMixture": _mixture, "CalibratedClassifierCV": _calibrated}
 
 
 def evaluate(doc, data):

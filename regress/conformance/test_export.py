@@ -125,6 +125,35 @@ for _name in [
     add_test(f"reference[{_name}]", reference_test(_name))
 
 
+# model selection, generalized linear models and the other linear regressors
+for _name in [
+        "grid_search_pipeline", "randomized_search_in_pipeline", "grid_search_bare_tree",
+        "halving_grid_search_pipeline", "halving_random_search_in_pipeline",
+        "logistic_regression_cv", "logistic_regression_cv_binary", "ridge_classifier_cv",
+        "ridge_cv", "lasso_cv", "elastic_net_cv", "lars", "lars_cv", "lasso_lars",
+        "lasso_lars_cv", "lasso_lars_ic", "orthogonal_matching_pursuit",
+        "orthogonal_matching_pursuit_cv", "huber_regressor", "quantile_regressor",
+        "bayesian_ridge", "ard_regression", "theil_sen_regressor", "poisson_regressor",
+        "gamma_regressor", "tweedie_log", "tweedie_power0_identity", "tweedie_power0_log_link",
+        "pls_regression", "pls_regression_bare_unscaled"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
+# Gaussian mixtures
+for _name in [
+        "gaussian_mixture_full", "gaussian_mixture_tied", "gaussian_mixture_diag",
+        "gaussian_mixture_spherical", "gaussian_mixture_bare", "gaussian_mixture_one_component",
+        "bayesian_gaussian_mixture_process_full", "bayesian_gaussian_mixture_distribution_diag",
+        "bayesian_gaussian_mixture_tied", "bayesian_gaussian_mixture_spherical"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
+# CalibratedClassifierCV
+for _name in [
+        "calibrated_sigmoid_binary", "calibrated_isotonic_binary_labels",
+        "calibrated_isotonic_multiclass", "calibrated_sigmoid_four_no_ensemble",
+        "calibrated_isotonic_four_no_ensemble", "calibrated_isotonic_zero_sum_rows"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
+
 def test_every_case_is_checked(_env):
     names = {n[len("reference["):-1] for n, _ in __import__("harness")._TESTS
              if n.startswith("reference[")}
@@ -426,6 +455,8 @@ README = os.path.join(PYTHON_DIR, "..", "README.md")
 def _classes_in(est, out):
     """The class names of an estimator and of everything it is composed of."""
     out.add(type(est).__name__)
+    if hasattr(est, "best_estimator_"):  # GridSearchCV, RandomizedSearchCV
+        _classes_in(est.best_estimator_, out)
     for attr in ("steps", "transformers_", "transformer_list"):
         for part in getattr(est, attr, None) or []:
             sub = part[1]
@@ -649,6 +680,61 @@ def test_one_class_documents(_env):
 # Issue 10: transformer_weights, one-class classifiers, modified_huber, the audit's refusals.
 for _fn in [test_transformer_weights_are_written, test_refuse_what_scikit_learn_cannot_predict_alike,
             test_one_class_documents]:
+    add_test(_fn.__name__[len("test_"):], _fn)
+
+
+def test_search_exports_best_estimator(_env):
+    """A search's document is its best_estimator_'s, wherever the search sits."""
+    c = sklearn_cases.cases()
+    grid = c["grid_search_pipeline"].estimator
+    assert_equal("GridSearchCV over a Pipeline", export(grid), export(grid.best_estimator_))
+    outer = c["randomized_search_in_pipeline"].estimator
+    best = outer[-1].best_estimator_
+    assert_equal("RandomizedSearchCV as the model", export(outer)["steps"][-1]["coef"],
+                 export(best, feature_names=[f"x{i}" for i in range(best.n_features_in_)])
+                 ["steps"][-1]["coef"])
+
+
+def test_refuse_search_without_refit_and_multi_target(_env):
+    from sklearn.cross_decomposition import PLSRegression
+    from sklearn.linear_model import Ridge, RidgeCV
+    from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X, y = small_frame()
+    X = X[["income", "tenure", "rate"]]
+    for search in (GridSearchCV(Ridge(), {"alpha": [0.1, 1.0]}, refit=False, cv=3),
+                   RandomizedSearchCV(Ridge(), {"alpha": [0.1, 1.0]}, n_iter=2, refit=False,
+                                      cv=3)):
+        fit_quiet(search, X, y)
+        name = type(search).__name__
+        expect_refusal(search, f"{name}(refit=False)", "best_estimator_")
+        expect_refusal(fit_quiet(make_pipeline(StandardScaler(), search), X, y),
+                       f"{name}(refit=False)", "best_estimator_", "'" + name.lower() + "'")
+    Y = np.column_stack([y, 1 - y])
+    expect_refusal(fit_quiet(PLSRegression(2), X, Y), "PLSRegression", "multi-output")
+    expect_refusal(fit_quiet(RidgeCV(), X, Y), "RidgeCV", "multi-output")
+
+
+def test_refuse_calibrated_non_linear_and_pipeline(_env):
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+    X, y = small_frame()
+    X = X[["income", "tenure", "rate"]]
+    for base, kind in ((RandomForestClassifier(n_estimators=3, random_state=0),
+                        "RandomForestClassifier"),
+                       (make_pipeline(StandardScaler(), LinearSVC()), "Pipeline")):
+        cal = fit_quiet(CalibratedClassifierCV(base, cv=3), X, y)
+        expect_refusal(cal, "CalibratedClassifierCV(estimator=", f"a calibrated {kind}",
+                       "linear classifiers")
+
+
+for _fn in [test_search_exports_best_estimator,
+            test_refuse_search_without_refit_and_multi_target,
+            test_refuse_calibrated_non_linear_and_pipeline]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":

@@ -371,7 +371,9 @@ def test_predict_proba_refusals_say_why(env):
                                                 "estimator (HistGradientBoostingClassifier).",
             "one_class_mlp": "pg_predict computes no probabilities for its estimator "
                              "(MLPClassifier).",
-            "svc_rbf_multiclass": "pg_predict computes no probabilities for its estimator (SVC)."}
+            "svc_rbf_multiclass": "pg_predict computes no probabilities for its estimator (SVC).",
+            "ridge_classifier_cv": "Its estimator, RidgeClassifierCV, has only a decision "
+                                   "function, as in scikit-learn."}
     for name, detail in want.items():
         model = f"sk_why_{name}"
         env.drop_model(model)

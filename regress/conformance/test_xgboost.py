@@ -288,10 +288,73 @@ def case_reg_unbalanced():
     return Case("reg_unbalanced", X, booster_json(bst), "regression", bst.predict(dm))
 
 
+def _ranker(objective, seed):
+    """A ranker over query groups of 5..20 rows: Booster.predict is the margin."""
+    X, rng = make_data(seed)
+    relevance = np.digitize(signal(X) + rng.normal(0, 0.5, len(X)), [-1, 0.5, 2])  # 0..3
+    sizes = []
+    while sum(sizes) < len(X):
+        sizes.append(int(min(rng.integers(5, 21), len(X) - sum(sizes))))
+    dm = dmatrix(X, relevance)
+    dm.set_group(sizes)
+    bst = xgb.train({"objective": objective, "max_depth": 4, "eta": 0.3, "tree_method": "hist",
+                     "nthread": THREADS, "seed": 0}, dm, 15)
+    return Case(objective.replace(":", "_"), X, booster_json(bst), "regression", bst.predict(dm))
+
+
+def case_rank_pairwise():
+    return _ranker("rank:pairwise", 11)
+
+
+def case_rank_ndcg():
+    return _ranker("rank:ndcg", 12)
+
+
+def case_rank_map():
+    return _ranker("rank:map", 13)
+
+
+def _regressor(name, params, y, X, rounds=20):
+    dm = dmatrix(X, y)
+    bst = xgb.train({"max_depth": 4, "eta": 0.3, "tree_method": "hist", "nthread": THREADS,
+                     "seed": 0, **params}, dm, rounds)
+    return Case(name, X, booster_json(bst), "regression", bst.predict(dm))
+
+
+def case_reg_tweedie():
+    """exp of the margin; the base score's margin is its log."""
+    X, rng = make_data(14)
+    y = rng.poisson(np.exp(np.clip(0.4 * signal(X), -3, 3))) * rng.gamma(2.0, 1.5, len(X))
+    return _regressor("reg_tweedie", {"objective": "reg:tweedie",
+                                      "tweedie_variance_power": 1.3, "base_score": 2.0}, y, X)
+
+
+def case_reg_gamma():
+    X, rng = make_data(15)
+    y = np.exp(np.clip(0.3 * signal(X), -3, 3)) * rng.gamma(3.0, 1 / 3.0, len(X))
+    return _regressor("reg_gamma", {"objective": "reg:gamma"}, y, X)
+
+
+def case_reg_absoluteerror():
+    """The base score is the fitted median (1.7's intercept estimate), the margin as is."""
+    X, rng = make_data(16)
+    y = signal(X) + rng.standard_t(2, len(X))
+    return _regressor("reg_absoluteerror", {"objective": "reg:absoluteerror"}, y, X)
+
+
+def case_reg_pseudohubererror():
+    X, rng = make_data(17)
+    y = 3 * signal(X) + rng.standard_t(2, len(X))
+    return _regressor("reg_pseudohubererror", {"objective": "reg:pseudohubererror",
+                                               "huber_slope": 2.0, "base_score": 0.5}, y, X)
+
+
 CASES = {f.__name__[len("case_"):]: f for f in [
     case_binary_logistic, case_multi_softprob, case_multi_softmax, case_reg_squarederror,
     case_reg_logistic, case_count_poisson, case_binary_logitraw, case_binary_stumps,
-    case_reg_single_leaf, case_reg_unbalanced]}
+    case_reg_single_leaf, case_reg_unbalanced, case_rank_pairwise, case_rank_ndcg,
+    case_rank_map, case_reg_tweedie, case_reg_gamma, case_reg_absoluteerror,
+    case_reg_pseudohubererror]}
 
 
 @functools.lru_cache(maxsize=None)
@@ -723,6 +786,35 @@ def higgs_test(strategy):
 
 for _strategy in ("tree_traversal", "perfect_tree_traversal", "native", "auto"):
     add_test(f"higgs_500_trees_depth_8[{_strategy}]", higgs_test(_strategy))
+
+
+def test_reg_quantileerror(env):
+    """reg:quantileerror is XGBoost 2.0's (1.7.4, installed here, lacks it): a one-quantile
+    model predicts the margin, as reg:absoluteerror does (the 0.5 quantile), so the trained
+    absolute-error model renamed the way 2.0 writes it must predict what XGBoost predicted for
+    it; with several quantiles (num_target > 1: one column each) it is refused, naming them."""
+    case = loaded(env, trained("reg_absoluteerror"))
+    m = json.loads(to_xgboost2(case.model_json))
+    m["learner"]["objective"] = {"name": "reg:quantileerror",
+                                 "quantile_loss_param": {"quantile_alpha": "[5E-1]"}}
+    env.create_model("quantile_one", json.dumps(m))
+    check_info(env, "quantile_one", case, "auto")
+    check_case(env, case, "quantile_one", "quantile_one", arrays=False)
+    env.drop_model("quantile_one")
+    m["learner"]["learner_model_param"]["num_target"] = "3"
+    m["learner"]["objective"]["quantile_loss_param"]["quantile_alpha"] = "[1E-1,5E-1,9E-1]"
+    try:
+        with env.conn.transaction():
+            env.create_model("quantile_three", json.dumps(m))
+    except Exception as e:
+        for needle in ("reg:quantileerror", "3 quantiles", "quantile_alpha"):
+            if needle not in str(e):
+                raise Failure(f"the refusal {str(e)!r} does not mention {needle!r}")
+    else:
+        raise Failure("a reg:quantileerror model with 3 quantiles was not refused")
+
+
+add_test("reg_quantileerror", test_reg_quantileerror)
 
 if __name__ == "__main__":
     main(fixture=make_env)

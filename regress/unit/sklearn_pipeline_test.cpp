@@ -770,5 +770,98 @@ TEST(SklearnModels, ValidateChecksKernelStep) {
     EXPECT_EQ(spec::to_json(spec::from_json(spec::to_json(p))), spec::to_json(p));
 }
 
+TEST(SklearnModels, GeneralizedLinearAndPls) {
+    // Log link: exp(x · coef + b); identity link: the linear predictor.
+    json glm = {{"type", "PoissonRegressor"}, {"coef", {0.5, -0.25}}, {"intercept", 0.1}, {"link", "log"}};
+    spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {glm}));
+    expect_close(run_compiled(p, {1.0f, 2.0f}, 1), {std::exp(0.5 - 0.5 + 0.1)}, "poisson");
+    expect_matches_reference(p, random_rows(100, 2, 31), "poisson reference");
+    glm["type"] = "TweedieRegressor";
+    glm["link"] = "identity";
+    p = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {glm}));
+    expect_close(run_compiled(p, {1.0f, 2.0f}, 1), {0.1}, "tweedie identity");
+    glm["link"] = "logit";
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {glm})); },
+                 ErrorCategory::Unsupported, {"TweedieRegressor", "link \"logit\""});
+    // PLSRegression: ((x - mean) / std) · coef + b.
+    json pls = {{"type", "PLSRegression"}, {"x_mean", {1.0, -2.0}}, {"x_std", {2.0, 0.5}},
+                {"coef", {3.0, 1.0}}, {"intercept", 4.0}};
+    p = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {pls}));
+    expect_close(run_compiled(p, {5.0f, -1.0f}, 1), {(5.0 - 1.0) / 2.0 * 3.0 + (-1.0 + 2.0) / 0.5 + 4.0}, "pls");
+    pls["x_std"] = {2.0, 0.0};
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {pls})); },
+                 ErrorCategory::InvalidModel, {"PLSRegression", "x_std", "must not be 0"});
+}
+
+TEST(SklearnModels, GaussianMixtures) {
+    // One feature, two components: w_i = log_weight_i + log P_i - ½ log 2π - ½ ((x - μ_i) P_i)².
+    const double x = 0.7;
+    auto w = [&](double lw, double mu, double prec_chol) {
+        const double y = (x - mu) * prec_chol;
+        return lw + std::log(prec_chol) - 0.5 * std::log(2 * M_PI) - 0.5 * y * y;
+    };
+    const double w0 = w(std::log(0.3), 0.0, 1.0), w1 = w(std::log(0.7), 2.0, 0.5);
+    const double p1 = 1.0 / (1.0 + std::exp(w0 - w1));
+    const json kinds[] = {
+        {{"covariance_type", "full"}, {"precisions_cholesky", {{{1.0}}, {{0.5}}}}},
+        {{"covariance_type", "diag"}, {"precisions_cholesky", {{1.0}, {0.5}}}},
+        {{"covariance_type", "spherical"}, {"precisions_cholesky", {1.0, 0.5}}},
+    };
+    for (const json& kind : kinds) {
+        json gm = {{"type", "GaussianMixture"}, {"means", {{0.0}, {2.0}}}, {"log_weights", {std::log(0.3), std::log(0.7)}}};
+        gm.update(kind);
+        const std::string what = kind["covariance_type"].get<std::string>();
+        const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {gm}, {0, 1}));
+        expect_close(run_compiled(p, {static_cast<float>(x)}, 1), {1.0 - p1, p1}, what);
+        expect_matches_reference(p, random_rows(50, 1, 32), what + " reference");
+    }
+    // tied: one factor for both components.
+    json tied = {{"type", "BayesianGaussianMixture"}, {"means", {{0.0}, {2.0}}}, {"log_weights", {std::log(0.3), std::log(0.7)}},
+                 {"covariance_type", "tied"}, {"precisions_cholesky", {{0.5}}}};
+    const double t0 = w(std::log(0.3), 0.0, 0.5), t1 = w(std::log(0.7), 2.0, 0.5);
+    const double q1 = 1.0 / (1.0 + std::exp(t0 - t1));
+    spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {tied}, {0, 1}));
+    expect_close(run_compiled(p, {static_cast<float>(x)}, 1), {1.0 - q1, q1}, "tied");
+    tied["covariance_type"] = "banded";
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {tied}, {0, 1})); },
+                 ErrorCategory::Unsupported, {"BayesianGaussianMixture", "covariance_type \"banded\""});
+    tied["covariance_type"] = "tied";
+    tied["precisions_cholesky"] = {{-0.5}};
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {tied}, {0, 1})); },
+                 ErrorCategory::InvalidModel, {"precisions_cholesky", "positive diagonal"});
+}
+
+TEST(SklearnModels, CalibratedClassifier) {
+    // Binary, two members (sigmoid): the mean of expit(-(a d + b)) of each member's d.
+    json member0 = {{"coef", {{1.0, -1.0}}}, {"intercept", {0.5}}, {"calibrators", {{{"a", -2.0}, {"b", 0.25}}}}};
+    json member1 = {{"coef", {{0.5, 0.5}}}, {"intercept", {0.0}}, {"calibrators", {{{"a", -1.0}, {"b", -0.5}}}}};
+    json cal = {{"type", "CalibratedClassifierCV"}, {"method", "sigmoid"}, {"members", {member0, member1}}};
+    spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {cal}, {0, 1}));
+    auto expit = [](double m) { return 1.0 / (1.0 + std::exp(-m)); };
+    const double d0 = 2.0 - 1.0 + 0.5, d1 = 1.0 + 0.5;
+    const double pm = 0.5 * (expit(-(-2.0 * d0 + 0.25)) + expit(-(-1.0 * d1 - 0.5)));
+    expect_close(run_compiled(p, {2.0f, 1.0f}, 1), {1.0 - pm, pm}, "sigmoid");
+    expect_matches_reference(p, random_rows(50, 2, 33), "sigmoid reference");
+    // Isotonic, three classes, one member: clipped interpolation, then p / Σ p (uniform at Σ p = 0).
+    json iso = {{"x", {0.0, 1.0, 3.0}}, {"y", {0.0, 0.5, 1.0}}};
+    json member = {{"coef", {{1.0}, {1.0}, {0.0}}}, {"intercept", {0.0, 1.0, -5.0}}, {"calibrators", {iso, iso, iso}}};
+    cal = {{"type", "CalibratedClassifierCV"}, {"method", "isotonic"}, {"members", {member}}};
+    p = importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {cal}, {0, 1, 2}));
+    // x = 0.5: d = (0.5, 1.5, -5) → (0.25, 0.625, 0); x = 2: d = (2, 3, -5) → (0.75, 1, 0);
+    // x = -2: every p is 0 → uniform; x = 9: d = (9, 10, -5) → clipped (1, 1, 0).
+    expect_close(run_compiled(p, {0.5f, 2.0f, -2.0f, 9.0f}, 4),
+                 {0.25 / 0.875, 0.625 / 0.875, 0.0, 0.75 / 1.75, 1.0 / 1.75, 0.0, 1.0 / 3, 1.0 / 3, 1.0 / 3,
+                  0.5, 0.5, 0.0},
+                 "isotonic");
+    expect_matches_reference(p, random_rows(50, 1, 34), "isotonic reference");
+    cal["method"] = "beta";
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {cal}, {0, 1, 2})); },
+                 ErrorCategory::Unsupported, {"CalibratedClassifierCV", "method \"beta\""});
+    cal["method"] = "isotonic";
+    cal["members"][0]["calibrators"] = {iso};
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(1), "classification", {cal}, {0, 1, 2})); },
+                 ErrorCategory::InvalidModel, {"calibrators", "1 calibrators for 3"});
+}
+
 }  // namespace
 }  // namespace pg_predict

@@ -111,11 +111,11 @@ TEST(TreeObjectives, TablesAndLinks) {
     EXPECT_EQ(o.transform, spec::PostTransform::Logistic);
     EXPECT_EQ(importers::base_score_to_margin(0.3f, o.link, "w"), -std::log(1.0f / 0.3f - 1.0f));
     try {
-        importers::find_objective(importers::xgboost_objectives(), "rank:pairwise", "XGBoost objective");
+        importers::find_objective(importers::xgboost_objectives(), "survival:cox", "XGBoost objective");
         ADD_FAILURE() << "no error";
     } catch (const Error& e) {
         EXPECT_EQ(static_cast<int>(e.category()), static_cast<int>(ErrorCategory::Unsupported));
-        EXPECT_TRUE(has(e.what(), "XGBoost objective \"rank:pairwise\" is not supported; supported: reg:squarederror"));
+        EXPECT_TRUE(has(e.what(), "XGBoost objective \"survival:cox\" is not supported; supported: reg:squarederror"));
     }
     EXPECT_TRUE(has(invalid_model([] { importers::base_score_to_margin(1.0f, importers::Link::Logit, "w"); }),
                     "w: must lie in (0, 1)"));

@@ -277,9 +277,9 @@ TEST(XgboostImporter, RejectsUnsupported) {
         const char* needle;
     };
     const Case cases[] = {
-        {"/learner/objective/name", "rank:pairwise",
-         "xgboost: learner.objective.name: objective \"rank:pairwise\" is not supported; supported: reg:squarederror"},
-        {"/learner/objective/name", "reg:tweedie", "count:poisson"},
+        {"/learner/objective/name", "survival:cox",
+         "xgboost: learner.objective.name: objective \"survival:cox\" is not supported; supported: reg:squarederror"},
+        {"/learner/objective/name", "binary:hinge", "count:poisson"},
         {"/learner/gradient_booster/model/trees/0/split_type", {1, 0, 0},
          "trees[0]: node 0 is a categorical split"},
         {"/learner/gradient_booster/model/trees/0/categories_nodes", {0}, "categorical splits (categories_nodes)"},

@@ -29,6 +29,16 @@ const std::vector<Objective>& xgboost_objectives() {
         {"count:poisson", Task::Regression, PostTransform::Exp, Link::Log, false},
         {"multi:softprob", Task::Classification, PostTransform::Softmax, Link::Identity, true},
         {"multi:softmax", Task::Classification, PostTransform::Softmax, Link::Identity, true},
+        // Rankers predict the margin; reg:tweedie and reg:gamma exp of it (log link of the base
+        // score); the robust losses are the margin. reg:quantileerror (2.0+) with one quantile.
+        {"rank:pairwise", Task::Regression, PostTransform::Identity, Link::Identity, false},
+        {"rank:ndcg", Task::Regression, PostTransform::Identity, Link::Identity, false},
+        {"rank:map", Task::Regression, PostTransform::Identity, Link::Identity, false},
+        {"reg:tweedie", Task::Regression, PostTransform::Exp, Link::Log, false},
+        {"reg:gamma", Task::Regression, PostTransform::Exp, Link::Log, false},
+        {"reg:absoluteerror", Task::Regression, PostTransform::Identity, Link::Identity, false},
+        {"reg:pseudohubererror", Task::Regression, PostTransform::Identity, Link::Identity, false},
+        {"reg:quantileerror", Task::Regression, PostTransform::Identity, Link::Identity, false},
     };
     return table;
 }

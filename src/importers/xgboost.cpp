@@ -167,14 +167,20 @@ spec::Pipeline import_learner(const JsonReader& doc) {
     if (nc) num_class = int_param(*nc);
     if (num_class > kMaxClasses)
         nc->unsupported("more than " + std::to_string(kMaxClasses) + " classes are not supported");
-    if (auto nt = lmp.optional("num_target"); nt && int_param(*nt) > 1)
+    const JsonReader objective = learner.object("objective").need("name");
+    if (auto nt = lmp.optional("num_target"); nt && int_param(*nt) > 1) {
+        // reg:quantileerror writes one target per quantile_alpha.
+        if (objective.is_string() && objective.string() == "reg:quantileerror")
+            nt->unsupported("reg:quantileerror with " + std::to_string(int_param(*nt)) +
+                            " quantiles (quantile_alpha) predicts one column per quantile; only one "
+                            "quantile is supported (train one model per quantile)");
         nt->unsupported("multi-target models (num_target > 1) are not supported");
+    }
     for (const JsonReader* owner : {&lmp, &learner})
         if (auto ms = owner->optional("multi_strategy");
             ms && !(ms->is_string() && ms->string() == "one_output_per_tree"))
             ms->unsupported("multi_strategy " + ms->value().dump() + " is not supported");
 
-    const JsonReader objective = learner.object("objective").need("name");
     const Objective& o = find_objective(xgboost_objectives(), objective.string(), objective.where() + ": objective");
     int32_t num_groups = 1;
     if (o.multiclass) {

@@ -35,7 +35,7 @@ void check_predict_proba(const CatalogEntry* entry) {
         // "as in scikit-learn" only where scikit-learn has no predict_proba either.
         bool none_in_sklearn = false;
         for (const char* cls : {"LinearSVC", "Perceptron", "RidgeClassifier", "SGDClassifier", "KMeans",
-                                "MiniBatchKMeans", "IsolationForest"})
+                                "MiniBatchKMeans", "IsolationForest", "RidgeClassifierCV"})
             none_in_sklearn |= strcmp(entry->format, "sklearn") == 0 && strcmp(entry->objective, cls) == 0;
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("model \"%s\" does not give class probabilities", entry->name),

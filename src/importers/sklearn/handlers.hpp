@@ -3,8 +3,8 @@
 // function that converts it, and those functions live in one file per family, as the Python
 // client is split (python/pg_predict/): document.cpp (the document, Pipeline,
 // ColumnTransformer, FeatureUnion), featurizers.cpp, linear.cpp, trees.cpp, svm.cpp,
-// naive_bayes.cpp, neural.cpp, cluster.cpp. Adding a class: its function in its family's
-// file, declared below, and one row in registry.cpp.
+// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp. Adding a class: its
+// function in its family's file, declared below, and one row in registry.cpp.
 #pragma once
 
 #include <cstdint>
@@ -121,6 +121,13 @@ void need_task(const JsonReader& step, const spec::Pipeline& p, bool classifier)
 // The classes of a classifier (need_task first).
 size_t num_classes(const JsonReader& step, const spec::Pipeline& p);
 
+// --- shared by GaussianNB and the diagonal mixtures (naive_bayes.cpp) ------------------------
+
+// jll_i = log_prior_i - ½ Σ_j log(2π var_ij) - ½ Σ_j (x_j - θ_ij)² / var_ij for each row i of
+// theta / var (var > 0), and a softmax over them: affine + concat [x', x'²] + linear.
+void gaussian_log_likelihoods(const Matrix& theta, const Matrix& var, const std::vector<double>& log_prior,
+                              spec::Pipeline& p);
+
 // --- the handlers, by family -----------------------------------------------------------------
 
 // document.cpp: composites
@@ -151,6 +158,8 @@ void linear_regressor(const JsonReader&, int32_t, spec::Pipeline&);  // LinearRe
 void logistic_regression(const JsonReader&, int32_t, spec::Pipeline&);
 void sgd_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void decision_classifier(const JsonReader&, int32_t, spec::Pipeline&);  // LinearSVC, Perceptron, RidgeClassifier
+void glm_regressor(const JsonReader&, int32_t, spec::Pipeline&);  // PoissonRegressor, GammaRegressor, TweedieRegressor
+void pls_regression(const JsonReader&, int32_t, spec::Pipeline&);
 
 // trees.cpp
 void decision_tree_classifier(const JsonReader&, int32_t, spec::Pipeline&);
@@ -182,5 +191,11 @@ void mlp_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 
 // cluster.cpp
 void kmeans(const JsonReader&, int32_t, spec::Pipeline&);  // KMeans, MiniBatchKMeans
+
+// mixture.cpp
+void gaussian_mixture(const JsonReader&, int32_t, spec::Pipeline&);  // GaussianMixture, BayesianGaussianMixture
+
+// calibration.cpp
+void calibrated_classifier(const JsonReader&, int32_t, spec::Pipeline&);  // CalibratedClassifierCV
 
 }  // namespace pg_predict::importers::sklearn

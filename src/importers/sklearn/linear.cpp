@@ -6,6 +6,11 @@
 // ([-d, d] when binary): their argmax is sklearn's predict, and has_probabilities is false.
 // SGDClassifier(loss="modified_huber") has predict_proba: (clip(d, -1, 1) + 1) / 2, normalized
 // over the classes when there are more than two (spec::PostTransform::ModifiedHuber).
+//
+// Generalized linear models (PoissonRegressor, GammaRegressor, TweedieRegressor) predict the
+// inverse link of the linear predictor: exp for the log link, the identity otherwise.
+// PLSRegression predicts ((x - x_mean) / x_std) · coefᵀ + intercept (scikit-learn 1.2's
+// predict): an affine step before the linear estimator.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -151,6 +156,29 @@ void linear_regressor(const JsonReader& step, int32_t num_features, spec::Pipeli
     if (coef.size() != 1) refuse(step, "multi-output regression (" + std::to_string(coef.size()) + " targets)");
     set_linear(p, coef, intercepts(step, 1), num_features);
     p.transform = PostTransform::Identity;
+}
+
+void glm_regressor(const JsonReader& step, int32_t num_features, spec::Pipeline& p) {
+    const std::string link = step.string("link");
+    if (link != "log" && link != "identity") refuse(step, "link \"" + link + "\"");
+    linear_regressor(step, num_features, p);
+    if (link == "log") p.transform = PostTransform::Exp;
+}
+
+void pls_regression(const JsonReader& step, int32_t num_features, spec::Pipeline& p) {
+    const size_t f = static_cast<size_t>(num_features);
+    const std::vector<double> mean = step.need("x_mean").finite_numbers(f);
+    const JsonReader stdv = step.need("x_std");
+    const std::vector<double> sd = stdv.finite_numbers(f);
+    std::vector<double> scale(f), offset(f);
+    for (size_t j = 0; j < f; ++j) {
+        if (sd[j] == 0) stdv[j].invalid("must not be 0");
+        scale[j] = 1.0 / sd[j];
+        offset[j] = -mean[j] / sd[j];
+    }
+    p.steps.push_back(make_step(spec::Op::Affine, {{"scale", spec::numbers_to_json(scale)},
+                                                   {"offset", spec::numbers_to_json(offset)}}));
+    linear_regressor(step, num_features, p);
 }
 
 void logistic_regression(const JsonReader& step, int32_t, spec::Pipeline& p) {

@@ -45,14 +45,10 @@ void bernoulli_nb(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     p.transform = spec::PostTransform::Softmax;
 }
 
-void gaussian_nb(const JsonReader& step, int32_t width, spec::Pipeline& p) {
-    const size_t k = num_classes(step, p);
-    const size_t f = static_cast<size_t>(width);
-    const Matrix theta = finite_matrix(step.need("theta"), k, f);
-    const JsonReader varv = step.need("var");
-    const Matrix var = finite_matrix(varv, k, f);
-    const JsonReader priorv = step.need("class_prior");
-    const std::vector<double> prior = priorv.finite_numbers(k);
+void gaussian_log_likelihoods(const Matrix& theta, const Matrix& var, const std::vector<double>& log_prior,
+                              spec::Pipeline& p) {
+    const size_t k = theta.size();
+    const size_t f = k ? theta[0].size() : 0;
     std::vector<double> center(f, 0.0), minus(f);
     for (size_t j = 0; j < f; ++j) {
         for (size_t i = 0; i < k; ++i) center[j] += theta[i][j] / static_cast<double>(k);
@@ -71,11 +67,9 @@ void gaussian_nb(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     Matrix coef(k, std::vector<double>(2 * f));
     std::vector<double> intercept(k);
     for (size_t i = 0; i < k; ++i) {
-        if (!(prior[i] > 0)) priorv[i].invalid("must be positive");
-        double b = std::log(prior[i]);
+        double b = log_prior[i];
         for (size_t j = 0; j < f; ++j) {
             const double v = var[i][j], t = theta[i][j] - center[j];
-            if (!(v > 0)) varv[i][j].invalid("must be positive");
             b -= 0.5 * std::log(2.0 * M_PI * v) + 0.5 * t * t / v;
             coef[i][j] = t / v;
             coef[i][f + j] = -0.5 / v;
@@ -84,6 +78,24 @@ void gaussian_nb(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     }
     set_linear(p, coef, intercept, static_cast<int32_t>(2 * f));
     p.transform = spec::PostTransform::Softmax;
+}
+
+void gaussian_nb(const JsonReader& step, int32_t width, spec::Pipeline& p) {
+    const size_t k = num_classes(step, p);
+    const size_t f = static_cast<size_t>(width);
+    const Matrix theta = finite_matrix(step.need("theta"), k, f);
+    const JsonReader varv = step.need("var");
+    const Matrix var = finite_matrix(varv, k, f);
+    const JsonReader priorv = step.need("class_prior");
+    const std::vector<double> prior = priorv.finite_numbers(k);
+    std::vector<double> log_prior(k);
+    for (size_t i = 0; i < k; ++i) {
+        if (!(prior[i] > 0)) priorv[i].invalid("must be positive");
+        log_prior[i] = std::log(prior[i]);
+        for (size_t j = 0; j < f; ++j)
+            if (!(var[i][j] > 0)) varv[i][j].invalid("must be positive");
+    }
+    gaussian_log_likelihoods(theta, var, log_prior, p);
 }
 
 }  // namespace pg_predict::importers::sklearn

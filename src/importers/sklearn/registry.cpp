@@ -75,6 +75,34 @@ const Handler kHandlers[] = {
     // cluster.cpp
     {"KMeans", nullptr, kmeans, kNoProba},
     {"MiniBatchKMeans", nullptr, kmeans, kNoProba},
+    // linear.cpp: the *CV estimators (the plain model once fitted) and other linear regressors
+    {"RidgeCV", nullptr, linear_regressor, kRefused},
+    {"LassoCV", nullptr, linear_regressor, kRefused},
+    {"ElasticNetCV", nullptr, linear_regressor, kRefused},
+    {"Lars", nullptr, linear_regressor, kRefused},
+    {"LarsCV", nullptr, linear_regressor, kRefused},
+    {"LassoLars", nullptr, linear_regressor, kRefused},
+    {"LassoLarsCV", nullptr, linear_regressor, kRefused},
+    {"LassoLarsIC", nullptr, linear_regressor, kRefused},
+    {"OrthogonalMatchingPursuit", nullptr, linear_regressor, kRefused},
+    {"OrthogonalMatchingPursuitCV", nullptr, linear_regressor, kRefused},
+    {"HuberRegressor", nullptr, linear_regressor, kRefused},
+    {"QuantileRegressor", nullptr, linear_regressor, kRefused},
+    {"BayesianRidge", nullptr, linear_regressor, kRefused},
+    {"ARDRegression", nullptr, linear_regressor, kRefused},
+    {"TheilSenRegressor", nullptr, linear_regressor, kRefused},
+    {"LogisticRegressionCV", nullptr, logistic_regression, kRefused},
+    {"RidgeClassifierCV", nullptr, decision_classifier, kNoProba},
+    // linear.cpp: generalized linear models and PLS
+    {"PoissonRegressor", nullptr, glm_regressor, kRefused},
+    {"GammaRegressor", nullptr, glm_regressor, kRefused},
+    {"TweedieRegressor", nullptr, glm_regressor, kRefused},
+    {"PLSRegression", nullptr, pls_regression, kRefused},
+    // mixture.cpp
+    {"GaussianMixture", nullptr, gaussian_mixture, kProbaIsOne},
+    {"BayesianGaussianMixture", nullptr, gaussian_mixture, kProbaIsOne},
+    // calibration.cpp
+    {"CalibratedClassifierCV", nullptr, calibrated_classifier, kRefused},
 };
 
 std::string names(bool featurizers) {
