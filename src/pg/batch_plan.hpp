@@ -22,6 +22,7 @@ struct BatchInput {
     List* exprs;          // over the child's output (OUTER_VAR)
     int num_features;     // at plan time
     int64 model_version;  // the catalog row id planned for; checked again at executor start
+    ModelOutput output;   // the program it runs (decision_function / score_samples have their own)
     // plan-time facts, for EXPLAIN
     char* format;
     char* strategy;

@@ -308,19 +308,25 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
     if (model == NULL) return -1;
     Node* arg = (Node*)lsecond(call->args);
 
+    // Calls of one model over the same argument share an input (one program run per batch)
+    // when they need the same program: decision_function and score_samples have their own.
     int input = -1, i = 0;
     foreach (lc, rw->inputs) {
         BatchInput* in = (BatchInput*)lfirst(lc);
-        if (strcmp(in->model, model) == 0 && equal(list_nth(rw->input_args, i), arg)) {
+        if (strcmp(in->model, model) == 0 && in->output == model_output(kind) &&
+            equal(list_nth(rw->input_args, i), arg)) {
             input = i;
             break;
         }
         i++;
     }
+    if (input >= 0 && kind != PredictCallKind::Predict)
+        check_call(catalog_lookup_for_planning(model), kind);  // the input was made for another call
     if (input < 0) {
         CatalogEntry* entry = catalog_lookup_for_planning(model);
-        if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
+        check_call(entry, kind);
         BatchInput* in = (BatchInput*)palloc0(sizeof(BatchInput));
+        in->output = model_output(kind);
         if (!feature_source(rw, arg, entry, &in->source, &in->exprs)) return -1;
         in->model = pstrdup(model);
         in->num_features = entry->num_features;
@@ -332,6 +338,8 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
             entry->classification
                 ? psprintf("%d feature%s -> %d classes", entry->num_features, entry->num_features == 1 ? "" : "s",
                            entry->num_classes)
+            : entry->transformer
+                ? psprintf("%d feature%s -> transformed columns", entry->num_features, entry->num_features == 1 ? "" : "s")
                 : psprintf("%d feature%s -> 1 value", entry->num_features, entry->num_features == 1 ? "" : "s");
         in->format = entry->trees > 0 || entry->objective[0] == '\0'
                          ? psprintf("%s, %s", entry->format, shape)
@@ -375,7 +383,7 @@ struct ReplaceContext {
 
 Var* output_var(ReplaceContext* cx, int j) {
     PredictCallKind kind = ((BatchOutput*)list_nth(cx->rw->outputs, j))->kind;
-    Oid type = kind == PredictCallKind::Predict ? FLOAT8OID : FLOAT8ARRAYOID;
+    Oid type = call_returns_array(kind) ? FLOAT8ARRAYOID : FLOAT8OID;
     return makeVar(cx->output_varno, cx->output_base + j + 1, type, -1, InvalidOid, 0);
 }
 
@@ -656,7 +664,7 @@ void rewrite_below(PlannedStmt* stmt, Plan* node) {
             collation = exprCollation((Node*)scan_entry->expr);
         } else {
             PredictCallKind kind = ((BatchOutput*)list_nth(rw.outputs, i - original_width - 1))->kind;
-            type = kind == PredictCallKind::Predict ? FLOAT8OID : FLOAT8ARRAYOID;
+            type = call_returns_array(kind) ? FLOAT8ARRAYOID : FLOAT8OID;
             typmod = -1;
             collation = InvalidOid;
         }

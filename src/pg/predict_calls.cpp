@@ -41,6 +41,12 @@ PredictCallKind lookup(Oid funcid) {
                     kind = PredictCallKind::Predict;
                 else if (strcmp(symbol, "pg_predict_predict_proba") == 0)
                     kind = PredictCallKind::PredictProba;
+                else if (strcmp(symbol, "pg_predict_transform") == 0)
+                    kind = PredictCallKind::Transform;
+                else if (strcmp(symbol, "pg_predict_decision_function") == 0)
+                    kind = PredictCallKind::DecisionFunction;
+                else if (strcmp(symbol, "pg_predict_score_samples") == 0)
+                    kind = PredictCallKind::ScoreSamples;
                 pfree(symbol);
             }
             pfree(library);
@@ -51,6 +57,33 @@ PredictCallKind lookup(Oid funcid) {
 }
 
 }  // namespace
+
+ModelOutput model_output(PredictCallKind kind) {
+    switch (kind) {
+        case PredictCallKind::DecisionFunction: return ModelOutput::DecisionFunction;
+        case PredictCallKind::ScoreSamples: return ModelOutput::ScoreSamples;
+        case PredictCallKind::None: case PredictCallKind::Predict: case PredictCallKind::PredictProba:
+        case PredictCallKind::Transform: break;
+    }
+    return ModelOutput::Stored;
+}
+
+bool call_returns_array(PredictCallKind kind) {
+    return kind == PredictCallKind::PredictProba || kind == PredictCallKind::Transform ||
+           kind == PredictCallKind::DecisionFunction;
+}
+
+const char* call_name(PredictCallKind kind) {
+    switch (kind) {
+        case PredictCallKind::Predict: return "predict()";
+        case PredictCallKind::PredictProba: return "predict_proba()";
+        case PredictCallKind::Transform: return "transform()";
+        case PredictCallKind::DecisionFunction: return "decision_function()";
+        case PredictCallKind::ScoreSamples: return "score_samples()";
+        case PredictCallKind::None: break;
+    }
+    return "?";
+}
 
 PredictCallKind predict_call_kind(Oid funcid) {
     for (int i = 0; i < cache_size; i++)
