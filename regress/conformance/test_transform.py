@@ -178,9 +178,8 @@ def transform_test(name):
     def run(env):
         est, columns, numeric = transformer_cases()[name]
         est, X = fit(est, columns)
-        want = np.asarray(est.transform(X), dtype=np.float64)
-        if hasattr(want, "toarray"):
-            want = want.toarray()
+        want = est.transform(X)
+        want = np.asarray(want.toarray() if hasattr(want, "toarray") else want, dtype=np.float64)  # sparse one-hot
         env.load()
         model = f"tr_{name}"
         doc = env.deploy(model, est)
