@@ -19,8 +19,12 @@ constexpr const char* kDecisionFunction[] = {
     "GradientBoostingClassifier", "HistGradientBoostingClassifier", "IsolationForest",
 };
 
+// The estimator's class: a gradient boosting objective also names its loss
+// ("GradientBoostingClassifier:log_loss").
+std::string estimator_class(const spec::Pipeline& p) { return p.objective.substr(0, p.objective.find(':')); }
+
 bool is_isolation_forest(const spec::Pipeline& p) {
-    return p.source_format == "sklearn" && p.objective == "IsolationForest";
+    return p.source_format == "sklearn" && estimator_class(p) == "IsolationForest";
 }
 
 // A binary classifier without probabilities (LinearSVC, Perceptron, RidgeClassifier, SGD with a
@@ -33,14 +37,14 @@ bool two_sided_decisions(const spec::Pipeline& p) {
 bool has_decision_function(const spec::Pipeline& p) {
     if (p.source_format != "sklearn") return false;
     for (const char* name : kDecisionFunction)
-        if (p.objective == name) return true;
+        if (estimator_class(p) == name) return true;
     return false;
 }
 
 [[noreturn]] void refuse(const spec::Pipeline& p, Output output, const std::string& why) {
     fail(ErrorCategory::Unsupported, std::string(output_name(output)) + " is not available for " +
                                          (p.source_format == "sklearn" ? "scikit-learn's " : p.source_format + " ") +
-                                         p.objective + ": " + why);
+                                         estimator_class(p) + ": " + why);
 }
 
 // A std::to_string of a double loses digits; TorchScript reads this literal back exactly.
@@ -76,7 +80,7 @@ void check_output(const spec::Pipeline& p, Output output) {
             refuse(p, output, "pg_predict computes score_samples for IsolationForest only");
         return;
     }
-    if (p.objective == "SVC" || p.objective == "NuSVC")
+    if (estimator_class(p) == "SVC" || estimator_class(p) == "NuSVC")
         refuse(p, output, "pg_predict computes libsvm's one-vs-one votes only, not the decision values");
     if (!has_decision_function(p))
         refuse(p, output, "it has no decision_function in scikit-learn (or pg_predict does not compute it)");
@@ -99,9 +103,9 @@ std::string output_source(const spec::Pipeline& p, Output output) {
     if (output == Output::Predict) return link_source(p);
     if (is_isolation_forest(p)) {
         // m = Σh / (n_trees · c(max_samples)); score_samples = -2^(-m), in float64 as sklearn.
-        std::string s = "    r = -torch.exp2(-m.double())\n";
-        if (output == Output::DecisionFunction) s += "    r = r - " + literal(p.score_offset) + "\n";
-        return s;
+        std::string s = "    s = -torch.exp2(-m.double())\n";
+        if (output == Output::DecisionFunction) s += "    s = s - " + literal(p.score_offset) + "\n";
+        return s + "    r = s.float()\n";
     }
     const std::string m = two_sided_decisions(p) ? "m.narrow(1, 1, 1)" : "m";
     if (p.decision_scale != 1.0) return "    r = " + m + " * " + literal(p.decision_scale) + "\n";
