@@ -4,9 +4,11 @@
 \set city_file :abs_srcdir '/regress/fixtures/sklearn_city.json'
 \set svc_file :abs_srcdir '/regress/fixtures/sklearn_city_svc.json'
 \set xgb_file :abs_srcdir '/regress/fixtures/binary_tiny.json'
+\set forest_file :abs_srcdir '/regress/fixtures/sklearn_trees/rf_classifier2.json'
 SELECT pg_read_file(:'city_file') AS city_model \gset
 SELECT pg_read_file(:'svc_file') AS svc_model \gset
 SELECT pg_read_file(:'xgb_file') AS xgb_model \gset
+SELECT pg_read_file(:'forest_file') AS forest_model \gset
 
 -- impute a (mean 2), then scale: ((a or 2) - 1) / 2 and (b - 2) / 4; and one-hot a text column
 SELECT create_model('prep', '{"format": "sklearn", "version": 1, "task": "transformer",
@@ -42,6 +44,7 @@ SELECT transform('scale', ARRAY[NULL, 6]::float8[]), transform('scale', NULL::fl
 SELECT create_model('city', :'city_model'::jsonb);
 SELECT create_model('city_svc', :'svc_model'::jsonb, 'sklearn');
 SELECT create_model('xgb', :'xgb_model'::jsonb);
+SELECT create_model('forest', (:'forest_model'::jsonb) -> 'document', 'sklearn');
 SELECT predict('prep', r) FROM rows r;
 SELECT predict_proba('scale', ARRAY[1, 2]::real[]);
 SELECT transform('city', r) FROM rows r;
@@ -65,14 +68,21 @@ SET pg_predict.enable_batching = off;
 SELECT id, decision_function('city', p) AS decision FROM people p ORDER BY id;
 RESET pg_predict.enable_batching;
 
+-- LinearSVC (the same coefficients): the same margin
+SELECT id, decision_function('city_svc', p) FROM people p ORDER BY id;
+
 -- estimators without them: an ERROR naming the estimator
-SELECT decision_function('city_svc', p) FROM people p;
+SELECT decision_function('forest', ARRAY[1, 2, 3, 4]::real[]);
 SELECT score_samples('city', p) FROM people p;
 SELECT decision_function('xgb', ARRAY[1, 2]::real[]);
 SELECT decision_function('prep', r) FROM rows r;
+CREATE TABLE forest_rows AS SELECT 1.0::real AS x0, 2.0::real AS x1, 3.0::real AS x2, 4.0::real AS x3;
+SELECT decision_function('forest', f) FROM forest_rows f;
 SET pg_predict.enable_batching = off;
 SELECT score_samples('city', p) FROM people p;
+SELECT decision_function('forest', f) FROM forest_rows f;
 RESET pg_predict.enable_batching;
 
-DROP TABLE rows, people;
-SELECT drop_model('prep'), drop_model('scale'), drop_model('city'), drop_model('city_svc'), drop_model('xgb');
+DROP TABLE rows, people, forest_rows;
+SELECT drop_model('prep'), drop_model('scale'), drop_model('city'), drop_model('city_svc'), drop_model('xgb'),
+       drop_model('forest');
