@@ -2,8 +2,8 @@
 // custom_exprs so that it survives copyObject, plan caching and the trip to parallel workers.
 //
 // A node scores one or more *inputs*: a model plus where its features come from in the child
-// plan's output. Each distinct predict()/predict_proba() call it replaces is an *output*: one
-// column appended to the child's columns in the node's scan tuple.
+// plan's output. Each distinct scoring call it replaces (predict(), predict_proba(), transform(),
+// ...) is an *output*: one column appended to the child's columns in the node's scan tuple.
 #pragma once
 
 #include "predict_calls.hpp"

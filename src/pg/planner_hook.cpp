@@ -1,5 +1,6 @@
-// The planner hook: after PostgreSQL has planned a statement, find predict()/predict_proba()
-// calls with a constant model name and move their evaluation into PredictBatch nodes.
+// The planner hook: after PostgreSQL has planned a statement, find predict(), predict_proba(),
+// transform(), decision_function() and score_samples() calls with a constant model name and
+// move their evaluation into PredictBatch nodes.
 //
 // Two rewrites, depending on where a call sits:
 //
