@@ -9,8 +9,8 @@ the Python client, and transform(name, row) must equal scikit-learn's transform 
 within max(1e-5, 1e-5 * |expected|) (a NaN scikit-learn passes on must be NaN), through the
 PredictBatch node, with pg_predict.enable_batching = off, for a single-row batch, and through
 the float8[] / real[] overloads. decision_function (LogisticRegression binary and multiclass,
-LinearSVC, SGDClassifier, RidgeClassifier, GradientBoosting, HistGradientBoosting,
-IsolationForest) and score_samples (IsolationForest) likewise.
+LinearSVC, SGDClassifier, RidgeClassifier, SVC and NuSVC in both shapes, GradientBoosting,
+HistGradientBoosting, IsolationForest) and score_samples (IsolationForest) likewise.
 
 Run: /usr/bin/python3 regress/conformance/test_transform.py [-k name] [--list]
 Needs the extension installed (make install). Last line: 'conformance: N passed, M failed'.
@@ -203,7 +203,7 @@ def decision_cases():
                                   IsolationForest)
     from sklearn.linear_model import LogisticRegression, RidgeClassifier, SGDClassifier
     from sklearn.pipeline import make_pipeline
-    from sklearn.svm import LinearSVC
+    from sklearn.svm import SVC, LinearSVC, NuSVC
     prep, ALL = sklearn_cases._prep, sklearn_cases.ALL
     return {
         # (estimator, columns, target)
@@ -224,6 +224,11 @@ def decision_cases():
             n_estimators=10, max_depth=2, random_state=0)), ALL, "multiclass"),
         "hist_gradient_boosting_nan": (HistGradientBoostingClassifier(max_iter=20, random_state=0),
                                        NUMERIC, "binary"),
+        "svc_rbf_binary": (make_pipeline(prep(), SVC()), ALL, "binary"),
+        "svc_rbf_multiclass_ovr": (make_pipeline(prep(), SVC(C=3.0)), ALL, "four"),
+        "svc_poly_multiclass_ovo": (make_pipeline(prep(), SVC(kernel="poly", degree=2,
+                                                              decision_function_shape="ovo")), ALL, "multiclass"),
+        "nu_svc_linear_multiclass": (make_pipeline(prep(), NuSVC(kernel="linear", nu=0.3)), ALL, "multiclass"),
         "isolation_forest": (IsolationForest(n_estimators=30, random_state=0), NAN_FREE, "binary"),
         "isolation_forest_pipeline": (make_pipeline(prep(), IsolationForest(
             n_estimators=25, contamination=0.05, max_samples=100, random_state=0)), ALL, "binary"),
@@ -264,12 +269,12 @@ def test_refusals(env):
     """Each wrong pairing of a function and a model is an ERROR that says what to use."""
     import psycopg
     from sklearn.ensemble import RandomForestClassifier
+    from sklearn.naive_bayes import GaussianNB
     from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import SVC
     env.load()
     env.deploy("ref_scaler", fit(StandardScaler(), NAN_FREE)[0])
     env.deploy("ref_forest", fit(RandomForestClassifier(n_estimators=3, random_state=0), NAN_FREE)[0])
-    env.deploy("ref_svc", fit(SVC(), NAN_FREE)[0])
+    env.deploy("ref_nb", fit(GaussianNB(), NAN_FREE)[0])
     expected = [
         ("predict", "ref_scaler", "is a transformer", "transform()"),
         ("predict_proba", "ref_scaler", "is a transformer", "transform()"),
@@ -277,7 +282,7 @@ def test_refusals(env):
         ("transform", "ref_forest", "is a classification model", "predict()"),
         ("decision_function", "ref_forest", "RandomForestClassifier", None),
         ("score_samples", "ref_forest", "RandomForestClassifier", None),
-        ("decision_function", "ref_svc", "SVC", None),
+        ("decision_function", "ref_nb", "GaussianNB", None),
     ]
     for batching in ("on", "off"):
         for function, model, message, hint in expected:

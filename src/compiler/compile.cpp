@@ -23,7 +23,10 @@ std::string compile(const spec::Pipeline& p, Strategy strategy, Output output) {
         case spec::Op::None:
             break;  // the tree ensemble, below
         case spec::Op::Linear:
-            build_linear(p, parts, output);
+            if (output == Output::DecisionFunction && is_svc(p))
+                build_svc_decision(p, parts);
+            else
+                build_linear(p, parts, output);
             return build_module(parts);
         case spec::Op::TorchScript:
             fail(ErrorCategory::Unsupported,

@@ -17,6 +17,7 @@ namespace {
 constexpr const char* kDecisionFunction[] = {
     "LogisticRegression", "SGDClassifier", "LinearSVC", "Perceptron", "RidgeClassifier",
     "GradientBoostingClassifier", "HistGradientBoostingClassifier", "IsolationForest",
+    "SVC", "NuSVC",  // from the pairwise values before the vote: svc_decision.cpp
 };
 
 // The estimator's class: a gradient boosting objective also names its loss
@@ -58,6 +59,10 @@ std::string literal(double v) {
 
 }  // namespace
 
+bool is_svc(const spec::Pipeline& p) {
+    return p.source_format == "sklearn" && (estimator_class(p) == "SVC" || estimator_class(p) == "NuSVC");
+}
+
 const char* output_name(Output output) {
     switch (output) {
         case Output::Predict: return "predict";
@@ -80,17 +85,23 @@ void check_output(const spec::Pipeline& p, Output output) {
             refuse(p, output, "pg_predict computes score_samples for IsolationForest only");
         return;
     }
-    if (estimator_class(p) == "SVC" || estimator_class(p) == "NuSVC")
-        refuse(p, output, "pg_predict computes libsvm's one-vs-one votes only, not the decision values");
     if (!has_decision_function(p))
         refuse(p, output, "it has no decision_function in scikit-learn (or pg_predict does not compute it)");
     if (p.task != spec::Task::Classification || p.classes.size() < 2)
         refuse(p, output, "the model was fitted on one class");
+    if (is_svc(p) && p.classes.size() > 2 && p.decision_shape.empty())
+        refuse(p, output,
+               "its document does not say its decision_function_shape (exported before pg_predict 0.4.0); "
+               "export it and register it again");
 }
 
 int output_width(const spec::Pipeline& p, Output output) {
     if (output == Output::Predict) return spec::transformed_width(p);
     if (is_isolation_forest(p) || two_sided_decisions(p)) return 1;
+    if (is_svc(p)) {
+        const int k = static_cast<int>(p.classes.size());
+        return k == 2 ? 1 : p.decision_shape == "ovo" ? k * (k - 1) / 2 : k;
+    }
     return p.model.num_groups;
 }
 

@@ -84,6 +84,11 @@ void build_featurizers(const spec::Pipeline&, ProgramParts& parts);
 // The whole forward() of a pipeline whose estimator is "linear": featurize, addmm and the link
 // in float64, cast to float32 at the end.
 void build_linear(const spec::Pipeline&, ProgramParts& parts, Output output);
+// decision_function of SVC / NuSVC (svc_decision.cpp): the pairwise decision values before the
+// one-vs-one vote, as scikit-learn shapes them.
+void build_svc_decision(const spec::Pipeline&, ProgramParts& parts);
+// Whether the pipeline is scikit-learn's SVC or NuSVC (outputs.cpp).
+bool is_svc(const spec::Pipeline&);
 // The whole forward() of a transformer (Task::Transform): the featurized columns.
 void build_transformer(const spec::Pipeline&, ProgramParts& parts);
 

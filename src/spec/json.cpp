@@ -162,7 +162,7 @@ bool needs_version_2(const Pipeline& p) {
     return !p.steps.empty() || !p.text_inputs.empty() || p.estimator.op != Op::None || !p.has_probabilities ||
            p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided ||
            p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber ||
-           p.task == Task::Transform || p.decision_scale != 1.0 || p.score_offset != 0.0;
+           p.task == Task::Transform || p.decision_scale != 1.0 || p.score_offset != 0.0 || !p.decision_shape.empty();
 }
 
 }  // namespace
@@ -218,6 +218,7 @@ std::string to_json(const Pipeline& p) {
         // Written only when set, so specs stored before they existed read back the same.
         if (p.decision_scale != 1.0) doc["decision_scale"] = p.decision_scale;
         if (p.score_offset != 0.0) doc["score_offset"] = p.score_offset;
+        if (!p.decision_shape.empty()) doc["decision_shape"] = p.decision_shape;
     } else {
         doc["format_version"] = 1;
     }
@@ -285,6 +286,7 @@ Pipeline from_json(const std::string& text) {
         p.has_probabilities = root.boolean("has_probabilities");
         if (auto v = root.optional("decision_scale")) p.decision_scale = v->finite();
         if (auto v = root.optional("score_offset")) p.score_offset = v->finite();
+        if (auto v = root.optional("decision_shape")) p.decision_shape = v->string();
     }
     // Whoever reads a spec goes on to index its arrays: hand out only sound ones.
     validate(p);

@@ -252,6 +252,8 @@ void validate(const Pipeline& p) {
     }
     if (!(p.decision_scale > 0.0) || !(p.score_offset <= 0.0))
         invalid("decision_scale must be positive and score_offset not positive");
+    if (!p.decision_shape.empty() && p.decision_shape != "ovr" && p.decision_shape != "ovo")
+        invalid("decision_shape must be \"ovr\" or \"ovo\"");
     if (p.transform == PostTransform::TwoSided &&
         (p.task != Task::Classification || m.num_groups != 1 || p.has_probabilities))
         invalid("two_sided needs a one-group classifier without probabilities");

@@ -99,6 +99,9 @@ struct Pipeline {
     // -2^-(m - base_margin), decision_function = score_samples - score_offset.
     double decision_scale = 1.0;
     double score_offset = 0.0;
+    // SVC / NuSVC: decision_function_shape, "ovr" (votes plus confidences) or "ovo" (libsvm's
+    // value per pair of classes); "" where the document did not say (exported before it was kept).
+    std::string decision_shape;
 
     // Columns of the program's input: features.size() (the model's own width when there are
     // no steps).
