@@ -735,6 +735,25 @@ TEST(SklearnModels, SvcVotesLikeLibsvm) {
     }, ErrorCategory::Unsupported, {"SVC", "precomputed"});
 }
 
+TEST(SklearnOutputs, SvcDecisionFunctionShapes) {
+    // SvcVotesLikeLibsvm's model at x = (1, 0): d01 = 1, d02 = 2, d12 = 1, votes (2, 1, 0).
+    // ovr: c = (d01 + d02, -d01 + d12, -d02 - d12) = (3, 0, -3), votes + c / (3 (|c| + 1)).
+    json step = svm_step("SVC", "linear", {{1.0, -1.0, -1.0}, {1.0, 1.0, -1.0}}, {0.0, 0.0, 0.0});
+    step["n_support"] = {1, 1, 1};
+    auto with_shape = [&](const char* shape) {
+        json st = step;
+        if (shape != nullptr) st["decision_function_shape"] = shape;
+        return spec::from_json(spec::to_json(
+            importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {st}, {5, 6, 7}))));
+    };
+    expect_close(run_output(with_shape("ovo"), compiler::Output::DecisionFunction, {1.0f, 0.0f}, 3), {1, 2, 1}, "ovo");
+    expect_close(run_output(with_shape("ovr"), compiler::Output::DecisionFunction, {1.0f, 0.0f}, 3),
+                 {2.25, 1.0, -0.25}, "ovr");
+    expect_error([&] { compiler::compile(with_shape(nullptr), compiler::Strategy::Native, compiler::Output::DecisionFunction); },
+                 ErrorCategory::Unsupported, {"SVC", "decision_function_shape"});
+    expect_error([&] { with_shape("ovx"); }, ErrorCategory::InvalidModel, {"decision_function_shape"});
+}
+
 TEST(SklearnModels, NaiveBayesKMeansMlp) {
     // MultinomialNB: softmax(x · flpᵀ + prior).
     json mnb = {{"type", "MultinomialNB"}, {"feature_log_prob", {{-0.5, -1.0}, {-2.0, -0.1}}},
