@@ -230,6 +230,8 @@ def decision_cases():
                                                               decision_function_shape="ovo")), ALL, "multiclass"),
         "nu_svc_linear_multiclass": (make_pipeline(prep(), NuSVC(kernel="linear", nu=0.3)), ALL, "multiclass"),
         "isolation_forest": (IsolationForest(n_estimators=30, random_state=0), NAN_FREE, "binary"),
+        "isolation_forest_one_sample": (IsolationForest(n_estimators=5, max_samples=1, random_state=0),
+                                        NAN_FREE, "binary"),
         "isolation_forest_pipeline": (make_pipeline(prep(), IsolationForest(
             n_estimators=25, contamination=0.05, max_samples=100, random_state=0)), ALL, "binary"),
     }

@@ -114,7 +114,10 @@ std::string output_source(const spec::Pipeline& p, Output output) {
     if (output == Output::Predict) return link_source(p);
     if (is_isolation_forest(p)) {
         // m = Σh / (n_trees · c(max_samples)); score_samples = -2^(-m), in float64 as sklearn.
-        std::string s = "    s = -torch.exp2(-m.double())\n";
+        // m is 0 only when c(max_samples) = 0 (max_samples = 1: the importer's leaves are 0),
+        // where scikit-learn takes the ratio as 1: every score is -0.5.
+        std::string s = "    m = torch.where(m == 0.0, torch.ones_like(m), m)\n"
+                        "    s = -torch.exp2(-m.double())\n";
         if (output == Output::DecisionFunction) s += "    s = s - " + literal(p.score_offset) + "\n";
         return s + "    r = s.float()\n";
     }
