@@ -212,6 +212,12 @@ COMMENT ON VIEW @extschema@.models IS 'Models registered with create_model(), th
 
 -- ---- 0.4.0: scikit-learn as people use it (issue 13) -------------------------------------
 
+-- transform(): a scikit-learn pipeline that ends in a transformer is a model of task
+-- 'transformer'; the models view's outputs is then its number of output columns.
+ALTER TABLE @extschema@.model_catalog DROP CONSTRAINT model_catalog_task_check;
+ALTER TABLE @extschema@.model_catalog ADD CONSTRAINT model_catalog_task_check
+    CHECK (task IN ('regression', 'classification', 'transformer'));
+
 -- Class labels of any type scikit-learn allows. class_labels: every classifier's labels as
 -- text, in output column order (predict_proba's order, scikit-learn's sorted classes_), what
 -- predict_label() returns; a numeric label is written as float8's text ('1' for 1.0). classes
@@ -261,11 +267,13 @@ SELECT name,
        (summary OPERATOR(pg_catalog.->>) 'objective') AS objective,
        (summary OPERATOR(pg_catalog.->>) 'trees')::int AS trees,
        (summary OPERATOR(pg_catalog.->>) 'depth')::int AS depth,
-       -- the model's shape: input features, output values (one per class for a classifier),
-       -- what computes them (tree_ensemble, linear, torchscript, ...) after how many featurizer steps
+       -- the model's shape: input features, output values (one per class for a classifier, the
+       -- columns transform() returns for a transformer), what computes them (tree_ensemble,
+       -- linear, torchscript, ..., none for a transformer) after how many featurizer steps
        pg_catalog.cardinality(features) AS inputs,
-       CASE WHEN task OPERATOR(pg_catalog.=) 'classification'
-            THEN pg_catalog.cardinality(class_labels) ELSE 1 END AS outputs,
+       CASE WHEN task OPERATOR(pg_catalog.=) 'classification' THEN pg_catalog.cardinality(class_labels)
+            WHEN task OPERATOR(pg_catalog.=) 'transformer' THEN (summary OPERATOR(pg_catalog.->>) 'num_groups')::int
+            ELSE 1 END AS outputs,
        (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
        coalesce((summary OPERATOR(pg_catalog.->>) 'steps')::int, 0) AS steps,
        pg_catalog.octet_length(program) AS program_bytes,
@@ -274,3 +282,53 @@ SELECT name,
 GRANT SELECT ON @extschema@.models TO PUBLIC;
 
 COMMENT ON VIEW @extschema@.models IS 'Models registered with create_model(), their format and shape, their owners and who may use them';
+
+-- transform: the output columns of a pipeline that ends in a transformer (scikit-learn's
+-- transform), float8[]; batched by the PredictBatch node like predict.
+CREATE FUNCTION @extschema@.transform(name text, "row" anyelement)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_transform'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.transform(name text, features real[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_transform'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.transform(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_transform'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+-- decision_function: scikit-learn's decision_function, float8[] with one element per margin
+-- (one for a binary classifier or an IsolationForest, one per class otherwise).
+CREATE FUNCTION @extschema@.decision_function(name text, "row" anyelement)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_decision_function'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.decision_function(name text, features real[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_decision_function'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.decision_function(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_decision_function'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+-- score_samples: scikit-learn's score_samples (IsolationForest), float8.
+CREATE FUNCTION @extschema@.score_samples(name text, "row" anyelement)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_score_samples'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.score_samples(name text, features real[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_score_samples'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.score_samples(name text, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_score_samples'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;

@@ -1,10 +1,11 @@
 """export(estimator) -> the sklearn format document (src/spec/SKLEARN_FORMAT.md).
 
-The walk: a Pipeline is flattened into its steps; the last one must be a model, the others are
+The walk: a Pipeline is flattened into its steps; the last one is a model, the others are
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
-FeatureUnion (here). Models are in linear.py, trees.py, naive_bayes.py, neural.py, svm.py,
-cluster.py, mixture.py and calibration.py; model_selection.py puts a GridSearchCV's or
-RandomizedSearchCV's best_estimator_ in its place."""
+FeatureUnion (here). A pipeline (or a lone featurizer) whose last step is a featurizer too is a
+"transformer": transform() in SQL gives its output columns. Models are in linear.py, trees.py,
+naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py and calibration.py; model_selection.py
+puts a GridSearchCV's or RandomizedSearchCV's best_estimator_ in its place."""
 
 import numbers
 
@@ -50,10 +51,9 @@ def export(estimator, feature_names=None):
     model_name, model = chain[-1]
     if type(model).__name__ not in MODELS:
         ctx.path = [model_name] if model_name else []
-        if _is_transformer(model):
-            raise ExportError(f"cannot export {describe(model)}{ctx.where()}: the last step "
-                              "must be a model (supported: " + ", ".join(sorted(MODELS)) + ")")
-        _unsupported(model, ctx)
+        if not _is_transformer(model):
+            _unsupported(model, ctx)
+        return _export_transformer(chain, names, ctx)
 
     steps, sources = _transform_chain(chain[:-1], list(range(len(names))), ctx)
 
@@ -81,6 +81,23 @@ def export(estimator, feature_names=None):
         doc["task"] = "regression"
     doc["steps"] = steps + [step]
     return doc
+
+
+def _export_transformer(chain, names, ctx):
+    """A pipeline that ends in a featurizer: every step is one, the output is the last one's."""
+    import sklearn
+
+    ctx.path = []
+    steps, sources = _transform_chain(chain, list(range(len(names))), ctx)
+    if not sources:
+        raise ExportError("cannot export a transformer that outputs no columns")
+    ctx.path = [chain[-1][0]] if chain[-1][0] else []
+    ctx.read_numeric(chain[-1][1], sources)  # its output is float8[]: no text column passes through
+    ctx.check_types()
+    return {"format": "sklearn", "version": FORMAT_VERSION, "sklearn_version": sklearn.__version__,
+            "inputs": [{"name": n, "type": "text" if i in ctx.text_by else "numeric"}
+                       for i, n in enumerate(names)],
+            "task": "transformer", "steps": steps}
 
 
 # ---- inputs ---------------------------------------------------------------------------------

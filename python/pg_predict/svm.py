@@ -36,6 +36,7 @@ def export_svc(est, n_features, ctx):
                    "decision_function_shape='ovo'")
     step = _common(est, n_features, ctx)
     step["n_support"] = ints(est.n_support_)
+    step["decision_function_shape"] = est.decision_function_shape  # decision_function() only
     return step
 
 

@@ -391,13 +391,16 @@ def test_kmeans_and_svm_documents(_env):
     assert_close("SVC(probability=True) predict", predict, svc.predict(X).astype(float))
 
 
-def test_refuse_no_model_and_unfitted(_env):
+def test_transformer_and_unfitted(_env):
+    """A pipeline that ends in a featurizer is a transformer (every step a featurizer, no
+    classes); an unfitted one is refused."""
     from sklearn.linear_model import Ridge
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     X, y = small_frame()
-    expect_refusal(fit_quiet(StandardScaler(), X[["income"]], y), "StandardScaler",
-                   "last step must be a model")
+    doc = export(fit_quiet(make_pipeline(StandardScaler(), StandardScaler()), X[["income"]], y))
+    assert_equal("transformer document", (doc["task"], "classes" in doc, [s["type"] for s in doc["steps"]]),
+                 ("transformer", False, ["StandardScaler", "StandardScaler"]))
     expect_refusal(make_pipeline(StandardScaler(), Ridge()), "not fitted")
 
 
@@ -636,7 +639,7 @@ for _fn in [test_refuse_hist_gradient_boosting_categorical_and_loss,
             test_labels_of_every_type, test_refuse_mixed_labels, test_refuse_imputer_missing_values,
             test_refuse_imputer_dropped_column, test_refuse_multi_output,
             test_refuse_unknown_estimators, test_refuse_other_parameters,
-            test_refuse_no_model_and_unfitted, test_refuse_kernel_svm_and_mlp_parameters,
+            test_transformer_and_unfitted, test_refuse_kernel_svm_and_mlp_parameters,
             test_kmeans_and_svm_documents, test_names_from_numpy,
             test_numeric_columns_with_numeric_categories_stay_numeric,
             test_column_selections_resolved, test_nan_is_a_string, test_document_header,

@@ -117,6 +117,25 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     $node->safe_psql($db, $labels_sql);
     is($node->safe_psql($db, q{SELECT string_agg(predict_label('weather', r), ',' ORDER BY id) FROM scored_rows r WHERE id BETWEEN 5 AND 8}),
        'no,no,yes,yes', "$from -> $latest: text labels after the update (x0 = -1/3, 0, 1/3, 2/3)");
+    # 0.4.0: decision_function of a model registered before (the city logistic regression: its
+    # margin, the log-odds of its probabilities); transform() of a predictor and
+    # decision_function of a forest are errors that say why; a transformer can be registered.
+    is($node->safe_psql($db, q{SELECT count(*) FROM scored_rows r
+                               WHERE NOT abs((decision_function('city', r))[1]
+                                             - ln((predict_proba('city', r))[2] / (predict_proba('city', r))[1])) < 1e-5}),
+       '0', "$from -> $latest: decision_function of a model registered before");
+    ($rc, $out, $err) = $node->psql($db, q{SELECT transform('city', r) FROM scored_rows r});
+    like($err, qr/model "city" is a classification model; transform\(\) needs a pipeline that ends in a transformer/,
+         "$from -> $latest: transform() of a model registered before names its kind");
+    ($rc, $out, $err) = $node->psql($db, q{SELECT decision_function('forest', r) FROM scored_rows r});
+    like($err, qr/decision_function is not available for scikit-learn's RandomForestClassifier/,
+         "$from -> $latest: decision_function of a forest registered before is refused");
+    $node->safe_psql($db, q{SELECT create_model('prep', '{"format": "sklearn", "version": 1, "task": "transformer",
+        "inputs": [{"name": "a", "type": "numeric"}, {"name": "b", "type": "numeric"}],
+        "steps": [{"type": "StandardScaler", "mean": [1.0, 2.0], "scale": [2.0, 4.0]}]}'::jsonb)});
+    is($node->safe_psql($db, q{SELECT format('%s %s %s', task, outputs, transform('prep', ARRAY[3, 6]::float8[]))
+                               FROM models WHERE name = 'prep'}),
+       'transformer 2 {1,1}', "$from -> $latest: a transformer registered after the upgrade");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.

@@ -470,6 +470,84 @@ TEST(SklearnEstimators, ClassifierLinks) {
     expect_close(run_compiled(svc, {1.0f, 2.0f}, 1), {1.4, -1.4}, "perceptron");
 }
 
+// --- transform, decision_function, score_samples ------------------------------------------
+
+std::vector<float> run_output(const spec::Pipeline& p, compiler::Output output, const std::vector<float>& x,
+                              int width) {
+    const std::string bytes = compiler::compile(p, compiler::Strategy::Native, output);
+    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    EXPECT_EQ(runtime::program_output_width(prog), width);
+    const int64_t rows = static_cast<int64_t>(x.size()) / p.input_width();
+    std::vector<float> out(static_cast<size_t>(rows * width), -12345.0f);
+    runtime::run_program(prog, x.data(), rows, p.input_width(), out.data());
+    runtime::release_program(prog);
+    return out;
+}
+
+TEST(SklearnOutputs, TransformerIsItsStepsOutput) {
+    const spec::Pipeline t = importers::import_sklearn(doc_with(
+        numeric_inputs(2), "transformer",
+        {{{"type", "SimpleImputer"}, {"statistics", {2.0, 0.0}}},
+         {{"type", "StandardScaler"}, {"mean", {1.0, 2.0}}, {"scale", {2.0, 4.0}}}}));
+    EXPECT_EQ(t.task, spec::Task::Transform);
+    EXPECT_EQ(t.output_width(), 2);
+    // (3 - 1) / 2, (6 - 2) / 4; NaN imputed: (2 - 1) / 2, (0 - 2) / 4
+    expect_close(run_compiled(t, {3.0f, 6.0f, kNaN, kNaN}, 2), {1.0, 1.0, 0.5, -0.5}, "transformer");
+    expect_matches_reference(t, random_rows(100, 2, 3), "transformer");
+    EXPECT_EQ(spec::to_json(spec::from_json(spec::to_json(t))), spec::to_json(t));
+    expect_error([&] { compiler::compile(t, compiler::Strategy::Native, compiler::Output::DecisionFunction); },
+                 ErrorCategory::Unsupported, {"decision_function", "transform()"});
+    // A text column may not reach the output; a transformer document has no model step.
+    json text_inputs = {{{"name", "city"}, {"type", "text"}}, {{"name", "x"}, {"type", "numeric"}}};
+    expect_error([&] {
+        importers::import_sklearn(doc_with(text_inputs, "transformer",
+                                           {{{"type", "StandardScaler"}, {"mean", {0.0, 0.0}}, {"scale", {1.0, 1.0}}}}));
+    }, ErrorCategory::InvalidModel, {"city"});
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(2), "transformer", {ridge({1.0, 2.0}, 0.5)})); },
+                 ErrorCategory::Unsupported, {"Ridge"});
+}
+
+TEST(SklearnOutputs, DecisionFunctionIsTheLinearMargin) {
+    // x = [1, 2]: w = [0.5, -1], b = 0.1 → d = -1.4; three classes: [-1.4, 1.95, -0.5]
+    const json coef3 = {{0.5, -1.0}, {0.25, 0.75}, {-1.0, 0.1}};
+    const json w = {{0.5, -1.0}};
+    struct Case {
+        json step;
+        int classes;
+        std::vector<double> want;
+    } cases[] = {
+        {{{"type", "LogisticRegression"}, {"coef", w}, {"intercept", {0.1}}, {"multi_class", "ovr"}}, 2, {-1.4}},
+        {{{"type", "LogisticRegression"}, {"coef", w}, {"intercept", {0.1}}, {"multi_class", "multinomial"}}, 2, {-1.4}},
+        {{{"type", "LogisticRegression"}, {"coef", coef3}, {"intercept", {0.1, 0.2, 0.3}}, {"multi_class", "multinomial"}},
+         3, {-1.4, 1.95, -0.5}},
+        {{{"type", "SGDClassifier"}, {"coef", w}, {"intercept", {0.1}}, {"loss", "hinge"}}, 2, {-1.4}},
+        {{{"type", "SGDClassifier"}, {"coef", coef3}, {"intercept", {0.1, 0.2, 0.3}}, {"loss", "modified_huber"}},
+         3, {-1.4, 1.95, -0.5}},
+        {{{"type", "LinearSVC"}, {"coef", coef3}, {"intercept", {0.1, 0.2, 0.3}}}, 3, {-1.4, 1.95, -0.5}},
+        {{{"type", "Perceptron"}, {"coef", w}, {"intercept", {0.1}}}, 2, {-1.4}},
+        {{{"type", "RidgeClassifier"}, {"coef", w}, {"intercept", {0.1}}}, 2, {-1.4}},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.step.dump());
+        json classes = json::array();
+        for (int k = 0; k < c.classes; ++k) classes.push_back(k);
+        const spec::Pipeline p =
+            importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {c.step}, classes));
+        const spec::Pipeline back = spec::from_json(spec::to_json(p));
+        expect_close(run_output(back, compiler::Output::DecisionFunction, {1.0f, 2.0f}, static_cast<int>(c.want.size())),
+                     c.want, "decision_function");
+        expect_error([&] { compiler::compile(p, compiler::Strategy::Native, compiler::Output::ScoreSamples); },
+                     ErrorCategory::Unsupported, {"score_samples", c.step["type"].get<std::string>()});
+    }
+    const spec::Pipeline nb = importers::import_sklearn(doc_with(
+        numeric_inputs(2), "classification",
+        {{{"type", "GaussianNB"}, {"theta", {{0.0, 0.0}, {1.0, 1.0}}}, {"var", {{1.0, 1.0}, {1.0, 1.0}}},
+          {"class_prior", {0.5, 0.5}}}},
+        json::array({0, 1})));
+    expect_error([&] { compiler::compile(nb, compiler::Strategy::Native, compiler::Output::DecisionFunction); },
+                 ErrorCategory::Unsupported, {"decision_function", "GaussianNB"});
+}
+
 TEST(SklearnEstimators, Regressors) {
     for (const char* type : {"LinearRegression", "Ridge", "Lasso", "ElasticNet", "SGDRegressor", "LinearSVR"}) {
         json step = {{"type", type}, {"coef", {{1.5, -2.0, 0.0}}}, {"intercept", {0.5}}};
@@ -701,6 +779,25 @@ TEST(SklearnModels, SvcVotesLikeLibsvm) {
         bad["kernel"] = "precomputed";
         importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {bad}, {5, 6, 7}));
     }, ErrorCategory::Unsupported, {"SVC", "precomputed"});
+}
+
+TEST(SklearnOutputs, SvcDecisionFunctionShapes) {
+    // SvcVotesLikeLibsvm's model at x = (1, 0): d01 = 1, d02 = 2, d12 = 1, votes (2, 1, 0).
+    // ovr: c = (d01 + d02, -d01 + d12, -d02 - d12) = (3, 0, -3), votes + c / (3 (|c| + 1)).
+    json step = svm_step("SVC", "linear", {{1.0, -1.0, -1.0}, {1.0, 1.0, -1.0}}, {0.0, 0.0, 0.0});
+    step["n_support"] = {1, 1, 1};
+    auto with_shape = [&](const char* shape) {
+        json st = step;
+        if (shape != nullptr) st["decision_function_shape"] = shape;
+        return spec::from_json(spec::to_json(
+            importers::import_sklearn(doc_with(numeric_inputs(2), "classification", {st}, {5, 6, 7}))));
+    };
+    expect_close(run_output(with_shape("ovo"), compiler::Output::DecisionFunction, {1.0f, 0.0f}, 3), {1, 2, 1}, "ovo");
+    expect_close(run_output(with_shape("ovr"), compiler::Output::DecisionFunction, {1.0f, 0.0f}, 3),
+                 {2.25, 1.0, -0.25}, "ovr");
+    expect_error([&] { compiler::compile(with_shape(nullptr), compiler::Strategy::Native, compiler::Output::DecisionFunction); },
+                 ErrorCategory::Unsupported, {"SVC", "decision_function_shape"});
+    expect_error([&] { with_shape("ovx"); }, ErrorCategory::InvalidModel, {"decision_function_shape"});
 }
 
 TEST(SklearnModels, NaiveBayesKMeansMlp) {

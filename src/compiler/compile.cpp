@@ -8,17 +8,25 @@
 
 namespace pg_predict::compiler {
 
-std::string compile(const spec::Pipeline& p, Strategy strategy) {
+std::string compile(const spec::Pipeline& p, Strategy strategy, Output output) {
     const spec::TreeEnsemble& e = p.model;
+    check_output(p, output);
     if (e.num_groups < 1)
         fail(ErrorCategory::InvalidModel, "model has " + std::to_string(e.num_groups) + " output groups");
     ProgramParts parts;
+    if (p.task == spec::Task::Transform) {
+        build_transformer(p, parts);
+        return build_module(parts);
+    }
     // A model other than trees: its file writes the whole forward().
     switch (p.estimator.op) {
         case spec::Op::None:
             break;  // the tree ensemble, below
         case spec::Op::Linear:
-            build_linear(p, parts);
+            if (output == Output::DecisionFunction && is_svc(p))
+                build_svc_decision(p, parts);
+            else
+                build_linear(p, parts, output);
             return build_module(parts);
         case spec::Op::TorchScript:
             fail(ErrorCategory::Unsupported,
@@ -49,7 +57,7 @@ std::string compile(const spec::Pipeline& p, Strategy strategy) {
             fail(ErrorCategory::Internal, "compile: resolve strategy 'auto' with choose_strategy first");
         }
     }
-    add_postprocess(p, parts);
+    add_postprocess(p, parts, output);
     return build_module(parts);
 }
 

@@ -10,7 +10,7 @@
 
 namespace pg_predict::compiler {
 
-void build_linear(const spec::Pipeline& p, ProgramParts& parts) {
+void build_linear(const spec::Pipeline& p, ProgramParts& parts, Output output) {
     const auto coef = spec::param_matrix(p.estimator, "coef", "estimator");
     const auto intercept = spec::param_vector(p.estimator, "intercept", "estimator");
     const int64_t k = static_cast<int64_t>(coef.size());
@@ -19,8 +19,8 @@ void build_linear(const spec::Pipeline& p, ProgramParts& parts) {
         fail(ErrorCategory::InvalidModel, "linear estimator: coef has " + std::to_string(k) + " rows, intercept " +
                                               std::to_string(intercept.size()) + ", groups " +
                                               std::to_string(p.model.num_groups));
-    const int width = spec::transformed_width(p);
-    if (width != p.output_width())
+    const int width = output_width(p, output);
+    if (output == Output::Predict && width != p.output_width())
         fail(ErrorCategory::Unsupported,
              std::string("transform ") + spec::transform_name(p.transform) + " over " + std::to_string(k) +
                  " groups gives " + std::to_string(width) + " columns, but the model declares " +
@@ -40,11 +40,19 @@ void build_linear(const spec::Pipeline& p, ProgramParts& parts) {
 
     std::string s = "def forward(self, x: Tensor) -> Tensor:\n"
                     "    m = torch.addmm(self.linear_intercept, self.featurize(x), self.linear_coef)\n";
-    s += link_source(p);
+    s += output_source(p, output);
     s += "    return r.float()\n";
     parts.source += s;
     parts.num_features = p.input_width();
     parts.output_width = width;
+}
+
+void build_transformer(const spec::Pipeline& p, ProgramParts& parts) {
+    build_featurizers(p, parts);
+    parts.source += "def forward(self, x: Tensor) -> Tensor:\n"
+                    "    return self.featurize(x).float()\n";
+    parts.num_features = p.input_width();
+    parts.output_width = p.output_width();
 }
 
 }  // namespace pg_predict::compiler

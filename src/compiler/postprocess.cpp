@@ -92,11 +92,11 @@ std::string link_source(const spec::Pipeline& p) {
     fail(ErrorCategory::Internal, "compiler: unknown post transform");
 }
 
-void add_postprocess(const spec::Pipeline& p, ProgramParts& parts) {
+void add_postprocess(const spec::Pipeline& p, ProgramParts& parts, Output output) {
     const spec::TreeEnsemble& e = p.model;
     const int groups = e.num_groups;
-    const int width = spec::transformed_width(p);
-    if (width != p.output_width())
+    const int width = output_width(p, output);
+    if (output == Output::Predict && width != p.output_width())
         fail(ErrorCategory::Unsupported,
              std::string("transform ") + spec::transform_name(p.transform) + " over " +
                  std::to_string(groups) + " groups gives " + std::to_string(width) +
@@ -128,9 +128,11 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts) {
     } else {
         s += "    m = self.margin(x)\n";
     }
-    s += "    m = m + self.base_margin\n";
-    s += link_source(p);
-    if (parts.native_margin && p.steps.empty()) parts.one_row_link = spec::transform_name(p.transform);
+    if (adds_base_margin(p, output)) s += "    m = m + self.base_margin\n";
+    s += output_source(p, output);
+    // The one-row shortcut applies the model's own link: only for the stored program.
+    if (parts.native_margin && p.steps.empty() && output == Output::Predict)
+        parts.one_row_link = spec::transform_name(p.transform);
     s += "    return r\n";
     parts.source += s;
 }

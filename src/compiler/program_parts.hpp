@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/compiler/strategy.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 
@@ -82,7 +83,14 @@ Buffer make_f64(std::string name, std::vector<int64_t> shape, std::vector<double
 void build_featurizers(const spec::Pipeline&, ProgramParts& parts);
 // The whole forward() of a pipeline whose estimator is "linear": featurize, addmm and the link
 // in float64, cast to float32 at the end.
-void build_linear(const spec::Pipeline&, ProgramParts& parts);
+void build_linear(const spec::Pipeline&, ProgramParts& parts, Output output);
+// decision_function of SVC / NuSVC (svc_decision.cpp): the pairwise decision values before the
+// one-vs-one vote, as scikit-learn shapes them.
+void build_svc_decision(const spec::Pipeline&, ProgramParts& parts);
+// Whether the pipeline is scikit-learn's SVC or NuSVC (outputs.cpp).
+bool is_svc(const spec::Pipeline&);
+// The whole forward() of a transformer (Task::Transform): the featurized columns.
+void build_transformer(const spec::Pipeline&, ProgramParts& parts);
 
 // TorchScript lines that reduce `per_tree` [N, T] (one leaf value per tree) into `margin`
 // [N, G]; adds the tree → group buffer to `parts` when there is more than one group.
@@ -120,7 +128,7 @@ std::string lookup_expr(const std::string& table, const std::string& idx, int64_
 int64_t traversal_chunk_rows(int64_t trees);
 
 // Adds forward(): margin over row chunks, + base margin, post transform.
-void add_postprocess(const spec::Pipeline&, ProgramParts& parts);
+void add_postprocess(const spec::Pipeline&, ProgramParts& parts, Output output);
 
 // Throws Error(InvalidParameter) if constants of `bytes` exceed kMaxProgramBytes. Strategies
 // call it with their estimate before allocating anything.
@@ -129,6 +137,13 @@ void check_program_bytes(int64_t bytes, Strategy);
 // TorchScript lines applying the pipeline's link to the margins `m` (float32 for trees,
 // float64 for linear models) into `r`: shared by add_postprocess and build_linear.
 std::string link_source(const spec::Pipeline&);
+// The same for decision_function / score_samples (outputs.cpp; Output::Predict: link_source).
+// The margin `m` has its base margin added, except for an isolation forest's scores.
+std::string output_source(const spec::Pipeline&, Output output);
+// The columns that output gives (Output::Predict: spec::transformed_width).
+int output_width(const spec::Pipeline&, Output output);
+// Whether forward() adds the base margin to the margin before output_source.
+bool adds_base_margin(const spec::Pipeline&, Output output);
 
 // Torch side (module_builder.cpp): build the module and serialize it.
 std::string build_module(const ProgramParts&);

@@ -99,6 +99,7 @@ std::vector<Mask> steps_liveness(const std::vector<spec::Step>& steps, const std
 Mask estimator_needs(const spec::Pipeline& p) {
     const size_t w = static_cast<size_t>(std::max(0, p.model.num_features));
     Mask need(w, false);
+    if (p.task == spec::Task::Transform) return Mask(w, true);  // every output column is the result
     switch (p.estimator.op) {
     case spec::Op::Linear:
         for (const std::vector<double>& row : spec::param_matrix(p.estimator, "coef", "estimator"))

@@ -159,7 +159,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
     input->plan = plan;
     input->num_features = plan->num_features;
     if (!explain_only) {
-        input->model = bind_model_entry(plan->model, estate->es_query_cxt);
+        input->model = bind_model_entry(plan->model, estate->es_query_cxt, plan->output);
         // Cached plans are re-planned for a new version (plan_invalidation.hpp); only a replace
         // committed between planning and the statement's snapshot gets here.
         if (input->model->entry->id != plan->model_version)
@@ -616,12 +616,18 @@ Datum output_value(PredictBatchState* state, const BatchOutput* output, int row,
         return (Datum)0;
     }
     const float* scores = input->out + (size_t)row * input->width;
-    *isnull = output_is_missing(scores, input->width);
+    // transform() keeps a NaN its featurizers pass on, as scikit-learn's transform does.
+    *isnull = output->kind != PredictCallKind::Transform && output_is_missing(scores, input->width);
     if (*isnull) return (Datum)0;
-    if (output->kind == PredictCallKind::Predict)
-        return Float8GetDatum(prediction_from_output(input->model, scores));
-    if (output->kind == PredictCallKind::PredictLabel) return label_from_output(input->model, scores);
-    const int width = input->model->proba_width;
+    switch (output->kind) {
+        case PredictCallKind::Predict: return Float8GetDatum(prediction_from_output(input->model, scores));
+        case PredictCallKind::PredictLabel: return label_from_output(input->model, scores);
+        case PredictCallKind::ScoreSamples: return Float8GetDatum((double)scores[0]);
+        case PredictCallKind::PredictProba: case PredictCallKind::Transform: case PredictCallKind::DecisionFunction:
+        case PredictCallKind::None: break;
+    }
+    // predict_proba: the probabilities; transform, decision_function: every column
+    const int width = output->kind == PredictCallKind::PredictProba ? input->model->proba_width : input->width;
     Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
     for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)scores[k]);
     return PointerGetDatum(construct_array(elements, width, FLOAT8OID, sizeof(float8),

@@ -3,7 +3,7 @@
 namespace pg_predict::pg {
 
 // custom_private = (passthrough, inputs, outputs)
-//   input  = (model, source, expr_count, num_features, model_version), (format, strategy, trees, depth)
+//   input  = (model, source, expr_count, num_features, model_version), (format, strategy, trees, depth, output)
 //   (model_version as a decimal string: an Integer node holds only 32 bits)
 //   output = (input, kind)
 // custom_exprs = every input's exprs, concatenated in input order.
@@ -18,9 +18,10 @@ void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custo
                                             makeInteger(list_length(in->exprs)),
                                             makeInteger(in->num_features),
                                             makeString(psprintf(INT64_FORMAT, in->model_version))));
-        inputs = lappend(inputs, list_make4(makeString(pstrdup(in->format)),
+        inputs = lappend(inputs, list_make5(makeString(pstrdup(in->format)),
                                             makeString(pstrdup(in->strategy)),
-                                            makeInteger(in->trees), makeInteger(in->depth)));
+                                            makeInteger(in->trees), makeInteger(in->depth),
+                                            makeInteger((int)in->output)));
         exprs = list_concat(exprs, in->exprs);
     }
     List* outputs = NIL;
@@ -52,6 +53,7 @@ BatchPlan* batch_plan_load(List* custom_private, List* custom_exprs) {
         in->strategy = strVal(lsecond(second));
         in->trees = intVal(lthird(second));
         in->depth = intVal(lfourth(second));
+        in->output = (ModelOutput)intVal(list_nth(second, 4));
         in->exprs = list_copy_head(list_copy_tail(custom_exprs, next_expr), count);
         next_expr += count;
     }

@@ -2,8 +2,8 @@
 // custom_exprs so that it survives copyObject, plan caching and the trip to parallel workers.
 //
 // A node scores one or more *inputs*: a model plus where its features come from in the child
-// plan's output. Each distinct predict()/predict_proba() call it replaces is an *output*: one
-// column appended to the child's columns in the node's scan tuple.
+// plan's output. Each distinct scoring call it replaces (predict(), predict_proba(), transform(),
+// ...) is an *output*: one column appended to the child's columns in the node's scan tuple.
 #pragma once
 
 #include "predict_calls.hpp"
@@ -22,6 +22,7 @@ struct BatchInput {
     List* exprs;          // over the child's output (OUTER_VAR)
     int num_features;     // at plan time
     int64 model_version;  // the catalog row id planned for; checked again at executor start
+    ModelOutput output;   // the program it runs (decision_function / score_samples have their own)
     // plan-time facts, for EXPLAIN
     char* format;
     char* strategy;

@@ -317,6 +317,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
             elog(ERROR, "pg_predict: catalog row of model \"%s\" is inconsistent (features/columns)", name);
         char* task = TextDatumGetCString(SPI_getbinval(row, desc, 8, &isnull));
         entry->classification = strcmp(task, "classification") == 0;
+        entry->transformer = strcmp(task, "transformer") == 0;
         Datum classes = SPI_getbinval(row, desc, 9, &isnull);
         if (!isnull) {
             ArrayType* array = DatumGetArrayTypeP(classes);

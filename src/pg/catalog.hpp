@@ -24,6 +24,7 @@ struct CatalogEntry {
     char** features;      // the model's feature names
     char** columns;       // the column each feature reads ("" when the model has no names)
     bool classification;
+    bool transformer;     // task "transformer": a pipeline that ends in a featurizer (transform())
     int num_classes;
     double* classes;      // the numeric labels predict() returns; NULL when the labels are text
     char** class_labels;  // num_classes labels as text: what predict_label() returns

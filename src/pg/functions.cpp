@@ -52,6 +52,7 @@ struct CallSiteModel {
     double* x64;        // num_features, for one that reads float64 (runtime::program_reads_float64)
     float* out;         // output_width
     bool gpu;           // score on the GPU (pg_predict.device, decided when bound)
+    PredictCallKind kind;   // the call site's function (its program: model_output(kind))
     MemoryContext context;  // holds what is bound to the current version (model, reader, buffers)
     uint64 generation;      // catalog_generation() when bound
 };
@@ -71,7 +72,9 @@ void bind_call_site_model(CallSiteModel* m) {
     m->x32 = NULL;
     m->x64 = NULL;
     MemoryContext old = MemoryContextSwitchTo(m->context);
-    m->model = bind_model(m->name, m->context);
+    m->model = bind_model_entry(m->name, m->context, model_output(m->kind));
+    check_call(m->model->entry, m->kind);  // also for a new version: a replace may change its kind
+    load_bound_program(m->model);
     size_t features = Max(m->model->entry->num_features, 1);
     runtime::Program* program = m->model->program;
     if (guarded([&] { return runtime::program_reads_float64(program); }))
@@ -83,6 +86,12 @@ void bind_call_site_model(CallSiteModel* m) {
     m->generation = generation;
 }
 
+ArrayType* float8_array(const float* values, int count) {
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * Max(count, 1));
+    for (int k = 0; k < count; k++) elements[k] = Float8GetDatum((double)values[k]);
+    return construct_array(elements, count, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+}
+
 enum class ArgumentKind { Unknown, Row, Array };
 
 struct CallSite {
@@ -92,7 +101,7 @@ struct CallSite {
 
 // The model named by argument 0 at this call site, bound on first use. Compares the name's
 // bytes with what is cached, so the per-row path allocates nothing to find it.
-CallSiteModel* call_site_model(FunctionCallInfo fcinfo) {
+CallSiteModel* call_site_model(FunctionCallInfo fcinfo, PredictCallKind kind) {
     if (PG_ARGISNULL(0))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model name must not be NULL")));
     text* name_text = PG_GETARG_TEXT_PP(0);
@@ -115,6 +124,7 @@ CallSiteModel* call_site_model(FunctionCallInfo fcinfo) {
     CallSiteModel* m = (CallSiteModel*)palloc0(sizeof(CallSiteModel));
     m->name = pnstrdup(name_bytes, name_length);
     m->name_length = name_length;
+    m->kind = kind;
     m->context = AllocSetContextCreate(flinfo->fn_mcxt, "pg_predict call site model", ALLOCSET_SMALL_SIZES);
     bind_call_site_model(m);
     // One row is a batch of one: auto keeps it on the CPU unless gpu_min_rows is 1.
@@ -137,16 +147,16 @@ ArgumentKind argument_kind(FunctionCallInfo fcinfo) {
         site->kind = ArgumentKind::Array;
     else
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                        errmsg("predict() needs a row or an array of features, not %s",
-                               format_type_be(type)),
+                        errmsg("%s needs a row or an array of features, not %s",
+                               call_name(predict_call_kind(fcinfo->flinfo->fn_oid)), format_type_be(type)),
                         errhint("Pass the table's row, as in predict('model', t) FROM t, or an "
                                 "array such as ARRAY[1.0, 2.0]::real[].")));
     return site->kind;
 }
 
 // Scores argument 1 of the call with the model named by argument 0; false if it is NULL.
-bool score_one(FunctionCallInfo fcinfo, CallSiteModel** scored) {
-    CallSiteModel* m = call_site_model(fcinfo);
+bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** scored) {
+    CallSiteModel* m = call_site_model(fcinfo, kind);
     *scored = m;
     if (PG_ARGISNULL(1)) return false;
     if (argument_kind(fcinfo) == ArgumentKind::Row) {
@@ -254,6 +264,9 @@ PG_PREDICT_SQL_FUNCTION(pg_predict_drop_model);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict_proba);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict_label);
+PG_PREDICT_SQL_FUNCTION(pg_predict_transform);
+PG_PREDICT_SQL_FUNCTION(pg_predict_decision_function);
+PG_PREDICT_SQL_FUNCTION(pg_predict_score_samples);
 
 Datum pg_predict_create_model(PG_FUNCTION_ARGS) { return create_model(fcinfo, pg_predict::ArtifactKind::Json); }
 
@@ -273,27 +286,46 @@ Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {
 }
 
 Datum pg_predict_predict(PG_FUNCTION_ARGS) {
-    CallSiteModel* m = call_site_model(fcinfo);
-    check_predict(m->model->entry);
-    if (!score_one(fcinfo, &m) || output_is_missing(m->out, m->model->output_width)) PG_RETURN_NULL();
+    CallSiteModel* m;
+    if (!score_one(fcinfo, PredictCallKind::Predict, &m) || output_is_missing(m->out, m->model->output_width)) PG_RETURN_NULL();
     PG_RETURN_FLOAT8(prediction_from_output(m->model, m->out));
 }
 
 Datum pg_predict_predict_proba(PG_FUNCTION_ARGS) {
-    CallSiteModel* m = call_site_model(fcinfo);
-    check_predict_proba(m->model->entry);
-    if (!score_one(fcinfo, &m) || output_is_missing(m->out, m->model->output_width)) PG_RETURN_NULL();
-    int width = m->model->proba_width;
-    Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
-    for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)m->out[k]);
-    PG_RETURN_ARRAYTYPE_P(construct_array(elements, width, FLOAT8OID, sizeof(float8),
-                                          FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+    CallSiteModel* m;
+    if (!score_one(fcinfo, PredictCallKind::PredictProba, &m) || output_is_missing(m->out, m->model->output_width))
+        PG_RETURN_NULL();
+    PG_RETURN_ARRAYTYPE_P(float8_array(m->out, m->model->proba_width));
+}
+
+// transform(name, row): the pipeline's output columns. A NaN the featurizers pass on (a scaler
+// over a NULL, as scikit-learn's scalers pass NaN) stays NaN in its element.
+Datum pg_predict_transform(PG_FUNCTION_ARGS) {
+    CallSiteModel* m;
+    if (!score_one(fcinfo, PredictCallKind::Transform, &m)) PG_RETURN_NULL();
+    PG_RETURN_ARRAYTYPE_P(float8_array(m->out, m->model->output_width));
+}
+
+// decision_function(name, row): one value per margin (one for a binary model), as scikit-learn's
+// decision_function gives them for the row.
+Datum pg_predict_decision_function(PG_FUNCTION_ARGS) {
+    CallSiteModel* m;
+    if (!score_one(fcinfo, PredictCallKind::DecisionFunction, &m) || output_is_missing(m->out, m->model->output_width))
+        PG_RETURN_NULL();
+    PG_RETURN_ARRAYTYPE_P(float8_array(m->out, m->model->output_width));
+}
+
+Datum pg_predict_score_samples(PG_FUNCTION_ARGS) {
+    CallSiteModel* m;
+    if (!score_one(fcinfo, PredictCallKind::ScoreSamples, &m) || output_is_missing(m->out, m->model->output_width))
+        PG_RETURN_NULL();
+    PG_RETURN_FLOAT8((double)m->out[0]);
 }
 
 Datum pg_predict_predict_label(PG_FUNCTION_ARGS) {
-    CallSiteModel* m = call_site_model(fcinfo);
-    check_predict_label(m->model->entry);
-    if (!score_one(fcinfo, &m) || output_is_missing(m->out, m->model->output_width)) PG_RETURN_NULL();
+    CallSiteModel* m;
+    if (!score_one(fcinfo, PredictCallKind::PredictLabel, &m) || output_is_missing(m->out, m->model->output_width))
+        PG_RETURN_NULL();
     // A copy (a memcpy of the prepared text): the call site's model, and its datums, are
     // released when a replace makes it rebind, and a caller may still hold the previous result.
     PG_RETURN_TEXT_P(DatumGetTextPCopy(label_from_output(m->model, m->out)));

@@ -66,9 +66,37 @@ void check_predict_label(const CatalogEntry* entry) {
                         errhint("Use predict() for the predicted value.")));
 }
 
-BoundModel* bind_model_entry(const char* name, MemoryContext context) {
+void check_call(const CatalogEntry* entry, PredictCallKind kind) {
+    if (kind == PredictCallKind::Transform) {
+        if (!entry->transformer)
+            ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                            errmsg("model \"%s\" is a %s model; transform() needs a pipeline that ends in a transformer",
+                                   entry->name, entry->classification ? "classification" : "regression"),
+                            errhint("Use predict() or predict_proba(); register the pipeline's featurizer steps "
+                                    "alone to transform with them.")));
+        return;
+    }
+    if (entry->transformer)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("model \"%s\" is a transformer (its pipeline ends in %s); %s needs a model that predicts",
+                               entry->name, entry->objective, call_name(kind)),
+                        errhint("Use transform() for its output columns.")));
+    if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
+    if (kind == PredictCallKind::Predict) check_predict(entry);
+    if (kind == PredictCallKind::PredictLabel) check_predict_label(entry);
+    if ((kind == PredictCallKind::DecisionFunction || kind == PredictCallKind::ScoreSamples) &&
+        strcmp(entry->format, "sklearn") != 0)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("model \"%s\" has no %s: it is a %s model", entry->name, call_name(kind), entry->format),
+                        errdetail("decision_function() and score_samples() are scikit-learn's, for the estimators "
+                                  "that have them."),
+                        errhint("Use predict() or predict_proba().")));
+}
+
+BoundModel* bind_model_entry(const char* name, MemoryContext context, ModelOutput output) {
     MemoryContext old = MemoryContextSwitchTo(context);
     BoundModel* model = (BoundModel*)palloc0(sizeof(BoundModel));
+    model->output = output;
     model->entry = catalog_lookup(name, false);
     check_model_usage(model->entry);  // once per statement: binding happens once per call site or node
     model->context = context;
@@ -81,8 +109,8 @@ BoundModel* bind_model_entry(const char* name, MemoryContext context) {
     return model;
 }
 
-BoundModel* bind_model(const char* name, MemoryContext context) {
-    BoundModel* model = bind_model_entry(name, context);
+BoundModel* bind_model(const char* name, MemoryContext context, ModelOutput output) {
+    BoundModel* model = bind_model_entry(name, context, output);
     load_bound_program(model);
     return model;
 }
@@ -103,7 +131,20 @@ void load_bound_program(BoundModel* model) {
     bool variant = strcmp(strategy, "auto") != 0 && strcmp(strategy, model->entry->strategy) != 0 &&
                    strcmp(model->entry->format, "torchscript") != 0;
     runtime::Program* program;
-    if (variant) {
+    if (model->output != ModelOutput::Stored) {
+        // decision_function / score_samples: the spec compiled with that tail, once per backend.
+        runtime::Output output = model->output == ModelOutput::DecisionFunction ? runtime::Output::DecisionFunction
+                                                                               : runtime::Output::ScoreSamples;
+        // With pg_predict.strategy at auto, the strategy the model was compiled with.
+        const char* with = strcmp(strategy, "auto") == 0 ? model->entry->strategy : strategy;
+        program = guarded([&] { return runtime::acquire_cached_output(id, output, with); });
+        if (program == nullptr) {
+            char* spec = catalog_spec(id);
+            size_t length = strlen(spec);
+            program = guarded([&] { return runtime::compile_output(id, output, with, spec, length); });
+            pfree(spec);
+        }
+    } else if (variant) {
         program = guarded([&] { return runtime::acquire_cached_variant(id, strategy); });
         if (program == nullptr) {
             char* spec = catalog_spec(id);
@@ -145,7 +186,9 @@ void load_bound_program(BoundModel* model) {
     // two classes: clipping ties them), the probabilities followed by one decision value per class.
     model->proba_width = model->output_width;
     model->label_offset = 0;
-    if (model->entry->classification && model->output_width == 2 * model->entry->num_classes) {
+    if (model->output != ModelOutput::Stored) {
+        // decision values or scores: every column is the result
+    } else if (model->entry->classification && model->output_width == 2 * model->entry->num_classes) {
         model->proba_width = model->entry->num_classes;
         model->label_offset = model->entry->num_classes;
     } else if (model->entry->classification && model->output_width != model->entry->num_classes)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "catalog.hpp"
+#include "predict_calls.hpp"
 
 namespace pg_predict::runtime {
 struct Program;
@@ -21,10 +22,16 @@ struct BoundModel {
     int label_offset;   // where the columns predict() takes the argmax of begin
     runtime::TextEncoder* text_encoder;  // NULL unless the model has text inputs
     Datum* label_texts;  // a classifier's labels as text datums, built once: predict_label()
+    ModelOutput output;  // which program: the stored one, or decision_function / score_samples
 };
 
 // Errors unless predict_proba() can score with this model (a classifier with probabilities).
 void check_predict_proba(const CatalogEntry* entry);
+// Errors unless a call of `kind` can use this model: predict() / predict_proba() need a model
+// that predicts, transform() a pipeline that ends in a transformer, decision_function() and
+// score_samples() a scikit-learn estimator (which ones: compiler/outputs.cpp, when the program is
+// compiled). Cheap: the catalog entry only; at plan time and when a call site binds.
+void check_call(const CatalogEntry* entry, PredictCallKind kind);
 
 // Errors unless predict() can score with this model: a classifier whose labels are text
 // (strings, booleans) has no float8 prediction, only predict_label().
@@ -35,12 +42,12 @@ void check_predict_label(const CatalogEntry* entry);
 
 // Looks the model up, takes the program from the backend's cache or loads it from the
 // catalog, and releases it when `context` is reset or deleted.
-BoundModel* bind_model(const char* name, MemoryContext context);
+BoundModel* bind_model(const char* name, MemoryContext context, ModelOutput output = ModelOutput::Stored);
 
 // bind_model in two steps: the catalog entry and the usage check (cheap: at executor start),
 // then the program (loading it can take a while: when the first batch needs it). Until
 // load_bound_program ran, program is NULL and the widths are 0.
-BoundModel* bind_model_entry(const char* name, MemoryContext context);
+BoundModel* bind_model_entry(const char* name, MemoryContext context, ModelOutput output = ModelOutput::Stored);
 void load_bound_program(BoundModel* model);
 
 // The program to run: the CPU one, or (gpu) its copy on the GPU, moved there on first use

@@ -1,5 +1,6 @@
-// The planner hook: after PostgreSQL has planned a statement, find predict()/predict_proba()
-// calls with a constant model name and move their evaluation into PredictBatch nodes.
+// The planner hook: after PostgreSQL has planned a statement, find predict(), predict_proba(),
+// transform(), decision_function() and score_samples() calls with a constant model name and
+// move their evaluation into PredictBatch nodes.
 //
 // Two rewrites, depending on where a call sits:
 //
@@ -308,21 +309,24 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
     if (model == NULL) return -1;
     Node* arg = (Node*)lsecond(call->args);
 
+    // Calls of one model over the same argument share an input (one program run per batch)
+    // when they need the same program: decision_function and score_samples have their own.
     int input = -1, i = 0;
     foreach (lc, rw->inputs) {
         BatchInput* in = (BatchInput*)lfirst(lc);
-        if (strcmp(in->model, model) == 0 && equal(list_nth(rw->input_args, i), arg)) {
+        if (strcmp(in->model, model) == 0 && in->output == model_output(kind) &&
+            equal(list_nth(rw->input_args, i), arg)) {
             input = i;
             break;
         }
         i++;
     }
+    if (input >= 0) check_call(catalog_lookup_for_planning(model), kind);  // the input was made for another call
     if (input < 0) {
         CatalogEntry* entry = catalog_lookup_for_planning(model);
-        if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
-        if (kind == PredictCallKind::Predict) check_predict(entry);
-        if (kind == PredictCallKind::PredictLabel) check_predict_label(entry);
+        check_call(entry, kind);
         BatchInput* in = (BatchInput*)palloc0(sizeof(BatchInput));
+        in->output = model_output(kind);
         if (!feature_source(rw, arg, entry, &in->source, &in->exprs)) return -1;
         in->model = pstrdup(model);
         in->num_features = entry->num_features;
@@ -334,6 +338,8 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
             entry->classification
                 ? psprintf("%d feature%s -> %d classes", entry->num_features, entry->num_features == 1 ? "" : "s",
                            entry->num_classes)
+            : entry->transformer
+                ? psprintf("%d feature%s -> transformed columns", entry->num_features, entry->num_features == 1 ? "" : "s")
                 : psprintf("%d feature%s -> 1 value", entry->num_features, entry->num_features == 1 ? "" : "s");
         in->format = entry->trees > 0 || entry->objective[0] == '\0'
                          ? psprintf("%s, %s", entry->format, shape)

@@ -44,6 +44,12 @@ PredictCallKind lookup(Oid funcid) {
                     kind = PredictCallKind::PredictProba;
                 else if (strcmp(symbol, "pg_predict_predict_label") == 0)
                     kind = PredictCallKind::PredictLabel;
+                else if (strcmp(symbol, "pg_predict_transform") == 0)
+                    kind = PredictCallKind::Transform;
+                else if (strcmp(symbol, "pg_predict_decision_function") == 0)
+                    kind = PredictCallKind::DecisionFunction;
+                else if (strcmp(symbol, "pg_predict_score_samples") == 0)
+                    kind = PredictCallKind::ScoreSamples;
                 pfree(symbol);
             }
             pfree(library);
@@ -54,6 +60,34 @@ PredictCallKind lookup(Oid funcid) {
 }
 
 }  // namespace
+
+ModelOutput model_output(PredictCallKind kind) {
+    switch (kind) {
+        case PredictCallKind::DecisionFunction: return ModelOutput::DecisionFunction;
+        case PredictCallKind::ScoreSamples: return ModelOutput::ScoreSamples;
+        case PredictCallKind::None: case PredictCallKind::Predict: case PredictCallKind::PredictProba:
+        case PredictCallKind::PredictLabel: case PredictCallKind::Transform: break;
+    }
+    return ModelOutput::Stored;
+}
+
+bool call_returns_array(PredictCallKind kind) {
+    return kind == PredictCallKind::PredictProba || kind == PredictCallKind::Transform ||
+           kind == PredictCallKind::DecisionFunction;
+}
+
+const char* call_name(PredictCallKind kind) {
+    switch (kind) {
+        case PredictCallKind::Predict: return "predict()";
+        case PredictCallKind::PredictProba: return "predict_proba()";
+        case PredictCallKind::PredictLabel: return "predict_label()";
+        case PredictCallKind::Transform: return "transform()";
+        case PredictCallKind::DecisionFunction: return "decision_function()";
+        case PredictCallKind::ScoreSamples: return "score_samples()";
+        case PredictCallKind::None: break;
+    }
+    return "?";
+}
 
 PredictCallKind predict_call_kind(Oid funcid) {
     for (int i = 0; i < cache_size; i++)
@@ -66,7 +100,8 @@ PredictCallKind predict_call_kind(Oid funcid) {
 
 Oid predict_call_type(PredictCallKind kind) {
     switch (kind) {
-        case PredictCallKind::PredictProba: return FLOAT8ARRAYOID;
+        case PredictCallKind::PredictProba: case PredictCallKind::Transform:
+        case PredictCallKind::DecisionFunction: return FLOAT8ARRAYOID;
         case PredictCallKind::PredictLabel: return TEXTOID;
         default: return FLOAT8OID;
     }

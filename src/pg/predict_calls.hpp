@@ -5,11 +5,20 @@
 
 namespace pg_predict::pg {
 
-enum class PredictCallKind { None, Predict, PredictProba, PredictLabel };
+enum class PredictCallKind { None, Predict, PredictProba, PredictLabel, Transform, DecisionFunction, ScoreSamples };
 
 // The SQL type of a call's result (float8, float8[], text) and its collation.
 Oid predict_call_type(PredictCallKind kind);
 Oid predict_call_collation(PredictCallKind kind);
+// The program a call runs: the model's own (predict, predict_proba, predict_label, transform:
+// the program create_model stored) or one compiled from its spec for decision_function /
+// score_samples.
+enum class ModelOutput { Stored = 0, DecisionFunction = 1, ScoreSamples = 2 };
+ModelOutput model_output(PredictCallKind kind);
+// Whether the call returns float8[] (predict_proba, transform, decision_function).
+bool call_returns_array(PredictCallKind kind);
+// "predict()", ... for messages.
+const char* call_name(PredictCallKind kind);
 
 // Which of our functions `funcid` is (by its C symbol, so the schema does not matter).
 // Cached per backend; the cache is dropped whenever pg_proc changes.

@@ -175,6 +175,39 @@ Program* compile_variant(int64_t id, const char* strategy, const char* spec_json
     return insert(id, name, bytes.data(), bytes.size());
 }
 
+namespace {
+
+compiler::Output compiler_output(Output output) {
+    return output == Output::DecisionFunction ? compiler::Output::DecisionFunction : compiler::Output::ScoreSamples;
+}
+
+// "decision_function:native", ...: never a strategy name, so never a variant's key.
+std::string output_key(Output output, const char* strategy) {
+    if (strategy == nullptr) fail(ErrorCategory::Internal, "no strategy given for an output program");
+    const compiler::Strategy s = compiler::parse_strategy(strategy);
+    return std::string(compiler::output_name(compiler_output(output))) + ":" + compiler::strategy_name(s);
+}
+
+}  // namespace
+
+Program* acquire_cached_output(int64_t id, Output output, const char* strategy) {
+    return acquire(id, output_key(output, strategy));
+}
+
+Program* compile_output(int64_t id, Output output, const char* strategy, const char* spec_json, size_t length) {
+    const std::string key = output_key(output, strategy);
+    if (Program* p = acquire(id, key)) return p;
+    if (spec_json == nullptr) fail(ErrorCategory::Internal, "compile_output: null spec");
+    spec::Pipeline pipeline = spec::from_json(std::string(spec_json, length));
+    spec::validate(pipeline);
+    compiler::check_output(pipeline, compiler_output(output));  // before the optimizer's work
+    pipeline = optimizer::optimize(pipeline);
+    compiler::Strategy s = compiler::parse_strategy(strategy);
+    if (s == compiler::Strategy::Auto) s = compiler::choose_strategy(pipeline);
+    const std::string bytes = compiler::compile(pipeline, s, compiler_output(output));
+    return insert(id, key, bytes.data(), bytes.size());
+}
+
 Program* acquire_on_device(Program* p, Device device) {
     if (p == nullptr) fail(ErrorCategory::Internal, "acquire_on_device: null program");
     if (p->device == device) return hold(p);

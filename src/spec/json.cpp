@@ -80,9 +80,9 @@ std::vector<uint8_t> flags(const JsonReader& a) {
 
 Task task_of(const JsonReader& v) {
     const std::string s = v.string();
-    for (Task t : {Task::Regression, Task::Classification})
+    for (Task t : {Task::Regression, Task::Classification, Task::Transform})
         if (s == task_name(t)) return t;
-    v.invalid("must be \"regression\" or \"classification\", not \"" + s + "\"");
+    v.invalid("must be \"regression\", \"classification\" or \"transformer\", not \"" + s + "\"");
 }
 
 PostTransform transform_of(const JsonReader& v) {
@@ -161,7 +161,8 @@ Step step_from_json(const JsonReader& j) {
 bool needs_version_2(const Pipeline& p) {
     return !p.steps.empty() || !p.text_inputs.empty() || p.estimator.op != Op::None || !p.has_probabilities ||
            p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided ||
-           p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber;
+           p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber ||
+           p.task == Task::Transform || p.decision_scale != 1.0 || p.score_offset != 0.0 || !p.decision_shape.empty();
 }
 
 }  // namespace
@@ -214,6 +215,10 @@ std::string to_json(const Pipeline& p) {
         doc["text_inputs"] = texts;
         doc["estimator"] = p.estimator.op == Op::None ? json(nullptr) : step_to_json(p.estimator);
         doc["has_probabilities"] = p.has_probabilities;
+        // Written only when set, so specs stored before they existed read back the same.
+        if (p.decision_scale != 1.0) doc["decision_scale"] = p.decision_scale;
+        if (p.score_offset != 0.0) doc["score_offset"] = p.score_offset;
+        if (!p.decision_shape.empty()) doc["decision_shape"] = p.decision_shape;
     } else {
         doc["format_version"] = 1;
     }
@@ -284,6 +289,9 @@ Pipeline from_json(const std::string& text) {
         }
         if (auto est = root.optional("estimator")) p.estimator = step_from_json(*est);  // null: none
         p.has_probabilities = root.boolean("has_probabilities");
+        if (auto v = root.optional("decision_scale")) p.decision_scale = v->finite();
+        if (auto v = root.optional("score_offset")) p.score_offset = v->finite();
+        if (auto v = root.optional("decision_shape")) p.decision_shape = v->string();
     }
     // Whoever reads a spec goes on to index its arrays: hand out only sound ones.
     validate(p);

@@ -57,6 +57,7 @@ int Pipeline::output_width() const {
     // list has two labels, so the class count is the width in every classification case.
     if (task == Task::Classification)
         return static_cast<int>(classes.size()) * (has_decision_columns(*this) ? 2 : 1);
+    if (task == Task::Transform) return model.num_groups;
     return 1;
 }
 
@@ -68,6 +69,7 @@ const char* task_name(Task t) {
     switch (t) {
         case Task::Regression: return "regression";
         case Task::Classification: return "classification";
+        case Task::Transform: return "transformer";
     }
     return "unknown";
 }

@@ -121,6 +121,14 @@ void predict_rows(const Pipeline& p, const Input* x, int64_t rows, float* out) {
                  std::to_string(width) + " output columns");
 
     const int in_width = p.input_width();
+    if (p.task == Task::Transform) {  // the featurized row is the output
+        for (int64_t r = 0; r < rows; ++r) {
+            std::vector<double> z(x + r * in_width, x + (r + 1) * in_width);
+            const std::vector<double> y = apply_steps(p.steps, std::move(z));
+            for (int g = 0; g < width; ++g) out[r * width + g] = static_cast<float>(y[g]);
+        }
+        return;
+    }
     switch (p.estimator.op) {
         case Op::None:
             break;  // the tree ensemble, below

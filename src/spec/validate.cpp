@@ -260,11 +260,23 @@ void validate(const Pipeline& p) {
             invalid("classes lists " + std::to_string(p.classes.size()) + " labels, " +
                     std::to_string(m.num_groups) + " group(s) need " + std::to_string(want));
         check_class_labels(p);
+    } else if (p.task == Task::Transform) {
+        // The last featurizer's columns are the output: nothing after the steps.
+        if (p.estimator.op != Op::None || !m.trees.empty() || p.transform != PostTransform::Identity)
+            invalid("a transformer has no model after its steps (no estimator, trees or transform)");
+        if (!p.classes.empty() || !p.class_labels.empty()) invalid("a transformer has no classes");
+        if (m.num_groups != m.num_features)
+            invalid("a transformer outputs its " + std::to_string(m.num_features) + " featurized columns, not " +
+                    std::to_string(m.num_groups));
     } else {
         if (m.num_groups != 1) invalid("a regression has one group, not " +
                                        std::to_string(m.num_groups));
         if (!p.classes.empty() || !p.class_labels.empty()) invalid("a regression has no classes");
     }
+    if (!(p.decision_scale > 0.0) || !(p.score_offset <= 0.0))
+        invalid("decision_scale must be positive and score_offset not positive");
+    if (!p.decision_shape.empty() && p.decision_shape != "ovr" && p.decision_shape != "ovo")
+        invalid("decision_shape must be \"ovr\" or \"ovo\"");
     if (p.transform == PostTransform::TwoSided &&
         (p.task != Task::Classification || m.num_groups != 1 || p.has_probabilities))
         invalid("two_sided needs a one-group classifier without probabilities");

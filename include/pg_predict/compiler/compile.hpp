@@ -11,10 +11,22 @@
 
 namespace pg_predict::compiler {
 
+// Which of a model's results a program computes.
+enum class Output {
+    Predict,           // what the catalog's program gives: predict_proba / predict, or transform
+    DecisionFunction,  // scikit-learn's decision_function: the raw margin, one column per group
+    ScoreSamples,      // scikit-learn's score_samples (IsolationForest): one column
+};
+const char* output_name(Output);  // "predict", "decision_function", "score_samples"
+
 // The module's forward(x: Tensor[N, F] float32) -> Tensor[N, output_width] float32 returns
-// what predict_proba returns for classification (class probabilities, model class order) and
-// the predicted value for regression. `strategy` must not be Auto (resolve it first).
-std::string compile(const spec::Pipeline&, Strategy strategy);
+// what predict_proba returns for classification (class probabilities, model class order), the
+// predicted value for regression and the last step's columns for a transformer; with another
+// `output`, that result. `strategy` must not be Auto (resolve it first). An output the model's
+// estimator lacks is Error(Unsupported) naming the estimator (check_output).
+std::string compile(const spec::Pipeline&, Strategy strategy, Output output = Output::Predict);
+// Throws Error(Unsupported) unless the pipeline can compute `output`, naming its estimator.
+void check_output(const spec::Pipeline&, Output output);
 
 // A user's TorchScript module (torch.jit.save bytes) as a program of the same calling convention:
 // loads it, runs it once on a [2, F] batch of zeros to check that it takes a float [N, F] tensor

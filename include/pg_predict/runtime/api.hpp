@@ -59,6 +59,14 @@ Program* acquire_cached_variant(int64_t id, const char* strategy);
 // fit the model (e.g. GEMM over 1 GiB).
 Program* compile_variant(int64_t id, const char* strategy, const char* spec_json, size_t length);
 
+// A model's other results (compiler::Output): scikit-learn's decision_function and
+// score_samples. The program is the model's spec compiled with that tail, on first use per
+// backend, cached like a variant under (id, output, strategy); `strategy` may be "auto" (the
+// model's own choice). Throws Error(Unsupported) naming the estimator when it has no such result.
+enum class Output { DecisionFunction, ScoreSamples };
+Program* acquire_cached_output(int64_t id, Output output, const char* strategy);
+Program* compile_output(int64_t id, Output output, const char* strategy, const char* spec_json, size_t length);
+
 // The cache is bounded in bytes (pg_predict.cache_size; a program counts its serialized size,
 // which is about what its tensors take once loaded): beyond it the least recently used idle
 // programs are freed. Programs in use are never freed, so the cache may exceed it while a

@@ -11,7 +11,9 @@
 
 namespace pg_predict::spec {
 
-enum class Task { Regression, Classification };
+// Transform: a pipeline that ends in a featurizer (scikit-learn's transform): no model, the
+// output is the last step's columns (model.num_groups of them).
+enum class Task { Regression, Classification, Transform };
 
 // Which way a split sends x: XGBoost goes left when x < threshold, scikit-learn and LightGBM
 // when x <= threshold.
@@ -94,13 +96,23 @@ struct Pipeline {
     // Perceptron, RidgeClassifier, SGDClassifier with a hinge loss): the output columns are
     // decision values whose argmax is the predicted class, and predict_proba must refuse.
     bool has_probabilities = true;
+    // scikit-learn's decision_function and score_samples from the raw margin m (before
+    // `transform`, base margin included): decision_function = m * decision_scale (the
+    // exponential loss of GradientBoostingClassifier folds a 2 into its margin). IsolationForest
+    // keeps its offset_ (score_offset, negative; 0 = not an isolation forest): score_samples =
+    // -2^-(m - base_margin), decision_function = score_samples - score_offset.
+    double decision_scale = 1.0;
+    double score_offset = 0.0;
+    // SVC / NuSVC: decision_function_shape, "ovr" (votes plus confidences) or "ovo" (libsvm's
+    // value per pair of classes); "" where the document did not say (exported before it was kept).
+    std::string decision_shape;
 
     // Columns of the program's input: features.size() (the model's own width when there are
     // no steps).
     int input_width() const;
 
     // Columns of the program's output: 1 for regression, one per class for classification
-    // (two per class with has_decision_columns).
+    // (two per class with has_decision_columns), the featurized width for a transformer.
     int output_width() const;
 };
 

@@ -50,8 +50,13 @@ void Document::run() {
     if (steps.empty()) steps.invalid("must hold at least the model");
     Columns cols;  // per current column: the text input it carries, or -1
     for (size_t i = 0; i < p_.features.size(); ++i) cols.push_back(text_[i] ? static_cast<int32_t>(i) : -1);
-    for (size_t i = 0; i + 1 < steps.size(); ++i) convert(steps[i], cols, p_.steps);
-    read_model(steps[steps.size() - 1], cols);
+    if (p_.task == spec::Task::Transform) {
+        for (size_t i = 0; i < steps.size(); ++i) convert(steps[i], cols, p_.steps);
+        read_transformer_output(steps[steps.size() - 1], cols);
+    } else {
+        for (size_t i = 0; i + 1 < steps.size(); ++i) convert(steps[i], cols, p_.steps);
+        read_model(steps[steps.size() - 1], cols);
+    }
 
     for (size_t i = 0; i < p_.features.size(); ++i) {
         if (!text_[i]) continue;
@@ -114,10 +119,12 @@ void Document::read_task() {
         read_classes(root_.array("classes"));
     } else if (name == "regression") {
         p_.task = spec::Task::Regression;
+    } else if (name == "transformer") {
+        p_.task = spec::Task::Transform;  // every step a featurizer: transform() gives the last one's columns
     } else if (name == "clustering") {
         refuse(task, "task \"clustering\"");
     } else {
-        task.invalid("must be classification, regression or clustering, not \"" + name + "\"");
+        task.invalid("must be classification, regression, transformer or clustering, not \"" + name + "\"");
     }
 }
 
@@ -168,6 +175,24 @@ void Document::convert(const JsonReader& raw, Columns& cols, std::vector<spec::S
 }
 
 // --- the final estimator ---------------------------------------------------------------------
+
+// A pipeline that ends in a featurizer: its output columns are the result, and they must be
+// numbers (a text column passed through to the end has no float8 value).
+void Document::read_transformer_output(const JsonReader& last, const Columns& cols) {
+    const std::string name = text_name(cols);
+    if (!name.empty())
+        last.invalid("(the last step) passes the text input \"" + name +
+                     "\" through to the output; transform() returns numbers: encode it with OneHotEncoder or "
+                     "OrdinalEncoder");
+    const int32_t width = static_cast<int32_t>(cols.size());
+    if (width < 1) last.invalid("(the last step) outputs no columns");
+    p_.source_format = "sklearn";
+    p_.objective = step_reader(last).string("type");
+    p_.model.num_features = width;
+    p_.model.num_groups = width;
+    p_.model.base_margin.assign(static_cast<size_t>(width), 0.0f);
+    p_.model.comparison = spec::Comparison::LessEqual;
+}
 
 void Document::read_model(const JsonReader& raw, const Columns& cols) {
     const JsonReader step = step_reader(raw);

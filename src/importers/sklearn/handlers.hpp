@@ -86,6 +86,7 @@ private:
     void read_task();
     void read_classes(const JsonReader& classes);
     void read_model(const JsonReader& step, const Columns& cols);
+    void read_transformer_output(const JsonReader& last, const Columns& cols);
     void one_class(const JsonReader& step, const Handler* h, const std::string& type);
 
     JsonReader root_;

@@ -138,6 +138,7 @@ void linear_classifier(const JsonReader& step, spec::Pipeline& p, Output output,
                 if (multi_class == "multinomial") {
                     for (double& d : coef[0]) d *= 2.0;
                     b[0] *= 2.0;
+                    p.decision_scale = 0.5;  // decision_function is d itself
                 }
                 p.transform = PostTransform::Logistic;
             } else {

@@ -58,6 +58,12 @@ void svc(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     set_linear(p, ovo.votes, ovo.base, static_cast<int32_t>(pairs));
     p.transform = spec::PostTransform::Identity;
     p.has_probabilities = false;
+    // Only decision_function() reads it (compiler/svc_decision.cpp); older documents lack it.
+    if (step.optional("decision_function_shape")) {
+        p.decision_shape = step.string("decision_function_shape");
+        if (p.decision_shape != "ovr" && p.decision_shape != "ovo")
+            step.need("decision_function_shape").invalid("must be \"ovr\" or \"ovo\", not \"" + p.decision_shape + "\"");
+    }
 }
 
 void svr(const JsonReader& step, int32_t width, spec::Pipeline& p) {

@@ -266,6 +266,7 @@ void gradient_boosting(const JsonReader& step, const Kind& e, int32_t num_featur
     const Objective& o = find_loss(lossv, sklearn_gradient_boosting_losses(e.classifier));
     // The exponential loss's probability is expit(2 · raw): the 2 is folded into the leaves.
     const double scale = loss == "exponential" ? 2.0 : 1.0;
+    p.decision_scale = 1.0 / scale;  // decision_function is the raw value without the 2
     const size_t K = margins(step, p, o);
 
     const double lr = step.finite("learning_rate");
@@ -432,6 +433,7 @@ void isolation(const JsonReader& step, int32_t num_features, spec::Pipeline& p) 
     }
     p.transform = PostTransform::TwoSided;
     p.has_probabilities = false;
+    p.score_offset = offset;  // score_samples / decision_function (compiler/outputs.cpp)
     p.objective = step.string("type");
 }
 
