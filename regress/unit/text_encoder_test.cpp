@@ -56,3 +56,23 @@ TEST(TextEncoder, MalformedDictionariesAreErrors) {
         }
     }
 }
+
+// Every value length the hash and the inline compare treat differently (0-3, 4-7, 8-16, longer,
+// the 8-byte steps): a value found only when every byte matches, a changed byte anywhere misses.
+TEST(TextEncoder, EveryLengthAndBytePosition) {
+    std::string json = R"([{"input": 0, "vocabulary": [)";
+    for (int n = 0; n <= 40; n++) json += (n ? "," : "") + std::string("\"") + std::string(n, 'x') + "\"";
+    json += "]}]";
+    auto* e = make(json);
+    for (int n = 0; n <= 40; n++) {
+        ASSERT_EQ(encode(e, 0, std::string(n, 'x')), n);
+        for (int p = 0; p < n; p++) {
+            std::string v(n, 'x');
+            v[p] = 'y';
+            ASSERT_EQ(encode(e, 0, v), -1) << "length " << n << " byte " << p;
+            v[p] = '\0';
+            ASSERT_EQ(encode(e, 0, v), -1) << "length " << n << " NUL at " << p;
+        }
+    }
+    runtime::free_text_encoder(e);
+}

@@ -38,6 +38,33 @@ uint64_t hash_bytes(const char* data, size_t length) {
     return h ^ (h >> 29);
 }
 
+// Equal bytes, inline for values up to 16 bytes (two overlapping loads a side): the libc call
+// cost more than the compare.
+bool same_bytes(const char* a, const char* b, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t a0, a1, b0, b1;
+        std::memcpy(&a0, a, 8);
+        std::memcpy(&b0, b, 8);
+        std::memcpy(&a1, a + n - 8, 8);
+        std::memcpy(&b1, b + n - 8, 8);
+        return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t a0, a1, b0, b1;
+        std::memcpy(&a0, a, 4);
+        std::memcpy(&b0, b, 4);
+        std::memcpy(&a1, a + n - 4, 4);
+        std::memcpy(&b1, b + n - 4, 4);
+        return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    }
+    if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return false;
+        return true;
+    }
+    return std::memcmp(a, b, n) == 0;
+}
+
 struct Dictionary {
     std::vector<std::string> values;
     std::vector<int32_t> slots;  // index into values, or -1; size a power of two
@@ -64,7 +91,7 @@ struct Dictionary {
             int32_t i = slots[slot];
             if (i < 0) return -1;
             const std::string& v = values[i];
-            if (v.size() == length && std::memcmp(v.data(), data, length) == 0) return i;
+            if (v.size() == length && same_bytes(v.data(), data, length)) return i;
         }
     }
 };
