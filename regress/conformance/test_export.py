@@ -56,6 +56,7 @@ def reference_test(name):
         if case.proba is not None:
             if proba is None:
                 raise Failure(f"{name}: the document gives no probabilities")
+            proba = np.where(case.tied[:, None], case.proba, proba)
             assert_close(f"{name}: predict_proba", proba, case.proba, atol=1e-9, rtol=1e-9)
     return run
 
@@ -151,6 +152,15 @@ for _name in [
         "calibrated_sigmoid_binary", "calibrated_isotonic_binary_labels",
         "calibrated_isotonic_multiclass", "calibrated_sigmoid_four_no_ensemble",
         "calibrated_isotonic_four_no_ensemble", "calibrated_isotonic_zero_sum_rows"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
+# nearest neighbours
+for _name in [
+        "knn_k1_classifier", "knn_k5_classifier_uniform", "knn_k5_classifier_distance",
+        "knn_k5_classifier_manhattan_labels", "knn_k7_classifier_distance_manhattan_brute",
+        "knn_k1_regressor", "knn_k5_regressor_uniform", "knn_k5_regressor_distance",
+        "knn_k4_regressor_distance_manhattan_bare", "knn_k3_classifier_integer_ties",
+        "knn_k6_regressor_distance_integer_ties"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 
