@@ -750,5 +750,47 @@ for _fn in [test_search_exports_best_estimator,
             test_refuse_calibrated_non_linear_and_pipeline]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
+def test_refuse_neighbors_parameters(_env):
+    """Nearest neighbours: metrics other than minkowski p=1/p=2, callable weights, feature
+    weights, several targets, too many neighbours or training values are refused by name."""
+    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+    from pg_predict import neighbors
+    X, y = small_frame()
+    X = X[["income", "tenure", "rate"]]
+    expect_refusal(fit_quiet(KNeighborsClassifier(p=3), X, y), "KNeighborsClassifier(p=3)",
+                   "minkowski with p=3", "not supported")
+    expect_refusal(fit_quiet(KNeighborsClassifier(metric="chebyshev"), X, y),
+                   "KNeighborsClassifier(metric='chebyshev')", "not supported")
+    expect_refusal(fit_quiet(KNeighborsRegressor(metric="cosine"), X, y),
+                   "KNeighborsRegressor(metric='cosine')", "not supported")
+    expect_refusal(fit_quiet(KNeighborsClassifier(metric="precomputed"), X @ X.T, y),
+                   "KNeighborsClassifier(metric='precomputed')", "not supported",
+                   feature_names=[f"d{i}" for i in range(len(X))])
+    expect_refusal(fit_quiet(KNeighborsClassifier(weights=lambda d: 1 / (1 + d)), X, y),
+                   "KNeighborsClassifier(weights=", "'uniform' and 'distance'")
+    expect_refusal(fit_quiet(KNeighborsRegressor(metric_params={"w": np.array([1.0, 2.0, 1.0])}),
+                             X, y), "KNeighborsRegressor(metric_params=", "['w']")
+    expect_refusal(fit_quiet(KNeighborsClassifier(n_neighbors=5), X.iloc[:4], y[:4]),
+                   "KNeighborsClassifier(n_neighbors=5)", "more neighbours than the 4")
+    expect_refusal(fit_quiet(KNeighborsRegressor(), X, np.column_stack([y, y])),
+                   "KNeighborsRegressor", "several targets")
+    # equivalent names of the two metrics are accepted
+    for kw, p in (({"metric": "l1"}, 1), ({"metric": "cityblock"}, 1), ({"metric": "l2"}, 2),
+                  ({"metric": "minkowski", "p": 1}, 1), ({}, 2)):
+        assert_equal(f"p of {kw}", export(fit_quiet(KNeighborsClassifier(**kw), X, y))
+                     ["steps"][-1]["p"], p)
+    # the size limit: more training values than a program may keep
+    limit = neighbors.MAX_VALUES
+    try:
+        neighbors.MAX_VALUES = 3 * len(X) - 1
+        expect_refusal(fit_quiet(KNeighborsClassifier(), X, y), "KNeighborsClassifier",
+                       f"{len(X)} training rows of 3 values", "more than the")
+    finally:
+        neighbors.MAX_VALUES = limit
+
+
+add_test("refuse_neighbors_parameters", test_refuse_neighbors_parameters)
+
+
 if __name__ == "__main__":
     main(suite="export")
