@@ -749,6 +749,8 @@ def build_neighbors_cases():
           "binary", True),
         C("knn_k6_regressor_distance_integer_ties", KNeighborsRegressor(6, weights="distance"),
           ["visits", "tenure"], "regression", False),
+        # Fitted on one class: predicts it, predict_proba [1.0].
+        C("one_class_knn", pipe(KNeighborsClassifier(3, weights="distance")), ALL, "one", True),
     ]
     return {c.name: c for c in cases}
 
