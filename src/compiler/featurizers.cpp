@@ -186,6 +186,7 @@ void emit_neighbors(Emitter& e, const spec::Step& s, const std::string& h, const
     e.parts.buffers.push_back(make_f64(pre + "targets", {n, c}, flat));
     const std::string d = e.var(), dk = e.var(), ik = e.var(), t = e.var(), w = e.var();
     e.note_width(n);
+    e.note_width(static_cast<int64_t>(spec::param_number(s, "k", at)) * c);  // the gathered targets
     // compute_mode 2: donot_use_mm_for_euclid_dist (TorchScript takes the int)
     e.line(d + " = torch.cdist(" + h + ", self." + pre + "points, " + (manhattan ? "1.0" : "2.0") + ", 2)");
     e.line(dk + ", " + ik + " = torch.sort(" + d + ", dim=1, stable=True)");
