@@ -316,10 +316,10 @@ def test_refuse_unknown_estimators(_env):
     from sklearn.decomposition import KernelPCA
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
-    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.neighbors import RadiusNeighborsClassifier
     X, y = small_frame()
-    expect_refusal(fit_quiet(KNeighborsClassifier(), X[["income", "tenure"]], y),
-                   "KNeighborsClassifier", "supported:")
+    expect_refusal(fit_quiet(RadiusNeighborsClassifier(), X[["income", "tenure"]], y),
+                   "RadiusNeighborsClassifier", "supported:")
     pipe = fit_quiet(Pipeline([("reduce", KernelPCA(1)), ("model", LogisticRegression())]),
                      X[["income", "tenure"]], y)
     expect_refusal(pipe, "KernelPCA", "'reduce'")
@@ -597,12 +597,12 @@ def test_cli_export(_env):
         if p.returncode != 0:
             raise Failure(f"export exited with {p.returncode}: {p.stderr}")
         assert_equal("CLI document", json.loads(p.stdout), round_trip(export(case.estimator)))
-        from sklearn.neighbors import KNeighborsClassifier
+        from sklearn.neighbors import RadiusNeighborsClassifier
         X, y = small_frame()
-        joblib.dump(fit_quiet(KNeighborsClassifier(), X[["income"]], y), path)
+        joblib.dump(fit_quiet(RadiusNeighborsClassifier(), X[["income"]], y), path)
         p = subprocess.run([sys.executable, "-m", "pg_predict", "export", path],
                            capture_output=True, text=True, env=env, timeout=120)
-        if p.returncode != 2 or "cannot export KNeighborsClassifier" not in p.stderr:
+        if p.returncode != 2 or "cannot export RadiusNeighborsClassifier" not in p.stderr:
             raise Failure(f"refusal: exit {p.returncode}, stderr {p.stderr!r}")
 
 
