@@ -162,7 +162,8 @@ OPERATORS = [
              "`linear` (identity)",
              "minkowski p=2 (euclidean) or p=1 (manhattan); `weights` uniform or distance "
              "(a zero distance: only the exact matches count); equal distances at the k-th place "
-             "go to the lower training row; at most 4,194,304 training values (rows × columns)"),
+             "go to the lower training row; a NULL (not imputed) or infinite feature predicts "
+             "NULL; at most 4,194,304 training values (rows × columns)"),
     Operator("KNeighborsRegressor", "regressor", "`neighbors` (the weighted mean of the k "
              "nearest targets) + `linear` (identity)", "as KNeighborsClassifier; single target"),
 ]
