@@ -4,15 +4,15 @@ The walk: a Pipeline is flattened into its steps; the last one is a model, the o
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
 FeatureUnion (here). A pipeline (or a lone featurizer) whose last step is a featurizer too is a
 "transformer": transform() in SQL gives its output columns. Models are in linear.py, trees.py,
-naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py and calibration.py; model_selection.py
-puts a GridSearchCV's or RandomizedSearchCV's best_estimator_ in its place."""
+naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py and neighbors.py;
+model_selection.py puts a GridSearchCV's or RandomizedSearchCV's best_estimator_ in its place."""
 
 import numbers
 
 import numpy as np
 
 from . import (calibration, cluster, featurizers, linear, mixture, model_selection, naive_bayes,
-               neural, svm, trees)
+               neighbors, neural, svm, trees)
 from ._common import Context, ExportError, describe, label
 
 FORMAT_VERSION = 1
@@ -20,9 +20,10 @@ FORMAT_VERSION = 1
 MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,
           **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
           **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES,
-          **calibration.CLASSIFIERS}
+          **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS}
 CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
-               | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS))
+               | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS)
+               | set(neighbors.CLASSIFIERS))
 
 
 def supported():

@@ -156,6 +156,16 @@ OPERATORS = [
              "(isotonic) + `normalize` + `linear` (the members' mean)",
              "sigmoid and isotonic; `ensemble` True or False; the base estimator must be a "
              "linear classifier"),
+    # nearest neighbours
+    Operator("KNeighborsClassifier", "classifier",
+             "`neighbors` (cdist to the training rows, the k nearest, weighted class counts) + "
+             "`linear` (identity)",
+             "minkowski p=2 (euclidean) or p=1 (manhattan); `weights` uniform or distance "
+             "(a zero distance: only the exact matches count); equal distances at the k-th place "
+             "go to the lower training row; a NULL (not imputed) or infinite feature predicts "
+             "NULL; at most 4,194,304 training values (rows × columns)"),
+    Operator("KNeighborsRegressor", "regressor", "`neighbors` (the weighted mean of the k "
+             "nearest targets) + `linear` (identity)", "as KNeighborsClassifier; single target"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

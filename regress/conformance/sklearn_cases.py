@@ -122,6 +122,17 @@ class Case:
         if scores is not None and scores.shape[1] >= 2:
             top = np.sort(scores, axis=1)
             self.ambiguous = (top[:, -1] - top[:, -2]) < 1e-6
+        # Nearest neighbours: rows whose k-th and (k+1)-th nearest training rows are (nearly)
+        # equally far. Which one counts is a tie-break (the lower training row here; scikit-learn's
+        # depends on its search algorithm), so neither predict nor predict_proba is compared there.
+        self.tied = np.zeros(len(X), dtype=bool)
+        if hasattr(final, "kneighbors") and final.n_neighbors < final.n_samples_fit_:
+            Xt = self.estimator[:-1].transform(X) if hasattr(self.estimator, "steps") else X
+            d, _ = final.kneighbors(Xt, final.n_neighbors + 1)
+            k = final.n_neighbors
+            self.tied = np.abs(d[:, k] - d[:, k - 1]) <= 1e-9 * np.maximum(1.0, d[:, k])
+            # Equal vote counts are no near tie: both sides take the first class in classes_.
+            self.ambiguous = self.tied
 
 
 # ---- the pipelines ------------------------------------------------------------------------------
@@ -491,7 +502,7 @@ def cases():
         warnings.simplefilter("ignore")  # convergence warnings of the small fits
         return {**build_cases(), **build_model_cases(), **build_selector_cases(),
                 **build_search_and_glm_cases(), **build_mixture_cases(),
-                **build_calibration_cases()}
+                **build_calibration_cases(), **build_neighbors_cases()}
 
 
 def build_model_cases():
@@ -701,6 +712,45 @@ def build_calibration_cases():
         # makes them uniform.
         C("calibrated_isotonic_zero_sum_rows", pipe(CalibratedClassifierCV(
             SGDClassifier(random_state=0), method="isotonic", cv=3)), ALL, "four", True),
+    ]
+    return {c.name: c for c in cases}
+
+
+def build_neighbors_cases():
+    """KNeighborsClassifier / KNeighborsRegressor: k = 1 and 5, uniform and distance weights,
+    euclidean and manhattan, in a pipeline with imputer + scaler + one-hot and bare. The scored
+    rows include the training rows themselves: a zero distance (distance weights count only the
+    exact matches)."""
+    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+    from sklearn.pipeline import make_pipeline
+
+    def pipe(model):
+        return make_pipeline(_prep(), model)
+
+    C = Case
+    cases = [
+        C("knn_k1_classifier", pipe(KNeighborsClassifier(n_neighbors=1)), ALL, "multiclass", True),
+        C("knn_k5_classifier_uniform", pipe(KNeighborsClassifier()), ALL, "four", True),
+        C("knn_k5_classifier_distance", pipe(KNeighborsClassifier(weights="distance")),
+          ALL, "multiclass", True),
+        C("knn_k5_classifier_manhattan_labels", pipe(KNeighborsClassifier(p=1)),
+          ALL, "labels", True),
+        C("knn_k7_classifier_distance_manhattan_brute", pipe(KNeighborsClassifier(
+            7, weights="distance", p=1, algorithm="brute")), ALL, "binary", True),
+        C("knn_k1_regressor", pipe(KNeighborsRegressor(n_neighbors=1)), ALL, "regression", False),
+        C("knn_k5_regressor_uniform", pipe(KNeighborsRegressor()), ALL, "regression", False),
+        C("knn_k5_regressor_distance", pipe(KNeighborsRegressor(weights="distance")),
+          ALL, "regression", False),
+        C("knn_k4_regressor_distance_manhattan_bare", KNeighborsRegressor(
+            4, weights="distance", metric="manhattan"), NAN_FREE, "regression", False),
+        # Integer columns only: many rows at equal distances (ties inside the k nearest are
+        # compared, ties at the k-th place are not).
+        C("knn_k3_classifier_integer_ties", KNeighborsClassifier(3), ["visits", "tenure"],
+          "binary", True),
+        C("knn_k6_regressor_distance_integer_ties", KNeighborsRegressor(6, weights="distance"),
+          ["visits", "tenure"], "regression", False),
+        # Fitted on one class: predicts it, predict_proba [1.0].
+        C("one_class_knn", pipe(KNeighborsClassifier(3, weights="distance")), ALL, "one", True),
     ]
     return {c.name: c for c in cases}
 

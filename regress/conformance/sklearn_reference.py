@@ -489,11 +489,36 @@ def _calibrated(step, X, classes):
     return _by_argmax(proba, classes, proba)
 
 
+def _neighbors(step, X, classes):
+    """scikit-learn's brute-force k nearest neighbours: distances summed directly, the k
+    smallest (equal ones in training-row order), 1/d weights unless uniform, where a zero
+    distance leaves only the exact matches (weight 1 each)."""
+    fit_x, k, p = _arr(step["fit_X"]), step["n_neighbors"], step["p"]
+    diff = np.abs(X[:, None, :] - fit_x[None, :, :])
+    d = diff.sum(2) if p == 1 else np.sqrt((diff ** 2).sum(2))
+    idx = np.argsort(d, axis=1, kind="stable")[:, :k]
+    dk = np.take_along_axis(d, idx, axis=1)
+    if step["weights"] == "uniform":
+        w = np.ones_like(dk)
+    else:
+        with np.errstate(divide="ignore"):
+            w = 1.0 / dk
+        exact = np.isinf(w).any(axis=1)
+        w[exact] = np.isinf(w[exact])
+    w = w / w.sum(axis=1, keepdims=True)
+    if step["type"] == "KNeighborsRegressor":
+        return (w * _arr(step["y"])[idx]).sum(axis=1), None
+    y = np.asarray(step["y"], dtype=np.int64)[idx]
+    proba = np.column_stack([(w * (y == c)).sum(axis=1) for c in range(len(classes))])
+    return _by_argmax(proba, classes, proba)
+
+
 OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
                 "BernoulliNB": _bernoulli_nb, "KMeans": _kmeans, "MiniBatchKMeans": _kmeans,
                 "MLPClassifier": _mlp, "MLPRegressor": _mlp, "SVC": _svc, "NuSVC": _svc,
                 "SVR": _svr, "NuSVR": _svr, "GaussianMixture": _mixture,
-                "BayesianGaussianMixture": _mixture, "CalibratedClassifierCV": _calibrated}
+                "BayesianGaussianMixture": _mixture, "CalibratedClassifierCV": _calibrated,
+                "KNeighborsClassifier": _neighbors, "KNeighborsRegressor": _neighbors}
 
 
 def evaluate(doc, data):

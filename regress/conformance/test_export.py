@@ -56,6 +56,7 @@ def reference_test(name):
         if case.proba is not None:
             if proba is None:
                 raise Failure(f"{name}: the document gives no probabilities")
+            proba = np.where(case.tied[:, None], case.proba, proba)
             assert_close(f"{name}: predict_proba", proba, case.proba, atol=1e-9, rtol=1e-9)
     return run
 
@@ -151,6 +152,15 @@ for _name in [
         "calibrated_sigmoid_binary", "calibrated_isotonic_binary_labels",
         "calibrated_isotonic_multiclass", "calibrated_sigmoid_four_no_ensemble",
         "calibrated_isotonic_four_no_ensemble", "calibrated_isotonic_zero_sum_rows"]:
+    add_test(f"reference[{_name}]", reference_test(_name))
+
+# nearest neighbours
+for _name in [
+        "knn_k1_classifier", "knn_k5_classifier_uniform", "knn_k5_classifier_distance",
+        "knn_k5_classifier_manhattan_labels", "knn_k7_classifier_distance_manhattan_brute",
+        "knn_k1_regressor", "knn_k5_regressor_uniform", "knn_k5_regressor_distance",
+        "knn_k4_regressor_distance_manhattan_bare", "knn_k3_classifier_integer_ties",
+        "knn_k6_regressor_distance_integer_ties", "one_class_knn"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 
@@ -306,10 +316,10 @@ def test_refuse_unknown_estimators(_env):
     from sklearn.decomposition import KernelPCA
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
-    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.neighbors import RadiusNeighborsClassifier
     X, y = small_frame()
-    expect_refusal(fit_quiet(KNeighborsClassifier(), X[["income", "tenure"]], y),
-                   "KNeighborsClassifier", "supported:")
+    expect_refusal(fit_quiet(RadiusNeighborsClassifier(), X[["income", "tenure"]], y),
+                   "RadiusNeighborsClassifier", "supported:")
     pipe = fit_quiet(Pipeline([("reduce", KernelPCA(1)), ("model", LogisticRegression())]),
                      X[["income", "tenure"]], y)
     expect_refusal(pipe, "KernelPCA", "'reduce'")
@@ -587,12 +597,12 @@ def test_cli_export(_env):
         if p.returncode != 0:
             raise Failure(f"export exited with {p.returncode}: {p.stderr}")
         assert_equal("CLI document", json.loads(p.stdout), round_trip(export(case.estimator)))
-        from sklearn.neighbors import KNeighborsClassifier
+        from sklearn.neighbors import RadiusNeighborsClassifier
         X, y = small_frame()
-        joblib.dump(fit_quiet(KNeighborsClassifier(), X[["income"]], y), path)
+        joblib.dump(fit_quiet(RadiusNeighborsClassifier(), X[["income"]], y), path)
         p = subprocess.run([sys.executable, "-m", "pg_predict", "export", path],
                            capture_output=True, text=True, env=env, timeout=120)
-        if p.returncode != 2 or "cannot export KNeighborsClassifier" not in p.stderr:
+        if p.returncode != 2 or "cannot export RadiusNeighborsClassifier" not in p.stderr:
             raise Failure(f"refusal: exit {p.returncode}, stderr {p.stderr!r}")
 
 
@@ -739,6 +749,48 @@ for _fn in [test_search_exports_best_estimator,
             test_refuse_search_without_refit_and_multi_target,
             test_refuse_calibrated_non_linear_and_pipeline]:
     add_test(_fn.__name__[len("test_"):], _fn)
+
+def test_refuse_neighbors_parameters(_env):
+    """Nearest neighbours: metrics other than minkowski p=1/p=2, callable weights, feature
+    weights, several targets, too many neighbours or training values are refused by name."""
+    from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+    from pg_predict import neighbors
+    X, y = small_frame()
+    X = X[["income", "tenure", "rate"]]
+    expect_refusal(fit_quiet(KNeighborsClassifier(p=3), X, y), "KNeighborsClassifier(p=3)",
+                   "minkowski with p=3", "not supported")
+    expect_refusal(fit_quiet(KNeighborsClassifier(metric="chebyshev"), X, y),
+                   "KNeighborsClassifier(metric='chebyshev')", "not supported")
+    expect_refusal(fit_quiet(KNeighborsRegressor(metric="cosine"), X, y),
+                   "KNeighborsRegressor(metric='cosine')", "not supported")
+    expect_refusal(fit_quiet(KNeighborsClassifier(metric="precomputed"), X @ X.T, y),
+                   "KNeighborsClassifier(metric='precomputed')", "not supported",
+                   feature_names=[f"d{i}" for i in range(len(X))])
+    expect_refusal(fit_quiet(KNeighborsClassifier(weights=lambda d: 1 / (1 + d)), X, y),
+                   "KNeighborsClassifier(weights=", "'uniform' and 'distance'")
+    expect_refusal(fit_quiet(KNeighborsRegressor(metric_params={"w": np.array([1.0, 2.0, 1.0])}),
+                             X, y), "KNeighborsRegressor(metric_params=", "['w']")
+    expect_refusal(fit_quiet(KNeighborsClassifier(n_neighbors=5), X.iloc[:4], y[:4]),
+                   "KNeighborsClassifier(n_neighbors=5)", "more neighbours than the 4")
+    expect_refusal(fit_quiet(KNeighborsRegressor(), X, np.column_stack([y, y])),
+                   "KNeighborsRegressor", "several targets")
+    # equivalent names of the two metrics are accepted
+    for kw, p in (({"metric": "l1"}, 1), ({"metric": "cityblock"}, 1), ({"metric": "l2"}, 2),
+                  ({"metric": "minkowski", "p": 1}, 1), ({}, 2)):
+        assert_equal(f"p of {kw}", export(fit_quiet(KNeighborsClassifier(**kw), X, y))
+                     ["steps"][-1]["p"], p)
+    # the size limit: more training values than a program may keep
+    limit = neighbors.MAX_VALUES
+    try:
+        neighbors.MAX_VALUES = 3 * len(X) - 1
+        expect_refusal(fit_quiet(KNeighborsClassifier(), X, y), "KNeighborsClassifier",
+                       f"{len(X)} training rows of 3 values", "more than the")
+    finally:
+        neighbors.MAX_VALUES = limit
+
+
+add_test("refuse_neighbors_parameters", test_refuse_neighbors_parameters)
+
 
 if __name__ == "__main__":
     main(suite="export")

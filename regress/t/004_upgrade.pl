@@ -136,6 +136,16 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     is($node->safe_psql($db, q{SELECT format('%s %s %s', task, outputs, transform('prep', ARRAY[3, 6]::float8[]))
                                FROM models WHERE name = 'prep'}),
        'transformer 2 {1,1}', "$from -> $latest: a transformer registered after the upgrade");
+    # A nearest-neighbours classifier (its training rows in the program) with text labels.
+    $node->safe_psql($db, q{SELECT create_model('near', '{"format": "sklearn", "version": 1, "task": "classification",
+        "inputs": [{"name": "a", "type": "numeric"}], "classes": ["lo", "hi"],
+        "steps": [{"type": "KNeighborsClassifier", "n_neighbors": 3, "p": 2, "weights": "uniform",
+                   "fit_X": [[0.0], [1.0], [9.0], [10.0]], "y": [0, 0, 1, 1]}]}'::jsonb)});
+    is($node->safe_psql($db, q{SELECT format('%s %s %s', predict_label('near', ARRAY[2]::float8[]),
+                                             predict_label('near', ARRAY[8]::float8[]),
+                                             (SELECT array_agg(round(v::numeric, 4))
+                                              FROM unnest(predict_proba('near', ARRAY[0.5]::float8[])) v))}),
+       'lo hi {0.6667,0.3333}', "$from -> $latest: a KNeighborsClassifier registered after the upgrade");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.

@@ -506,5 +506,45 @@ TEST(Optimizer, RandomPipelinesKeepTheirOutputs) {
     EXPECT_GT(changed, 100);
 }
 
+// A neighbors step (nearest neighbours' vote) after random featurizers: it reads every column
+// it is given, so the steps before it keep theirs; optimized and compiled pipelines give the
+// reference's outputs, NaN rows included.
+TEST(Optimizer, NeighborsAfterRandomStepsKeepTheirOutputs) {
+    Gen g{std::mt19937(77)};
+    int checked = 0;
+    for (int i = 0; i < 60; ++i) {
+        const int inputs = g.integer(2, 5);
+        size_t w = static_cast<size_t>(inputs);
+        std::vector<Step> steps;
+        for (int s = g.integer(0, 2); s > 0 && w <= 12; --s) steps.push_back(g.random_step(w, 0));
+        if (w > 12) continue;
+        const int n = g.integer(1, 30), c = g.integer(1, 3);
+        json points = json::array(), targets = json::array();
+        for (int r = 0; r < n; ++r) {
+            std::vector<double> pt(w), tg(static_cast<size_t>(c));
+            for (double& v : pt) v = g.real(-2.0, 2.0);
+            for (double& v : tg) v = g.real(-5.0, 5.0);
+            points.push_back(pt);
+            targets.push_back(tg);
+        }
+        steps.push_back(step("neighbors", {{"points", points}, {"targets", targets}, {"k", g.integer(1, n)},
+                                           {"p", g.integer(1, 2)},
+                                           {"weights", g.chance(0.5) ? "uniform" : "distance"}}));
+        std::vector<std::vector<double>> coef(1, std::vector<double>(static_cast<size_t>(c)));
+        for (double& v : coef[0]) v = g.real(0.25, 2.0);
+        const spec::Pipeline p = linear_pipeline(inputs, steps, coef, {0.5});
+        SCOPED_TRACE("pipeline " + std::to_string(i) + ": " + spec::to_json(p));
+        const spec::Pipeline q = optimizer::optimize(p);
+        const int64_t rows = 100;
+        const std::vector<float> x = random_rows(rows, inputs, std::vector<bool>(inputs, true), 300 + i);
+        const std::vector<float> want = reference(p, x, rows);
+        expect_same(reference(q, x, rows), want, "reference");
+        expect_same(compiled(q, x, rows), want, "compiled");
+        ++checked;
+        if (HasFailure()) break;
+    }
+    EXPECT_GT(checked, 40);
+}
+
 }  // namespace
 }  // namespace pg_predict

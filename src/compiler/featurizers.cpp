@@ -11,6 +11,7 @@
 //   bucketize  searchsorted of each column in its edges (padded with +inf); NaN kept
 //   monomials  prod(pow(h[:, None, :], powers), 2) with x^0 = 1
 //   kernel   matmul(h, svᵀ), then linear / poly / sigmoid of it; rbf exp(-γ‖x - s‖²) by cdist
+//   neighbors  cdist to the points, a stable sort's first k, the weighted mean of their targets
 //   concat   each part's columns (select_columns), its steps, cat
 #include <algorithm>
 #include <cmath>
@@ -162,6 +163,53 @@ void emit_kernel(Emitter& e, const spec::Step& s, const std::string& h, const st
     width = n;
 }
 
+// The weighted mean of the targets of the k nearest points [N × C] (spec/steps.hpp: op
+// neighbors). The distances are summed directly (cdist without the matmul form, which cancels
+// digits and would move ties); a stable sort takes the lower point index first among equal
+// distances, as the reference does (topk's order among ties is unspecified).
+void emit_neighbors(Emitter& e, const spec::Step& s, const std::string& h, const std::string& out,
+                    const std::string& pre, int64_t& width) {
+    const std::string at = "step neighbors";
+    const auto points = spec::param_matrix(s, "points", at);
+    const auto targets = spec::param_matrix(s, "targets", at);
+    const int64_t n = static_cast<int64_t>(points.size());
+    const int64_t c = targets.empty() ? 0 : static_cast<int64_t>(targets[0].size());
+    const std::string k = std::to_string(static_cast<int64_t>(spec::param_number(s, "k", at)));
+    const bool manhattan = spec::param_number(s, "p", at) == 1.0;
+    const auto weights = s.params.find("weights");
+    const bool by_distance = weights != s.params.end() && *weights == "distance";
+    std::vector<double> flat;
+    for (const auto& row : points) flat.insert(flat.end(), row.begin(), row.end());
+    e.parts.buffers.push_back(make_f64(pre + "points", {n, width}, flat));
+    flat.clear();
+    for (const auto& row : targets) flat.insert(flat.end(), row.begin(), row.end());
+    e.parts.buffers.push_back(make_f64(pre + "targets", {n, c}, flat));
+    const std::string d = e.var(), dk = e.var(), ik = e.var(), t = e.var(), w = e.var();
+    e.note_width(n);
+    e.note_width(static_cast<int64_t>(spec::param_number(s, "k", at)) * c);  // the gathered targets
+    // compute_mode 2: donot_use_mm_for_euclid_dist (TorchScript takes the int)
+    e.line(d + " = torch.cdist(" + h + ", self." + pre + "points, " + (manhattan ? "1.0" : "2.0") + ", 2)");
+    e.line(dk + ", " + ik + " = torch.sort(" + d + ", dim=1, stable=True)");
+    e.line(dk + " = " + dk + "[:, :" + k + "]");
+    e.line(ik + " = " + ik + "[:, :" + k + "].contiguous()");
+    e.line(t + " = self." + pre + "targets.index_select(0, " + ik + ".view(-1)).view(" + ik + ".size(0), " + k +
+           ", " + std::to_string(c) + ")");
+    if (by_distance) {
+        // scikit-learn: 1 / d, but a row with a zero distance counts only its exact matches.
+        const std::string zero = e.var();
+        e.line(zero + " = (" + dk + " == 0.0)");
+        e.line(w + " = torch.where(" + zero + ".any(1, keepdim=True), " + zero + ".double(), 1.0 / " + dk + ")");
+    } else {
+        e.line(w + " = torch.ones_like(" + dk + ")");
+    }
+    const std::string mean = e.var();
+    e.line(mean + " = torch.bmm(" + w + ".unsqueeze(1), " + t + ").squeeze(1) / " + w + ".sum(1, keepdim=True)");
+    // A row with NaN or ±inf has no nearest points (scikit-learn refuses it): NaN out.
+    e.line(out + " = torch.where(torch.isfinite(" + h + ").all(1, keepdim=True), " + mean + ", torch.full_like(" +
+           mean + ", float(\"nan\")))");
+    width = c;
+}
+
 std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int64_t& width) {
     check_interrupts();  // per step: nested compositions can be deep
     const std::string at = std::string("step ") + spec::op_name(s.op);
@@ -301,6 +349,10 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
     }
     case spec::Op::Kernel: {
         emit_kernel(e, s, h, out, pre, width);
+        break;
+    }
+    case spec::Op::Neighbors: {
+        emit_neighbors(e, s, h, out, pre, width);
         break;
     }
     case spec::Op::Concat: {

@@ -76,7 +76,7 @@ Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const
         }
         break;
     }
-    case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Kernel:
+    case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Kernel: case spec::Op::Neighbors:
     case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript:
         // Every output reads every input (a zero weight times NaN is still NaN).
         need.assign(w, true);
@@ -111,7 +111,7 @@ Mask estimator_needs(const spec::Pipeline& p) {
     case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal:
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
-    case spec::Op::Kernel: case spec::Op::Concat: case spec::Op::TorchScript:
+    case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
         return Mask(w, true);  // reads every input
     }
     for (const spec::Tree& tree : p.model.trees)

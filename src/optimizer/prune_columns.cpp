@@ -178,7 +178,7 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         }
         break;
     }
-    case spec::Op::Normalize: case spec::Op::Kernel: case spec::Op::None: case spec::Op::Linear:
+    case spec::Op::Normalize: case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::None: case spec::Op::Linear:
     case spec::Op::TorchScript: {
         // Every output reads every column: nothing to shrink.
         if (kept != w)
@@ -232,7 +232,7 @@ void shrink_estimator(spec::Pipeline& p, const Mask& present, std::vector<std::s
     case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal:
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
-    case spec::Op::Kernel: case spec::Op::Concat: case spec::Op::TorchScript:
+    case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
         fail(ErrorCategory::Internal,
              std::string("optimizer: estimator ") + spec::op_name(p.estimator.op) + " lost an input column");
     }

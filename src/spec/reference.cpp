@@ -147,7 +147,7 @@ void predict_rows(const Pipeline& p, const Input* x, int64_t rows, float* out) {
                  "spec describes its shape, the program is the module)");
         case Op::Affine: case Op::Impute: case Op::OneHot: case Op::Ordinal: case Op::Elementwise:
         case Op::Threshold: case Op::Clip: case Op::IsMissing: case Op::Normalize: case Op::Project:
-        case Op::Bucketize: case Op::Monomials: case Op::Kernel: case Op::Concat:
+        case Op::Bucketize: case Op::Monomials: case Op::Kernel: case Op::Neighbors: case Op::Concat:
             fail(ErrorCategory::Unsupported,
                  std::string("reference_predict: estimator op \"") + op_name(p.estimator.op) + "\"");
     }

@@ -61,7 +61,7 @@ bool may_read_text(Op op) {
             return true;
         case Op::None: case Op::Affine: case Op::Elementwise: case Op::Threshold: case Op::Clip:
         case Op::IsMissing: case Op::Normalize: case Op::Project: case Op::Bucketize: case Op::Monomials:
-        case Op::Kernel: case Op::Linear: case Op::TorchScript:
+        case Op::Kernel: case Op::Neighbors: case Op::Linear: case Op::TorchScript:
             return false;
     }
     return false;
@@ -85,6 +85,46 @@ std::vector<double> kernel_row(const Step& s, const std::vector<double>& x, cons
         else if (kernel == "sigmoid") y[r] = std::tanh(gamma * acc + coef0);
         else y[r] = acc;
     }
+    return y;
+}
+
+
+// One row of op neighbors: the weighted mean of the targets of the k nearest points (ties at
+// equal distance: the lower point index first, as a stable sort). A row with a NaN or infinite
+// value has no nearest points (scikit-learn refuses it): every output is NaN.
+std::vector<double> neighbors_row(const Step& s, const std::vector<double>& x, const std::string& at) {
+    const auto points = param_matrix(s, "points", at);
+    const auto targets = param_matrix(s, "targets", at);
+    const size_t k = static_cast<size_t>(param_number(s, "k", at));
+    const bool manhattan = param_number(s, "p", at) == 1.0;
+    const bool by_distance = param(s, "weights", at) == "distance";
+    const size_t width = targets.empty() ? 0 : targets[0].size();
+    for (double v : x)
+        if (!std::isfinite(v)) return std::vector<double>(width, std::nan(""));
+    std::vector<double> d(points.size());
+    for (size_t r = 0; r < points.size(); ++r) {
+        double acc = 0.0;
+        for (size_t c = 0; c < x.size(); ++c) {
+            const double diff = x[c] - points[r][c];
+            acc += manhattan ? std::fabs(diff) : diff * diff;
+        }
+        d[r] = manhattan ? acc : std::sqrt(acc);
+    }
+    std::vector<size_t> order(points.size());
+    for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return d[a] < d[b]; });
+    // scikit-learn's distance weights: 1 / d, but where a distance is 0 only the exact matches
+    // count (weight 1 each).
+    const bool exact = by_distance && d[order[0]] == 0.0;
+    std::vector<double> y(width, 0.0);
+    double total = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+        const size_t r = order[i];
+        const double w = !by_distance ? 1.0 : exact ? (d[r] == 0.0 ? 1.0 : 0.0) : 1.0 / d[r];
+        total += w;
+        for (size_t c = 0; c < width; ++c) y[c] += w * targets[r][c];
+    }
+    for (double& v : y) v /= total;
     return y;
 }
 
@@ -351,6 +391,36 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
         vocab.assign(sv.size(), -1);
         break;
     }
+    case Op::Neighbors: {
+        const auto points = param_matrix(s, "points", at);
+        const auto targets = param_matrix(s, "targets", at);
+        if (points.empty()) invalid(at, "neighbors has no points");
+        if (static_cast<int64_t>(points.size()) * static_cast<int64_t>(w) > kMaxNeighborsValues)
+            invalid(at, "neighbors has " + std::to_string(points.size()) + " points of " + std::to_string(w) +
+                            " values, more than the " + std::to_string(kMaxNeighborsValues) + " a program may keep");
+        if (targets.size() != points.size())
+            invalid(at, "neighbors has " + std::to_string(points.size()) + " points and " +
+                            std::to_string(targets.size()) + " target rows");
+        for (size_t r = 0; r < points.size(); ++r) {
+            if (points[r].size() != w)
+                invalid(at, "neighbors point " + std::to_string(r) + " has " + std::to_string(points[r].size()) +
+                                " entries for a vector of " + std::to_string(w));
+            for (double d : points[r]) if (!std::isfinite(d)) invalid(at, "neighbors points must be finite");
+            if (targets[r].empty() || targets[r].size() != targets[0].size())
+                invalid(at, "neighbors target rows must have the same, non-zero width");
+            for (double d : targets[r]) if (!std::isfinite(d)) invalid(at, "neighbors targets must be finite");
+        }
+        const double k = param_number(s, "k", at);
+        if (!(k >= 1 && k <= static_cast<double>(points.size()) && k == std::floor(k)))
+            invalid(at, "neighbors k must be an integer in [1, " + std::to_string(points.size()) + "]");
+        const double p = param_number(s, "p", at);
+        if (p != 1.0 && p != 2.0) invalid(at, "neighbors p must be 1 or 2");
+        const json& weights = param(s, "weights", at);
+        if (weights != "uniform" && weights != "distance")
+            invalid(at, "neighbors weights must be \"uniform\" or \"distance\", not " + weights.dump());
+        vocab.assign(targets[0].size(), -1);
+        break;
+    }
     case Op::Concat: {
         if (s.parts.empty()) invalid(at, "concat has no parts");
         if (nesting >= kMaxStepNesting)
@@ -502,6 +572,10 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
         }
         case Op::Kernel: {
             x = kernel_row(s, x, at);
+            break;
+        }
+        case Op::Neighbors: {
+            x = neighbors_row(s, x, at);
             break;
         }
         case Op::Concat: {

@@ -30,6 +30,9 @@ constexpr size_t kMaxClassLabelBytes = 1 << 20;
 constexpr int64_t kMaxTrees = 1 << 20;
 constexpr int64_t kMaxTreeNodes = 1 << 24;
 constexpr int64_t kMaxTotalNodes = 1 << 28;
+// The training rows a nearest-neighbours model keeps in its program: rows × columns of its
+// points (32 MiB of float64).
+constexpr int64_t kMaxNeighborsValues = 1 << 22;
 
 // Throws Error(InvalidModel) when `text` nests objects/arrays deeper than kMaxJsonDepth,
 // naming the path where it does ("model document nests deeper than 256 levels at

@@ -25,6 +25,7 @@ enum class Op {
     Bucketize,
     Monomials,
     Kernel,
+    Neighbors,
     Concat,
     // estimators
     Linear,

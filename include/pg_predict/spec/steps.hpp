@@ -33,6 +33,13 @@
 //   kernel   {"support_vectors": [[w] × n], "kernel": k, "gamma": g, "coef0": c, "degree": d}
 //            y_r = K(x, sv_r), libsvm's kernels: linear x·s, rbf exp(-g‖x - s‖²),
 //            poly (g x·s + c)^d, sigmoid tanh(g x·s + c)                        (w → n)
+//   neighbors {"points": [[w] × n], "targets": [[c] × n], "k": k, "p": 1 | 2,
+//            "weights": "uniform" | "distance"}
+//            y = Σ weight_i targets_i / Σ weight_i over the k points nearest to x (Minkowski
+//            distance with p: manhattan or euclidean, summed directly), equal distances taking
+//            the lower point index first; weight 1 (uniform) or 1 / d (distance; a row with a
+//            zero distance weighs its exact matches 1 and the others 0, as scikit-learn); a row
+//            with NaN or ±inf gives NaN; n × w at most kMaxNeighborsValues            (w → c)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 // and the estimator op:

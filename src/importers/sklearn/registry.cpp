@@ -103,6 +103,9 @@ const Handler kHandlers[] = {
     {"BayesianGaussianMixture", nullptr, gaussian_mixture, kProbaIsOne},
     // calibration.cpp
     {"CalibratedClassifierCV", nullptr, calibrated_classifier, kRefused},
+    // neighbors.cpp
+    {"KNeighborsClassifier", nullptr, k_neighbors_classifier, kProbaIsOne},
+    {"KNeighborsRegressor", nullptr, k_neighbors_regressor, kRefused},
 };
 
 std::string names(bool featurizers) {

@@ -1,0 +1,77 @@
+"""Nearest neighbours (KNeighborsClassifier, KNeighborsRegressor): the fitted training rows
+(`_fit_X`) and their targets (`_y`: class indices into classes_, or the regression values) go
+into the document, and the program computes the distances to all of them (brute force).
+
+Supported: the Minkowski metric with p = 2 (euclidean, scikit-learn's default) or p = 1
+(manhattan), under any of the names scikit-learn gives them; uniform or distance weights.
+`algorithm`, `leaf_size` and `n_jobs` only choose how scikit-learn searches and are not needed.
+The training rows may hold at most MAX_VALUES numbers (rows × columns)."""
+
+import numpy as np
+
+from ._common import floats, ints
+
+MAX_VALUES = 1 << 22  # as spec::kMaxNeighborsValues (include/pg_predict/spec/limits.hpp)
+WEIGHTS = ("uniform", "distance")
+METRIC_P = {"euclidean": 2, "l2": 2, "manhattan": 1, "l1": 1, "cityblock": 1}
+
+
+def _metric_p(est, ctx):
+    """2 or 1, from the metric scikit-learn resolved at fit (effective_metric_)."""
+    metric = est.effective_metric_
+    params = {key: v for key, v in (est.effective_metric_params_ or {}).items()
+              if not (key == "w" and v is None)}  # w=None: no feature weights
+    if callable(metric):
+        ctx.refuse(est, "metric", "a callable metric is not supported (only minkowski with p=1 "
+                   "or p=2: manhattan or euclidean)")
+    p = params.pop("p", None)
+    if metric == "minkowski" and p in (1, 2):
+        metric = {1: "manhattan", 2: "euclidean"}[p]
+    if metric not in METRIC_P:
+        param = "p" if est.metric == "minkowski" else "metric"
+        name = f"minkowski with p={p}" if metric == "minkowski" else repr(metric)
+        ctx.refuse(est, param, f"metric {name} is not supported (only minkowski with p=1 or "
+                   "p=2: manhattan or euclidean)")
+    if params:
+        ctx.refuse(est, "metric_params", f"{sorted(params)} are not supported")
+    return METRIC_P[metric]
+
+
+def _common(est, n_features, ctx):
+    if callable(est.weights) or est.weights not in WEIGHTS:
+        ctx.refuse(est, "weights", "only 'uniform' and 'distance' are supported")
+    p = _metric_p(est, ctx)
+    fit_x = est._fit_X
+    if not isinstance(fit_x, np.ndarray):  # a sparse matrix (fitted on sparse input)
+        ctx.refuse(est, None, "a model fitted on sparse input is not supported")
+    fit_x = np.asarray(fit_x, dtype=np.float64)
+    if fit_x.shape[1] != n_features:
+        ctx.refuse(est, None, f"it was fitted on {fit_x.shape[1]} columns, the vector it reads "
+                   f"has {n_features}")
+    if fit_x.size > MAX_VALUES:
+        ctx.refuse(est, None, f"{fit_x.shape[0]} training rows of {fit_x.shape[1]} values "
+                   f"({fit_x.size}) are more than the {MAX_VALUES} a nearest-neighbours program "
+                   "may keep")
+    if est.n_neighbors > fit_x.shape[0]:
+        ctx.refuse(est, "n_neighbors", f"more neighbours than the {fit_x.shape[0]} training "
+                   "rows (scikit-learn's predict fails)")
+    if np.asarray(est._y).ndim != 1:
+        ctx.refuse(est, None, "a model fitted on several targets (2-D y) is not supported")
+    return {"type": type(est).__name__, "n_neighbors": int(est.n_neighbors), "p": p,
+            "weights": est.weights, "fit_X": floats(fit_x)}
+
+
+def export_classifier(est, n_features, ctx):
+    step = _common(est, n_features, ctx)
+    step["y"] = ints(est._y)  # indices into classes_
+    return step
+
+
+def export_regressor(est, n_features, ctx):
+    step = _common(est, n_features, ctx)
+    step["y"] = floats(est._y)
+    return step
+
+
+CLASSIFIERS = {"KNeighborsClassifier": export_classifier}
+REGRESSORS = {"KNeighborsRegressor": export_regressor}

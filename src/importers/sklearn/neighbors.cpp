@@ -1,0 +1,77 @@
+// scikit-learn nearest neighbours (python/pg_predict/neighbors.py writes them): the fitted
+// training rows `fit_X` and their targets go into a "neighbors" step (spec/steps.hpp), whose
+// output the identity "linear" estimator passes on. All float64:
+//  - KNeighborsClassifier: targets = the one-hot of each row's class index (`y`, scikit-learn's
+//    `_y`), so the step gives predict_proba = the weighted class counts / their total; predict
+//    = the argmax in classes order (the first of equal counts, as scikit-learn's mode).
+//  - KNeighborsRegressor: targets = y; the step gives the (weighted) mean.
+// Minkowski p = 2 (euclidean) or p = 1 (manhattan), uniform or distance weights; the exporter
+// refuses everything else. fit_X holds at most kMaxNeighborsValues numbers.
+#include <string>
+#include <vector>
+
+#include "handlers.hpp"
+#include "pg_predict/spec/limits.hpp"
+#include "pg_predict/spec/steps.hpp"
+
+namespace pg_predict::importers::sklearn {
+
+namespace {
+
+Matrix identity(size_t n) {
+    Matrix m(n, std::vector<double>(n, 0.0));
+    for (size_t i = 0; i < n; ++i) m[i][i] = 1.0;
+    return m;
+}
+
+// The neighbors step over `targets`, then the identity estimator over its columns.
+void set_neighbors(const JsonReader& step, const Matrix& fit_x, const Matrix& targets, spec::Pipeline& p) {
+    const int64_t k = step.integer("n_neighbors", 1, static_cast<int64_t>(fit_x.size()));
+    const int64_t metric_p = step.integer("p", 1, 2);
+    const std::string weights = step.string("weights");
+    if (weights != "uniform" && weights != "distance") refuse(step.need("weights"), "weights \"" + weights + "\"");
+    p.steps.push_back(make_step(spec::Op::Neighbors, {{"points", matrix_json(fit_x)},
+                                                      {"targets", matrix_json(targets)},
+                                                      {"k", k},
+                                                      {"p", metric_p},
+                                                      {"weights", weights}}));
+    const size_t c = targets[0].size();
+    set_linear(p, identity(c), std::vector<double>(c, 0.0), static_cast<int32_t>(c));
+    p.transform = spec::PostTransform::Identity;
+}
+
+// fit_X, n rows × width, within the size a program may keep.
+Matrix read_fit_x(const JsonReader& step, int32_t width) {
+    const JsonReader x = step.array("fit_X");
+    const int64_t values = static_cast<int64_t>(x.size()) * width;
+    if (values > spec::kMaxNeighborsValues)
+        x.unsupported(std::to_string(x.size()) + " training rows of " + std::to_string(width) + " values (" +
+                      std::to_string(values) + ") are more than the " + std::to_string(spec::kMaxNeighborsValues) +
+                      " a nearest-neighbours program may keep");
+    return finite_matrix(x, SIZE_MAX, static_cast<size_t>(width));
+}
+
+}  // namespace
+
+void k_neighbors_classifier(const JsonReader& step, int32_t width, spec::Pipeline& p) {
+    const size_t classes = num_classes(step, p);
+    const Matrix fit_x = read_fit_x(step, width);
+    const JsonReader y = step.array("y");
+    if (y.size() != fit_x.size())
+        y.invalid("has " + std::to_string(y.size()) + " labels for " + std::to_string(fit_x.size()) + " rows");
+    Matrix targets(fit_x.size(), std::vector<double>(classes, 0.0));
+    for (size_t r = 0; r < fit_x.size(); ++r)
+        targets[r][static_cast<size_t>(y[r].integer(0, static_cast<int64_t>(classes) - 1))] = 1.0;
+    set_neighbors(step, fit_x, targets, p);
+}
+
+void k_neighbors_regressor(const JsonReader& step, int32_t width, spec::Pipeline& p) {
+    need_task(step, p, false);
+    const Matrix fit_x = read_fit_x(step, width);
+    const std::vector<double> y = step.need("y").finite_numbers(fit_x.size());
+    Matrix targets(y.size());
+    for (size_t r = 0; r < y.size(); ++r) targets[r] = {y[r]};
+    set_neighbors(step, fit_x, targets, p);
+}
+
+}  // namespace pg_predict::importers::sklearn
