@@ -11,6 +11,10 @@
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #include <immintrin.h>
 
+// GCC 12 warns about the undefined source operand inside its own intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -131,6 +135,37 @@ inline void levels(const Block& b, const __m512i* key, __mmask16* d) {
     }
 }
 
+// R consecutive rows through every block (R = 4: the block's vectors are loaded once for the
+// four rows, whose independent chains also fill the pipeline): each group's lane sums into tile[g * 256 + r * 16].
+template <int FW, int D, int R>
+inline void score_tile_rows(const PackedView& v, const Block* blocks, const float* x, int64_t cols, float* tile) {
+    const int F = v.num_features;
+    __m512i key[R][FW / 16];
+    __mmask16 nan = 0;
+    for (int r = 0; r < R; ++r)
+        for (int k = 0; k < FW / 16; ++k) {
+            const int first = 16 * k;
+            const __mmask16 m = first >= F ? 0 : (F - first >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (F - first)) - 1));
+            const __m512 xv = _mm512_maskz_loadu_ps(m, x + r * cols + first);
+            key[r][k] = order_keys(xv);
+            nan |= _mm512_mask_cmp_ps_mask(m, xv, xv, _CMP_UNORD_Q);
+        }
+    int64_t b = 0;
+    while (b < v.units) {
+        const int g = v.block_group()[b];
+        __m512 sum[R];
+        for (int r = 0; r < R; ++r) sum[r] = _mm512_setzero_ps();
+        for (; b < v.units && v.block_group()[b] == g; ++b)
+            for (int r = 0; r < R; ++r) {
+                __mmask16 d[kMaxShallowDepth];
+                if (nan) levels<FW, true, D, 0>(blocks[b], key[r], d);
+                else levels<FW, false, D, 0>(blocks[b], key[r], d);
+                sum[r] = _mm512_add_ps(sum[r], _mm512_castsi512_ps(pick<D>(blocks[b].leaves, d)));
+            }
+        for (int r = 0; r < R; ++r) _mm512_store_ps(tile + g * 256 + r * 16, sum[r]);
+    }
+}
+
 // Scores rows [begin, end), 16 at a time: per row, its keys in registers and every block of
 // every group; then each group's 16 lane sums of the 16 rows are added up in lane order, a
 // vector of rows at a time (the portable path's order, without a chain of 16 scalar adds a row).
@@ -138,37 +173,15 @@ template <int FW, int D>
 void score_rows(const PackedView& v, const Block* blocks, const float* x, int64_t begin, int64_t end,
                 int64_t cols, float* margins) {
     const int G = v.num_groups;
-    const int F = v.num_features;
     std::vector<float, std::allocator<float>> sums(size_t(G) * 256 + 16);
     float* tile = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(sums.data()) + 63) & ~uintptr_t(63));
     const __m512i by_row = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                               _mm512_set1_epi32(16));
     for (int64_t r0 = begin; r0 < end; r0 += 16) {
         const int n = int(std::min<int64_t>(16, end - r0));
-        for (int i = 0; i < n; ++i) {
-            const float* row = x + (r0 + i) * cols;
-            __m512i key[FW / 16];
-            __mmask16 nan = 0;
-            for (int k = 0; k < FW / 16; ++k) {
-                const int first = 16 * k;
-                const __mmask16 m = first >= F ? 0 : (F - first >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (F - first)) - 1));
-                const __m512 xv = _mm512_maskz_loadu_ps(m, row + first);
-                key[k] = order_keys(xv);
-                nan |= _mm512_mask_cmp_ps_mask(m, xv, xv, _CMP_UNORD_Q);
-            }
-            int64_t b = 0;
-            while (b < v.units) {
-                const int g = v.block_group()[b];
-                __m512 sum = _mm512_setzero_ps();
-                for (; b < v.units && v.block_group()[b] == g; ++b) {
-                    __mmask16 d[kMaxShallowDepth];
-                    if (nan) levels<FW, true, D, 0>(blocks[b], key, d);
-                    else levels<FW, false, D, 0>(blocks[b], key, d);
-                    sum = _mm512_add_ps(sum, _mm512_castsi512_ps(pick<D>(blocks[b].leaves, d)));
-                }
-                _mm512_store_ps(tile + g * 256 + i * 16, sum);
-            }
-        }
+        int i = 0;
+        for (; i + 4 <= n; i += 4) score_tile_rows<FW, D, 4>(v, blocks, x + (r0 + i) * cols, cols, tile + i * 16);
+        for (; i < n; ++i) score_tile_rows<FW, D, 1>(v, blocks, x + (r0 + i) * cols, cols, tile + i * 16);
         std::fill(margins + r0 * G, margins + (r0 + n) * G, 0.0f);
         const __mmask16 live = n == 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
         int64_t b = 0;
