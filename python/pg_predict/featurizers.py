@@ -199,6 +199,19 @@ def export_polynomial_features(est, sources, ctx):
     return {"type": "PolynomialFeatures", "powers": powers}, [None] * len(powers)
 
 
+def export_power_transformer(est, sources, ctx):
+    if est.method not in ("yeo-johnson", "box-cox"):
+        ctx.refuse(est, "method", "only 'yeo-johnson' and 'box-cox' are supported")
+    ctx.read_numeric(est, sources)
+    step = {"type": "PowerTransformer", "method": est.method, "lambdas": floats(est.lambdas_),
+            "mean": None, "scale": None}
+    if est.standardize:  # the StandardScaler fitted on the transformed training data
+        scaler = est._scaler
+        step["mean"] = optional_floats(scaler.mean_ if scaler.with_mean else None)
+        step["scale"] = optional_floats(scaler.scale_ if scaler.with_std else None)
+    return step, [None] * len(sources)
+
+
 FEATURIZERS = {
     "OneHotEncoder": export_one_hot_encoder,
     "OrdinalEncoder": export_ordinal_encoder,
@@ -219,4 +232,5 @@ FEATURIZERS = {
     "TruncatedSVD": export_pca,
     "KBinsDiscretizer": export_kbins_discretizer,
     "PolynomialFeatures": export_polynomial_features,
+    "PowerTransformer": export_power_transformer,
 }

@@ -44,6 +44,9 @@ OPERATORS = [
              "encode ordinal, onehot, onehot-dense"),
     Operator("PolynomialFeatures", "featurizer", "`monomials`",
              "`interaction_only`, `include_bias`"),
+    Operator("PowerTransformer", "featurizer", "`power` (+ `affine`)",
+             "yeo-johnson, box-cox (a value <= 0 scores NULL where scikit-learn raises); "
+             "`standardize` on or off"),
     # selectors
     Operator("VarianceThreshold", "selector", "column selection (`concat`)",
              "unread inputs are not fetched"),

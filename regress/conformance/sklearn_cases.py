@@ -171,7 +171,7 @@ def build_cases():
                                            VarianceThreshold, f_classif, f_regression)
     from sklearn.impute import MissingIndicator
     from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, Normalizer,
-                                       PolynomialFeatures)
+                                       PolynomialFeatures, PowerTransformer)
     from sklearn.svm import LinearSVC, LinearSVR
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -323,6 +323,16 @@ def build_cases():
             ("channel", make_pipeline(SimpleImputer(strategy="constant", fill_value="missing"),
                                       OneHotEncoder(handle_unknown="ignore")), ["channel"]),
         ]), LogisticRegression(max_iter=2000)), ["age", "income", "channel"], "binary", True),
+        # PowerTransformer: imputed NaN, a constant column, standardize on and off.
+        C("power_yeo_johnson", make_pipeline(ColumnTransformer([
+            ("imp", make_pipeline(SimpleImputer(), PowerTransformer()), ["age", "score"]),
+            ("raw", PowerTransformer(standardize=False), ["visits", "tenure", "const"]),
+        ]), LogisticRegression(max_iter=3000)),
+          ["age", "visits", "score", "tenure", "const"], "binary", True),
+        C("power_box_cox", make_pipeline(ColumnTransformer([
+            ("std", PowerTransformer(method="box-cox"), ["income", "rate"]),
+            ("raw", PowerTransformer(method="box-cox", standardize=False), ["income"]),
+        ]), Ridge()), ["income", "rate"], "regression", False),
     ]
     cases += (_hist_and_outlier_cases() + _weighted_cases() + _one_class_cases()
               + _audit_cases())

@@ -6,6 +6,7 @@ before (and independently of) the C++ importer.
 """
 
 import numpy as np
+import scipy.special
 
 
 def _num(v):
@@ -177,6 +178,23 @@ def _apply(step, cols):
                     y = y * x ** p
             out.append(y)
         return out
+    if t == "PowerTransformer":
+        out = []
+        for lam, x in zip(_arr(step["lambdas"]), cols):
+            x = np.asarray(x, dtype=np.float64)
+            if step["method"] == "box-cox":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    y = np.where(x > 0, scipy.special.boxcox(x, lam), np.nan)
+            else:
+                y = np.full_like(x, np.nan)
+                pos, neg = x >= 0, x < 0
+                y[pos] = np.log1p(x[pos]) if abs(lam) < np.spacing(1.0) \
+                    else (np.power(x[pos] + 1, lam) - 1) / lam
+                y[neg] = -np.log1p(-x[neg]) if abs(lam - 2) <= np.spacing(1.0) \
+                    else -(np.power(-x[neg] + 1, 2 - lam) - 1) / (2 - lam)
+            out.append(y)
+        scaler = {"type": "StandardScaler", "mean": step["mean"], "scale": step["scale"]}
+        return _apply(scaler, out)
     raise ValueError(f"reference: no featurizer {t}")
 
 

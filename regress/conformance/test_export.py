@@ -81,7 +81,7 @@ for _name in [
         "hist_gradient_boosting_binary_nan", "hist_gradient_boosting_multiclass_ct",
         "hist_gradient_boosting_regressor_early_stopping", "hist_gradient_boosting_poisson",
         "isolation_forest_auto", "isolation_forest_contamination_max_features",
-        "isolation_forest_pipeline"]:
+        "isolation_forest_pipeline", "power_yeo_johnson", "power_box_cox"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 # classifiers fitted on one class
@@ -790,6 +790,20 @@ def test_refuse_neighbors_parameters(_env):
 
 
 add_test("refuse_neighbors_parameters", test_refuse_neighbors_parameters)
+
+
+def test_refuse_power_transformer_method(_env):
+    """A method the exporter does not know (set after fitting) is refused, naming the parameter."""
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PowerTransformer
+    X, y = small_frame()
+    pipe = fit_quiet(make_pipeline(PowerTransformer(), Ridge()), X[["income", "rate"]], y)
+    pipe[0].method = "log"
+    expect_refusal(pipe, "PowerTransformer", "method")
+
+
+add_test("refuse_power_transformer_method", test_refuse_power_transformer_method)
 
 
 if __name__ == "__main__":

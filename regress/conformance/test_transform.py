@@ -140,8 +140,8 @@ def transformer_cases():
     from sklearn.pipeline import FeatureUnion, make_pipeline
     from sklearn.preprocessing import (Binarizer, FunctionTransformer, KBinsDiscretizer,
                                        MaxAbsScaler, MinMaxScaler, Normalizer, OneHotEncoder,
-                                       OrdinalEncoder, PolynomialFeatures, RobustScaler,
-                                       StandardScaler)
+                                       OrdinalEncoder, PolynomialFeatures, PowerTransformer,
+                                       RobustScaler, StandardScaler)
     imputed = lambda step: make_pipeline(SimpleImputer(strategy="median"), step)  # noqa: E731
     return {
         # (estimator, columns, numeric: whether the array forms apply)
@@ -171,6 +171,10 @@ def transformer_cases():
             remainder=StandardScaler()), ["age", "score", "city", "income", "tenure"], False),
         "feature_union": (make_pipeline(SimpleImputer(), FeatureUnion(
             [("pca", PCA(n_components=2, random_state=0)), ("scale", StandardScaler())])), NUMERIC, True),
+        "power_yeo_johnson_passes_nan": (PowerTransformer(), NUMERIC, True),   # NaN stays NaN
+        "power_yeo_johnson_raw": (PowerTransformer(standardize=False), ["age", "score", "visits"], True),
+        "power_box_cox": (PowerTransformer(method="box-cox"), ["income", "rate"], True),
+        "power_box_cox_raw": (PowerTransformer(method="box-cox", standardize=False), ["income"], True),
     }
 
 

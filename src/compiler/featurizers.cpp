@@ -12,6 +12,7 @@
 //   monomials  prod(pow(h[:, None, :], powers), 2) with x^0 = 1
 //   kernel   matmul(h, svᵀ), then linear / poly / sigmoid of it; rbf exp(-γ‖x - s‖²) by cdist
 //   neighbors  cdist to the points, a stable sort's first k, the weighted mean of their targets
+//   power    both branches of the transform per column (lambdas as buffers), where() picks one
 //   concat   each part's columns (select_columns), its steps, cat
 #include <algorithm>
 #include <cmath>
@@ -210,6 +211,47 @@ void emit_neighbors(Emitter& e, const spec::Step& s, const std::string& h, const
     width = c;
 }
 
+// op power: the branches of scikit-learn's formula computed over the whole batch, the lambda of
+// each column a buffer (a lambda that selects the log form gets a safe 1 in the division).
+void emit_power(Emitter& e, const spec::Step& s, const std::string& h, const std::string& out,
+                const std::string& pre, int64_t width) {
+    const std::string at = "step power";
+    const std::string method = s.params.at("method").get<std::string>();
+    const std::vector<double> lambdas = spec::param_vector(s, "lambdas", at);
+    constexpr double kEps = 2.220446049250313e-16;  // np.spacing(1.0)
+    // A branch per sign: its exponent (safe where the log form applies) and whether it is the log.
+    auto branch = [&](const std::string& name, double shift, double sign, double tolerance, bool log_below) {
+        std::vector<double> exponent;
+        std::vector<uint8_t> is_log;
+        for (double l : lambdas) {
+            const double x = shift + sign * l;
+            const bool log = log_below ? std::fabs(x) < tolerance : std::fabs(x) <= tolerance;
+            exponent.push_back(log ? 1.0 : x);
+            is_log.push_back(log ? 1 : 0);
+        }
+        e.parts.buffers.push_back(make_f64(pre + name, {width}, exponent));
+        e.parts.buffers.push_back(make_bool(pre + name + "_log", {width}, is_log));
+    };
+    const std::string p = e.var(), n = e.var();
+    if (method == "box-cox") {
+        branch("lambda", 0.0, 1.0, 1e-19, true);
+        const std::string l = e.var(), lam = "self." + pre + "lambda";
+        e.line(l + " = torch.log(" + h + ")");
+        e.line(p + " = torch.where(" + lam + "_log, " + l + ", torch.expm1(" + lam + " * " + l + ") / " + lam + ")");
+        // scikit-learn refuses x <= 0; NaN stays NaN.
+        e.line(out + " = torch.where(" + h + " > 0.0, " + p + ", torch.full_like(" + h + ", float(\"nan\")))");
+        return;
+    }
+    branch("pos", 0.0, 1.0, kEps, true);   // x >= 0: lambda, log1p where |lambda| < eps
+    branch("neg", 2.0, -1.0, kEps, false);  // x < 0: 2 - lambda, log1p where |lambda - 2| <= eps
+    const std::string pos = "self." + pre + "pos", neg = "self." + pre + "neg";
+    e.line(p + " = torch.where(" + pos + "_log, torch.log1p(" + h + "), (torch.pow(" + h + " + 1.0, " + pos +
+           ") - 1.0) / " + pos + ")");
+    e.line(n + " = torch.where(" + neg + "_log, -torch.log1p(-" + h + "), -(torch.pow(1.0 - " + h + ", " + neg +
+           ") - 1.0) / " + neg + ")");
+    e.line(out + " = torch.where(" + h + " >= 0.0, " + p + ", " + n + ")");  // NaN: n, which is NaN
+}
+
 std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int64_t& width) {
     check_interrupts();  // per step: nested compositions can be deep
     const std::string at = std::string("step ") + spec::op_name(s.op);
@@ -353,6 +395,10 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
     }
     case spec::Op::Neighbors: {
         emit_neighbors(e, s, h, out, pre, width);
+        break;
+    }
+    case spec::Op::Power: {
+        emit_power(e, s, h, out, pre, width);
         break;
     }
     case spec::Op::Concat: {

@@ -23,6 +23,7 @@ const char* op_name(Op op) {
         case Op::Concat: return "concat";
         case Op::Linear: return "linear";
         case Op::TorchScript: return "torchscript";
+        case Op::Power: return "power";
     }
     return "?";
 }
@@ -32,7 +33,7 @@ std::optional<Op> op_from_name(std::string_view name) {
     static constexpr Op kOps[] = {Op::Affine,    Op::Impute, Op::OneHot,    Op::Ordinal,   Op::Elementwise,
                                   Op::Threshold, Op::Clip,   Op::IsMissing, Op::Normalize, Op::Project,
                                   Op::Bucketize, Op::Monomials, Op::Kernel, Op::Concat,    Op::Linear,
-                                  Op::TorchScript, Op::Neighbors};
+                                  Op::TorchScript, Op::Neighbors, Op::Power};
     for (Op op : kOps)
         if (name == op_name(op)) return op;
     return std::nullopt;

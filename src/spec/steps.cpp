@@ -61,7 +61,7 @@ bool may_read_text(Op op) {
             return true;
         case Op::None: case Op::Affine: case Op::Elementwise: case Op::Threshold: case Op::Clip:
         case Op::IsMissing: case Op::Normalize: case Op::Project: case Op::Bucketize: case Op::Monomials:
-        case Op::Kernel: case Op::Neighbors: case Op::Linear: case Op::TorchScript:
+        case Op::Kernel: case Op::Neighbors: case Op::Linear: case Op::TorchScript: case Op::Power:
             return false;
     }
     return false;
@@ -191,6 +191,18 @@ double apply_elementwise(const std::string& f, double x) {
     if (f == "relu") return x > 0.0 || std::isnan(x) ? x : 0.0;
     if (f == "zero_as_missing") return std::fabs(x) <= kLightgbmZero ? NAN : x;
     fail(ErrorCategory::InvalidModel, "invalid pipeline: elementwise function \"" + f + "\" is not known");
+}
+
+double apply_power(const std::string& method, double lambda, double x) {
+    constexpr double kEps = 2.220446049250313e-16;  // np.spacing(1.0), scikit-learn's test for 0 and 2
+    if (method == "box-cox") {
+        if (!(x > 0.0)) return NAN;  // scikit-learn refuses it; NaN stays NaN
+        return std::fabs(lambda) < 1e-19 ? std::log(x) : std::expm1(lambda * std::log(x)) / lambda;
+    }
+    if (x >= 0.0) return std::fabs(lambda) < kEps ? std::log1p(x) : (std::pow(x + 1.0, lambda) - 1.0) / lambda;
+    if (std::isnan(x)) return x;
+    return std::fabs(lambda - 2.0) > kEps ? -(std::pow(1.0 - x, 2.0 - lambda) - 1.0) / (2.0 - lambda)
+                                          : -std::log1p(-x);
 }
 
 json number_to_json(double d) {
@@ -421,6 +433,17 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
         vocab.assign(targets[0].size(), -1);
         break;
     }
+    case Op::Power: {
+        const json& m = param(s, "method", at);
+        if (m != "yeo-johnson" && m != "box-cox")
+            invalid(at, "power method must be \"yeo-johnson\" or \"box-cox\", not " + m.dump());
+        const std::vector<double> lambdas = param_vector(s, "lambdas", at);
+        if (lambdas.size() != w)
+            invalid(at, "power lambdas has " + std::to_string(lambdas.size()) + " entries for a vector of " +
+                            std::to_string(w));
+        for (double d : lambdas) if (!std::isfinite(d)) invalid(at, "power lambdas must be finite");
+        break;
+    }
     case Op::Concat: {
         if (s.parts.empty()) invalid(at, "concat has no parts");
         if (nesting >= kMaxStepNesting)
@@ -576,6 +599,12 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
         }
         case Op::Neighbors: {
             x = neighbors_row(s, x, at);
+            break;
+        }
+        case Op::Power: {
+            const std::string method = param(s, "method", at).get<std::string>();
+            const std::vector<double> lambdas = param_vector(s, "lambdas", at);
+            for (size_t c = 0; c < x.size(); ++c) x[c] = apply_power(method, lambdas[c], x[c]);
             break;
         }
         case Op::Concat: {

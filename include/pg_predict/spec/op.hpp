@@ -27,6 +27,7 @@ enum class Op {
     Kernel,
     Neighbors,
     Concat,
+    Power,  // PowerTransformer: yeo-johnson or box-cox with a lambda per column
     // estimators
     Linear,
     TorchScript,  // a foreign TorchScript module: the spec holds its shape, the program is the module

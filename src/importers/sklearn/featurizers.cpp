@@ -1,6 +1,6 @@
 // scikit-learn featurizers → spec steps: scalers folded into one affine op, imputers,
 // encoders, column selections, Binarizer, Normalizer, PCA / TruncatedSVD, KBinsDiscretizer,
-// PolynomialFeatures, FunctionTransformer (python/pg_predict/featurizers.py writes them).
+// PolynomialFeatures, FunctionTransformer, PowerTransformer (python/pg_predict/featurizers.py writes them).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -332,6 +332,23 @@ void function_transformer(Document& doc, const JsonReader& step, Columns& cols, 
     doc.no_text(step, "FunctionTransformer", cols);
     out.push_back(make_step(spec::Op::Elementwise, {{"function", name}}));
     cols.assign(cols.size(), -1);
+}
+
+// The power transform with lambdas_, then (standardize=True) its fitted StandardScaler.
+void power_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "PowerTransformer", cols);
+    const size_t w = cols.size();
+    const std::string method = step.string("method", "yeo-johnson");
+    if (method != "yeo-johnson" && method != "box-cox") refuse(step, "parameter method = \"" + method + "\"");
+    const JsonReader lambdas = step.array("lambdas");
+    const std::vector<double> l = lambdas.numbers();
+    if (l.size() != w) lambdas.invalid("has " + std::to_string(l.size()) + " entries for " + std::to_string(w) + " columns");
+    for (double v : l)
+        if (!std::isfinite(v)) lambdas.invalid("must be finite");
+    out.push_back(make_step(spec::Op::Power, {{"method", method}, {"lambdas", spec::numbers_to_json(l)}}));
+    if (step.optional("mean") || step.optional("scale"))
+        push_standardize(out, per_column(step, "mean", w, 0.0), per_column(step, "scale", w, 1.0), step);
+    cols.assign(w, -1);
 }
 
 }  // namespace pg_predict::importers::sklearn
