@@ -368,7 +368,15 @@ struct Gen {
             for (size_t c = 0; c < w; ++c) stats.push_back(spec::number_to_json(chance(0.2) ? kNaN : real(-1.0, 1.0)));
             return step("impute", {{"statistics", stats}});
         }
-        case 2: return step("elementwise", {{"function", chance(0.5) ? "tanh" : "absolute"}});
+        case 2: {
+            if (chance(0.3)) {  // PowerTransformer; lambdas 0 and 2 take yeo-johnson's log forms
+                std::vector<double> lambdas(w);
+                for (double& l : lambdas) l = chance(0.2) ? 2.0 * integer(0, 1) : real(-1.5, 2.5);
+                return step("power", {{"method", chance(0.5) ? "box-cox" : "yeo-johnson"},
+                                      {"lambdas", spec::numbers_to_json(lambdas)}});
+            }
+            return step("elementwise", {{"function", chance(0.5) ? "tanh" : "absolute"}});
+        }
         case 3: return step("threshold", {{"threshold", real(-1.0, 1.0)}});
         case 4: return step("is_missing", json::object());
         case 5: {
