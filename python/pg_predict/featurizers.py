@@ -212,6 +212,17 @@ def export_power_transformer(est, sources, ctx):
     return step, [None] * len(sources)
 
 
+def export_quantile_transformer(est, sources, ctx):
+    if est.output_distribution not in ("uniform", "normal"):
+        ctx.refuse(est, "output_distribution", "only 'uniform' and 'normal' are supported")
+    if est.quantiles_.shape[0] < 2:
+        ctx.refuse(est, "n_quantiles", "fitted on fewer than 2 quantiles")
+    ctx.read_numeric(est, sources)
+    return ({"type": "QuantileTransformer", "output_distribution": est.output_distribution,
+             "quantiles": [floats(q) for q in est.quantiles_.T],
+             "references": floats(est.references_)}, [None] * len(sources))
+
+
 FEATURIZERS = {
     "OneHotEncoder": export_one_hot_encoder,
     "OrdinalEncoder": export_ordinal_encoder,
@@ -233,4 +244,5 @@ FEATURIZERS = {
     "KBinsDiscretizer": export_kbins_discretizer,
     "PolynomialFeatures": export_polynomial_features,
     "PowerTransformer": export_power_transformer,
+    "QuantileTransformer": export_quantile_transformer,
 }

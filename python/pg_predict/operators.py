@@ -47,6 +47,8 @@ OPERATORS = [
     Operator("PowerTransformer", "featurizer", "`power` (+ `affine`)",
              "yeo-johnson, box-cox (a value <= 0 scores NULL where scikit-learn raises); "
              "`standardize` on or off"),
+    Operator("QuantileTransformer", "featurizer", "`quantile` (searchsorted + interpolation)",
+             "output_distribution uniform or normal; NaN stays NaN"),
     # selectors
     Operator("VarianceThreshold", "selector", "column selection (`concat`)",
              "unread inputs are not fetched"),

@@ -171,7 +171,8 @@ def build_cases():
                                            VarianceThreshold, f_classif, f_regression)
     from sklearn.impute import MissingIndicator
     from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, Normalizer,
-                                       PolynomialFeatures, PowerTransformer)
+                                       PolynomialFeatures, PowerTransformer,
+                                       QuantileTransformer)
     from sklearn.svm import LinearSVC, LinearSVR
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -333,6 +334,21 @@ def build_cases():
             ("std", PowerTransformer(method="box-cox"), ["income", "rate"]),
             ("raw", PowerTransformer(method="box-cox", standardize=False), ["income"]),
         ]), Ridge()), ["income", "rate"], "regression", False),
+        # QuantileTransformer: repeated quantiles (integer visits / tenure), a constant column,
+        # imputed NaN, both outputs.
+        C("quantile_uniform", make_pipeline(ColumnTransformer([
+            ("imp", make_pipeline(SimpleImputer(), QuantileTransformer(n_quantiles=50)),
+             ["age", "score"]),
+            ("raw", QuantileTransformer(n_quantiles=100), ["visits", "tenure", "const", "rate"]),
+        ]), LogisticRegression(max_iter=3000)),
+          ["age", "visits", "score", "tenure", "rate", "const"], "multiclass", True),
+        C("quantile_normal", make_pipeline(ColumnTransformer([
+            ("imp", make_pipeline(SimpleImputer(strategy="median"),
+                                  QuantileTransformer(n_quantiles=64, output_distribution="normal")),
+             ["age", "score"]),
+            ("raw", QuantileTransformer(n_quantiles=300, output_distribution="normal"),
+             ["income", "visits", "const"]),
+        ]), Ridge()), ["age", "income", "visits", "score", "const"], "regression", False),
     ]
     cases += (_hist_and_outlier_cases() + _weighted_cases() + _one_class_cases()
               + _audit_cases())

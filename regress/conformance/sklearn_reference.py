@@ -7,6 +7,7 @@ before (and independently of) the C++ importer.
 
 import numpy as np
 import scipy.special
+import scipy.stats
 
 
 def _num(v):
@@ -195,6 +196,23 @@ def _apply(step, cols):
             out.append(y)
         scaler = {"type": "StandardScaler", "mean": step["mean"], "scale": step["scale"]}
         return _apply(scaler, out)
+    if t == "QuantileTransformer":
+        refs, out = _arr(step["references"]), []
+        for q, x in zip(step["quantiles"], cols):
+            q, x = _arr(q), np.asarray(x, dtype=np.float64)
+            y = 0.5 * (np.interp(x, q, refs) - np.interp(-x, -q[::-1], -refs[::-1]))
+            with np.errstate(invalid="ignore"):
+                if step["output_distribution"] == "normal":
+                    y[x + 1e-7 > q[-1]] = 1
+                    y[x - 1e-7 < q[0]] = 0
+                    eps = np.spacing(1)
+                    y = np.clip(scipy.stats.norm.ppf(y), scipy.stats.norm.ppf(1e-7 - eps),
+                                scipy.stats.norm.ppf(1 - (1e-7 - eps)))
+                else:
+                    y[x == q[-1]] = 1
+                    y[x == q[0]] = 0
+            out.append(np.where(np.isnan(x), np.nan, y))
+        return out
     raise ValueError(f"reference: no featurizer {t}")
 
 

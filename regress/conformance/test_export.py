@@ -81,7 +81,8 @@ for _name in [
         "hist_gradient_boosting_binary_nan", "hist_gradient_boosting_multiclass_ct",
         "hist_gradient_boosting_regressor_early_stopping", "hist_gradient_boosting_poisson",
         "isolation_forest_auto", "isolation_forest_contamination_max_features",
-        "isolation_forest_pipeline", "power_yeo_johnson", "power_box_cox"]:
+        "isolation_forest_pipeline", "power_yeo_johnson", "power_box_cox",
+        "quantile_uniform", "quantile_normal"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 # classifiers fitted on one class

@@ -141,7 +141,7 @@ def transformer_cases():
     from sklearn.preprocessing import (Binarizer, FunctionTransformer, KBinsDiscretizer,
                                        MaxAbsScaler, MinMaxScaler, Normalizer, OneHotEncoder,
                                        OrdinalEncoder, PolynomialFeatures, PowerTransformer,
-                                       RobustScaler, StandardScaler)
+                                       QuantileTransformer, RobustScaler, StandardScaler)
     imputed = lambda step: make_pipeline(SimpleImputer(strategy="median"), step)  # noqa: E731
     return {
         # (estimator, columns, numeric: whether the array forms apply)
@@ -175,6 +175,9 @@ def transformer_cases():
         "power_yeo_johnson_raw": (PowerTransformer(standardize=False), ["age", "score", "visits"], True),
         "power_box_cox": (PowerTransformer(method="box-cox"), ["income", "rate"], True),
         "power_box_cox_raw": (PowerTransformer(method="box-cox", standardize=False), ["income"], True),
+        "quantile_uniform_passes_nan": (QuantileTransformer(n_quantiles=40), NUMERIC, True),
+        "quantile_normal": (QuantileTransformer(n_quantiles=100, output_distribution="normal"),
+                            NUMERIC, True),
     }
 
 

@@ -13,6 +13,8 @@
 //   kernel   matmul(h, svᵀ), then linear / poly / sigmoid of it; rbf exp(-γ‖x - s‖²) by cdist
 //   neighbors  cdist to the points, a stable sort's first k, the weighted mean of their targets
 //   power    both branches of the transform per column (lambdas as buffers), where() picks one
+//   quantile  searchsorted of each column in its quantiles from both sides, the two
+//            interpolations gathered by torch.take and averaged, the bounds, ndtri for normal
 //   concat   each part's columns (select_columns), its steps, cat
 #include <algorithm>
 #include <cmath>
@@ -252,6 +254,68 @@ void emit_power(Emitter& e, const spec::Step& s, const std::string& h, const std
     e.line(out + " = torch.where(" + h + " >= 0.0, " + p + ", " + n + ")");  // NaN: n, which is NaN
 }
 
+// op quantile: numpy's interp from below (the last quantile <= x, searchsorted right) and
+// from above (the first quantile >= x, searchsorted left), each a gather of a segment's start,
+// slope and value from [C, n] buffers; values outside the quantiles and at the last one take
+// the end reference, as numpy's interp does.
+void emit_quantile(Emitter& e, const spec::Step& s, const std::string& h, const std::string& out,
+                   const std::string& pre, int64_t width) {
+    const std::string at = "step quantile";
+    const auto quantiles = spec::param_matrix(s, "quantiles", at);
+    const std::vector<double> refs = spec::param_vector(s, "references", at);
+    const bool normal = s.params.at("output") == "normal";
+    const int64_t n = static_cast<int64_t>(refs.size());
+    std::vector<double> xp, fp, slope, lo, hi;
+    std::vector<int64_t> off;
+    for (int64_t c = 0; c < width; ++c) {
+        const std::vector<double>& q = quantiles[static_cast<size_t>(c)];
+        xp.insert(xp.end(), q.begin(), q.end());
+        fp.insert(fp.end(), refs.begin(), refs.end());
+        for (int64_t j = 0; j + 1 < n; ++j) slope.push_back((refs[j + 1] - refs[j]) / (q[j + 1] - q[j]));
+        slope.push_back(0.0);
+        lo.push_back(q.front());
+        hi.push_back(q.back());
+        off.push_back(c * n);
+    }
+    e.parts.buffers.push_back(make_f64(pre + "xp", {width, n}, xp));
+    e.parts.buffers.push_back(make_f64(pre + "fp", {width, n}, fp));
+    e.parts.buffers.push_back(make_f64(pre + "slope", {width, n}, slope));
+    e.parts.buffers.push_back(make_f64(pre + "lo", {width}, lo));
+    e.parts.buffers.push_back(make_f64(pre + "hi", {width}, hi));
+    e.parts.buffers.push_back(make_i64(pre + "off", {width}, off));
+    e.note_width(width * 8);  // the index and gathered temporaries
+    const std::string self = "self." + pre;
+    const std::string xt = e.var(), j = e.var(), k = e.var(), up = e.var(), dn = e.var(), y = e.var();
+    const std::string first = double_literal(refs.front()), last = double_literal(refs.back());
+    const std::string n2 = std::to_string(n - 2), n1 = std::to_string(n - 1);
+    e.line(xt + " = " + h + ".t().contiguous()");
+    e.line(j + " = torch.clamp(torch.searchsorted(" + self + "xp, " + xt + ", right=True).t() - 1, 0, " + n2 + ") + " +
+           self + "off");
+    e.line(k + " = torch.clamp(torch.searchsorted(" + self + "xp, " + xt + ", right=False).t(), 1, " + n1 + ") + " +
+           self + "off");
+    e.line(up + " = torch.take(" + self + "slope, " + j + ") * (" + h + " - torch.take(" + self + "xp, " + j +
+           ")) + torch.take(" + self + "fp, " + j + ")");
+    e.line(up + " = torch.where(" + h + " < " + self + "lo, torch.full_like(" + h + ", " + first + "), torch.where(" +
+           h + " >= " + self + "hi, torch.full_like(" + h + ", " + last + "), " + up + "))");
+    e.line(dn + " = torch.take(" + self + "slope, " + k + " - 1) * (" + h + " - torch.take(" + self + "xp, " + k +
+           ")) + torch.take(" + self + "fp, " + k + ")");
+    e.line(dn + " = torch.where(" + h + " <= " + self + "lo, torch.full_like(" + h + ", " + first + "), torch.where(" +
+           h + " > " + self + "hi, torch.full_like(" + h + ", " + last + "), " + dn + "))");
+    e.line(y + " = 0.5 * (" + up + " + " + dn + ")");
+    const std::string bound = double_literal(1e-7);  // scikit-learn's BOUNDS_THRESHOLD
+    const std::string at_hi = normal ? h + " + " + bound + " > " + self + "hi" : h + " == " + self + "hi";
+    const std::string at_lo = normal ? h + " - " + bound + " < " + self + "lo" : h + " == " + self + "lo";
+    e.line(y + " = torch.where(" + at_hi + ", torch.ones_like(" + h + "), " + y + ")");
+    e.line(y + " = torch.where(" + at_lo + ", torch.zeros_like(" + h + "), " + y + ")");
+    if (normal) {
+        const double eps = 2.220446049250313e-16;
+        e.line(y + " = torch.clamp(torch.special.ndtri(" + y + "), " +
+               double_literal(spec::normal_quantile(1e-7 - eps)) + ", " +
+               double_literal(spec::normal_quantile(1.0 - (1e-7 - eps))) + ")");
+    }
+    e.line(out + " = torch.where(torch.isnan(" + h + "), " + h + ", " + y + ")");
+}
+
 std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int64_t& width) {
     check_interrupts();  // per step: nested compositions can be deep
     const std::string at = std::string("step ") + spec::op_name(s.op);
@@ -399,6 +463,10 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
     }
     case spec::Op::Power: {
         emit_power(e, s, h, out, pre, width);
+        break;
+    }
+    case spec::Op::Quantile: {
+        emit_quantile(e, s, h, out, pre, width);
         break;
     }
     case spec::Op::Concat: {

@@ -28,6 +28,7 @@ enum class Op {
     Neighbors,
     Concat,
     Power,  // PowerTransformer: yeo-johnson or box-cox with a lambda per column
+    Quantile,  // QuantileTransformer: interpolation over each column's quantiles
     // estimators
     Linear,
     TorchScript,  // a foreign TorchScript module: the spec holds its shape, the program is the module

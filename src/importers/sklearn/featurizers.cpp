@@ -1,6 +1,7 @@
 // scikit-learn featurizers → spec steps: scalers folded into one affine op, imputers,
 // encoders, column selections, Binarizer, Normalizer, PCA / TruncatedSVD, KBinsDiscretizer,
-// PolynomialFeatures, FunctionTransformer, PowerTransformer (python/pg_predict/featurizers.py writes them).
+// PolynomialFeatures, FunctionTransformer, PowerTransformer, QuantileTransformer
+// (python/pg_predict/featurizers.py writes them).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -348,6 +349,34 @@ void power_transformer(Document& doc, const JsonReader& step, Columns& cols, std
     out.push_back(make_step(spec::Op::Power, {{"method", method}, {"lambdas", spec::numbers_to_json(l)}}));
     if (step.optional("mean") || step.optional("scale"))
         push_standardize(out, per_column(step, "mean", w, 0.0), per_column(step, "scale", w, 1.0), step);
+    cols.assign(w, -1);
+}
+
+// quantiles: per column its quantiles_ (ascending), references: references_, output_distribution.
+void quantile_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "QuantileTransformer", cols);
+    const size_t w = cols.size();
+    const std::string output = step.string("output_distribution", "uniform");
+    if (output != "uniform" && output != "normal") refuse(step, "parameter output_distribution = \"" + output + "\"");
+    const JsonReader refs = step.array("references");
+    const std::vector<double> r = refs.numbers();
+    if (r.size() < 2) refuse(step, "a fit on fewer than 2 quantiles (n_quantiles_ = " + std::to_string(r.size()) + ")");
+    for (size_t i = 0; i < r.size(); ++i)
+        if (!(r[i] >= 0.0 && r[i] <= 1.0) || (i > 0 && r[i] < r[i - 1])) refs.invalid("must ascend in [0, 1]");
+    const JsonReader qs = step.array("quantiles");
+    if (qs.size() != w) qs.invalid("has " + std::to_string(qs.size()) + " columns, the step reads " + std::to_string(w));
+    json columns = json::array();
+    for (size_t c = 0; c < w; ++c) {
+        const JsonReader column = qs[c].expect_array();
+        const std::vector<double> q = column.numbers();
+        if (q.size() != r.size())
+            column.invalid("has " + std::to_string(q.size()) + " quantiles for " + std::to_string(r.size()) + " references");
+        for (size_t i = 0; i < q.size(); ++i)
+            if (!std::isfinite(q[i]) || (i > 0 && q[i] < q[i - 1])) column.invalid("must be finite and ascending");
+        columns.push_back(spec::numbers_to_json(q));
+    }
+    out.push_back(make_step(spec::Op::Quantile, {{"quantiles", columns}, {"references", spec::numbers_to_json(r)},
+                                                 {"output", output}}));
     cols.assign(w, -1);
 }
 

@@ -35,6 +35,7 @@ const Handler kHandlers[] = {
     {"PolynomialFeatures", polynomial_features, nullptr, kRefused},
     {"FunctionTransformer", function_transformer, nullptr, kRefused},
     {"PowerTransformer", power_transformer, nullptr, kRefused},
+    {"QuantileTransformer", quantile_transformer, nullptr, kRefused},
     // linear.cpp
     {"LinearRegression", nullptr, linear_regressor, kRefused},
     {"Ridge", nullptr, linear_regressor, kRefused},
