@@ -183,6 +183,24 @@ def export_pca(est, sources, ctx):
     return step, [None] * est.components_.shape[0]
 
 
+def export_kernel_pca(est, sources, ctx):
+    if est.kernel not in ("linear", "rbf", "poly", "sigmoid"):
+        name = est.kernel if isinstance(est.kernel, str) else getattr(est.kernel, "__name__", "a callable")
+        ctx.refuse(est, "kernel", f"{name} is not supported (linear, rbf, poly, sigmoid are)")
+    ctx.read_numeric(est, sources)
+    # transform(): the centered kernel against X_fit_ times the eigenvectors over sqrt(eigenvalues).
+    alphas = np.zeros_like(est.eigenvectors_)
+    nz = np.flatnonzero(est.eigenvalues_)
+    alphas[:, nz] = est.eigenvectors_[:, nz] / np.sqrt(est.eigenvalues_[nz])
+    gamma = est.gamma if est.gamma is not None else 1.0 / est.X_fit_.shape[1]
+    centerer = est._centerer
+    step = {"type": "KernelPCA", "kernel": est.kernel, "gamma": float(gamma),
+            "degree": int(est.degree), "coef0": float(est.coef0),
+            "X_fit": [floats(r) for r in est.X_fit_], "alphas": [floats(r) for r in alphas],
+            "K_fit_rows": floats(centerer.K_fit_rows_), "K_fit_all": float(centerer.K_fit_all_)}
+    return step, [None] * alphas.shape[1]
+
+
 def export_kbins_discretizer(est, sources, ctx):
     if est.encode not in ("ordinal", "onehot", "onehot-dense"):
         ctx.refuse(est, "encode", "only 'ordinal', 'onehot' and 'onehot-dense' are supported")
@@ -245,4 +263,5 @@ FEATURIZERS = {
     "PolynomialFeatures": export_polynomial_features,
     "PowerTransformer": export_power_transformer,
     "QuantileTransformer": export_quantile_transformer,
+    "KernelPCA": export_kernel_pca,
 }

@@ -49,6 +49,8 @@ OPERATORS = [
              "`standardize` on or off"),
     Operator("QuantileTransformer", "featurizer", "`quantile` (searchsorted + interpolation)",
              "output_distribution uniform or normal; NaN stays NaN"),
+    Operator("KernelPCA", "featurizer", "`kernel` against `X_fit_` + `project` (the centering folded in)",
+             "kernels linear, rbf, poly, sigmoid; the training rows are in the program"),
     # selectors
     Operator("VarianceThreshold", "selector", "column selection (`concat`)",
              "unread inputs are not fetched"),

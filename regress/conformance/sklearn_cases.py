@@ -166,7 +166,7 @@ def build_cases():
     from sklearn.preprocessing import (FunctionTransformer, MaxAbsScaler, MinMaxScaler,
                                        OneHotEncoder, OrdinalEncoder, RobustScaler,
                                        StandardScaler)
-    from sklearn.decomposition import PCA, TruncatedSVD
+    from sklearn.decomposition import PCA, KernelPCA, TruncatedSVD
     from sklearn.feature_selection import (SelectFromModel, SelectKBest, SelectPercentile,
                                            VarianceThreshold, f_classif, f_regression)
     from sklearn.impute import MissingIndicator
@@ -349,6 +349,19 @@ def build_cases():
             ("raw", QuantileTransformer(n_quantiles=300, output_distribution="normal"),
              ["income", "visits", "const"]),
         ]), Ridge()), ["age", "income", "visits", "score", "const"], "regression", False),
+        # KernelPCA: each kernel, the centering against the training rows, a constant column.
+        C("kernel_pca_rbf", make_pipeline(
+            SimpleImputer(), StandardScaler(), KernelPCA(n_components=4, kernel="rbf", gamma=0.2),
+            LogisticRegression(max_iter=3000)),
+          ["age", "score", "tenure", "rate", "const"], "binary", True),
+        C("kernel_pca_linear_poly_sigmoid", make_pipeline(ColumnTransformer([
+            ("lin", make_pipeline(SimpleImputer(), StandardScaler(), KernelPCA(n_components=2)),
+             ["age", "score"]),
+            ("poly", make_pipeline(StandardScaler(), KernelPCA(
+                n_components=3, kernel="poly", degree=2, coef0=1.0)), ["visits", "tenure", "rate"]),
+            ("sig", make_pipeline(StandardScaler(), KernelPCA(
+                n_components=2, kernel="sigmoid", gamma=0.1, coef0=0.5)), ["rate", "const", "tenure"]),
+        ]), Ridge()), ["age", "visits", "score", "tenure", "rate", "const"], "regression", False),
     ]
     cases += (_hist_and_outlier_cases() + _weighted_cases() + _one_class_cases()
               + _audit_cases())

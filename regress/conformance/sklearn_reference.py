@@ -213,6 +213,17 @@ def _apply(step, cols):
                     y[x == q[0]] = 0
             out.append(np.where(np.isnan(x), np.nan, y))
         return out
+    if t == "KernelPCA":
+        X = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
+        Y = _arr(step["X_fit"])
+        g, c0, d = step["gamma"], step["coef0"], step["degree"]
+        dot = X @ Y.T
+        K = {"linear": lambda: dot,
+             "rbf": lambda: np.exp(-g * ((X * X).sum(1)[:, None] - 2 * dot + (Y * Y).sum(1)[None, :])),
+             "poly": lambda: (g * dot + c0) ** d,
+             "sigmoid": lambda: np.tanh(g * dot + c0)}[step["kernel"]]()
+        K = K - _arr(step["K_fit_rows"]) - K.mean(1)[:, None] + step["K_fit_all"]
+        return list((K @ _arr(step["alphas"])).T)
     raise ValueError(f"reference: no featurizer {t}")
 
 

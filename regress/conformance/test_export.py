@@ -82,7 +82,8 @@ for _name in [
         "hist_gradient_boosting_regressor_early_stopping", "hist_gradient_boosting_poisson",
         "isolation_forest_auto", "isolation_forest_contamination_max_features",
         "isolation_forest_pipeline", "power_yeo_johnson", "power_box_cox",
-        "quantile_uniform", "quantile_normal"]:
+        "quantile_uniform", "quantile_normal", "kernel_pca_rbf",
+        "kernel_pca_linear_poly_sigmoid"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 # classifiers fitted on one class

@@ -134,7 +134,7 @@ def check_function(env, function, model, want, numeric_columns=None):
 
 def transformer_cases():
     from sklearn.compose import ColumnTransformer
-    from sklearn.decomposition import PCA, TruncatedSVD
+    from sklearn.decomposition import PCA, KernelPCA, TruncatedSVD
     from sklearn.feature_selection import SelectKBest, VarianceThreshold, f_classif
     from sklearn.impute import MissingIndicator, SimpleImputer
     from sklearn.pipeline import FeatureUnion, make_pipeline
@@ -178,6 +178,10 @@ def transformer_cases():
         "quantile_uniform_passes_nan": (QuantileTransformer(n_quantiles=40), NUMERIC, True),
         "quantile_normal": (QuantileTransformer(n_quantiles=100, output_distribution="normal"),
                             NUMERIC, True),
+        "kernel_pca_rbf": (imputed(KernelPCA(n_components=3, kernel="rbf", gamma=1e-4)),
+                           ["age", "score", "rate", "const"], True),
+        "kernel_pca_poly": (KernelPCA(n_components=2, kernel="poly", degree=3, gamma=0.1, coef0=1.0),
+                            ["rate", "visits"], True),
     }
 
 

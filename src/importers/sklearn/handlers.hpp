@@ -153,6 +153,7 @@ void truncated_svd(Document&, const JsonReader&, Columns&, std::vector<spec::Ste
 void kbins_discretizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void power_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void quantile_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void kernel_pca(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void polynomial_features(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void function_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 

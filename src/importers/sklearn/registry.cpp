@@ -36,6 +36,7 @@ const Handler kHandlers[] = {
     {"FunctionTransformer", function_transformer, nullptr, kRefused},
     {"PowerTransformer", power_transformer, nullptr, kRefused},
     {"QuantileTransformer", quantile_transformer, nullptr, kRefused},
+    {"KernelPCA", kernel_pca, nullptr, kRefused},
     // linear.cpp
     {"LinearRegression", nullptr, linear_regressor, kRefused},
     {"Ridge", nullptr, linear_regressor, kRefused},
