@@ -309,8 +309,15 @@ void emit_quantile(Emitter& e, const spec::Step& s, const std::string& h, const 
     e.line(y + " = torch.where(" + at_lo + ", torch.zeros_like(" + h + "), " + y + ")");
     if (normal) {
         const double eps = 2.220446049250313e-16;
-        e.line(y + " = torch.clamp(torch.special.ndtri(" + y + "), " +
-               double_literal(spec::normal_quantile(1e-7 - eps)) + ", " +
+        // ndtri: erfinv's estimate, then one Halley step on erfc (exact in the tails, where
+        // 2y - 1 has lost y's digits); TorchScript compiled here has no torch.special.
+        const std::string q = e.var(), r = e.var(), u = e.var();
+        e.line(q + " = torch.erfinv(2.0 * " + y + " - 1.0) * " + double_literal(std::sqrt(2.0)));
+        e.line(r + " = 0.5 * torch.erfc(-" + q + " / " + double_literal(std::sqrt(2.0)) + ") - " + y);
+        e.line(u + " = " + r + " * " + double_literal(std::sqrt(2.0 * M_PI)) + " * torch.exp(" + q + " * " + q + " / 2.0)");
+        e.line(q + " = torch.where(torch.isfinite(" + q + "), " + q + " - " + u + " / (1.0 + " + q + " * " + u +
+               " / 2.0), " + q + ")");
+        e.line(y + " = torch.clamp(" + q + ", " + double_literal(spec::normal_quantile(1e-7 - eps)) + ", " +
                double_literal(spec::normal_quantile(1.0 - (1e-7 - eps))) + ")");
     }
     e.line(out + " = torch.where(torch.isnan(" + h + "), " + h + ", " + y + ")");
