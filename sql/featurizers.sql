@@ -12,7 +12,7 @@ SELECT create_model('power', '{"format": "sklearn", "version": 1, "task": "trans
     {"columns": [1], "steps": [{"type": "PowerTransformer", "method": "box-cox",
                                 "lambdas": [0.0], "mean": [1.0], "scale": [2.0]}]}]}]}'::jsonb);
 -- quantiles [0, 5, 5, 10] over references [0, 0.25, 0.75, 1]: 5 is the mean of the two
--- interpolations (0.75 from below, 0.25 from above) = 0.5; 2.5 → 0.125; the bounds 0 and 10
+-- interpolations (0.75 from below, 0.25 from above) = 0.5; 2.5 → 0.125, 3 → 0.15; the bounds 0 and 10
 -- → 0 and 1, beyond them too. The normal output of quantiles [0, 10]: 5 → 0.5 → 0.
 SELECT create_model('quant', '{"format": "sklearn", "version": 1, "task": "transformer",
   "inputs": [{"name": "a", "type": "numeric"}, {"name": "b", "type": "numeric"}],
@@ -39,8 +39,8 @@ SET pg_predict.enable_batching = off;
 SELECT id, transform('power', f), transform('quant', f), transform('kpca', f) FROM fz f ORDER BY id;
 RESET pg_predict.enable_batching;
 -- the normal output clips 0 and 1 to ±ndtri(1e-7 - eps) = ±5.19933758...
-SELECT transform('quant', ARRAY[0, 0]::float8[])[2] BETWEEN -5.1993376 AND -5.1993375 AS low_clipped,
-       transform('quant', ARRAY[0, 10]::float8[])[2] BETWEEN 5.1993375 AND 5.1993376 AS high_clipped;
+SELECT (transform('quant', ARRAY[0, 0]::float8[]))[2] BETWEEN -5.1993376 AND -5.1993374 AS low_clipped,
+       (transform('quant', ARRAY[0, 10]::float8[]))[2] BETWEEN 5.1993374 AND 5.1993376 AS high_clipped;
 -- refusals
 SELECT create_model('bad', '{"format": "sklearn", "version": 1, "task": "transformer",
   "inputs": [{"name": "a", "type": "numeric"}],
