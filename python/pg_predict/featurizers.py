@@ -183,6 +183,24 @@ def export_pca(est, sources, ctx):
     return step, [None] * est.components_.shape[0]
 
 
+def export_kernel_pca(est, sources, ctx):
+    if est.kernel not in ("linear", "rbf", "poly", "sigmoid"):
+        name = est.kernel if isinstance(est.kernel, str) else getattr(est.kernel, "__name__", "a callable")
+        ctx.refuse(est, "kernel", f"{name} is not supported (linear, rbf, poly, sigmoid are)")
+    ctx.read_numeric(est, sources)
+    # transform(): the centered kernel against X_fit_ times the eigenvectors over sqrt(eigenvalues).
+    alphas = np.zeros_like(est.eigenvectors_)
+    nz = np.flatnonzero(est.eigenvalues_)
+    alphas[:, nz] = est.eigenvectors_[:, nz] / np.sqrt(est.eigenvalues_[nz])
+    gamma = est.gamma if est.gamma is not None else 1.0 / est.X_fit_.shape[1]
+    centerer = est._centerer
+    step = {"type": "KernelPCA", "kernel": est.kernel, "gamma": float(gamma),
+            "degree": int(est.degree), "coef0": float(est.coef0),
+            "X_fit": [floats(r) for r in est.X_fit_], "alphas": [floats(r) for r in alphas],
+            "K_fit_rows": floats(centerer.K_fit_rows_), "K_fit_all": float(centerer.K_fit_all_)}
+    return step, [None] * alphas.shape[1]
+
+
 def export_kbins_discretizer(est, sources, ctx):
     if est.encode not in ("ordinal", "onehot", "onehot-dense"):
         ctx.refuse(est, "encode", "only 'ordinal', 'onehot' and 'onehot-dense' are supported")
@@ -197,6 +215,30 @@ def export_polynomial_features(est, sources, ctx):
     ctx.read_numeric(est, sources)
     powers = [[int(p) for p in row] for row in est.powers_]
     return {"type": "PolynomialFeatures", "powers": powers}, [None] * len(powers)
+
+
+def export_power_transformer(est, sources, ctx):
+    if est.method not in ("yeo-johnson", "box-cox"):
+        ctx.refuse(est, "method", "only 'yeo-johnson' and 'box-cox' are supported")
+    ctx.read_numeric(est, sources)
+    step = {"type": "PowerTransformer", "method": est.method, "lambdas": floats(est.lambdas_),
+            "mean": None, "scale": None}
+    if est.standardize:  # the StandardScaler fitted on the transformed training data
+        scaler = est._scaler
+        step["mean"] = optional_floats(scaler.mean_ if scaler.with_mean else None)
+        step["scale"] = optional_floats(scaler.scale_ if scaler.with_std else None)
+    return step, [None] * len(sources)
+
+
+def export_quantile_transformer(est, sources, ctx):
+    if est.output_distribution not in ("uniform", "normal"):
+        ctx.refuse(est, "output_distribution", "only 'uniform' and 'normal' are supported")
+    if est.quantiles_.shape[0] < 2:
+        ctx.refuse(est, "n_quantiles", "fitted on fewer than 2 quantiles")
+    ctx.read_numeric(est, sources)
+    return ({"type": "QuantileTransformer", "output_distribution": est.output_distribution,
+             "quantiles": [floats(q) for q in est.quantiles_.T],
+             "references": floats(est.references_)}, [None] * len(sources))
 
 
 FEATURIZERS = {
@@ -219,4 +261,7 @@ FEATURIZERS = {
     "TruncatedSVD": export_pca,
     "KBinsDiscretizer": export_kbins_discretizer,
     "PolynomialFeatures": export_polynomial_features,
+    "PowerTransformer": export_power_transformer,
+    "QuantileTransformer": export_quantile_transformer,
+    "KernelPCA": export_kernel_pca,
 }

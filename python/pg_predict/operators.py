@@ -44,6 +44,13 @@ OPERATORS = [
              "encode ordinal, onehot, onehot-dense"),
     Operator("PolynomialFeatures", "featurizer", "`monomials`",
              "`interaction_only`, `include_bias`"),
+    Operator("PowerTransformer", "featurizer", "`power` (+ `affine`)",
+             "yeo-johnson, box-cox (a value <= 0 scores NULL where scikit-learn raises); "
+             "`standardize` on or off"),
+    Operator("QuantileTransformer", "featurizer", "`quantile` (searchsorted + interpolation)",
+             "output_distribution uniform or normal; NaN stays NaN"),
+    Operator("KernelPCA", "featurizer", "`kernel` against `X_fit_` + `project` (the centering folded in)",
+             "kernels linear, rbf, poly, sigmoid; the training rows are in the program"),
     # selectors
     Operator("VarianceThreshold", "selector", "column selection (`concat`)",
              "unread inputs are not fetched"),

@@ -166,12 +166,13 @@ def build_cases():
     from sklearn.preprocessing import (FunctionTransformer, MaxAbsScaler, MinMaxScaler,
                                        OneHotEncoder, OrdinalEncoder, RobustScaler,
                                        StandardScaler)
-    from sklearn.decomposition import PCA, TruncatedSVD
+    from sklearn.decomposition import PCA, KernelPCA, TruncatedSVD
     from sklearn.feature_selection import (SelectFromModel, SelectKBest, SelectPercentile,
                                            VarianceThreshold, f_classif, f_regression)
     from sklearn.impute import MissingIndicator
     from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, Normalizer,
-                                       PolynomialFeatures)
+                                       PolynomialFeatures, PowerTransformer,
+                                       QuantileTransformer)
     from sklearn.svm import LinearSVC, LinearSVR
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -323,6 +324,44 @@ def build_cases():
             ("channel", make_pipeline(SimpleImputer(strategy="constant", fill_value="missing"),
                                       OneHotEncoder(handle_unknown="ignore")), ["channel"]),
         ]), LogisticRegression(max_iter=2000)), ["age", "income", "channel"], "binary", True),
+        # PowerTransformer: imputed NaN, a constant column, standardize on and off.
+        C("power_yeo_johnson", make_pipeline(ColumnTransformer([
+            ("imp", make_pipeline(SimpleImputer(), PowerTransformer()), ["age", "score"]),
+            ("raw", PowerTransformer(standardize=False), ["visits", "tenure", "const"]),
+        ]), LogisticRegression(max_iter=3000)),
+          ["age", "visits", "score", "tenure", "const"], "binary", True),
+        C("power_box_cox", make_pipeline(ColumnTransformer([
+            ("std", PowerTransformer(method="box-cox"), ["income", "rate"]),
+            ("raw", PowerTransformer(method="box-cox", standardize=False), ["income"]),
+        ]), Ridge()), ["income", "rate"], "regression", False),
+        # QuantileTransformer: repeated quantiles (integer visits / tenure), a constant column,
+        # imputed NaN, both outputs.
+        C("quantile_uniform", make_pipeline(ColumnTransformer([
+            ("imp", make_pipeline(SimpleImputer(), QuantileTransformer(n_quantiles=50)),
+             ["age", "score"]),
+            ("raw", QuantileTransformer(n_quantiles=100), ["visits", "tenure", "const", "rate"]),
+        ]), LogisticRegression(max_iter=3000)),
+          ["age", "visits", "score", "tenure", "rate", "const"], "multiclass", True),
+        C("quantile_normal", make_pipeline(ColumnTransformer([
+            ("imp", make_pipeline(SimpleImputer(strategy="median"),
+                                  QuantileTransformer(n_quantiles=64, output_distribution="normal")),
+             ["age", "score"]),
+            ("raw", QuantileTransformer(n_quantiles=300, output_distribution="normal"),
+             ["income", "visits", "const"]),
+        ]), Ridge()), ["age", "income", "visits", "score", "const"], "regression", False),
+        # KernelPCA: each kernel, the centering against the training rows, a constant column.
+        C("kernel_pca_rbf", make_pipeline(
+            SimpleImputer(), StandardScaler(), KernelPCA(n_components=4, kernel="rbf", gamma=0.2),
+            LogisticRegression(max_iter=3000)),
+          ["age", "score", "tenure", "rate", "const"], "binary", True),
+        C("kernel_pca_linear_poly_sigmoid", make_pipeline(ColumnTransformer([
+            ("lin", make_pipeline(SimpleImputer(), StandardScaler(), KernelPCA(n_components=2)),
+             ["age", "score"]),
+            ("poly", make_pipeline(StandardScaler(), KernelPCA(
+                n_components=3, kernel="poly", degree=2, coef0=1.0)), ["visits", "tenure", "rate"]),
+            ("sig", make_pipeline(StandardScaler(), KernelPCA(
+                n_components=2, kernel="sigmoid", gamma=0.1, coef0=0.5)), ["rate", "const", "tenure"]),
+        ]), Ridge()), ["age", "visits", "score", "tenure", "rate", "const"], "regression", False),
     ]
     cases += (_hist_and_outlier_cases() + _weighted_cases() + _one_class_cases()
               + _audit_cases())

@@ -6,6 +6,8 @@ before (and independently of) the C++ importer.
 """
 
 import numpy as np
+import scipy.special
+import scipy.stats
 
 
 def _num(v):
@@ -177,6 +179,51 @@ def _apply(step, cols):
                     y = y * x ** p
             out.append(y)
         return out
+    if t == "PowerTransformer":
+        out = []
+        for lam, x in zip(_arr(step["lambdas"]), cols):
+            x = np.asarray(x, dtype=np.float64)
+            if step["method"] == "box-cox":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    y = np.where(x > 0, scipy.special.boxcox(x, lam), np.nan)
+            else:
+                y = np.full_like(x, np.nan)
+                pos, neg = x >= 0, x < 0
+                y[pos] = np.log1p(x[pos]) if abs(lam) < np.spacing(1.0) \
+                    else (np.power(x[pos] + 1, lam) - 1) / lam
+                y[neg] = -np.log1p(-x[neg]) if abs(lam - 2) <= np.spacing(1.0) \
+                    else -(np.power(-x[neg] + 1, 2 - lam) - 1) / (2 - lam)
+            out.append(y)
+        scaler = {"type": "StandardScaler", "mean": step["mean"], "scale": step["scale"]}
+        return _apply(scaler, out)
+    if t == "QuantileTransformer":
+        refs, out = _arr(step["references"]), []
+        for q, x in zip(step["quantiles"], cols):
+            q, x = _arr(q), np.asarray(x, dtype=np.float64)
+            y = 0.5 * (np.interp(x, q, refs) - np.interp(-x, -q[::-1], -refs[::-1]))
+            with np.errstate(invalid="ignore"):
+                if step["output_distribution"] == "normal":
+                    y[x + 1e-7 > q[-1]] = 1
+                    y[x - 1e-7 < q[0]] = 0
+                    eps = np.spacing(1)
+                    y = np.clip(scipy.stats.norm.ppf(y), scipy.stats.norm.ppf(1e-7 - eps),
+                                scipy.stats.norm.ppf(1 - (1e-7 - eps)))
+                else:
+                    y[x == q[-1]] = 1
+                    y[x == q[0]] = 0
+            out.append(np.where(np.isnan(x), np.nan, y))
+        return out
+    if t == "KernelPCA":
+        X = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
+        Y = _arr(step["X_fit"])
+        g, c0, d = step["gamma"], step["coef0"], step["degree"]
+        dot = X @ Y.T
+        K = {"linear": lambda: dot,
+             "rbf": lambda: np.exp(-g * ((X * X).sum(1)[:, None] - 2 * dot + (Y * Y).sum(1)[None, :])),
+             "poly": lambda: (g * dot + c0) ** d,
+             "sigmoid": lambda: np.tanh(g * dot + c0)}[step["kernel"]]()
+        K = K - _arr(step["K_fit_rows"]) - K.mean(1)[:, None] + step["K_fit_all"]
+        return list((K @ _arr(step["alphas"])).T)
     raise ValueError(f"reference: no featurizer {t}")
 
 

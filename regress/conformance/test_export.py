@@ -81,7 +81,9 @@ for _name in [
         "hist_gradient_boosting_binary_nan", "hist_gradient_boosting_multiclass_ct",
         "hist_gradient_boosting_regressor_early_stopping", "hist_gradient_boosting_poisson",
         "isolation_forest_auto", "isolation_forest_contamination_max_features",
-        "isolation_forest_pipeline"]:
+        "isolation_forest_pipeline", "power_yeo_johnson", "power_box_cox",
+        "quantile_uniform", "quantile_normal", "kernel_pca_rbf",
+        "kernel_pca_linear_poly_sigmoid"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 # classifiers fitted on one class
@@ -313,16 +315,16 @@ def test_refuse_multi_output(_env):
 
 
 def test_refuse_unknown_estimators(_env):
-    from sklearn.decomposition import KernelPCA
+    from sklearn.decomposition import FactorAnalysis
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
     from sklearn.neighbors import RadiusNeighborsClassifier
     X, y = small_frame()
     expect_refusal(fit_quiet(RadiusNeighborsClassifier(), X[["income", "tenure"]], y),
                    "RadiusNeighborsClassifier", "supported:")
-    pipe = fit_quiet(Pipeline([("reduce", KernelPCA(1)), ("model", LogisticRegression())]),
+    pipe = fit_quiet(Pipeline([("reduce", FactorAnalysis(1)), ("model", LogisticRegression())]),
                      X[["income", "tenure"]], y)
-    expect_refusal(pipe, "KernelPCA", "'reduce'")
+    expect_refusal(pipe, "FactorAnalysis", "'reduce'")
 
 
 def test_refuse_other_parameters(_env):
@@ -790,6 +792,41 @@ def test_refuse_neighbors_parameters(_env):
 
 
 add_test("refuse_neighbors_parameters", test_refuse_neighbors_parameters)
+
+
+def test_refuse_power_transformer_method(_env):
+    """A method the exporter does not know (set after fitting) is refused, naming the parameter."""
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PowerTransformer
+    X, y = small_frame()
+    pipe = fit_quiet(make_pipeline(PowerTransformer(), Ridge()), X[["income", "rate"]], y)
+    pipe[0].method = "log"
+    expect_refusal(pipe, "PowerTransformer", "method")
+
+
+add_test("refuse_power_transformer_method", test_refuse_power_transformer_method)
+
+
+def test_refuse_quantile_and_kernel_pca_parameters(_env):
+    """QuantileTransformer: an unknown output_distribution, one quantile; KernelPCA: a kernel
+    other than linear / rbf / poly / sigmoid. Each names the estimator and the parameter."""
+    from sklearn.decomposition import KernelPCA
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import QuantileTransformer
+    X, y = small_frame()
+    X = X[["income", "rate"]]
+    pipe = fit_quiet(make_pipeline(QuantileTransformer(n_quantiles=20), Ridge()), X, y)
+    pipe[0].output_distribution = "lognormal"
+    expect_refusal(pipe, "QuantileTransformer", "output_distribution")
+    pipe = fit_quiet(make_pipeline(QuantileTransformer(n_quantiles=1), Ridge()), X, y)
+    expect_refusal(pipe, "QuantileTransformer", "n_quantiles")
+    pipe = fit_quiet(make_pipeline(KernelPCA(n_components=2, kernel="cosine"), Ridge()), X, y)
+    expect_refusal(pipe, "KernelPCA", "kernel", "cosine")
+
+
+add_test("refuse_quantile_and_kernel_pca_parameters", test_refuse_quantile_and_kernel_pca_parameters)
 
 
 if __name__ == "__main__":

@@ -443,8 +443,45 @@ def test_min_max_scaler_clip(env):
     env.conn.execute("DROP TABLE clip_rows")
 
 
+def test_box_cox_outside_its_domain_is_null(env):
+    """Box-Cox of a value <= 0 (scikit-learn raises) and of NULL predicts NULL, batched and per
+    row; the rows inside the domain predict what scikit-learn does."""
+    import pandas as pd
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PowerTransformer
+
+    df, targets = sklearn_cases.frame()
+    n = sklearn_cases.N_TRAIN
+    est = make_pipeline(PowerTransformer(method="box-cox"), Ridge())
+    est.fit(df[["income", "rate"]].iloc[:n], targets["regression"][:n])
+    rows = [(1, 20000.0, 0.5), (2, 0.0, 0.5), (3, -4.0, 0.25), (4, None, 0.5), (5, 310.5, 0.125),
+            (6, 1000.0, 0.0)]
+    inside = [r for r in rows if r[1] is not None and r[1] > 0 and r[2] > 0]
+    want = dict(zip([r[0] for r in inside], est.predict(
+        pd.DataFrame({"income": [r[1] for r in inside], "rate": [r[2] for r in inside]}))))
+    env.conn.execute("DROP TABLE IF EXISTS box_cox_rows")
+    env.conn.execute("CREATE TABLE box_cox_rows (id int PRIMARY KEY, income float8, rate real)")
+    with env.conn.cursor() as cur:
+        cur.executemany("INSERT INTO box_cox_rows VALUES (%s, %s, %s)", rows)
+    env.drop_model("sk_box_cox")
+    pg_predict.deploy(env.conn, "sk_box_cox", est)
+    for batching in (True, False):
+        path = "batched" if batching else "per-row"
+        with env.conn.transaction():
+            env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
+            got = env.query("SELECT id, predict('sk_box_cox', t) FROM box_cox_rows t ORDER BY id")
+        for i, v in got:
+            if i in want:
+                assert_close(f"sk_box_cox ({path}) row {i}", [v], [want[i]])
+            elif v is not None:
+                raise Failure(f"sk_box_cox ({path}) row {i}: {v}, not NULL, outside box-cox's domain")
+    env.drop_model("sk_box_cox")
+    env.conn.execute("DROP TABLE box_cox_rows")
+
+
 for _fn in (test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two,
-            test_min_max_scaler_clip):
+            test_min_max_scaler_clip, test_box_cox_outside_its_domain_is_null):
     add_test(_fn.__name__[len("test_"):], _fn)
 
 for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc,

@@ -134,14 +134,14 @@ def check_function(env, function, model, want, numeric_columns=None):
 
 def transformer_cases():
     from sklearn.compose import ColumnTransformer
-    from sklearn.decomposition import PCA, TruncatedSVD
+    from sklearn.decomposition import PCA, KernelPCA, TruncatedSVD
     from sklearn.feature_selection import SelectKBest, VarianceThreshold, f_classif
     from sklearn.impute import MissingIndicator, SimpleImputer
     from sklearn.pipeline import FeatureUnion, make_pipeline
     from sklearn.preprocessing import (Binarizer, FunctionTransformer, KBinsDiscretizer,
                                        MaxAbsScaler, MinMaxScaler, Normalizer, OneHotEncoder,
-                                       OrdinalEncoder, PolynomialFeatures, RobustScaler,
-                                       StandardScaler)
+                                       OrdinalEncoder, PolynomialFeatures, PowerTransformer,
+                                       QuantileTransformer, RobustScaler, StandardScaler)
     imputed = lambda step: make_pipeline(SimpleImputer(strategy="median"), step)  # noqa: E731
     return {
         # (estimator, columns, numeric: whether the array forms apply)
@@ -171,6 +171,17 @@ def transformer_cases():
             remainder=StandardScaler()), ["age", "score", "city", "income", "tenure"], False),
         "feature_union": (make_pipeline(SimpleImputer(), FeatureUnion(
             [("pca", PCA(n_components=2, random_state=0)), ("scale", StandardScaler())])), NUMERIC, True),
+        "power_yeo_johnson_passes_nan": (PowerTransformer(), NUMERIC, True),   # NaN stays NaN
+        "power_yeo_johnson_raw": (PowerTransformer(standardize=False), ["age", "score", "visits"], True),
+        "power_box_cox": (PowerTransformer(method="box-cox"), ["income", "rate"], True),
+        "power_box_cox_raw": (PowerTransformer(method="box-cox", standardize=False), ["income"], True),
+        "quantile_uniform_passes_nan": (QuantileTransformer(n_quantiles=40), NUMERIC, True),
+        "quantile_normal": (QuantileTransformer(n_quantiles=100, output_distribution="normal"),
+                            NUMERIC, True),
+        "kernel_pca_rbf": (imputed(KernelPCA(n_components=3, kernel="rbf", gamma=1e-4)),
+                           ["age", "score", "rate", "const"], True),
+        "kernel_pca_poly": (KernelPCA(n_components=2, kernel="poly", degree=3, gamma=0.1, coef0=1.0),
+                            ["rate", "visits"], True),
     }
 
 

@@ -146,6 +146,16 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
                                              (SELECT array_agg(round(v::numeric, 4))
                                               FROM unnest(predict_proba('near', ARRAY[0.5]::float8[])) v))}),
        'lo hi {0.6667,0.3333}', "$from -> $latest: a KNeighborsClassifier registered after the upgrade");
+    # The featurizer ops power and quantile: yeo-johnson with lambda 1 (the identity), then the
+    # uniform quantile of quantiles [0, 10]: 5 → 0.5, 12 → 1.
+    $node->safe_psql($db, q{SELECT create_model('fz', '{"format": "sklearn", "version": 1, "task": "transformer",
+        "inputs": [{"name": "a", "type": "numeric"}],
+        "steps": [{"type": "PowerTransformer", "method": "yeo-johnson", "lambdas": [1.0]},
+                  {"type": "QuantileTransformer", "output_distribution": "uniform",
+                   "quantiles": [[0, 10]], "references": [0, 1]}]}'::jsonb)});
+    is($node->safe_psql($db, q{SELECT format('%s %s', transform('fz', ARRAY[5]::float8[]),
+                                             transform('fz', ARRAY[12]::float8[]))}),
+       '{0.5} {1}', "$from -> $latest: PowerTransformer and QuantileTransformer registered after the upgrade");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.

@@ -368,7 +368,29 @@ struct Gen {
             for (size_t c = 0; c < w; ++c) stats.push_back(spec::number_to_json(chance(0.2) ? kNaN : real(-1.0, 1.0)));
             return step("impute", {{"statistics", stats}});
         }
-        case 2: return step("elementwise", {{"function", chance(0.5) ? "tanh" : "absolute"}});
+        case 2: {
+            if (chance(0.3)) {  // PowerTransformer; lambdas 0 and 2 take yeo-johnson's log forms
+                std::vector<double> lambdas(w);
+                for (double& l : lambdas) l = chance(0.2) ? 2.0 * integer(0, 1) : real(-1.5, 2.5);
+                return step("power", {{"method", chance(0.5) ? "box-cox" : "yeo-johnson"},
+                                      {"lambdas", spec::numbers_to_json(lambdas)}});
+            }
+            if (chance(0.3)) {  // QuantileTransformer; repeated quantiles (a constant column) included
+                const int n = integer(2, 5);
+                std::vector<double> refs;
+                for (int i = 0; i < n; ++i) refs.push_back(static_cast<double>(i) / (n - 1));
+                json quantiles = json::array();
+                for (size_t c = 0; c < w; ++c) {
+                    std::vector<double> q;
+                    for (int i = 0; i < n; ++i) q.push_back(chance(0.3) && !q.empty() ? q.back() : real(-2.0, 2.0));
+                    std::sort(q.begin(), q.end());
+                    quantiles.push_back(q);
+                }
+                return step("quantile", {{"quantiles", quantiles}, {"references", refs},
+                                         {"output", chance(0.5) ? "normal" : "uniform"}});
+            }
+            return step("elementwise", {{"function", chance(0.5) ? "tanh" : "absolute"}});
+        }
         case 3: return step("threshold", {{"threshold", real(-1.0, 1.0)}});
         case 4: return step("is_missing", json::object());
         case 5: {

@@ -1,4 +1,5 @@
 // The pipeline spec: names, depths, JSON round trip (bit-exact floats) and validation.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/spec/pipeline.hpp"
+#include "pg_predict/spec/steps.hpp"
 
 namespace spec = pg_predict::spec;
 using pg_predict::Error;
@@ -401,4 +403,19 @@ TEST(SpecValidate, RejectsInconsistentModel) {
         p.task = spec::Task::Regression;
         expect_invalid(p, "a regression has no classes");
     }
+}
+
+// QuantileTransformer's normal output: the quantile function inverts the normal CDF to double
+// precision across the range it is used on (down to 1e-7 - eps and up to 1 - that).
+TEST(SpecSteps, NormalQuantileInvertsTheCdf) {
+    for (double p : {1e-7 - 2.220446049250313e-16, 1e-6, 0.001, 0.02, 0.02425, 0.1, 0.3, 0.5, 0.7, 0.975, 0.999,
+                     1.0 - 1e-7}) {
+        const double x = pg_predict::spec::normal_quantile(p);
+        const double back = 0.5 * std::erfc(-x / std::sqrt(2.0));
+        EXPECT_NEAR(back, p, 1e-14 * std::max(p, 1e-3)) << "p = " << p;
+        EXPECT_NEAR(pg_predict::spec::normal_quantile(1.0 - p), -x, 1e-9) << "p = " << p;
+    }
+    EXPECT_EQ(pg_predict::spec::normal_quantile(0.5), 0.0);
+    EXPECT_TRUE(std::isinf(pg_predict::spec::normal_quantile(0.0)));
+    EXPECT_TRUE(std::isnan(pg_predict::spec::normal_quantile(1.5)));
 }

@@ -40,6 +40,7 @@ Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const
     switch (s.op) {
     case spec::Op::Affine: case spec::Op::Impute: case spec::Op::Elementwise: case spec::Op::Threshold:
     case spec::Op::Clip: case spec::Op::IsMissing: case spec::Op::Bucketize: case spec::Op::Ordinal:
+    case spec::Op::Power: case spec::Op::Quantile:
         // Output column c is a function of input column c alone.
         need = live_out;
         break;
@@ -112,6 +113,7 @@ Mask estimator_needs(const spec::Pipeline& p) {
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
     case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
+    case spec::Op::Power: case spec::Op::Quantile:
         return Mask(w, true);  // reads every input
     }
     for (const spec::Tree& tree : p.model.trees)

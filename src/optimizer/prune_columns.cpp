@@ -66,8 +66,9 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
     };
     switch (s.op) {
     case spec::Op::Affine: case spec::Op::Impute: case spec::Op::Bucketize: case spec::Op::Ordinal:
+    case spec::Op::Power: case spec::Op::Quantile:
         // Per-column parameters: keep the present columns' entries.
-        for (const char* key : {"scale", "offset", "statistics", "edges", "categories"}) {
+        for (const char* key : {"scale", "offset", "statistics", "edges", "categories", "lambdas", "quantiles"}) {
             if (!s.params.contains(key)) continue;
             json shrunk = json::array();
             for (size_t c = 0; c < w; ++c)
@@ -233,6 +234,7 @@ void shrink_estimator(spec::Pipeline& p, const Mask& present, std::vector<std::s
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
     case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
+    case spec::Op::Power: case spec::Op::Quantile:
         fail(ErrorCategory::Internal,
              std::string("optimizer: estimator ") + spec::op_name(p.estimator.op) + " lost an input column");
     }

@@ -23,6 +23,8 @@ const char* op_name(Op op) {
         case Op::Concat: return "concat";
         case Op::Linear: return "linear";
         case Op::TorchScript: return "torchscript";
+        case Op::Power: return "power";
+        case Op::Quantile: return "quantile";
     }
     return "?";
 }
@@ -32,7 +34,7 @@ std::optional<Op> op_from_name(std::string_view name) {
     static constexpr Op kOps[] = {Op::Affine,    Op::Impute, Op::OneHot,    Op::Ordinal,   Op::Elementwise,
                                   Op::Threshold, Op::Clip,   Op::IsMissing, Op::Normalize, Op::Project,
                                   Op::Bucketize, Op::Monomials, Op::Kernel, Op::Concat,    Op::Linear,
-                                  Op::TorchScript, Op::Neighbors};
+                                  Op::TorchScript, Op::Neighbors, Op::Power, Op::Quantile};
     for (Op op : kOps)
         if (name == op_name(op)) return op;
     return std::nullopt;

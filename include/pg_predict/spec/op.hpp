@@ -27,6 +27,8 @@ enum class Op {
     Kernel,
     Neighbors,
     Concat,
+    Power,  // PowerTransformer: yeo-johnson or box-cox with a lambda per column
+    Quantile,  // QuantileTransformer: interpolation over each column's quantiles
     // estimators
     Linear,
     TorchScript,  // a foreign TorchScript module: the spec holds its shape, the program is the module

@@ -40,6 +40,17 @@
 //            the lower point index first; weight 1 (uniform) or 1 / d (distance; a row with a
 //            zero distance weighs its exact matches 1 and the others 0, as scikit-learn); a row
 //            with NaN or ±inf gives NaN; n × w at most kMaxNeighborsValues            (w → c)
+//   power    {"method": "yeo-johnson" | "box-cox", "lambdas": [w]}  scikit-learn's PowerTransformer
+//            per column with its lambda: yeo-johnson ((x+1)^l - 1)/l for x >= 0 (log1p at l = 0),
+//            -((1-x)^(2-l) - 1)/(2-l) below (-log1p(-x) at l = 2); box-cox scipy's
+//            expm1(l log x)/l (log x at |l| < 1e-19), NaN for x <= 0 (scikit-learn refuses
+//            it); NaN stays NaN                                                 (w → w)
+//   quantile {"quantiles": [[n] per column], "references": [n], "output": "uniform" | "normal"}
+//            scikit-learn's QuantileTransformer: the mean of numpy's interp over (quantiles,
+//            references) from below and from above (equal quantiles), 0 / 1 at the bounds
+//            (uniform: x equal to the first / last quantile; normal: within 1e-7 of them or
+//            beyond), then for normal the normal quantile function clipped to
+//            ±ndtri(1e-7 - eps); n >= 2 ascending; NaN stays NaN                   (w → w)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 // and the estimator op:
@@ -77,6 +88,13 @@ std::vector<int32_t> param_ints(const Step&, const char* key, const std::string&
 const std::vector<std::string>& elementwise_functions();
 bool is_elementwise_function(const std::string& name);
 double apply_elementwise(const std::string& name, double x);
+// One value of op quantile: x through one column's `quantiles` and the `references` (above).
+double apply_quantile(const std::vector<double>& quantiles, const std::vector<double>& references, bool normal,
+                      double x);
+// The standard normal quantile function (scipy's ndtri), to double precision.
+double normal_quantile(double p);
+// One value of op power: `x` transformed with `lambda` by `method` (above).
+double apply_power(const std::string& method, double lambda, double x);
 
 // LightGBM's kZeroThreshold (a float32 1e-35 compared as a double): |x| at most this is zero.
 constexpr double kLightgbmZero = static_cast<double>(1e-35f);

@@ -1,6 +1,7 @@
 // scikit-learn featurizers → spec steps: scalers folded into one affine op, imputers,
 // encoders, column selections, Binarizer, Normalizer, PCA / TruncatedSVD, KBinsDiscretizer,
-// PolynomialFeatures, FunctionTransformer (python/pg_predict/featurizers.py writes them).
+// PolynomialFeatures, FunctionTransformer, PowerTransformer, QuantileTransformer,
+// KernelPCA (python/pg_predict/featurizers.py writes them).
 #include <cmath>
 #include <string>
 #include <vector>
@@ -332,6 +333,88 @@ void function_transformer(Document& doc, const JsonReader& step, Columns& cols, 
     doc.no_text(step, "FunctionTransformer", cols);
     out.push_back(make_step(spec::Op::Elementwise, {{"function", name}}));
     cols.assign(cols.size(), -1);
+}
+
+// The power transform with lambdas_, then (standardize=True) its fitted StandardScaler.
+void power_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "PowerTransformer", cols);
+    const size_t w = cols.size();
+    const std::string method = step.string("method", "yeo-johnson");
+    if (method != "yeo-johnson" && method != "box-cox") refuse(step, "parameter method = \"" + method + "\"");
+    const JsonReader lambdas = step.array("lambdas");
+    const std::vector<double> l = lambdas.numbers();
+    if (l.size() != w) lambdas.invalid("has " + std::to_string(l.size()) + " entries for " + std::to_string(w) + " columns");
+    for (double v : l)
+        if (!std::isfinite(v)) lambdas.invalid("must be finite");
+    out.push_back(make_step(spec::Op::Power, {{"method", method}, {"lambdas", spec::numbers_to_json(l)}}));
+    if (step.optional("mean") || step.optional("scale"))
+        push_standardize(out, per_column(step, "mean", w, 0.0), per_column(step, "scale", w, 1.0), step);
+    cols.assign(w, -1);
+}
+
+// quantiles: per column its quantiles_ (ascending), references: references_, output_distribution.
+void quantile_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "QuantileTransformer", cols);
+    const size_t w = cols.size();
+    const std::string output = step.string("output_distribution", "uniform");
+    if (output != "uniform" && output != "normal") refuse(step, "parameter output_distribution = \"" + output + "\"");
+    const JsonReader refs = step.array("references");
+    const std::vector<double> r = refs.numbers();
+    if (r.size() < 2) refuse(step, "a fit on fewer than 2 quantiles (n_quantiles_ = " + std::to_string(r.size()) + ")");
+    for (size_t i = 0; i < r.size(); ++i)
+        if (!(r[i] >= 0.0 && r[i] <= 1.0) || (i > 0 && r[i] < r[i - 1])) refs.invalid("must ascend in [0, 1]");
+    const JsonReader qs = step.array("quantiles");
+    if (qs.size() != w) qs.invalid("has " + std::to_string(qs.size()) + " columns, the step reads " + std::to_string(w));
+    json columns = json::array();
+    for (size_t c = 0; c < w; ++c) {
+        const JsonReader column = qs[c].expect_array();
+        const std::vector<double> q = column.numbers();
+        if (q.size() != r.size())
+            column.invalid("has " + std::to_string(q.size()) + " quantiles for " + std::to_string(r.size()) + " references");
+        for (size_t i = 0; i < q.size(); ++i)
+            if (!std::isfinite(q[i]) || (i > 0 && q[i] < q[i - 1])) column.invalid("must be finite and ascending");
+        columns.push_back(spec::numbers_to_json(q));
+    }
+    out.push_back(make_step(spec::Op::Quantile, {{"quantiles", columns}, {"references", spec::numbers_to_json(r)},
+                                                 {"output", output}}));
+    cols.assign(w, -1);
+}
+
+// The kernel against the training rows X_fit, then the centered kernel times alphas (the
+// eigenvectors over sqrt(eigenvalues)) as one project: with k_c = k - K_fit_rows - mean(k) +
+// K_fit_all, k_c · a_r = k · (a_r - mean(a_r)) + Σ_i (K_fit_all - K_fit_rows_i) a_ir.
+void kernel_pca(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    doc.no_text(step, "KernelPCA", cols);
+    const std::string kernel = step.string("kernel");
+    if (kernel != "linear" && kernel != "rbf" && kernel != "poly" && kernel != "sigmoid")
+        refuse(step, "parameter kernel = \"" + kernel + "\"");
+    const Matrix x_fit = finite_matrix(step.need("X_fit"), SIZE_MAX, cols.size());
+    const size_t n = x_fit.size();
+    const Matrix alphas = finite_matrix(step.need("alphas"), n, SIZE_MAX);
+    const size_t k = alphas[0].size();
+    if (k == 0) step.need("alphas").invalid("must have at least one component");
+    const JsonReader rows = step.array("K_fit_rows");
+    const std::vector<double> k_fit_rows = rows.numbers();
+    if (k_fit_rows.size() != n) rows.invalid("has " + std::to_string(k_fit_rows.size()) + " entries for " + std::to_string(n) + " rows");
+    const double k_fit_all = step.finite("K_fit_all");
+    const JsonReader degree = step.need("degree");
+    if (!degree.value().is_number_integer()) degree.invalid("must be an integer in [0, 64]");
+    out.push_back(make_step(spec::Op::Kernel, {{"support_vectors", matrix_json(x_fit)}, {"kernel", kernel},
+                                               {"gamma", step.finite("gamma")}, {"coef0", step.finite("coef0")},
+                                               {"degree", degree.integer(0, 64)}}));
+    Matrix m(k, std::vector<double>(n));
+    std::vector<double> offset(k, 0.0);
+    for (size_t r = 0; r < k; ++r) {
+        double mean = 0.0;
+        for (size_t i = 0; i < n; ++i) mean += alphas[i][r];
+        mean /= static_cast<double>(n);
+        for (size_t i = 0; i < n; ++i) {
+            m[r][i] = alphas[i][r] - mean;
+            offset[r] += (k_fit_all - k_fit_rows[i]) * alphas[i][r];
+        }
+    }
+    out.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(m)}, {"offset", spec::numbers_to_json(offset)}}));
+    cols.assign(k, -1);
 }
 
 }  // namespace pg_predict::importers::sklearn

@@ -151,6 +151,9 @@ void normalizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&
 void pca(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void truncated_svd(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void kbins_discretizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void power_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void quantile_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void kernel_pca(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void polynomial_features(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void function_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 

@@ -34,6 +34,9 @@ const Handler kHandlers[] = {
     {"KBinsDiscretizer", kbins_discretizer, nullptr, kRefused},
     {"PolynomialFeatures", polynomial_features, nullptr, kRefused},
     {"FunctionTransformer", function_transformer, nullptr, kRefused},
+    {"PowerTransformer", power_transformer, nullptr, kRefused},
+    {"QuantileTransformer", quantile_transformer, nullptr, kRefused},
+    {"KernelPCA", kernel_pca, nullptr, kRefused},
     // linear.cpp
     {"LinearRegression", nullptr, linear_regressor, kRefused},
     {"Ridge", nullptr, linear_regressor, kRefused},
