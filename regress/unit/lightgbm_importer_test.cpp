@@ -259,6 +259,12 @@ TEST(LightgbmImporter, HostileFilesGiveCleanErrors) {
     expect_bad(replace_line(good, "max_feature_idx", "2000000000"), "max_feature_idx");
     expect_bad(replace_line(good, "feature_names", "a b"), "feature_names");
     expect_bad(replace_line(good, "feature_names", "a a b c d e"), "twice");
+    // A name that is not UTF-8 (found by the fuzzer: the spec's JSON could not be written).
+    expect_bad(replace_line(good, "feature_names", "f0 \xff f2 f3 f4 f5"), "feature 1 is not valid UTF-8");
+    expect_bad(replace_line(good, "feature_names", "f0 \xc0\xaf f2 f3 f4 f5"), "feature 1 is not valid UTF-8");
+    expect_bad(replace_line(good, "feature_names", "f0 \xed\xa0\x80 f2 f3 f4 f5"), "feature 1 is not valid UTF-8");
+    EXPECT_NO_THROW(importers::import_lightgbm(replace_line(good, "feature_names", "f0 \xc3\xa9t\xc3\xa9 f2 f3 f4 \xf0\x9f\x99\x82"),
+                                               json::object()));
     // Child indices out of range, shared, cyclic.
     const std::string stump = read_file("binary.model.txt");
     const size_t t0 = stump.find("Tree=0");

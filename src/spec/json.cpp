@@ -224,7 +224,11 @@ std::string to_json(const Pipeline& p) {
     }
     if (!p.class_labels.empty()) doc["class_labels"] = p.class_labels;  // absent: numeric labels
     // Compact: the catalog keeps it as jsonb, and jsonb_pretty() is there for reading.
-    return doc.dump();
+    try {
+        return doc.dump();
+    } catch (const json::type_error& e) {  // a text that is not UTF-8 (validate names the field)
+        fail(ErrorCategory::InvalidModel, std::string("pipeline spec: ") + e.what());
+    }
 }
 
 Pipeline from_json(const std::string& text) {

@@ -233,11 +233,53 @@ void check_class_labels(const Pipeline& p) {
                 std::to_string(kMaxClassLabelBytes));
 }
 
+// Whether s is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool is_utf8(const std::string& s) {
+    const unsigned char* b = reinterpret_cast<const unsigned char*>(s.data());
+    const size_t n = s.size();
+    for (size_t i = 0; i < n;) {
+        const unsigned c = b[i];
+        size_t len;
+        unsigned min;
+        if (c < 0x80) { i++; continue; }
+        else if ((c & 0xE0) == 0xC0) { len = 2; min = 0x80; }
+        else if ((c & 0xF0) == 0xE0) { len = 3; min = 0x800; }
+        else if ((c & 0xF8) == 0xF0) { len = 4; min = 0x10000; }
+        else return false;
+        if (i + len > n) return false;
+        unsigned cp = c & (0x7F >> len);
+        for (size_t k = 1; k < len; k++) {
+            if ((b[i + k] & 0xC0) != 0x80) return false;
+            cp = cp << 6 | (b[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += len;
+    }
+    return true;
+}
+
+// Every text the spec's JSON carries (the catalog keeps it as jsonb, and PostgreSQL's text is
+// UTF-8 here): a model file with other bytes in a name is refused, naming where.
+void check_texts(const Pipeline& p) {
+    for (size_t i = 0; i < p.features.size(); ++i)
+        if (!is_utf8(p.features[i])) invalid("the name of feature " + std::to_string(i) + " is not valid UTF-8");
+    for (size_t i = 0; i < p.class_labels.size(); ++i)
+        if (!is_utf8(p.class_labels[i])) invalid("class label " + std::to_string(i) + " is not valid UTF-8");
+    for (const TextInput& t : p.text_inputs)
+        for (size_t k = 0; k < t.vocabulary.size(); ++k)
+            if (!is_utf8(t.vocabulary[k]))
+                invalid("value " + std::to_string(k) + " of text input " + std::to_string(t.input) +
+                        " is not valid UTF-8");
+    if (!is_utf8(p.source_format) || !is_utf8(p.objective) || !is_utf8(p.decision_shape))
+        invalid("the model's format, objective or decision shape is not valid UTF-8");
+}
+
 }  // namespace
 
 void validate(const Pipeline& p) {
     const TreeEnsemble& m = p.model;
     if (m.num_features < 0) invalid("num_features is negative");
+    check_texts(p);
     check_shape(p);
     check_featurizers(p);
     check_estimator(p);
