@@ -202,7 +202,11 @@ rm -rf "$DATA"
 mkdir -p "$DATA" "$SOCK"
 chmod 755 "$PREFIX"
 [ "$(id -u)" = 0 ] && chown "$RUN_USER" "$DATA" "$SOCK" && chmod 700 "$DATA" && chmod o+w "$OUT" 2>/dev/null || true
-touch "$OUT/postgres.log" && chmod 666 "$OUT/postgres.log"
+# The server writes its log under $PREFIX ($OUT may sit below /root, which the server's user
+# cannot enter); it is copied to $OUT/postgres.log when the script exits.
+SERVER_LOG=$PREFIX/postgres.log
+touch "$SERVER_LOG" && chmod 666 "$SERVER_LOG"
+trap 'cp -f "$SERVER_LOG" "$OUT/postgres.log" 2>/dev/null || true' EXIT
 as_user "$PGBIN/initdb" -D "$DATA" -U postgres --auth=trust -E UTF8 --locale=C >"$OUT/initdb.log" 2>&1 ||
   { cat "$OUT/initdb.log"; die "initdb failed"; }
 cat >>"$DATA/postgresql.conf" <<EOF
@@ -220,9 +224,12 @@ synchronous_commit = off
 full_page_writes = off
 pg_predict.max_gpu_backends = 2
 EOF
-stop_server() { as_user "$PGBIN/pg_ctl" -D "$DATA" -m fast stop >/dev/null 2>&1 || true; }
+stop_server() {
+  as_user "$PGBIN/pg_ctl" -D "$DATA" -m fast stop >/dev/null 2>&1 || true
+  cp -f "$SERVER_LOG" "$OUT/postgres.log" 2>/dev/null || true
+}
 trap stop_server EXIT
-as_user "$PGBIN/pg_ctl" -D "$DATA" -l "$OUT/postgres.log" -w -t 120 start || { tail -30 "$OUT/postgres.log"; die "server did not start"; }
+as_user "$PGBIN/pg_ctl" -D "$DATA" -l "$SERVER_LOG" -w -t 120 start || { tail -30 "$SERVER_LOG"; die "server did not start"; }
 
 # ---- 5. smoke test + benchmark --------------------------------------------------------------
 step "bench/gpu.py (smoke, then benchmark)"
