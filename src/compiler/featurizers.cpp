@@ -142,7 +142,7 @@ void emit_kernel(Emitter& e, const spec::Step& s, const std::string& h, const st
     if (kernel == "rbf") {
         // ‖x - s‖² summed directly, as libsvm's predict does (the form ‖x‖² + ‖s‖² - 2 x·s
         // cancels digits), with exp, in one native pass (kernels/rbf.hpp): cdist, square and
-        // exp in torch took 3.5x its time for 2054 support vectors, mostly in cdist. An
+        // exp in torch took 4x its time for 2054 support vectors, mostly in cdist. An
         // infinite x is infinitely far from every (finite) support vector: K = exp(-inf) = 0.
         static_cast<void>(kernels::rbf_op_anchor());
         const double gamma = spec::param_number(s, "gamma", at);
