@@ -4,15 +4,15 @@ The walk: a Pipeline is flattened into its steps; the last one is a model, the o
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
 FeatureUnion (here). A pipeline (or a lone featurizer) whose last step is a featurizer too is a
 "transformer": transform() in SQL gives its output columns. Models are in linear.py, trees.py,
-naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py and neighbors.py;
+naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py, neighbors.py and multioutput.py;
 model_selection.py puts a GridSearchCV's or RandomizedSearchCV's best_estimator_ in its place."""
 
 import numbers
 
 import numpy as np
 
-from . import (calibration, cluster, featurizers, linear, mixture, model_selection, naive_bayes,
-               neighbors, neural, svm, trees)
+from . import (calibration, cluster, featurizers, linear, mixture, model_selection, multioutput,
+               naive_bayes, neighbors, neural, svm, trees)
 from ._common import Context, ExportError, describe, label
 
 FORMAT_VERSION = 1
@@ -20,7 +20,8 @@ FORMAT_VERSION = 1
 MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,
           **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
           **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES,
-          **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS}
+          **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS,
+          **multioutput.REGRESSORS}
 CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
                | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS)
                | set(neighbors.CLASSIFIERS))
@@ -80,6 +81,8 @@ def export(estimator, feature_names=None):
         doc["classes"] = mixture.classes(model)
     else:
         doc["task"] = "regression"
+        if step.get("n_outputs", 1) > 1:
+            doc["outputs"] = step["n_outputs"]  # predict gives that many values per row
     doc["steps"] = steps + [step]
     return doc
 

@@ -70,20 +70,24 @@ OPERATORS = [
     Operator("LinearSVC", "classifier", "`linear` (decision values)", "no predict_proba"),
     Operator("Perceptron", "classifier", "`linear` (decision values)", "no predict_proba"),
     Operator("RidgeClassifier", "classifier", "`linear` (decision values)", "no predict_proba"),
-    Operator("LinearRegression", "regressor", "`linear`", "single target"),
-    Operator("Ridge", "regressor", "`linear`", "single target"),
-    Operator("Lasso", "regressor", "`linear`", "single target"),
-    Operator("ElasticNet", "regressor", "`linear`", "single target"),
+    Operator("LinearRegression", "regressor", "`linear`",
+             "a 2-D y: one margin per target (predict_outputs())"),
+    Operator("Ridge", "regressor", "`linear`",
+             "a 2-D y: one margin per target (predict_outputs())"),
+    Operator("Lasso", "regressor", "`linear`",
+             "a 2-D y: one margin per target (predict_outputs())"),
+    Operator("ElasticNet", "regressor", "`linear`",
+             "a 2-D y: one margin per target (predict_outputs())"),
     Operator("SGDRegressor", "regressor", "`linear`", ""),
     Operator("LinearSVR", "regressor", "`linear`", ""),
     # trees
     Operator("DecisionTreeClassifier", "classifier", "tree ensemble (`<=`, float32)",
              "native kernel or GEMM / TreeTraversal / PerfectTreeTraversal"),
-    Operator("DecisionTreeRegressor", "regressor", "tree ensemble (`<=`, float32)", "single target"),
+    Operator("DecisionTreeRegressor", "regressor", "tree ensemble (`<=`, float32)", "a 2-D y: one tree per (tree, target), each target a group (predict_outputs())"),
     Operator("RandomForestClassifier", "classifier", "tree ensemble, averaged", ""),
-    Operator("RandomForestRegressor", "regressor", "tree ensemble, averaged", "single target"),
+    Operator("RandomForestRegressor", "regressor", "tree ensemble, averaged", "a 2-D y: one tree per (tree, target), each target a group (predict_outputs())"),
     Operator("ExtraTreesClassifier", "classifier", "tree ensemble, averaged", ""),
-    Operator("ExtraTreesRegressor", "regressor", "tree ensemble, averaged", "single target"),
+    Operator("ExtraTreesRegressor", "regressor", "tree ensemble, averaged", "a 2-D y: one tree per (tree, target), each target a group (predict_outputs())"),
     Operator("GradientBoostingClassifier", "classifier", "tree ensemble + sigmoid / softmax",
              "log-loss and exponential loss; `init` the default prior or 'zero'"),
     Operator("GradientBoostingRegressor", "regressor", "tree ensemble", ""),
@@ -172,7 +176,20 @@ OPERATORS = [
              "go to the lower training row; a NULL (not imputed) or infinite feature predicts "
              "NULL; at most 4,194,304 training values (rows × columns)"),
     Operator("KNeighborsRegressor", "regressor", "`neighbors` (the weighted mean of the k "
-             "nearest targets) + `linear` (identity)", "as KNeighborsClassifier; single target"),
+             "nearest targets) + `linear` (identity)",
+             "as KNeighborsClassifier; a 2-D y: the mean of each target (predict_outputs())"),
+    # multi-output wrappers
+    Operator("MultiOutputRegressor", "regressor",
+             "tree members: one tree ensemble, member k's trees in group k; other members: "
+             "`concat` of each member's steps + `project` (+ exp), `linear` (identity)",
+             "one value per target (predict_outputs()); members of one kind: tree ensembles, or "
+             "models ending in a linear map (linear, GLM, KNN, SVR, MLP)"),
+    Operator("RegressorChain", "regressor",
+             "per member a `concat` [the vector, its steps + `project`] that appends its "
+             "prediction; `linear` (identity) picks the outputs in `order_`",
+             "one value per target (predict_outputs()); members ending in a linear map "
+             "(linear, GLM, KNN, SVR, MLP); tree members refused (a tree ensemble cannot feed "
+             "a later member)"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

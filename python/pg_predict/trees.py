@@ -18,8 +18,9 @@ def tree_dict(tree):
 
 
 def _check(est, n_features, ctx):
-    if getattr(est, "n_outputs_", 1) != 1:
-        ctx.refuse(est, None, f"multi-output models ({est.n_outputs_} outputs) are not supported")
+    # A multi-output regressor (2-D y) predicts n_outputs_ values per row; classifiers one.
+    if getattr(est, "n_outputs_", 1) != 1 and hasattr(est, "classes_"):
+        ctx.refuse(est, None, f"multi-output classifiers ({est.n_outputs_} outputs) are not supported")
     if est.n_features_in_ != n_features:
         ctx.refuse(est, None, f"it was fitted on {est.n_features_in_} features, the vector it "
                    f"reads has {n_features}")
@@ -31,13 +32,13 @@ def _n_classes(est):
 
 def export_decision_tree(est, n_features, ctx):
     _check(est, n_features, ctx)
-    return {"type": type(est).__name__, "n_classes": _n_classes(est), "n_outputs": 1,
+    return {"type": type(est).__name__, "n_classes": _n_classes(est), "n_outputs": int(est.n_outputs_),
             "trees": [tree_dict(est.tree_)]}
 
 
 def export_forest(est, n_features, ctx):
     _check(est, n_features, ctx)
-    return {"type": type(est).__name__, "n_classes": _n_classes(est), "n_outputs": 1,
+    return {"type": type(est).__name__, "n_classes": _n_classes(est), "n_outputs": int(est.n_outputs_),
             "trees": [tree_dict(t.tree_) for t in est.estimators_]}
 
 

@@ -66,6 +66,16 @@ void check_predict_label(const CatalogEntry* entry) {
                         errhint("Use predict() for the predicted value.")));
 }
 
+void check_outputs(const CatalogEntry* entry, PredictCallKind kind) {
+    // Never a silent first column: a multi-output model's values come all together.
+    if (entry->num_outputs > 1 && kind != PredictCallKind::PredictOutputs && kind != PredictCallKind::None)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("model \"%s\" predicts %d outputs per row; %s returns one value", entry->name,
+                               entry->num_outputs, call_name(kind)),
+                        errdetail("Its estimator, %s, is a multi-output model.", entry->objective),
+                        errhint("Use predict_outputs() for the %d values, as a float8[].", entry->num_outputs)));
+}
+
 void check_call(const CatalogEntry* entry, PredictCallKind kind) {
     if (kind == PredictCallKind::Transform) {
         if (!entry->transformer)
@@ -81,6 +91,9 @@ void check_call(const CatalogEntry* entry, PredictCallKind kind) {
                         errmsg("model \"%s\" is a transformer (its pipeline ends in %s); %s needs a model that predicts",
                                entry->name, entry->objective, call_name(kind)),
                         errhint("Use transform() for its output columns.")));
+    check_outputs(entry, kind);
+    // predict_outputs() of a single-output classifier: predict()'s label, so the same checks.
+    if (kind == PredictCallKind::PredictOutputs && entry->classification) check_predict(entry);
     if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
     if (kind == PredictCallKind::Predict) check_predict(entry);
     if (kind == PredictCallKind::PredictLabel) check_predict_label(entry);
@@ -232,6 +245,17 @@ int predicted_class(const BoundModel* model, const float* output_row) {
 }
 
 }  // namespace
+
+Datum outputs_from_output(const BoundModel* model, const float* output_row) {
+    // A single-output classifier gives its label; a regressor every column (one per output).
+    double label = 0.0;
+    const int width = model->entry->classification ? 1 : model->output_width;
+    if (model->entry->classification) label = prediction_from_output(model, output_row);
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
+    for (int k = 0; k < width; k++)
+        elements[k] = Float8GetDatum(model->entry->classification ? label : (double)output_row[k]);
+    return PointerGetDatum(construct_array(elements, width, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
 
 double prediction_from_output(const BoundModel* model, const float* output_row) {
     const CatalogEntry* entry = model->entry;

@@ -58,7 +58,7 @@ int Pipeline::output_width() const {
     if (task == Task::Classification)
         return static_cast<int>(classes.size()) * (has_decision_columns(*this) ? 2 : 1);
     if (task == Task::Transform) return model.num_groups;
-    return 1;
+    return outputs;
 }
 
 int Pipeline::input_width() const {

@@ -294,6 +294,7 @@ void validate(const Pipeline& p) {
 
     if ((p.transform == PostTransform::Softmax || p.transform == PostTransform::Ovr) && m.num_groups < 2)
         invalid(std::string(transform_name(p.transform)) + " needs at least two groups");
+    if (p.task != Task::Regression && p.outputs != 1) invalid("only a regression has several outputs");
     if (p.task == Task::Classification) {
         if (p.classes.empty()) invalid("a classifier needs a non-empty classes list");
         // A binary margin expands to [1 - p, p]; otherwise one margin per class (one group and
@@ -312,8 +313,12 @@ void validate(const Pipeline& p) {
             invalid("a transformer outputs its " + std::to_string(m.num_features) + " featurized columns, not " +
                     std::to_string(m.num_groups));
     } else {
-        if (m.num_groups != 1) invalid("a regression has one group, not " +
-                                       std::to_string(m.num_groups));
+        if (p.outputs < 1 || p.outputs > kMaxGroups) invalid("outputs must be in [1, " + std::to_string(kMaxGroups) + "]");
+        if (m.num_groups != p.outputs)
+            invalid("a regression of " + std::to_string(p.outputs) + " output(s) has as many groups, not " +
+                    std::to_string(m.num_groups));
+        if (p.outputs > 1 && p.transform != PostTransform::Identity)
+            invalid("a multi-output regression has the identity transform");
         if (!p.classes.empty() || !p.class_labels.empty()) invalid("a regression has no classes");
     }
     if (!(p.decision_scale > 0.0) || !(p.score_offset <= 0.0))

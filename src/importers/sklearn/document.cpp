@@ -119,6 +119,9 @@ void Document::read_task() {
         read_classes(root_.array("classes"));
     } else if (name == "regression") {
         p_.task = spec::Task::Regression;
+        // A multi-output regressor: predict gives `outputs` values per row (predict_outputs()).
+        if (auto outputs = root_.optional("outputs"))
+            p_.outputs = static_cast<int32_t>(outputs->integer(1, spec::kMaxGroups));
     } else if (name == "transformer") {
         p_.task = spec::Task::Transform;  // every step a featurizer: transform() gives the last one's columns
     } else if (name == "clustering") {
@@ -213,6 +216,9 @@ void Document::read_model(const JsonReader& raw, const Columns& cols) {
                          "; supported: " + estimator_names());
     if (p_.task == spec::Task::Classification && p_.classes.size() == 1) return one_class(step, h, type);
     h->estimator(step, width, p_);
+    if (p_.task == spec::Task::Regression && p_.model.num_groups != p_.outputs)
+        step.unsupported("predicts " + std::to_string(p_.model.num_groups) + " value(s) per row, but the document's "
+                         "outputs is " + std::to_string(p_.outputs));
 }
 
 // A classifier fitted on a single class predicts it for every row, as scikit-learn does for

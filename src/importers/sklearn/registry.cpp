@@ -109,6 +109,9 @@ const Handler kHandlers[] = {
     // neighbors.cpp
     {"KNeighborsClassifier", nullptr, k_neighbors_classifier, kProbaIsOne},
     {"KNeighborsRegressor", nullptr, k_neighbors_regressor, kRefused},
+    // multioutput.cpp
+    {"MultiOutputRegressor", nullptr, multi_output_regressor, kRefused},
+    {"RegressorChain", nullptr, regressor_chain, kRefused},
 };
 
 std::string names(bool featurizers) {
