@@ -129,6 +129,9 @@ void Document::read_task() {
     } else {
         task.invalid("must be classification, regression, transformer or clustering, not \"" + name + "\"");
     }
+    if (auto outputs = root_.optional("outputs"); outputs && p_.task != spec::Task::Regression &&
+                                                   outputs->integer(1, spec::kMaxGroups) != 1)
+        refuse(*outputs, "several outputs for a task other than regression (multi-output classifiers)");
 }
 
 std::string Document::text_name(const Columns& cols) const {
