@@ -334,9 +334,9 @@ AS 'MODULE_PATHNAME', 'pg_predict_score_samples'
 LANGUAGE C STABLE PARALLEL SAFE COST 1000;
 -- ---- 0.5.0: the rest of scikit-learn (issue 13) ------------------------------------------
 
--- Multi-output regressors (scikit-learn's n_outputs_ > 1: 2-D coef_, multi-output trees and
--- nearest neighbours, MultiOutputRegressor, RegressorChain): predict gives several values per
--- row. The summary keeps their number ('outputs'; models from before 0.5.0 have one), the
+-- Multi-output models (scikit-learn's n_outputs_ > 1: 2-D coef_, multi-output trees and
+-- nearest neighbours, MultiOutputRegressor, RegressorChain, MultiOutputClassifier,
+-- ClassifierChain): predict gives several values per row. The summary keeps their number ('outputs'; models from before 0.5.0 have one), the
 -- models view shows it, and predict_outputs() returns them as float8[] (predict() and the other
 -- one-value functions refuse such a model, naming predict_outputs()). Batched by the
 -- PredictBatch node like predict.
@@ -358,7 +358,8 @@ LANGUAGE C STABLE PARALLEL SAFE COST 1000;
 COMMENT ON FUNCTION @extschema@.predict_outputs(text, anyelement) IS
 'Every value a multi-output model predicts for the row (scikit-learn''s predict row), float8[]; a single-output model''s predict() as a one-element array';
 
--- The models view's outputs: a multi-output regressor's number of outputs.
+-- The models view's outputs: a multi-output model's number of outputs (classes NULL for a
+-- multi-output classifier: its outputs are the labels).
 CREATE OR REPLACE VIEW @extschema@.models AS
 SELECT name,
        owner,
@@ -384,9 +385,11 @@ SELECT name,
        -- columns transform() returns for a transformer), what computes them (tree_ensemble,
        -- linear, torchscript, ..., none for a transformer) after how many featurizer steps
        pg_catalog.cardinality(features) AS inputs,
-       CASE WHEN task OPERATOR(pg_catalog.=) 'classification' THEN pg_catalog.cardinality(class_labels)
+       CASE WHEN coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::int, 1) OPERATOR(pg_catalog.>) 1
+                 THEN (summary OPERATOR(pg_catalog.->>) 'outputs')::int
+            WHEN task OPERATOR(pg_catalog.=) 'classification' THEN pg_catalog.cardinality(class_labels)
             WHEN task OPERATOR(pg_catalog.=) 'transformer' THEN (summary OPERATOR(pg_catalog.->>) 'num_groups')::int
-            ELSE coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::int, 1) END AS outputs,
+            ELSE 1 END AS outputs,
        (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
        coalesce((summary OPERATOR(pg_catalog.->>) 'steps')::int, 0) AS steps,
        pg_catalog.octet_length(program) AS program_bytes,

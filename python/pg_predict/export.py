@@ -21,7 +21,7 @@ MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **tree
           **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
           **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES,
           **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS,
-          **multioutput.REGRESSORS}
+          **multioutput.REGRESSORS, **multioutput.CLASSIFIERS}
 CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
                | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS)
                | set(neighbors.CLASSIFIERS))
@@ -68,7 +68,12 @@ def export(estimator, feature_names=None):
     doc = {"format": "sklearn", "version": FORMAT_VERSION, "sklearn_version": sklearn.__version__,
            "inputs": [{"name": n, "type": "text" if i in ctx.text_by else "numeric"}
                       for i, n in enumerate(names)]}
-    if kind in CLASSIFIERS:
+    if kind in multioutput.CLASSIFIERS:
+        # predict gives each output's label: numbers, as predict_outputs() returns them.
+        doc["task"] = "classification"
+        doc["outputs"] = step["n_outputs"]
+        doc["classes"] = multioutput.output_classes(step)
+    elif kind in CLASSIFIERS:
         doc["task"] = "classification"
         doc["classes"] = [-1, 1] if kind in trees.OUTLIER_DETECTORS else _classes(model, ctx)
     elif kind in cluster.CLUSTERERS:

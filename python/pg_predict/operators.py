@@ -190,6 +190,16 @@ OPERATORS = [
              "one value per target (predict_outputs()); members ending in a linear map "
              "(linear, GLM, KNN, SVR, MLP); tree members refused (a tree ensemble cannot feed "
              "a later member)"),
+    Operator("MultiOutputClassifier", "classifier",
+             "`concat` of each member's steps + `project` (its decision value d) + `threshold` / "
+             "`clip` + `project` (the label c0 + (c1 − c0)·[d > 0]), `linear` (identity)",
+             "each output's label (predict_outputs()); binary members with numeric labels "
+             "(multi-label): linear classifiers, KNeighborsClassifier; models.classes is NULL"),
+    Operator("ClassifierChain", "classifier",
+             "per member a `concat` [the vector, its label as for MultiOutputClassifier] that "
+             "appends its predicted label; `linear` (identity) picks the outputs in `order_`",
+             "as MultiOutputClassifier; later members read the earlier predicted labels "
+             "(scikit-learn 1.2)"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

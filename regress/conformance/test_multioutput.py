@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""Conformance: multi-output regressors and predict_outputs() against scikit-learn.
+"""Conformance: multi-output regressors and classifiers, predict_outputs() against scikit-learn.
 
 Regressors fitted by /usr/bin/python3's scikit-learn on a 2-D y of three targets (the first
 rows of sklearn_cases.frame(): NULLs where the pipelines impute, a constant column, categories
 never seen at fit time in the last rows) — linear models with a 2-D coef_, multi-output trees and
 nearest neighbours, MultiOutputRegressor and RegressorChain over several member kinds — are
-deployed with the Python client, and predict_outputs(name, row) must equal scikit-learn's
+deployed with the Python client — and MultiOutputClassifier / ClassifierChain over binary linear
+and nearest-neighbour classifiers on three targets of numeric labels — and predict_outputs(name, row) must equal scikit-learn's
 predict row for row within max(1e-5, 1e-5 * |expected|), through the PredictBatch node, with
 pg_predict.enable_batching = off, for a single-row batch, and through the float8[] / real[]
 overloads. predict() and the other one-value functions refuse such a model, naming the number
@@ -21,6 +22,7 @@ import warnings
 import numpy as np
 
 import sklearn_cases
+from multioutput_cases import cases, classifier_cases, label_targets, targets
 from harness import Failure, add_test, assert_close, assert_equal, main, to_floats
 from pgcluster import Cluster
 
@@ -77,19 +79,12 @@ def make_env():
             env.conn.close()
 
 
-def targets():
-    """Three positive targets of different scales (a PoissonRegressor fits each): the frame's
-    regression target, its counts, and a mix of the counts and a column."""
-    df, t = sklearn_cases.frame()
-    return np.column_stack([t["regression"], t["count"], 2 * t["count"] + 10 * df["rate"].to_numpy()])
-
-
-def fit(estimator, columns):
+def fit(estimator, columns, y=targets):
     df, _ = sklearn_cases.frame()
     n = sklearn_cases.N_TRAIN
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        estimator.fit(df[columns].iloc[:n], targets()[:n])
+        estimator.fit(df[columns].iloc[:n], y()[:n])
     return estimator, df[columns]
 
 
@@ -128,68 +123,28 @@ def check_outputs(env, model, want, numeric_columns=None):
             assert_same(f"{model} predict_outputs ({cast})", [r[1] for r in rows], want, [r[0] for r in rows])
 
 
-def cases():
-    from sklearn.ensemble import (ExtraTreesRegressor, GradientBoostingRegressor,
-                                  RandomForestRegressor)
-    from sklearn.impute import SimpleImputer
-    from sklearn.linear_model import ElasticNet, Lasso, LinearRegression, PoissonRegressor, Ridge
-    from sklearn.multioutput import MultiOutputRegressor, RegressorChain
-    from sklearn.neighbors import KNeighborsRegressor
-    from sklearn.neural_network import MLPRegressor
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import SVR
-    from sklearn.tree import DecisionTreeRegressor
-    prep = sklearn_cases._prep
-    imputed = lambda step: make_pipeline(SimpleImputer(strategy="median"), step)  # noqa: E731
-    return {
-        # (estimator, columns, numeric: whether the array forms apply)
-        "linear_regression": (make_pipeline(prep(), LinearRegression()), ALL, False),
-        "ridge": (Ridge(alpha=2.0), NAN_FREE, True),
-        "lasso": (make_pipeline(prep(), Lasso(alpha=0.5)), ALL, False),
-        "elastic_net": (make_pipeline(prep(), ElasticNet(alpha=0.2, l1_ratio=0.3)), ALL, False),
-        "decision_tree": (DecisionTreeRegressor(max_depth=6, random_state=0), NAN_FREE, True),
-        "random_forest": (RandomForestRegressor(n_estimators=12, max_depth=5, random_state=0), NAN_FREE, True),
-        "extra_trees_imputed": (imputed(ExtraTreesRegressor(n_estimators=8, random_state=0)), NUMERIC, True),
-        "knn_distance": (imputed(make_pipeline(StandardScaler(), KNeighborsRegressor(n_neighbors=4, weights="distance"))),
-                         NUMERIC, True),
-        "knn_uniform_manhattan": (make_pipeline(prep(), KNeighborsRegressor(n_neighbors=5, p=1)), ALL, False),
-        "multi_output_gradient_boosting": (MultiOutputRegressor(GradientBoostingRegressor(
-            n_estimators=15, max_depth=3, random_state=0)), NAN_FREE, True),
-        "multi_output_forest_imputed": (imputed(MultiOutputRegressor(RandomForestRegressor(
-            n_estimators=5, max_depth=4, random_state=0))), NUMERIC, True),
-        "multi_output_ridge": (make_pipeline(prep(), MultiOutputRegressor(Ridge())), ALL, False),
-        "multi_output_knn": (imputed(MultiOutputRegressor(KNeighborsRegressor(n_neighbors=3))), NUMERIC, True),
-        "multi_output_svr": (make_pipeline(prep(), MultiOutputRegressor(SVR(C=50.0))), ALL, False),
-        "multi_output_poisson": (make_pipeline(prep(), MultiOutputRegressor(PoissonRegressor(alpha=0.1, max_iter=300))),
-                                 ALL, False),
-        "chain_ridge": (make_pipeline(prep(), RegressorChain(Ridge(), order=[2, 0, 1])), ALL, False),
-        "chain_ridge_random_order": (RegressorChain(Ridge(alpha=0.5), order="random", random_state=3), NAN_FREE, True),
-        "chain_knn": (imputed(RegressorChain(KNeighborsRegressor(n_neighbors=4, weights="distance"))), NUMERIC, True),
-        "chain_mlp": (make_pipeline(prep(), RegressorChain(MLPRegressor(hidden_layer_sizes=(8,), max_iter=300,
-                                                                        random_state=0))), ALL, False),
-    }
-
-
-def case_test(name):
+def case_test(name, classifier):
     def run(env):
-        est, columns, numeric = cases()[name]
-        est, X = fit(est, columns)
+        est, columns, numeric = (classifier_cases() if classifier else cases())[name]
+        est, X = fit(est, columns, label_targets if classifier else targets)
         want = np.asarray(est.predict(X), dtype=np.float64)
         assert_equal(f"{name}: scikit-learn's predict shape", want.shape, (len(X), 3))
         env.load()
         model = f"mo_{name}"
         doc = env.deploy(model, est)
-        assert_equal(f"{model}: document (task, outputs)", (doc["task"], doc.get("outputs")), ("regression", 3))
+        task = "classification" if classifier else "regression"
+        assert_equal(f"{model}: document (task, outputs)", (doc["task"], doc.get("outputs")), (task, 3))
         info = env.query("SELECT task, outputs, inputs FROM models WHERE name = %s", [model])[0]
-        assert_equal(f"{model}: models (task, outputs, inputs)", tuple(info), ("regression", 3, len(columns)))
+        assert_equal(f"{model}: models (task, outputs, inputs)", tuple(info), (task, 3, len(columns)))
         check_outputs(env, model, want, columns if numeric else None)
         env.conn.execute("SELECT drop_model(%s)", [model])
     return run
 
 
 for _name in cases():
-    add_test(f"predict_outputs[{_name}]", case_test(_name))
+    add_test(f"predict_outputs[{_name}]", case_test(_name, False))
+for _name in classifier_cases():
+    add_test(f"predict_outputs[{_name}]", case_test(_name, True))
 
 
 def test_single_output(env):
@@ -244,6 +199,26 @@ def test_refusals(env):
                 raise Failure(f"chain of trees: {str(e)!r} lacks {part!r}")
     else:
         raise Failure("a RegressorChain of trees was exported")
+    # Members with more than two classes, and tree members of a classifier wrapper.
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.multioutput import MultiOutputClassifier
+    df, t = sklearn_cases.frame()
+    n = sklearn_cases.N_TRAIN
+    for est, y, parts in (
+            (MultiOutputClassifier(LogisticRegression(max_iter=500)),
+             np.column_stack([t["binary"], t["multiclass"]]), ("MultiOutputClassifier", "estimator", "member 1")),
+            (MultiOutputClassifier(RandomForestClassifier(n_estimators=2)), label_targets(),
+             ("MultiOutputClassifier", "estimator", "RandomForestClassifier"))):
+        est.fit(df[NAN_FREE].iloc[:n], y[:n])
+        try:
+            pg_predict.export(est)
+        except pg_predict.ExportError as e:
+            for part in parts:
+                if part not in str(e):
+                    raise Failure(f"{str(e)!r} lacks {part!r}")
+        else:
+            raise Failure(f"{parts[0]} was exported")
 
 
 add_test("refusals", test_refusals)

@@ -353,10 +353,10 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     for (int j = 0; j < state->plan->num_outputs; j++) {
         const BatchOutput* output = &state->plan->outputs[j];
         const CatalogEntry* entry = state->inputs[output->input].model->entry;
+        check_outputs(entry, output->kind);
         if (output->kind == PredictCallKind::Predict) check_predict(entry);
         if (output->kind == PredictCallKind::PredictProba) check_predict_proba(entry);
         if (output->kind == PredictCallKind::PredictLabel) check_predict_label(entry);
-        check_outputs(entry, output->kind);
     }
 
     state->buffer_context = CurrentMemoryContext;

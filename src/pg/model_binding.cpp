@@ -93,7 +93,7 @@ void check_call(const CatalogEntry* entry, PredictCallKind kind) {
                         errhint("Use transform() for its output columns.")));
     check_outputs(entry, kind);
     // predict_outputs() of a single-output classifier: predict()'s label, so the same checks.
-    if (kind == PredictCallKind::PredictOutputs && entry->classification) check_predict(entry);
+    if (kind == PredictCallKind::PredictOutputs && entry->classification && entry->num_outputs == 1) check_predict(entry);
     if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
     if (kind == PredictCallKind::Predict) check_predict(entry);
     if (kind == PredictCallKind::PredictLabel) check_predict_label(entry);
@@ -199,8 +199,8 @@ void load_bound_program(BoundModel* model) {
     // two classes: clipping ties them), the probabilities followed by one decision value per class.
     model->proba_width = model->output_width;
     model->label_offset = 0;
-    if (model->output != ModelOutput::Stored) {
-        // decision values or scores: every column is the result
+    if (model->output != ModelOutput::Stored || model->entry->num_outputs > 1) {
+        // decision values or scores, a multi-output model's values: every column is the result
     } else if (model->entry->classification && model->output_width == 2 * model->entry->num_classes) {
         model->proba_width = model->entry->num_classes;
         model->label_offset = model->entry->num_classes;
@@ -247,13 +247,13 @@ int predicted_class(const BoundModel* model, const float* output_row) {
 }  // namespace
 
 Datum outputs_from_output(const BoundModel* model, const float* output_row) {
-    // A single-output classifier gives its label; a regressor every column (one per output).
-    double label = 0.0;
-    const int width = model->entry->classification ? 1 : model->output_width;
-    if (model->entry->classification) label = prediction_from_output(model, output_row);
+    // A single-output classifier gives its label; other models every column (a multi-output
+    // model's program gives one value per output: a regressor's value, a classifier's label).
+    const bool label = model->entry->classification && model->entry->num_outputs == 1;
+    const int width = label ? 1 : model->output_width;
     Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
     for (int k = 0; k < width; k++)
-        elements[k] = Float8GetDatum(model->entry->classification ? label : (double)output_row[k]);
+        elements[k] = Float8GetDatum(label ? prediction_from_output(model, output_row) : (double)output_row[k]);
     return PointerGetDatum(construct_array(elements, width, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 

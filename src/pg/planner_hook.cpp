@@ -335,13 +335,15 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         // EXPLAIN's description: the format, a model without trees (a linear model, an SVM, ...)
         // named by its estimator, and the shape ("3 features -> 2 classes").
         const char* shape =
-            entry->classification
+            entry->num_outputs > 1
+                ? psprintf("%d feature%s -> %d outputs", entry->num_features, entry->num_features == 1 ? "" : "s",
+                           entry->num_outputs)
+            : entry->classification
                 ? psprintf("%d feature%s -> %d classes", entry->num_features, entry->num_features == 1 ? "" : "s",
                            entry->num_classes)
             : entry->transformer
                 ? psprintf("%d feature%s -> transformed columns", entry->num_features, entry->num_features == 1 ? "" : "s")
-                : psprintf("%d feature%s -> %d value%s", entry->num_features, entry->num_features == 1 ? "" : "s",
-                           entry->num_outputs, entry->num_outputs == 1 ? "" : "s");
+                : psprintf("%d feature%s -> 1 value", entry->num_features, entry->num_features == 1 ? "" : "s");
         in->format = entry->trees > 0 || entry->objective[0] == '\0'
                          ? psprintf("%s, %s", entry->format, shape)
                          : psprintf("%s, %s, %s", entry->format, entry->objective, shape);

@@ -294,8 +294,16 @@ void validate(const Pipeline& p) {
 
     if ((p.transform == PostTransform::Softmax || p.transform == PostTransform::Ovr) && m.num_groups < 2)
         invalid(std::string(transform_name(p.transform)) + " needs at least two groups");
-    if (p.task != Task::Regression && p.outputs != 1) invalid("only a regression has several outputs");
-    if (p.task == Task::Classification) {
+    if (p.task == Task::Transform && p.outputs != 1) invalid("a transformer has no outputs besides its columns");
+    if (p.outputs < 1 || p.outputs > kMaxGroups) invalid("outputs must be in [1, " + std::to_string(kMaxGroups) + "]");
+    if (p.task == Task::Classification && p.outputs > 1) {
+        // A multi-output classifier's program gives each output's label: no classes of its own.
+        if (!p.classes.empty() || !p.class_labels.empty() || p.has_probabilities)
+            invalid("a multi-output classifier has no classes and no probabilities (its outputs are the labels)");
+        if (m.num_groups != p.outputs || p.transform != PostTransform::Identity)
+            invalid("a multi-output classifier of " + std::to_string(p.outputs) +
+                    " outputs has as many groups and the identity transform");
+    } else if (p.task == Task::Classification) {
         if (p.classes.empty()) invalid("a classifier needs a non-empty classes list");
         // A binary margin expands to [1 - p, p]; otherwise one margin per class (one group and
         // one class: a classifier fitted on a single class).
@@ -313,7 +321,6 @@ void validate(const Pipeline& p) {
             invalid("a transformer outputs its " + std::to_string(m.num_features) + " featurized columns, not " +
                     std::to_string(m.num_groups));
     } else {
-        if (p.outputs < 1 || p.outputs > kMaxGroups) invalid("outputs must be in [1, " + std::to_string(kMaxGroups) + "]");
         if (m.num_groups != p.outputs)
             invalid("a regression of " + std::to_string(p.outputs) + " output(s) has as many groups, not " +
                     std::to_string(m.num_groups));

@@ -209,5 +209,7 @@ void k_neighbors_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 // multioutput.cpp
 void multi_output_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 void regressor_chain(const JsonReader&, int32_t, spec::Pipeline&);
+void multi_output_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void classifier_chain(const JsonReader&, int32_t, spec::Pipeline&);
 
 }  // namespace pg_predict::importers::sklearn

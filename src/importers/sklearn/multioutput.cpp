@@ -11,6 +11,14 @@
 //    member's steps + project] that appends its prediction to the vector; the identity
 //    `linear` at the end picks the outputs in the document's order. A tree ensemble cannot be
 //    a step (it ends a program), so a chain of trees is refused.
+//  - MultiOutputClassifier, ClassifierChain: the same shapes over binary classifiers with
+//    numeric labels (multi-label classification), each member giving its label c0 / c1 as one
+//    column: its decision value d (label c1 exactly when d > 0, as scikit-learn's predict: the
+//    margin of a logistic model, row 1 - row 0 of two-column scores: [-d, d] decision values,
+//    nearest-neighbour class weights), then c0 + (c1 - c0) [d > 0] + clip(d, 0, 0) (`threshold`,
+//    and `clip` that is 0, or NaN where d is: a missing input gives NaN, never c0). The chain
+//    feeds the predicted labels to later members (scikit-learn 1.2's ClassifierChain). The spec
+//    is a classification of `outputs` > 1 with no classes: the labels are the program's output.
 // Every member computes in float64 as scikit-learn does; a mix of trees and other members in
 // one MultiOutputRegressor is refused.
 #include <string>
@@ -80,6 +88,21 @@ void pick_outputs(spec::Pipeline& p, int32_t width, const std::vector<int32_t>& 
     p.transform = PostTransform::Identity;
 }
 
+// A chain's `order` (order[j]: the output member j predicts, a permutation of the outputs) as
+// the position in the chain of each output.
+std::vector<int32_t> chain_positions(const JsonReader& step, int32_t outputs) {
+    const JsonReader order_at = step.array("order");
+    const std::vector<int32_t> order = order_at.integers(0, outputs - 1);
+    if (order.size() != static_cast<size_t>(outputs))
+        order_at.invalid("has " + std::to_string(order.size()) + " entries for " + std::to_string(outputs) + " outputs");
+    std::vector<int32_t> position(static_cast<size_t>(outputs), -1);
+    for (size_t j = 0; j < order.size(); ++j) {
+        if (position[static_cast<size_t>(order[j])] >= 0) order_at[j].invalid("repeats output " + std::to_string(order[j]));
+        position[static_cast<size_t>(order[j])] = static_cast<int32_t>(j);
+    }
+    return position;
+}
+
 // The members of a wrapper, as many as the document's outputs.
 JsonReader members(const JsonReader& step, const spec::Pipeline& p) {
     need_task(step, p, false);
@@ -90,7 +113,122 @@ JsonReader members(const JsonReader& step, const spec::Pipeline& p) {
     return estimators;
 }
 
+// --- classifiers ------------------------------------------------------------------------------
+
+// One binary member classifier over `width` columns, with its own `classes` (two numbers, as
+// the document lists for its output): featurizer steps giving its label.
+std::vector<spec::Step> member_label_steps(const JsonReader& raw, int32_t width, const std::vector<double>& classes,
+                                           const std::string& wrapper) {
+    const JsonReader step = step_reader(raw);
+    const std::string type = step.string("type");
+    const Handler* h = find_handler(type);
+    if (h == nullptr || h->estimator == nullptr)
+        step.unsupported("is not a classifier pg_predict scores (as a member of " + wrapper +
+                         "); supported: " + estimator_names());
+    const std::vector<double> own = step.need("classes").numbers();
+    if (own != classes) step.need("classes").invalid("differ from the document's classes of this output");
+    spec::Pipeline m;
+    m.source_format = "sklearn";
+    m.objective = type;
+    m.task = spec::Task::Classification;
+    m.classes = classes;
+    m.model.num_features = width;
+    m.model.comparison = spec::Comparison::LessEqual;
+    h->estimator(step, width, m);
+    Matrix coef;
+    std::vector<double> intercept;
+    if (m.estimator.op == spec::Op::Linear) {
+        coef = spec::param_matrix(m.estimator, "coef", "estimator");
+        intercept = spec::param_vector(m.estimator, "intercept", "estimator");
+    }
+    // d: label c1 exactly when d > 0 (argmax of [1 - σ(d), σ(d)] or of two scores, ties to c0).
+    std::vector<double> d;
+    double d0 = 0.0;
+    if (coef.size() == 1 && m.transform == PostTransform::Logistic) {
+        d = coef[0];
+        d0 = intercept[0];
+    } else if (coef.size() == 2 && m.transform == PostTransform::Identity) {
+        for (size_t j = 0; j < coef[0].size(); ++j) d.push_back(coef[1][j] - coef[0][j]);
+        d0 = intercept[1] - intercept[0];
+    } else {
+        step.unsupported("cannot be a member of " + wrapper +
+                         " (pg_predict combines linear classifiers and nearest neighbours there)");
+    }
+    std::vector<spec::Step> steps = m.steps;
+    steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({d})}, {"offset", spec::numbers_to_json({d0})}}));
+    spec::Step split;
+    split.op = spec::Op::Concat;
+    split.parts.push_back({{0}, {make_step(spec::Op::Threshold, {{"threshold", 0.0}})}});
+    split.parts.push_back({{0}, {make_step(spec::Op::Clip, {{"min", 0.0}, {"max", 0.0}})}});
+    steps.push_back(std::move(split));
+    steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({{classes[1] - classes[0], 1.0}})},
+                                                  {"offset", spec::numbers_to_json({classes[0]})}}));
+    return steps;
+}
+
+// The members of a classifier wrapper and each output's two labels (the document's classes,
+// flattened into p.classes by the importer: two per output).
+std::vector<std::vector<double>> output_classes(const JsonReader& step, const spec::Pipeline& p) {
+    if (p.task != spec::Task::Classification) step.invalid("task is regression, but the model is a classifier");
+    if (p.classes.size() != 2 * static_cast<size_t>(p.outputs))
+        refuse(step, "an output with other than two classes (pg_predict combines binary members)");
+    std::vector<std::vector<double>> out;
+    for (size_t o = 0; o < static_cast<size_t>(p.outputs); ++o) out.push_back({p.classes[2 * o], p.classes[2 * o + 1]});
+    return out;
+}
+
+void finish_classifier(spec::Pipeline& p) {
+    p.classes.clear();  // the labels are the program's outputs
+    p.has_probabilities = false;
+}
+
 }  // namespace
+
+void multi_output_classifier(const JsonReader& step, int32_t width, spec::Pipeline& p) {
+    const std::string wrapper = "MultiOutputClassifier";
+    const std::vector<std::vector<double>> classes = output_classes(step, p);
+    const JsonReader estimators = step.array("estimators");
+    if (estimators.size() != classes.size())
+        estimators.invalid("has " + std::to_string(estimators.size()) + " members, the document's outputs is " +
+                           std::to_string(classes.size()));
+    spec::Step concat;
+    concat.op = spec::Op::Concat;
+    for (size_t k = 0; k < classes.size(); ++k)
+        concat.parts.push_back({all_columns(width), member_label_steps(estimators[k], width, classes[k], wrapper)});
+    p.steps.push_back(std::move(concat));
+    std::vector<int32_t> pick(classes.size());
+    for (size_t i = 0; i < pick.size(); ++i) pick[i] = static_cast<int32_t>(i);
+    pick_outputs(p, p.outputs, pick);
+    finish_classifier(p);
+}
+
+void classifier_chain(const JsonReader& step, int32_t width, spec::Pipeline& p) {
+    const std::string wrapper = "ClassifierChain";
+    const std::vector<std::vector<double>> classes = output_classes(step, p);
+    const JsonReader estimators = step.array("estimators");
+    if (estimators.size() != classes.size())
+        estimators.invalid("has " + std::to_string(estimators.size()) + " members, the document's outputs is " +
+                           std::to_string(classes.size()));
+    const std::vector<int32_t> position = chain_positions(step, p.outputs);
+    int32_t current = width;
+    for (size_t j = 0; j < estimators.size(); ++j) {
+        // Member j predicts output order[j], whose classes are the document's of that output.
+        const int32_t output = [&] {
+            for (size_t i = 0; i < position.size(); ++i)
+                if (position[i] == static_cast<int32_t>(j)) return static_cast<int32_t>(i);
+            return 0;
+        }();
+        spec::Step grow;
+        grow.op = spec::Op::Concat;
+        grow.parts.push_back({all_columns(current), {}});  // the row and the labels so far
+        grow.parts.push_back({all_columns(current), member_label_steps(estimators[j], current,
+                                                                       classes[static_cast<size_t>(output)], wrapper)});
+        p.steps.push_back(std::move(grow));
+        ++current;
+    }
+    pick_outputs(p, current, position);
+    finish_classifier(p);
+}
 
 void multi_output_regressor(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     const std::string wrapper = "MultiOutputRegressor";
@@ -132,17 +270,7 @@ void multi_output_regressor(const JsonReader& step, int32_t width, spec::Pipelin
 void regressor_chain(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     const std::string wrapper = "RegressorChain";
     const JsonReader estimators = members(step, p);
-    const int32_t outputs = p.outputs;
-    // order[j]: the output member j predicts; a permutation of 0..outputs-1.
-    const JsonReader order_at = step.array("order");
-    const std::vector<int32_t> order = order_at.integers(0, outputs - 1);
-    if (order.size() != static_cast<size_t>(outputs))
-        order_at.invalid("has " + std::to_string(order.size()) + " entries for " + std::to_string(outputs) + " outputs");
-    std::vector<int32_t> position(static_cast<size_t>(outputs), -1);
-    for (size_t j = 0; j < order.size(); ++j) {
-        if (position[static_cast<size_t>(order[j])] >= 0) order_at[j].invalid("repeats output " + std::to_string(order[j]));
-        position[static_cast<size_t>(order[j])] = static_cast<int32_t>(j);
-    }
+    const std::vector<int32_t> position = chain_positions(step, p.outputs);
     int32_t current = width;
     for (size_t j = 0; j < estimators.size(); ++j) {
         const spec::Pipeline member = import_member(estimators[j], current, wrapper);

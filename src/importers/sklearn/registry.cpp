@@ -112,6 +112,8 @@ const Handler kHandlers[] = {
     // multioutput.cpp
     {"MultiOutputRegressor", nullptr, multi_output_regressor, kRefused},
     {"RegressorChain", nullptr, regressor_chain, kRefused},
+    {"MultiOutputClassifier", nullptr, multi_output_classifier, kRefused},
+    {"ClassifierChain", nullptr, classifier_chain, kRefused},
 };
 
 std::string names(bool featurizers) {
