@@ -29,7 +29,20 @@ SELECT create_model('mo_chain', '{"format": "sklearn", "version": 1, "task": "re
   "steps": [{"type": "RegressorChain", "order": [1, 0], "estimators": [
     {"type": "Ridge", "coef": [1.0, 0.0], "intercept": 1.0},
     {"type": "LinearRegression", "coef": [10.0, 0.0, 100.0], "intercept": 0.0}]}]}'::jsonb);
-SELECT name, task, outputs, estimator, steps FROM models WHERE name LIKE 'mo\_%' ORDER BY name;
+-- labels: output 0 in {0, 1} is 1 where a > 0, output 1 in {3, 7} is 7 where -a > 0
+SELECT create_model('mo_labels', '{"format": "sklearn", "version": 1, "task": "classification", "outputs": 2,
+  "classes": [[0, 1], [3, 7]], "inputs": [{"name": "a", "type": "numeric"}],
+  "steps": [{"type": "MultiOutputClassifier", "estimators": [
+    {"type": "LogisticRegression", "classes": [0, 1], "coef": [[1.0]], "intercept": [0.0], "multi_class": "ovr"},
+    {"type": "LinearSVC", "classes": [3, 7], "coef": [[-1.0]], "intercept": [0.0], "loss": "squared_hinge"}]}]}'::jsonb);
+-- order [1, 0]: output 1 in {3, 7} is 7 where a > 0.5; output 0 in {0, 1} reads [a, output 1]
+-- and is 1 where output 1 > 5
+SELECT create_model('mo_label_chain', '{"format": "sklearn", "version": 1, "task": "classification", "outputs": 2,
+  "classes": [[0, 1], [3, 7]], "inputs": [{"name": "a", "type": "numeric"}],
+  "steps": [{"type": "ClassifierChain", "order": [1, 0], "estimators": [
+    {"type": "LogisticRegression", "classes": [3, 7], "coef": [[1.0]], "intercept": [-0.5], "multi_class": "ovr"},
+    {"type": "LogisticRegression", "classes": [0, 1], "coef": [[0.0, 1.0]], "intercept": [-5.0], "multi_class": "ovr"}]}]}'::jsonb);
+SELECT name, task, classes, outputs, estimator, steps FROM models WHERE name LIKE 'mo\_%' ORDER BY name;
 
 CREATE TABLE mo_rows (id int, a float8, b real);
 INSERT INTO mo_rows VALUES (1, 0, 0), (2, 1, 2), (3, -2, 5), (4, NULL, 1), (5, 3, NULL);
@@ -45,13 +58,23 @@ SELECT id, predict_outputs('mo_linear', r) AS linear, predict_outputs('mo_tree',
 RESET pg_predict.enable_batching;
 SELECT predict_outputs('mo_chain', ARRAY[2, 0]::float8[]), predict_outputs('mo_tree', ARRAY[0.5, 0]::real[]);
 
+-- the labels; a = 0 is no side of either margin: the first label
+SELECT id, predict_outputs('mo_labels', r) AS labels, predict_outputs('mo_label_chain', r) AS chain
+  FROM mo_rows r ORDER BY id;
+SET pg_predict.enable_batching = off;
+SELECT id, predict_outputs('mo_labels', r) AS labels, predict_outputs('mo_label_chain', r) AS chain
+  FROM mo_rows r ORDER BY id;
+RESET pg_predict.enable_batching;
+
 -- never a silent first column: every one-value function refuses, batched or not
 SELECT predict('mo_linear', r) FROM mo_rows r;
 SELECT predict_proba('mo_tree', r) FROM mo_rows r;
 SET pg_predict.enable_batching = off;
 SELECT predict('mo_chain', r) FROM mo_rows r;
 SELECT decision_function('mo_linear', ARRAY[1, 2]::float8[]);
+SELECT predict_label('mo_labels', ARRAY[1]::float8[]);
 RESET pg_predict.enable_batching;
+SELECT predict('mo_label_chain', r) FROM mo_rows r;
 
 -- documents that do not agree with themselves
 SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "regression", "outputs": 3,
@@ -75,8 +98,14 @@ SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "regr
       {"children_left": [-1], "children_right": [-1], "feature": [-2], "threshold": [-2], "value": [[[4]]]}]},
     {"type": "Ridge", "coef": [1.0], "intercept": 0.0}]}]}'::jsonb);
 SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "classification", "outputs": 2,
-  "classes": [0, 1], "inputs": [{"name": "a", "type": "numeric"}],
+  "classes": [[0, 1], [0, 1]], "inputs": [{"name": "a", "type": "numeric"}],
   "steps": [{"type": "LogisticRegression", "coef": [[1.0]], "intercept": [0.0]}]}'::jsonb);
+SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "classification", "outputs": 2,
+  "classes": [[0, 1], ["no", "yes"]], "inputs": [{"name": "a", "type": "numeric"}],
+  "steps": [{"type": "MultiOutputClassifier", "estimators": []}]}'::jsonb);
+SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "classification", "outputs": 2,
+  "classes": [[0, 1], [0, 1, 2]], "inputs": [{"name": "a", "type": "numeric"}],
+  "steps": [{"type": "MultiOutputClassifier", "estimators": []}]}'::jsonb);
 SELECT count(*) FROM models WHERE name = 'mo_bad';
 
 DROP TABLE mo_rows;

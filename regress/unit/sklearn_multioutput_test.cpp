@@ -3,6 +3,7 @@
 // values worked out by hand and against reference_predict; the spec keeps `outputs` through
 // JSON; inconsistent documents and chains of trees are refused naming the estimator.
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -175,6 +176,44 @@ TEST(SklearnMultiOutput, RandomForestAgainstReference) {
         expect_close(run_compiled(p, x, s), want, compiler::strategy_name(s));
 }
 
+json classifier_doc(json classes, json step) {
+    return {{"format", "sklearn"}, {"version", 1}, {"inputs", {{{"name", "a"}, {"type", "numeric"}}}},
+            {"task", "classification"}, {"outputs", classes.size()}, {"classes", classes}, {"steps", {step}}};
+}
+
+TEST(SklearnMultiOutput, ClassifierLabelsByHand) {
+    constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+    // output 0 in {0, 1}: 1 where a > 0 (logistic); output 1 in {3, 7}: 7 where -a > 0 (LinearSVC);
+    // output 2 in {-1, 1}: nearest neighbours of points 0 (-1) and 10 (1), k = 1.
+    const spec::Pipeline p = importers::import_sklearn(classifier_doc({{0, 1}, {3, 7}, {-1, 1}},
+        {{"type", "MultiOutputClassifier"}, {"estimators", {
+            {{"type", "LogisticRegression"}, {"classes", {0, 1}}, {"coef", {{1.0}}}, {"intercept", {0.0}}},
+            {{"type", "LinearSVC"}, {"classes", {3, 7}}, {"coef", {{-1.0}}}, {"intercept", {0.0}}},
+            {{"type", "KNeighborsClassifier"}, {"classes", {-1, 1}}, {"n_neighbors", 1}, {"p", 2},
+             {"weights", "uniform"}, {"fit_X", {{0.0}, {10.0}}}, {"y", {0, 1}}}}}}));
+    EXPECT_EQ(p.task, spec::Task::Classification);
+    EXPECT_EQ(p.output_width(), 3);
+    const std::vector<float> x = {2.0f, 0.0f, -3.0f, 6.0f, kNaN};
+    const std::vector<float> want = {1, 3, -1, 0, 3, -1, 0, 7, -1, 1, 3, 1, kNaN, kNaN, kNaN};
+    for (const std::vector<float>& got : {reference(p, x), run_compiled(p, x, compiler::Strategy::Native)}) {
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i) {
+            if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;  // NULL in, NULL out: never c0
+            else EXPECT_EQ(got[i], want[i]) << i;
+        }
+    }
+}
+
+TEST(SklearnMultiOutput, ClassifierChainByHand) {
+    // order [1, 0]: output 1 in {3, 7} is 7 where a > 0.5; output 0 reads [a, output 1]: 1 where
+    // output 1 > 5.
+    const spec::Pipeline p = importers::import_sklearn(classifier_doc({{0, 1}, {3, 7}},
+        {{"type", "ClassifierChain"}, {"order", {1, 0}}, {"estimators", {
+            {{"type", "LogisticRegression"}, {"classes", {3, 7}}, {"coef", {{1.0}}}, {"intercept", {-0.5}}},
+            {{"type", "LogisticRegression"}, {"classes", {0, 1}}, {"coef", {{0.0, 1.0}}}, {"intercept", {-5.0}}}}}}));
+    expect_all(p, {0.0f, 1.0f, -2.0f}, {0, 3, 1, 7, 0, 3}, "classifier chain");
+}
+
 TEST(SklearnMultiOutput, Refusals) {
     const json tree_member = {{"type", "DecisionTreeRegressor"}, {"n_classes", 1}, {"n_outputs", 1},
                               {"trees", {stump(0, 0.5, {1}, {2})}}};
@@ -202,6 +241,24 @@ TEST(SklearnMultiOutput, Refusals) {
     expect_error([&] { importers::import_sklearn(doc(2, 3, {{"type", "MultiOutputRegressor"},
                                                             {"estimators", {ridge_member, ridge_member}}})); },
                  ErrorCategory::InvalidModel, {"estimators", "2 members", "outputs is 3"});
+    // Classifiers: a single-output classifier in a multi-output document, members of other
+    // labels than the document's, a tree member, an output of three labels.
+    const json logistic = {{"type", "LogisticRegression"}, {"classes", {0, 1}}, {"coef", {{1.0}}}, {"intercept", {0.0}}};
+    expect_error([&] { importers::import_sklearn(classifier_doc({{0, 1}, {0, 1}}, logistic)); },
+                 ErrorCategory::Unsupported, {"LogisticRegression", "single-output classifier"});
+    expect_error([&] { importers::import_sklearn(classifier_doc({{0, 1}, {3, 7}}, {{"type", "MultiOutputClassifier"},
+                                                                                 {"estimators", {logistic, logistic}}})); },
+                 ErrorCategory::InvalidModel, {"classes", "differ from the document's"});
+    const json forest = {{"type", "RandomForestClassifier"}, {"classes", {0, 1}}, {"n_classes", 2},
+                         {"trees", {{{"children_left", {1, -1, -1}}, {"children_right", {2, -1, -1}},
+                                     {"feature", {0, -2, -2}}, {"threshold", {0.5, -2.0, -2.0}},
+                                     {"value", {{{1.0, 1.0}}, {{1.0, 0.0}}, {{0.0, 1.0}}}}}}}};
+    expect_error([&] { importers::import_sklearn(classifier_doc({{0, 1}, {0, 1}}, {{"type", "MultiOutputClassifier"},
+                                                                                 {"estimators", {logistic, forest}}})); },
+                 ErrorCategory::Unsupported, {"RandomForestClassifier", "cannot be a member of MultiOutputClassifier"});
+    expect_error([&] { importers::import_sklearn(classifier_doc({{0, 1}, {0, 1, 2}}, {{"type", "MultiOutputClassifier"},
+                                                                                    {"estimators", {logistic, logistic}}})); },
+                 ErrorCategory::Unsupported, {"an output of 3 labels"});
 }
 
 }  // namespace

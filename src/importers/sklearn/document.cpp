@@ -134,6 +134,10 @@ void Document::read_task() {
                         refuse(labels[i], "a label that is not a number in a multi-output classifier "
                                           "(predict_outputs() returns float8 labels)");
                 const std::vector<double> v = labels.numbers();
+                if (v.size() != 2)
+                    refuse(labels, "an output of " + std::to_string(v.size()) +
+                                       " labels (multi-output classifiers combine binary members)");
+                if (v[0] == v[1]) labels.invalid("lists one label twice");
                 p_.classes.insert(p_.classes.end(), v.begin(), v.end());
             }
         }
