@@ -13,7 +13,7 @@ SELECT create_model('mo_tree', '{"format": "sklearn", "version": 1, "task": "reg
   "steps": [{"type": "DecisionTreeRegressor", "n_classes": 1, "n_outputs": 2, "trees": [
     {"children_left": [1, -1, -1], "children_right": [2, -1, -1], "feature": [0, -2, -2],
      "threshold": [0.5, -2, -2], "value": [[[1.5], [15]], [[1], [10]], [[2], [20]]]}]}]}'::jsonb);
--- member 0: a stump on b (b <= 1: 5, else 7); member 1: y1 = a - b
+-- member 0: a stump on b (b <= 1: 5, else 7); member 1: a single leaf, 4
 SELECT create_model('mo_wrapper', '{"format": "sklearn", "version": 1, "task": "regression", "outputs": 2,
   "inputs": [{"name": "a", "type": "numeric"}, {"name": "b", "type": "numeric"}],
   "steps": [{"type": "MultiOutputRegressor", "estimators": [
@@ -46,7 +46,8 @@ SELECT name, task, classes, outputs, estimator, steps FROM models WHERE name LIK
 
 CREATE TABLE mo_rows (id int, a float8, b real);
 INSERT INTO mo_rows VALUES (1, 0, 0), (2, 1, 2), (3, -2, 5), (4, NULL, 1), (5, 3, NULL);
--- a NULL is imputed in mo_linear (a: 0, b: 10); the others give NULL for a NULL input
+-- a NULL is imputed in mo_linear (a: 0, b: 10); a tree sends it right (NaN goes right, as in every
+-- scikit-learn tree model here); the linear chain gives NULL
 SELECT id, predict_outputs('mo_linear', r) AS linear, predict_outputs('mo_tree', r) AS tree,
        predict_outputs('mo_wrapper', r) AS wrapper, predict_outputs('mo_chain', r) AS chain
   FROM mo_rows r ORDER BY id;
