@@ -148,10 +148,11 @@ SkTree read_tree(const JsonReader& t, int32_t num_features, size_t width, size_t
         // A leaf: its value row for output 0.
         const JsonReader v = a[4][i];
         if (!v.is_array() || v.empty()) v.invalid("must be an array [outputs][classes]");
-        if (v.size() != outputs && outputs == 1)
+        if (v.size() != outputs && width > 1)
             refuse(v, "multi-output classifiers (" + std::to_string(v.size()) + " outputs)");
         if (v.size() != outputs)
-            v.invalid("has " + std::to_string(v.size()) + " outputs, the model " + std::to_string(outputs));
+            v.invalid("has " + std::to_string(v.size()) + " outputs, the document's outputs is " +
+                      std::to_string(outputs));
         if (outputs == 1) {
             out.leaf[i] = v[0].finite_numbers(width);
         } else {
