@@ -73,6 +73,11 @@ def export(estimator, feature_names=None):
         doc["task"] = "classification"
         doc["outputs"] = step["n_outputs"]
         doc["classes"] = multioutput.output_classes(step)
+    elif kind in trees.CLASSIFIERS and getattr(model, "n_outputs_", 1) > 1:
+        # A tree classifier of a 2-D y: one label per output, each output's two labels.
+        doc["task"] = "classification"
+        doc["outputs"] = int(model.n_outputs_)
+        doc["classes"] = [_numeric_pair(model, k, c, ctx) for k, c in enumerate(model.classes_)]
     elif kind in CLASSIFIERS:
         doc["task"] = "classification"
         doc["classes"] = [-1, 1] if kind in trees.OUTLIER_DETECTORS else _classes(model, ctx)
@@ -195,6 +200,15 @@ def _classes(model, ctx):
 
 
 # ---- the walk -------------------------------------------------------------------------------
+
+def _numeric_pair(model, k, classes, ctx):
+    """Output k's two labels of a multi-output classifier, as JSON numbers."""
+    labels = list(classes)
+    if len(labels) != 2 or _label_kind(labels[0]) != "number" or _label_kind(labels[1]) != "number":
+        ctx.refuse(model, None, f"output {k} has the classes {labels!r}: a multi-output classifier "
+                   "needs two numeric labels per output (predict_outputs() returns float8)")
+    return [label(c) for c in labels]
+
 
 def _is_passthrough(est):
     return est is None or (isinstance(est, str) and est == "passthrough")

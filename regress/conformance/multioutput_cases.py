@@ -77,6 +77,8 @@ def classifier_cases():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier
     prep = sklearn_cases._prep
     imputed = lambda step: make_pipeline(SimpleImputer(strategy="median"), step)  # noqa: E731
     return {
@@ -96,4 +98,8 @@ def classifier_cases():
                                    ALL, False),
         "chain_knn_distance": (imputed(make_pipeline(StandardScaler(), ClassifierChain(
             KNeighborsClassifier(n_neighbors=4, weights="distance")))), NUMERIC, True),
+        # trees fitted on the 2-D y itself: binary outputs
+        "decision_tree": (DecisionTreeClassifier(max_depth=5, random_state=0), NAN_FREE, True),
+        "random_forest": (RandomForestClassifier(n_estimators=7, random_state=0), NAN_FREE, True),
+        "extra_trees_imputed": (imputed(ExtraTreesClassifier(n_estimators=5, random_state=0)), NUMERIC, True),
     }

@@ -306,8 +306,14 @@ def test_refuse_multi_output(_env):
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
     X, y = small_frame()
     Y = np.column_stack([y, 1 - y])
-    expect_refusal(fit_quiet(DecisionTreeClassifier(max_depth=2), X[["income"]], Y),
-                   "DecisionTreeClassifier", "multi-output")
+    # A tree classifier of binary outputs is exported (one label per output); an output of
+    # three classes is refused.
+    doc = export(fit_quiet(DecisionTreeClassifier(max_depth=2), X[["income"]], Y))
+    assert_equal("DecisionTreeClassifier of two binary outputs: (task, outputs, classes)",
+                 (doc["task"], doc.get("outputs"), doc["classes"]), ("classification", 2, [[0, 1], [0, 1]]))
+    expect_refusal(fit_quiet(DecisionTreeClassifier(max_depth=2), X[["income"]],
+                             np.column_stack([y, np.arange(len(y)) % 3])),
+                   "DecisionTreeClassifier", "output 1 has 3 classes")
     # Multi-output regressors are exported, their document saying how many outputs
     # (test_multioutput.py scores them).
     for est in (DecisionTreeRegressor(max_depth=2), LinearRegression()):

@@ -181,6 +181,20 @@ json classifier_doc(json classes, json step) {
             {"task", "classification"}, {"outputs", classes.size()}, {"classes", classes}, {"steps", {step}}};
 }
 
+// The program gives a decision value per output: label classes[2k + 1] where it is > 0 (what
+// PostgreSQL's side returns); NaN stays NaN (NULL in, NULL out: never the first label).
+void expect_labels(const spec::Pipeline& p, const std::vector<float>& got, const std::vector<float>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    const size_t k = static_cast<size_t>(p.outputs);
+    for (size_t i = 0; i < want.size(); ++i) {
+        if (std::isnan(want[i])) {
+            EXPECT_TRUE(std::isnan(got[i])) << i;
+            continue;
+        }
+        EXPECT_EQ(p.classes[2 * (i % k) + (got[i] > 0.0f ? 1 : 0)], want[i]) << i << ": " << got[i];
+    }
+}
+
 TEST(SklearnMultiOutput, ClassifierLabelsByHand) {
     constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
     // output 0 in {0, 1}: 1 where a > 0 (logistic); output 1 in {3, 7}: 7 where -a > 0 (LinearSVC);
@@ -193,15 +207,11 @@ TEST(SklearnMultiOutput, ClassifierLabelsByHand) {
              {"weights", "uniform"}, {"fit_X", {{0.0}, {10.0}}}, {"y", {0, 1}}}}}}));
     EXPECT_EQ(p.task, spec::Task::Classification);
     EXPECT_EQ(p.output_width(), 3);
+    EXPECT_EQ(p.classes, (std::vector<double>{0, 1, 3, 7, -1, 1}));
     const std::vector<float> x = {2.0f, 0.0f, -3.0f, 6.0f, kNaN};
     const std::vector<float> want = {1, 3, -1, 0, 3, -1, 0, 7, -1, 1, 3, 1, kNaN, kNaN, kNaN};
-    for (const std::vector<float>& got : {reference(p, x), run_compiled(p, x, compiler::Strategy::Native)}) {
-        ASSERT_EQ(got.size(), want.size());
-        for (size_t i = 0; i < want.size(); ++i) {
-            if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;  // NULL in, NULL out: never c0
-            else EXPECT_EQ(got[i], want[i]) << i;
-        }
-    }
+    for (const std::vector<float>& got : {reference(p, x), run_compiled(p, x, compiler::Strategy::Native)})
+        expect_labels(p, got, want);
 }
 
 TEST(SklearnMultiOutput, ClassifierChainByHand) {
@@ -211,7 +221,29 @@ TEST(SklearnMultiOutput, ClassifierChainByHand) {
         {{"type", "ClassifierChain"}, {"order", {1, 0}}, {"estimators", {
             {{"type", "LogisticRegression"}, {"classes", {3, 7}}, {"coef", {{1.0}}}, {"intercept", {-0.5}}},
             {{"type", "LogisticRegression"}, {"classes", {0, 1}}, {"coef", {{0.0, 1.0}}}, {"intercept", {-5.0}}}}}}));
-    expect_all(p, {0.0f, 1.0f, -2.0f}, {0, 3, 1, 7, 0, 3}, "classifier chain");
+    const std::vector<float> x = {0.0f, 1.0f, -2.0f}, want = {0, 3, 1, 7, 0, 3};
+    expect_labels(p, reference(p, x), want);
+    expect_labels(p, run_compiled(p, x, compiler::Strategy::Native), want);
+}
+
+TEST(SklearnMultiOutput, TreeClassifierOfBinaryOutputsByHand) {
+    // Two trees, two outputs of labels {0, 1} and {3, 7}, counts [nodes × outputs × 2]:
+    // tree 1 on a (a <= 0.5: output 0 counts (3, 1), output 1 (0, 2); else (1, 3), (2, 2));
+    // tree 2 a leaf: (1, 1), (4, 0). Averaged P(second label): a <= 0.5: (0.375, 0.5) → labels
+    // (0, 3) (a tie predicts the first); else (0.625, 0.25) → (1, 3).
+    const json tree1 = {{"children_left", {1, -1, -1}}, {"children_right", {2, -1, -1}}, {"feature", {0, -2, -2}},
+                        {"threshold", {0.5, -2.0, -2.0}},
+                        {"value", {{{4.0, 4.0}, {2.0, 4.0}}, {{3.0, 1.0}, {0.0, 2.0}}, {{1.0, 3.0}, {2.0, 2.0}}}}};
+    const json tree2 = {{"children_left", {-1}}, {"children_right", {-1}}, {"feature", {-2}}, {"threshold", {-2.0}},
+                        {"value", {{{1.0, 1.0}, {4.0, 0.0}}}}};
+    const spec::Pipeline p = importers::import_sklearn(classifier_doc({{0, 1}, {3, 7}},
+        {{"type", "RandomForestClassifier"}, {"n_classes", {2, 2}}, {"n_outputs", 2}, {"trees", {tree1, tree2}}}));
+    const std::vector<float> x = {0.0f, 1.0f};
+    const std::vector<float> want = {0, 3, 1, 3};
+    expect_labels(p, reference(p, x), want);
+    for (compiler::Strategy s : {compiler::Strategy::Native, compiler::Strategy::Gemm,
+                                 compiler::Strategy::TreeTraversal, compiler::Strategy::PerfectTreeTraversal})
+        expect_labels(p, run_compiled(p, x, s), want);
 }
 
 TEST(SklearnMultiOutput, Refusals) {
@@ -256,6 +288,9 @@ TEST(SklearnMultiOutput, Refusals) {
     expect_error([&] { importers::import_sklearn(classifier_doc({{0, 1}, {0, 1}}, {{"type", "MultiOutputClassifier"},
                                                                                  {"estimators", {logistic, forest}}})); },
                  ErrorCategory::Unsupported, {"RandomForestClassifier", "cannot be a member of MultiOutputClassifier"});
+    expect_error([&] { importers::import_sklearn(classifier_doc({{0, 1}, {0, 1}}, {{"type", "RandomForestClassifier"},
+                                                                                {"n_classes", {2, 3}}, {"trees", {forest["trees"][0]}}})); },
+                 ErrorCategory::Unsupported, {"RandomForestClassifier", "an output of 3 classes"});
     expect_error([&] { importers::import_sklearn(classifier_doc({{0, 1}, {0, 1, 2}}, {{"type", "MultiOutputClassifier"},
                                                                                     {"estimators", {logistic, logistic}}})); },
                  ErrorCategory::Unsupported, {"an output of 3 labels"});

@@ -297,9 +297,10 @@ void validate(const Pipeline& p) {
     if (p.task == Task::Transform && p.outputs != 1) invalid("a transformer has no outputs besides its columns");
     if (p.outputs < 1 || p.outputs > kMaxGroups) invalid("outputs must be in [1, " + std::to_string(kMaxGroups) + "]");
     if (p.task == Task::Classification && p.outputs > 1) {
-        // A multi-output classifier's program gives each output's label: no classes of its own.
-        if (!p.classes.empty() || !p.class_labels.empty() || p.has_probabilities)
-            invalid("a multi-output classifier has no classes and no probabilities (its outputs are the labels)");
+        // A multi-output classifier's program gives one decision value per output: label
+        // classes[2k + 1] of output k where it is > 0, else classes[2k].
+        if (p.classes.size() != 2 * static_cast<size_t>(p.outputs) || !p.class_labels.empty() || p.has_probabilities)
+            invalid("a multi-output classifier lists two numeric labels per output and has no probabilities");
         if (m.num_groups != p.outputs || p.transform != PostTransform::Identity)
             invalid("a multi-output classifier of " + std::to_string(p.outputs) +
                     " outputs has as many groups and the identity transform");

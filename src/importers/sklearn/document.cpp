@@ -241,10 +241,13 @@ void Document::read_model(const JsonReader& raw, const Columns& cols) {
         step.unsupported("estimator \"" + type + "\" is not supported" +
                          (h != nullptr ? " as the last step (it is a transformer)" : "") +
                          "; supported: " + estimator_names());
-    if (p_.task == spec::Task::Classification && p_.outputs > 1 && h->estimator != multi_output_classifier &&
-        h->estimator != classifier_chain)
+    const bool multi_output_classifiers = h->estimator == multi_output_classifier || h->estimator == classifier_chain ||
+                                          h->estimator == decision_tree_classifier ||
+                                          h->estimator == random_forest_classifier || h->estimator == extra_trees_classifier;
+    if (p_.task == spec::Task::Classification && p_.outputs > 1 && !multi_output_classifiers)
         step.unsupported("is a single-output classifier, but the document's outputs is " + std::to_string(p_.outputs) +
-                         " (multi-output classification: MultiOutputClassifier, ClassifierChain)");
+                         " (multi-output classification: MultiOutputClassifier, ClassifierChain, decision trees and "
+                         "forests)");
     if (p_.task == spec::Task::Classification && p_.classes.size() == 1) return one_class(step, h, type);
     h->estimator(step, width, p_);
     if (p_.task == spec::Task::Regression && p_.model.num_groups != p_.outputs)

@@ -12,13 +12,16 @@
 //    `linear` at the end picks the outputs in the document's order. A tree ensemble cannot be
 //    a step (it ends a program), so a chain of trees is refused.
 //  - MultiOutputClassifier, ClassifierChain: the same shapes over binary classifiers with
-//    numeric labels (multi-label classification), each member giving its label c0 / c1 as one
-//    column: its decision value d (label c1 exactly when d > 0, as scikit-learn's predict: the
-//    margin of a logistic model, row 1 - row 0 of two-column scores: [-d, d] decision values,
-//    nearest-neighbour class weights), then c0 + (c1 - c0) [d > 0] + clip(d, 0, 0) (`threshold`,
-//    and `clip` that is 0, or NaN where d is: a missing input gives NaN, never c0). The chain
-//    feeds the predicted labels to later members (scikit-learn 1.2's ClassifierChain). The spec
-//    is a classification of `outputs` > 1 with no classes: the labels are the program's output.
+//    numeric labels (multi-label classification). The spec is a classification of `outputs` > 1
+//    whose classes are each output's two labels (c0, c1 of output k at 2k, 2k + 1) and whose
+//    program gives one decision value per output: label c1 exactly where it is > 0
+//    (PostgreSQL's side picks the label; NaN: NULL). A member's decision value d is what
+//    scikit-learn's predict thresholds: the margin of a logistic model, row 1 - row 0 of
+//    two-column scores ([-d, d] decision values, nearest-neighbour class weights). The chain
+//    feeds the predicted labels to later members (scikit-learn 1.2's ClassifierChain): each
+//    member appends c0 + (c1 - c0) [d > 0] + clip(d, 0, 0) (`threshold`, and a `clip` that is 0,
+//    or NaN where d is: a missing input gives NaN, never c0), and the outputs are
+//    (c1 - c0)(label - (c0 + c1) / 2).
 // Every member computes in float64 as scikit-learn does; a mix of trees and other members in
 // one MultiOutputRegressor is refused.
 #include <string>
@@ -116,9 +119,10 @@ JsonReader members(const JsonReader& step, const spec::Pipeline& p) {
 // --- classifiers ------------------------------------------------------------------------------
 
 // One binary member classifier over `width` columns, with its own `classes` (two numbers, as
-// the document lists for its output): featurizer steps giving its label.
-std::vector<spec::Step> member_label_steps(const JsonReader& raw, int32_t width, const std::vector<double>& classes,
-                                           const std::string& wrapper) {
+// the document lists for its output): featurizer steps giving its decision value d (label
+// classes[1] exactly where d > 0), and with `as_label` then the label itself.
+std::vector<spec::Step> member_steps(const JsonReader& raw, int32_t width, const std::vector<double>& classes,
+                                     const std::string& wrapper, bool as_label) {
     const JsonReader step = step_reader(raw);
     const std::string type = step.string("type");
     const Handler* h = find_handler(type);
@@ -156,6 +160,7 @@ std::vector<spec::Step> member_label_steps(const JsonReader& raw, int32_t width,
     }
     std::vector<spec::Step> steps = m.steps;
     steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({d})}, {"offset", spec::numbers_to_json({d0})}}));
+    if (!as_label) return steps;
     spec::Step split;
     split.op = spec::Op::Concat;
     split.parts.push_back({{0}, {make_step(spec::Op::Threshold, {{"threshold", 0.0}})}});
@@ -178,8 +183,7 @@ std::vector<std::vector<double>> output_classes(const JsonReader& step, const sp
 }
 
 void finish_classifier(spec::Pipeline& p) {
-    p.classes.clear();  // the labels are the program's outputs
-    p.has_probabilities = false;
+    p.has_probabilities = false;  // the outputs are decision values, one per output
 }
 
 }  // namespace
@@ -194,7 +198,7 @@ void multi_output_classifier(const JsonReader& step, int32_t width, spec::Pipeli
     spec::Step concat;
     concat.op = spec::Op::Concat;
     for (size_t k = 0; k < classes.size(); ++k)
-        concat.parts.push_back({all_columns(width), member_label_steps(estimators[k], width, classes[k], wrapper)});
+        concat.parts.push_back({all_columns(width), member_steps(estimators[k], width, classes[k], wrapper, false)});
     p.steps.push_back(std::move(concat));
     std::vector<int32_t> pick(classes.size());
     for (size_t i = 0; i < pick.size(); ++i) pick[i] = static_cast<int32_t>(i);
@@ -221,12 +225,23 @@ void classifier_chain(const JsonReader& step, int32_t width, spec::Pipeline& p) 
         spec::Step grow;
         grow.op = spec::Op::Concat;
         grow.parts.push_back({all_columns(current), {}});  // the row and the labels so far
-        grow.parts.push_back({all_columns(current), member_label_steps(estimators[j], current,
-                                                                       classes[static_cast<size_t>(output)], wrapper)});
+        grow.parts.push_back({all_columns(current), member_steps(estimators[j], current,
+                                                                 classes[static_cast<size_t>(output)], wrapper, true)});
         p.steps.push_back(std::move(grow));
         ++current;
     }
-    pick_outputs(p, current, position);
+    // Output i from the label at its chain position: (c1 - c0)(label - (c0 + c1) / 2) > 0
+    // exactly when the label is c1.
+    const size_t k = position.size();
+    Matrix coef(k, std::vector<double>(static_cast<size_t>(current), 0.0));
+    std::vector<double> intercept(k);
+    for (size_t i = 0; i < k; ++i) {
+        const double c0 = classes[i][0], c1 = classes[i][1];
+        coef[i][static_cast<size_t>(current) - k + static_cast<size_t>(position[i])] = c1 - c0;
+        intercept[i] = -(c1 - c0) * (c0 + c1) / 2.0;
+    }
+    set_linear(p, coef, intercept, current);
+    p.transform = PostTransform::Identity;
     finish_classifier(p);
 }
 

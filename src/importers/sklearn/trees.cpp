@@ -17,6 +17,9 @@
 //    estimator tree for class 1 only, transform Complement ([1 - p, p]).
 //  - Regressors: leaf = value[0][0] / n_trees; a multi-output one (n_outputs_ > 1) gives one
 //    spec tree per (tree, output o) in group o with leaf = value[o][0] / n_trees.
+//  - Multi-output classifiers of binary outputs: one spec tree per (tree, output o) in group o
+//    with leaf = P(second label of o) / n_trees, base margin -1/2: a decision value per output
+//    (spec::Pipeline::outputs), label 2o + 1 where it is > 0.
 //  - GradientBoosting*: raw = init + learning_rate · Σ tree values (value[0][0]). The
 //    learning rate is folded into the leaves in double before rounding to float32.
 //      classifier, 2 classes, log_loss/deviance: p = expit(raw)      → Logistic, 1 group
@@ -153,10 +156,10 @@ SkTree read_tree(const JsonReader& t, int32_t num_features, size_t width, size_t
         if (v.size() != outputs)
             v.invalid("has " + std::to_string(v.size()) + " outputs, the document's outputs is " +
                       std::to_string(outputs));
-        if (outputs == 1) {
-            out.leaf[i] = v[0].finite_numbers(width);
-        } else {
-            for (size_t o = 0; o < outputs; ++o) out.leaf[i].push_back(v[o].finite_numbers(1)[0]);
+        // Several outputs: their value rows one after the other (output o at o * width).
+        for (size_t o = 0; o < outputs; ++o) {
+            const std::vector<double> row = v[o].finite_numbers(width);
+            out.leaf[i].insert(out.leaf[i].end(), row.begin(), row.end());
         }
     }, [&](int32_t i) { read_split(out, i, a[2], a[3], num_features); });
     return out;
@@ -201,11 +204,11 @@ size_t class_count(const JsonReader& step, const spec::Pipeline& p) {
 }
 
 void forest(const JsonReader& step, const Kind& e, int32_t num_features, spec::Pipeline& p) {
-    // A multi-output regressor has n_outputs = the document's outputs; classifiers have one.
-    const int64_t want_outputs = e.classifier ? 1 : p.outputs;
-    if (auto no = step.optional("n_outputs"); no && no->integer(1, INT32_MAX) != want_outputs) {
-        if (e.classifier) refuse(*no, "multi-output classifiers (n_outputs = " + no->value().dump() + ")");
-        no->invalid("is " + no->value().dump() + " but the document's outputs is " + std::to_string(want_outputs));
+    // n_outputs is the document's outputs (several: a regressor, or a classifier of binary outputs).
+    if (auto no = step.optional("n_outputs"); no && no->integer(1, INT32_MAX) != p.outputs) {
+        if (e.classifier && p.outputs == 1)
+            refuse(*no, "multi-output classifiers (n_outputs = " + no->value().dump() + ") in a single-output document");
+        no->invalid("is " + no->value().dump() + " but the document's outputs is " + std::to_string(p.outputs));
     }
     const JsonReader trees = step.array("trees");
     if (trees.empty()) trees.invalid("is empty");
@@ -213,6 +216,40 @@ void forest(const JsonReader& step, const Kind& e, int32_t num_features, spec::P
         trees.invalid("has " + std::to_string(trees.size()) + " trees; a " + step.string("type") + " has one");
     const double n_trees = static_cast<double>(trees.size());
     auto& m = p.model;
+    if (e.classifier && p.outputs > 1) {
+        // Binary outputs (the document lists two labels per output): output o's decision value
+        // is P(its second label) - 1/2, the trees' averaged probabilities with a base margin of
+        // -1/2; label classes[2o + 1] where it is > 0 (a tie, 1/2, predicts the first label, as
+        // scikit-learn's argmax).
+        need_task(step, p, true);
+        const size_t outputs = static_cast<size_t>(p.outputs);
+        if (auto nc = step.optional("n_classes")) {
+            const std::vector<int32_t> counts = nc->integers(1, kMaxClasses);
+            if (counts.size() != outputs) nc->invalid("has " + std::to_string(counts.size()) + " entries for " +
+                                                      std::to_string(outputs) + " outputs");
+            for (size_t o = 0; o < outputs; ++o)
+                if (counts[o] != 2) refuse((*nc)[o], "an output of " + std::to_string(counts[o]) +
+                                                         " classes in a multi-output tree classifier (binary outputs only)");
+        }
+        m.num_groups = p.outputs;
+        m.trees.reserve(trees.size() * outputs);
+        for (size_t ti = 0; ti < trees.size(); ++ti) {
+            check_interrupts();
+            const JsonReader tree = trees[ti];
+            const SkTree s = read_tree(tree, num_features, 2, outputs);
+            for (size_t o = 0; o < outputs; ++o)
+                m.trees.push_back(to_spec(tree, s, static_cast<int32_t>(o), num_features, [&](const std::vector<double>& v) {
+                    double sum = v[2 * o] + v[2 * o + 1];
+                    if (sum == 0.0) sum = 1.0;
+                    return v[2 * o + 1] / sum / n_trees;
+                }));
+        }
+        m.base_margin.assign(outputs, -0.5f);
+        p.transform = PostTransform::Identity;
+        p.has_probabilities = false;
+        p.objective = step.string("type");
+        return;
+    }
     if (e.classifier) {
         const size_t K = class_count(step, p);
         // Two classes: P(class 0) = 1 - P(class 1), so one tree per estimator tree carries
