@@ -42,6 +42,14 @@ SELECT create_model('mo_label_chain', '{"format": "sklearn", "version": 1, "task
   "steps": [{"type": "ClassifierChain", "order": [1, 0], "estimators": [
     {"type": "LogisticRegression", "classes": [3, 7], "coef": [[1.0]], "intercept": [-0.5], "multi_class": "ovr"},
     {"type": "LogisticRegression", "classes": [0, 1], "coef": [[0.0, 1.0]], "intercept": [-5.0], "multi_class": "ovr"}]}]}'::jsonb);
+-- a tree of two binary outputs, classes counted per output: a <= 0.5: (3, 1) → 0, (0, 2) → 7;
+-- else (1, 3) → 1, (2, 0) → 3
+SELECT create_model('mo_label_tree', '{"format": "sklearn", "version": 1, "task": "classification", "outputs": 2,
+  "classes": [[0, 1], [3, 7]], "inputs": [{"name": "a", "type": "numeric"}],
+  "steps": [{"type": "DecisionTreeClassifier", "n_classes": [2, 2], "n_outputs": 2, "trees": [
+    {"children_left": [1, -1, -1], "children_right": [2, -1, -1], "feature": [0, -2, -2],
+     "threshold": [0.5, -2, -2], "value": [[[4, 4], [2, 2]], [[3, 1], [0, 2]], [[1, 3], [2, 0]]]}]}]}'::jsonb);
+-- models.classes: two labels per output
 SELECT name, task, classes, outputs, estimator, steps FROM models WHERE name LIKE 'mo\_%' ORDER BY name;
 
 CREATE TABLE mo_rows (id int, a float8, b real);
@@ -60,10 +68,12 @@ RESET pg_predict.enable_batching;
 SELECT predict_outputs('mo_chain', ARRAY[2, 0]::float8[]), predict_outputs('mo_tree', ARRAY[0.5, 0]::real[]);
 
 -- the labels; a = 0 is no side of either margin: the first label
-SELECT id, predict_outputs('mo_labels', r) AS labels, predict_outputs('mo_label_chain', r) AS chain
+SELECT id, predict_outputs('mo_labels', r) AS labels, predict_outputs('mo_label_chain', r) AS chain,
+       predict_outputs('mo_label_tree', r) AS tree
   FROM mo_rows r ORDER BY id;
 SET pg_predict.enable_batching = off;
-SELECT id, predict_outputs('mo_labels', r) AS labels, predict_outputs('mo_label_chain', r) AS chain
+SELECT id, predict_outputs('mo_labels', r) AS labels, predict_outputs('mo_label_chain', r) AS chain,
+       predict_outputs('mo_label_tree', r) AS tree
   FROM mo_rows r ORDER BY id;
 RESET pg_predict.enable_batching;
 
