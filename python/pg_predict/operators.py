@@ -82,11 +82,14 @@ OPERATORS = [
     Operator("LinearSVR", "regressor", "`linear`", ""),
     # trees
     Operator("DecisionTreeClassifier", "classifier", "tree ensemble (`<=`, float32)",
-             "native kernel or GEMM / TreeTraversal / PerfectTreeTraversal"),
+             "native kernel or GEMM / TreeTraversal / PerfectTreeTraversal; a 2-D y of binary "
+             "outputs: P(second label) − 1/2 per output, each output's label (predict_outputs())"),
     Operator("DecisionTreeRegressor", "regressor", "tree ensemble (`<=`, float32)", "a 2-D y: one tree per (tree, target), each target a group (predict_outputs())"),
-    Operator("RandomForestClassifier", "classifier", "tree ensemble, averaged", ""),
+    Operator("RandomForestClassifier", "classifier", "tree ensemble, averaged",
+             "a 2-D y of binary outputs: as DecisionTreeClassifier"),
     Operator("RandomForestRegressor", "regressor", "tree ensemble, averaged", "a 2-D y: one tree per (tree, target), each target a group (predict_outputs())"),
-    Operator("ExtraTreesClassifier", "classifier", "tree ensemble, averaged", ""),
+    Operator("ExtraTreesClassifier", "classifier", "tree ensemble, averaged",
+             "a 2-D y of binary outputs: as DecisionTreeClassifier"),
     Operator("ExtraTreesRegressor", "regressor", "tree ensemble, averaged", "a 2-D y: one tree per (tree, target), each target a group (predict_outputs())"),
     Operator("GradientBoostingClassifier", "classifier", "tree ensemble + sigmoid / softmax",
              "log-loss and exponential loss; `init` the default prior or 'zero'"),
@@ -191,13 +194,14 @@ OPERATORS = [
              "(linear, GLM, KNN, SVR, MLP); tree members refused (a tree ensemble cannot feed "
              "a later member)"),
     Operator("MultiOutputClassifier", "classifier",
-             "`concat` of each member's steps + `project` (its decision value d) + `threshold` / "
-             "`clip` + `project` (the label c0 + (c1 − c0)·[d > 0]), `linear` (identity)",
+             "`concat` of each member's steps + `project` (its decision value d: the second label "
+             "where d > 0), `linear` (identity)",
              "each output's label (predict_outputs()); binary members with numeric labels "
-             "(multi-label): linear classifiers, KNeighborsClassifier; models.classes is NULL"),
+             "(multi-label): linear classifiers, KNeighborsClassifier; models.classes lists two "
+             "labels per output"),
     Operator("ClassifierChain", "classifier",
-             "per member a `concat` [the vector, its label as for MultiOutputClassifier] that "
-             "appends its predicted label; `linear` (identity) picks the outputs in `order_`",
+             "per member a `concat` [the vector, its d + `threshold` / `clip` + `project` (the label "
+             "c0 + (c1 − c0)·[d > 0])] that appends its label; `linear` picks the outputs in `order_`",
              "as MultiOutputClassifier; later members read the earlier predicted labels "
              "(scikit-learn 1.2)"),
 ]
