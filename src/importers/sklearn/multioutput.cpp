@@ -1,5 +1,5 @@
 // scikit-learn's multi-output wrappers (python/pg_predict/multioutput.py writes them): one
-// regressor per output, each imported as a pipeline of its own, then combined into one program
+// estimator per output, each imported as a pipeline of its own, then combined into one program
 // whose groups are the outputs (spec::Pipeline::outputs):
 //  - MultiOutputRegressor: member k predicts output k from the row. Tree ensembles are merged
 //    into one ensemble, the trees of member k in group k (their base margin its base margin);
