@@ -4,15 +4,15 @@ The walk: a Pipeline is flattened into its steps; the last one is a model, the o
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
 FeatureUnion (here). A pipeline (or a lone featurizer) whose last step is a featurizer too is a
 "transformer": transform() in SQL gives its output columns. Models are in linear.py, trees.py,
-naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py and neighbors.py;
+naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py, neighbors.py and multioutput.py;
 model_selection.py puts a GridSearchCV's or RandomizedSearchCV's best_estimator_ in its place."""
 
 import numbers
 
 import numpy as np
 
-from . import (calibration, cluster, featurizers, linear, mixture, model_selection, naive_bayes,
-               neighbors, neural, svm, trees)
+from . import (calibration, cluster, featurizers, linear, mixture, model_selection, multioutput,
+               naive_bayes, neighbors, neural, svm, trees)
 from ._common import Context, ExportError, describe, label
 
 FORMAT_VERSION = 1
@@ -20,7 +20,8 @@ FORMAT_VERSION = 1
 MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,
           **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
           **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES,
-          **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS}
+          **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS,
+          **multioutput.REGRESSORS, **multioutput.CLASSIFIERS}
 CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
                | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS)
                | set(neighbors.CLASSIFIERS))
@@ -67,7 +68,17 @@ def export(estimator, feature_names=None):
     doc = {"format": "sklearn", "version": FORMAT_VERSION, "sklearn_version": sklearn.__version__,
            "inputs": [{"name": n, "type": "text" if i in ctx.text_by else "numeric"}
                       for i, n in enumerate(names)]}
-    if kind in CLASSIFIERS:
+    if kind in multioutput.CLASSIFIERS:
+        # predict gives each output's label: numbers, as predict_outputs() returns them.
+        doc["task"] = "classification"
+        doc["outputs"] = step["n_outputs"]
+        doc["classes"] = multioutput.output_classes(step)
+    elif kind in trees.CLASSIFIERS and getattr(model, "n_outputs_", 1) > 1:
+        # A tree classifier of a 2-D y: one label per output, each output's two labels.
+        doc["task"] = "classification"
+        doc["outputs"] = int(model.n_outputs_)
+        doc["classes"] = [_numeric_pair(model, k, c, ctx) for k, c in enumerate(model.classes_)]
+    elif kind in CLASSIFIERS:
         doc["task"] = "classification"
         doc["classes"] = [-1, 1] if kind in trees.OUTLIER_DETECTORS else _classes(model, ctx)
     elif kind in cluster.CLUSTERERS:
@@ -80,6 +91,8 @@ def export(estimator, feature_names=None):
         doc["classes"] = mixture.classes(model)
     else:
         doc["task"] = "regression"
+        if step.get("n_outputs", 1) > 1:
+            doc["outputs"] = step["n_outputs"]  # predict gives that many values per row
     doc["steps"] = steps + [step]
     return doc
 
@@ -187,6 +200,15 @@ def _classes(model, ctx):
 
 
 # ---- the walk -------------------------------------------------------------------------------
+
+def _numeric_pair(model, k, classes, ctx):
+    """Output k's two labels of a multi-output classifier, as JSON numbers."""
+    labels = list(classes)
+    if len(labels) != 2 or _label_kind(labels[0]) != "number" or _label_kind(labels[1]) != "number":
+        ctx.refuse(model, None, f"output {k} has the classes {labels!r}: a multi-output classifier "
+                   "needs two numeric labels per output (predict_outputs() returns float8)")
+    return [label(c) for c in labels]
+
 
 def _is_passthrough(est):
     return est is None or (isinstance(est, str) and est == "passthrough")

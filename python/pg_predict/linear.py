@@ -61,8 +61,9 @@ def export_ridge_classifier(est, n_features, ctx):
 def export_linear_regressor(est, n_features, ctx):
     coef, intercept = _coef_2d(est, n_features, ctx)
     if coef.shape[0] != 1:
-        ctx.refuse(est, None, f"multi-output regression ({coef.shape[0]} targets) is not "
-                   "supported")
+        # Fitted on a 2-D y: one coef_ row per target, predict gives them all.
+        return {"type": type(est).__name__, "coef": floats(coef), "intercept": floats(intercept),
+                "n_outputs": int(coef.shape[0])}
     return {"type": type(est).__name__, "coef": floats(coef[0]),
             "intercept": floats(intercept[0])}
 

@@ -55,7 +55,7 @@ def _common(est, n_features, ctx):
     if est.n_neighbors > fit_x.shape[0]:
         ctx.refuse(est, "n_neighbors", f"more neighbours than the {fit_x.shape[0]} training "
                    "rows (scikit-learn's predict fails)")
-    if np.asarray(est._y).ndim != 1:
+    if np.asarray(est._y).ndim != 1 and type(est).__name__ != "KNeighborsRegressor":
         ctx.refuse(est, None, "a model fitted on several targets (2-D y) is not supported")
     return {"type": type(est).__name__, "n_neighbors": int(est.n_neighbors), "p": p,
             "weights": est.weights, "fit_X": floats(fit_x)}
@@ -69,7 +69,10 @@ def export_classifier(est, n_features, ctx):
 
 def export_regressor(est, n_features, ctx):
     step = _common(est, n_features, ctx)
-    step["y"] = floats(est._y)
+    y = np.asarray(est._y, dtype=np.float64)
+    if y.ndim == 2 and y.shape[1] > 1:
+        step["n_outputs"] = int(y.shape[1])  # a 2-D y: predict gives the mean of each target
+    step["y"] = floats(y if y.ndim == 1 or y.shape[1] > 1 else y[:, 0])
     return step
 
 

@@ -70,20 +70,27 @@ OPERATORS = [
     Operator("LinearSVC", "classifier", "`linear` (decision values)", "no predict_proba"),
     Operator("Perceptron", "classifier", "`linear` (decision values)", "no predict_proba"),
     Operator("RidgeClassifier", "classifier", "`linear` (decision values)", "no predict_proba"),
-    Operator("LinearRegression", "regressor", "`linear`", "single target"),
-    Operator("Ridge", "regressor", "`linear`", "single target"),
-    Operator("Lasso", "regressor", "`linear`", "single target"),
-    Operator("ElasticNet", "regressor", "`linear`", "single target"),
+    Operator("LinearRegression", "regressor", "`linear`",
+             "a 2-D y: one margin per target (predict_outputs())"),
+    Operator("Ridge", "regressor", "`linear`",
+             "a 2-D y: one margin per target (predict_outputs())"),
+    Operator("Lasso", "regressor", "`linear`",
+             "a 2-D y: one margin per target (predict_outputs())"),
+    Operator("ElasticNet", "regressor", "`linear`",
+             "a 2-D y: one margin per target (predict_outputs())"),
     Operator("SGDRegressor", "regressor", "`linear`", ""),
     Operator("LinearSVR", "regressor", "`linear`", ""),
     # trees
     Operator("DecisionTreeClassifier", "classifier", "tree ensemble (`<=`, float32)",
-             "native kernel or GEMM / TreeTraversal / PerfectTreeTraversal"),
-    Operator("DecisionTreeRegressor", "regressor", "tree ensemble (`<=`, float32)", "single target"),
-    Operator("RandomForestClassifier", "classifier", "tree ensemble, averaged", ""),
-    Operator("RandomForestRegressor", "regressor", "tree ensemble, averaged", "single target"),
-    Operator("ExtraTreesClassifier", "classifier", "tree ensemble, averaged", ""),
-    Operator("ExtraTreesRegressor", "regressor", "tree ensemble, averaged", "single target"),
+             "native kernel or GEMM / TreeTraversal / PerfectTreeTraversal; a 2-D y of binary "
+             "outputs: P(second label) − 1/2 per output, each output's label (predict_outputs())"),
+    Operator("DecisionTreeRegressor", "regressor", "tree ensemble (`<=`, float32)", "a 2-D y: one tree per (tree, target), each target a group (predict_outputs())"),
+    Operator("RandomForestClassifier", "classifier", "tree ensemble, averaged",
+             "a 2-D y of binary outputs: as DecisionTreeClassifier"),
+    Operator("RandomForestRegressor", "regressor", "tree ensemble, averaged", "a 2-D y: one tree per (tree, target), each target a group (predict_outputs())"),
+    Operator("ExtraTreesClassifier", "classifier", "tree ensemble, averaged",
+             "a 2-D y of binary outputs: as DecisionTreeClassifier"),
+    Operator("ExtraTreesRegressor", "regressor", "tree ensemble, averaged", "a 2-D y: one tree per (tree, target), each target a group (predict_outputs())"),
     Operator("GradientBoostingClassifier", "classifier", "tree ensemble + sigmoid / softmax",
              "log-loss and exponential loss; `init` the default prior or 'zero'"),
     Operator("GradientBoostingRegressor", "regressor", "tree ensemble", ""),
@@ -172,7 +179,31 @@ OPERATORS = [
              "go to the lower training row; a NULL (not imputed) or infinite feature predicts "
              "NULL; at most 4,194,304 training values (rows × columns)"),
     Operator("KNeighborsRegressor", "regressor", "`neighbors` (the weighted mean of the k "
-             "nearest targets) + `linear` (identity)", "as KNeighborsClassifier; single target"),
+             "nearest targets) + `linear` (identity)",
+             "as KNeighborsClassifier; a 2-D y: the mean of each target (predict_outputs())"),
+    # multi-output wrappers
+    Operator("MultiOutputRegressor", "regressor",
+             "tree members: one tree ensemble, member k's trees in group k; other members: "
+             "`concat` of each member's steps + `project` (+ exp), `linear` (identity)",
+             "one value per target (predict_outputs()); members of one kind: tree ensembles, or "
+             "models ending in a linear map (linear, GLM, KNN, SVR, MLP)"),
+    Operator("RegressorChain", "regressor",
+             "per member a `concat` [the vector, its steps + `project`] that appends its "
+             "prediction; `linear` (identity) picks the outputs in `order_`",
+             "one value per target (predict_outputs()); members ending in a linear map "
+             "(linear, GLM, KNN, SVR, MLP); tree members refused (a tree ensemble cannot feed "
+             "a later member)"),
+    Operator("MultiOutputClassifier", "classifier",
+             "`concat` of each member's steps + `project` (its decision value d: the second label "
+             "where d > 0), `linear` (identity)",
+             "each output's label (predict_outputs()); binary members with numeric labels "
+             "(multi-label): linear classifiers, KNeighborsClassifier; models.classes lists two "
+             "labels per output"),
+    Operator("ClassifierChain", "classifier",
+             "per member a `concat` [the vector, its d + `threshold` / `clip` + `project` (the label "
+             "c0 + (c1 − c0)·[d > 0])] that appends its label; `linear` picks the outputs in `order_`",
+             "as MultiOutputClassifier; later members read the earlier predicted labels "
+             "(scikit-learn 1.2)"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

@@ -18,26 +18,36 @@ def tree_dict(tree):
 
 
 def _check(est, n_features, ctx):
-    if getattr(est, "n_outputs_", 1) != 1:
-        ctx.refuse(est, None, f"multi-output models ({est.n_outputs_} outputs) are not supported")
+    # A multi-output regressor (2-D y) predicts n_outputs_ values per row; a multi-output
+    # classifier one label per output, each output of two classes.
+    if getattr(est, "n_outputs_", 1) != 1 and hasattr(est, "classes_"):
+        if type(est).__name__ not in ("DecisionTreeClassifier", "RandomForestClassifier",
+                                      "ExtraTreesClassifier"):
+            ctx.refuse(est, None, f"multi-output classifiers ({est.n_outputs_} outputs) are not supported")
+        for k, classes in enumerate(est.classes_):
+            if len(classes) != 2:
+                ctx.refuse(est, None, f"output {k} has {len(classes)} classes: a multi-output tree "
+                           "classifier must have two classes per output (multi-label)")
     if est.n_features_in_ != n_features:
         ctx.refuse(est, None, f"it was fitted on {est.n_features_in_} features, the vector it "
                    f"reads has {n_features}")
 
 
 def _n_classes(est):
+    if getattr(est, "n_outputs_", 1) > 1 and hasattr(est, "classes_"):
+        return [int(len(c)) for c in est.classes_]  # per output
     return int(len(est.classes_)) if hasattr(est, "classes_") else 1
 
 
 def export_decision_tree(est, n_features, ctx):
     _check(est, n_features, ctx)
-    return {"type": type(est).__name__, "n_classes": _n_classes(est), "n_outputs": 1,
+    return {"type": type(est).__name__, "n_classes": _n_classes(est), "n_outputs": int(est.n_outputs_),
             "trees": [tree_dict(est.tree_)]}
 
 
 def export_forest(est, n_features, ctx):
     _check(est, n_features, ctx)
-    return {"type": type(est).__name__, "n_classes": _n_classes(est), "n_outputs": 1,
+    return {"type": type(est).__name__, "n_classes": _n_classes(est), "n_outputs": int(est.n_outputs_),
             "trees": [tree_dict(t.tree_) for t in est.estimators_]}
 
 

@@ -306,12 +306,20 @@ def test_refuse_multi_output(_env):
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
     X, y = small_frame()
     Y = np.column_stack([y, 1 - y])
-    expect_refusal(fit_quiet(DecisionTreeRegressor(max_depth=2), X[["income"]], Y),
-                   "DecisionTreeRegressor", "multi-output")
-    expect_refusal(fit_quiet(DecisionTreeClassifier(max_depth=2), X[["income"]], Y),
-                   "DecisionTreeClassifier", "multi-output")
-    expect_refusal(fit_quiet(LinearRegression(), X[["income"]], Y),
-                   "LinearRegression", "multi-output")
+    # A tree classifier of binary outputs is exported (one label per output); an output of
+    # three classes is refused.
+    doc = export(fit_quiet(DecisionTreeClassifier(max_depth=2), X[["income"]], Y))
+    assert_equal("DecisionTreeClassifier of two binary outputs: (task, outputs, classes)",
+                 (doc["task"], doc.get("outputs"), doc["classes"]), ("classification", 2, [[0, 1], [0, 1]]))
+    expect_refusal(fit_quiet(DecisionTreeClassifier(max_depth=2), X[["income"]],
+                             np.column_stack([y, np.arange(len(y)) % 3])),
+                   "DecisionTreeClassifier", "output 1 has 3 classes")
+    # Multi-output regressors are exported, their document saying how many outputs
+    # (test_multioutput.py scores them).
+    for est in (DecisionTreeRegressor(max_depth=2), LinearRegression()):
+        doc = export(fit_quiet(est, X[["income"]], Y))
+        assert_equal(f"{type(est).__name__}: (task, outputs)", (doc["task"], doc.get("outputs")),
+                     ("regression", 2))
 
 
 def test_refuse_unknown_estimators(_env):
@@ -503,6 +511,10 @@ def test_every_operator_has_a_conformance_case(_env):
     seen = set()
     for case in sklearn_cases.cases().values():
         _classes_in(case.estimator, seen)
+    # test_multioutput.py's multi-output estimators (predict_outputs(), not predict())
+    import multioutput_cases
+    for est, _, _ in [*multioutput_cases.cases().values(), *multioutput_cases.classifier_cases().values()]:
+        _classes_in(est, seen)
     assert_equal("registered classes no conformance case uses",
                  sorted(set(operators.BY_NAME) - seen), [])
 
@@ -728,7 +740,7 @@ def test_refuse_search_without_refit_and_multi_target(_env):
                        f"{name}(refit=False)", "best_estimator_", "'" + name.lower() + "'")
     Y = np.column_stack([y, 1 - y])
     expect_refusal(fit_quiet(PLSRegression(2), X, Y), "PLSRegression", "multi-output")
-    expect_refusal(fit_quiet(RidgeCV(), X, Y), "RidgeCV", "multi-output")
+    assert_equal("RidgeCV of two targets: outputs", export(fit_quiet(RidgeCV(), X, Y)).get("outputs"), 2)
 
 
 def test_refuse_calibrated_non_linear_and_pipeline(_env):
@@ -754,7 +766,7 @@ for _fn in [test_search_exports_best_estimator,
 
 def test_refuse_neighbors_parameters(_env):
     """Nearest neighbours: metrics other than minkowski p=1/p=2, callable weights, feature
-    weights, several targets, too many neighbours or training values are refused by name."""
+    weights, a classifier of several targets, too many neighbours or training values are refused by name."""
     from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
     from pg_predict import neighbors
     X, y = small_frame()
@@ -774,8 +786,8 @@ def test_refuse_neighbors_parameters(_env):
                              X, y), "KNeighborsRegressor(metric_params=", "['w']")
     expect_refusal(fit_quiet(KNeighborsClassifier(n_neighbors=5), X.iloc[:4], y[:4]),
                    "KNeighborsClassifier(n_neighbors=5)", "more neighbours than the 4")
-    expect_refusal(fit_quiet(KNeighborsRegressor(), X, np.column_stack([y, y])),
-                   "KNeighborsRegressor", "several targets")
+    expect_refusal(fit_quiet(KNeighborsClassifier(), X, np.column_stack([y, y])),
+                   "KNeighborsClassifier", "several targets")
     # equivalent names of the two metrics are accepted
     for kw, p in (({"metric": "l1"}, 1), ({"metric": "cityblock"}, 1), ({"metric": "l2"}, 2),
                   ({"metric": "minkowski", "p": 1}, 1), ({}, 2)):

@@ -53,8 +53,14 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
   "inputs": [{"name": "x0", "type": "numeric"}], "task": "classification", "classes": ["no", "yes"],
   "steps": [{"type": "LogisticRegression", "coef": [[1.0]], "intercept": [0.0], "multi_class": "ovr", "loss": "log"}]}'::jsonb)};
     my ($labels_rc, $labels_out, $labels_err) = $node->psql($db, $labels_sql);
-    like($labels_err, qr/predates version 0\.4\.0 and keeps numeric class labels only.*ALTER EXTENSION pg_predict UPDATE/s,
-         "$from: a model with text labels needs the update");
+    if ($from lt '0.4.0') {
+        like($labels_err, qr/predates version 0\.4\.0 and keeps numeric class labels only.*ALTER EXTENSION pg_predict UPDATE/s,
+             "$from: a model with text labels needs the update");
+    } else {
+        # 0.4.0 has text labels: registered before the update, dropped for the checks below.
+        is($labels_rc, 0, "$from: a model with text labels before the update");
+        $node->safe_psql($db, q{SELECT drop_model('weather')});
+    }
 
     for my $to (@versions[$i + 1 .. $#versions]) {
         $node->safe_psql($db, "ALTER EXTENSION pg_predict UPDATE TO '$to'");
@@ -156,6 +162,30 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     is($node->safe_psql($db, q{SELECT format('%s %s', transform('fz', ARRAY[5]::float8[]),
                                              transform('fz', ARRAY[12]::float8[]))}),
        '{0.5} {1}', "$from -> $latest: PowerTransformer and QuantileTransformer registered after the upgrade");
+    # 0.5.0: predict_outputs() of the models from before is predict() in a one-element array
+    # (batched and per row), their outputs in the models view unchanged; a multi-output
+    # regressor registered after the update gives every output, and predict() refuses it.
+    for my $batching ('on', 'off') {
+        my $agree = join(' ', map {
+            $node->safe_psql($db, "SET pg_predict.enable_batching = $batching; "
+                . "SELECT count(*) FILTER (WHERE predict_outputs('$_', r) IS NOT DISTINCT FROM ARRAY[predict('$_', r)]) "
+                . "|| '/' || count(*) FROM scored_rows r")
+        } qw(churn city forest segment));
+        is($agree, '200/200 ' x 3 . '200/200', "$from -> $latest: predict_outputs of models from before (batching $batching)");
+    }
+    is($node->safe_psql($db, q{SELECT string_agg(format('%s %s', name, outputs), ', ' ORDER BY name)
+                               FROM models WHERE name IN ('churn', 'segment')}),
+       'churn 2, segment 3', "$from -> $latest: models.outputs of the models from before");
+    # Two outputs: y0 = 2a + 1, y1 = -a + 3 (x = 2: 5 and 1).
+    $node->safe_psql($db, q{SELECT create_model('two', '{"format": "sklearn", "version": 1, "task": "regression",
+        "outputs": 2, "inputs": [{"name": "a", "type": "numeric"}],
+        "steps": [{"type": "LinearRegression", "coef": [[2.0], [-1.0]], "intercept": [1.0, 3.0], "n_outputs": 2}]}'::jsonb)});
+    is($node->safe_psql($db, q{SELECT format('%s %s', predict_outputs('two', ARRAY[2]::float8[]), outputs)
+                               FROM models WHERE name = 'two'}),
+       '{5,1} 2', "$from -> $latest: a multi-output regressor registered after the upgrade");
+    ($rc, $out, $err) = $node->psql($db, q{SELECT predict('two', ARRAY[2]::float8[])});
+    like($err, qr/model "two" predicts 2 outputs per row; predict\(\) returns one value/,
+         "$from -> $latest: predict() of a multi-output regressor is refused");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.

@@ -592,7 +592,7 @@ TEST(SklearnErrors, UnsupportedEstimatorsAndParameters) {
     expect_error([] {
         importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
                                            {{{"type", "Ridge"}, {"coef", {{1.0}, {2.0}}}, {"intercept", {0, 0}}}}));
-    }, ErrorCategory::Unsupported, {"Ridge", "multi-output"});
+    }, ErrorCategory::InvalidModel, {"Ridge", "coef", "has 2 rows, the document's outputs is 1"});  // "outputs": 2 says so
 }
 
 TEST(SklearnErrors, MalformedDocuments) {

@@ -269,12 +269,13 @@ TEST(SklearnTrees, UnsupportedNamesTheEstimatorAndParameter) {
     json multi = {{"type", "RandomForestRegressor"},
                   {"trees", {stump(0.0, {1.0}, {2.0})}}};
     multi["trees"][0]["value"][1] = {{1.0}, {2.0}};  // two outputs
-    std::string msg = error_of(multi, kReg, {}, 1, ErrorCategory::Unsupported);
-    EXPECT_TRUE(has(msg, "RandomForestRegressor") && has(msg, "multi-output")) << msg;
+    // A multi-output regressor's document says so ("outputs": 2); without it, one output.
+    std::string msg = error_of(multi, kReg, {}, 1, ErrorCategory::InvalidModel);
+    EXPECT_TRUE(has(msg, "RandomForestRegressor") && has(msg, "has 2 outputs, the document's outputs is 1")) << msg;
     json n_out = {{"type", "DecisionTreeRegressor"}, {"n_outputs", 2},
                   {"trees", {stump(0.0, {1.0}, {2.0})}}};
-    msg = error_of(n_out, kReg, {}, 1, ErrorCategory::Unsupported);
-    EXPECT_TRUE(has(msg, "n_outputs")) << msg;
+    msg = error_of(n_out, kReg, {}, 1, ErrorCategory::InvalidModel);
+    EXPECT_TRUE(has(msg, "n_outputs") && has(msg, "the document's outputs is 1")) << msg;
     json gb = {{"type", "GradientBoostingRegressor"}, {"loss", "poisson"},
                {"learning_rate", 0.1}, {"init", 0.0}, {"trees", {{stump(0.0, {1.0}, {0.0})}}}};
     msg = error_of(gb, kReg, {}, 1, ErrorCategory::Unsupported);

@@ -353,6 +353,7 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     for (int j = 0; j < state->plan->num_outputs; j++) {
         const BatchOutput* output = &state->plan->outputs[j];
         const CatalogEntry* entry = state->inputs[output->input].model->entry;
+        check_outputs(entry, output->kind);
         if (output->kind == PredictCallKind::Predict) check_predict(entry);
         if (output->kind == PredictCallKind::PredictProba) check_predict_proba(entry);
         if (output->kind == PredictCallKind::PredictLabel) check_predict_label(entry);
@@ -623,6 +624,7 @@ Datum output_value(PredictBatchState* state, const BatchOutput* output, int row,
         case PredictCallKind::Predict: return Float8GetDatum(prediction_from_output(input->model, scores));
         case PredictCallKind::PredictLabel: return label_from_output(input->model, scores);
         case PredictCallKind::ScoreSamples: return Float8GetDatum((double)scores[0]);
+        case PredictCallKind::PredictOutputs: return outputs_from_output(input->model, scores);
         case PredictCallKind::PredictProba: case PredictCallKind::Transform: case PredictCallKind::DecisionFunction:
         case PredictCallKind::None: break;
     }

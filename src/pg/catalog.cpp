@@ -291,7 +291,8 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
         "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0), text_features, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'probabilities')::pg_catalog.bool, "
         "task OPERATOR(pg_catalog.=) 'classification'), unused_features, "
-        "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', ''), %s, %s "
+        "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', ''), %s, %s, "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::pg_catalog.int4, 1) "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
         table.owner_name, table.usable_by, table.text_labels ? "class_labels" : "NULL::pg_catalog.text[]",
         table.qualified_table);
@@ -345,6 +346,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
         entry->is_text = feature_flags(SPI_getbinval(row, desc, 12, &isnull), entry, "text features");
         entry->is_unused = feature_flags(SPI_getbinval(row, desc, 14, &isnull), entry, "unused features");
         entry->objective = TextDatumGetCString(SPI_getbinval(row, desc, 15, &isnull));
+        entry->num_outputs = DatumGetInt32(SPI_getbinval(row, desc, 18, &isnull));
         for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
         MemoryContextSwitchTo(spi);
     }, snapshot);

@@ -35,6 +35,7 @@ struct CatalogEntry {
     bool has_text;
     bool has_probabilities;  // a classifier whose outputs are probabilities (predict_proba)
     bool* is_unused;      // per feature: the model never reads it, so its column is not fetched
+    int num_outputs;      // values predict gives per row (summary's outputs; 1 for models from before 0.5.0)
 };
 
 // The catalog table's OID: plans that use a model depend on it, and create/replace/drop

@@ -267,6 +267,7 @@ PG_PREDICT_SQL_FUNCTION(pg_predict_predict_label);
 PG_PREDICT_SQL_FUNCTION(pg_predict_transform);
 PG_PREDICT_SQL_FUNCTION(pg_predict_decision_function);
 PG_PREDICT_SQL_FUNCTION(pg_predict_score_samples);
+PG_PREDICT_SQL_FUNCTION(pg_predict_predict_outputs);
 
 Datum pg_predict_create_model(PG_FUNCTION_ARGS) { return create_model(fcinfo, pg_predict::ArtifactKind::Json); }
 
@@ -320,6 +321,15 @@ Datum pg_predict_score_samples(PG_FUNCTION_ARGS) {
     if (!score_one(fcinfo, PredictCallKind::ScoreSamples, &m) || output_is_missing(m->out, m->model->output_width))
         PG_RETURN_NULL();
     PG_RETURN_FLOAT8((double)m->out[0]);
+}
+
+// predict_outputs(name, row): every value predict gives for the row, as scikit-learn's predict
+// gives a multi-output model's row (one value per output); NULL where one of them is missing.
+Datum pg_predict_predict_outputs(PG_FUNCTION_ARGS) {
+    CallSiteModel* m;
+    if (!score_one(fcinfo, PredictCallKind::PredictOutputs, &m) || output_is_missing(m->out, m->model->output_width))
+        PG_RETURN_NULL();
+    PG_RETURN_DATUM(outputs_from_output(m->model, m->out));
 }
 
 Datum pg_predict_predict_label(PG_FUNCTION_ARGS) {

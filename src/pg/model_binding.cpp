@@ -66,6 +66,16 @@ void check_predict_label(const CatalogEntry* entry) {
                         errhint("Use predict() for the predicted value.")));
 }
 
+void check_outputs(const CatalogEntry* entry, PredictCallKind kind) {
+    // Never a silent first column: a multi-output model's values come all together.
+    if (entry->num_outputs > 1 && kind != PredictCallKind::PredictOutputs && kind != PredictCallKind::None)
+        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
+                        errmsg("model \"%s\" predicts %d outputs per row; %s returns one value", entry->name,
+                               entry->num_outputs, call_name(kind)),
+                        errdetail("Its estimator, %s, is a multi-output model.", entry->objective),
+                        errhint("Use predict_outputs() for the %d values, as a float8[].", entry->num_outputs)));
+}
+
 void check_call(const CatalogEntry* entry, PredictCallKind kind) {
     if (kind == PredictCallKind::Transform) {
         if (!entry->transformer)
@@ -81,6 +91,9 @@ void check_call(const CatalogEntry* entry, PredictCallKind kind) {
                         errmsg("model \"%s\" is a transformer (its pipeline ends in %s); %s needs a model that predicts",
                                entry->name, entry->objective, call_name(kind)),
                         errhint("Use transform() for its output columns.")));
+    check_outputs(entry, kind);
+    // predict_outputs() of a single-output classifier: predict()'s label, so the same checks.
+    if (kind == PredictCallKind::PredictOutputs && entry->classification) check_predict(entry);
     if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
     if (kind == PredictCallKind::Predict) check_predict(entry);
     if (kind == PredictCallKind::PredictLabel) check_predict_label(entry);
@@ -188,6 +201,13 @@ void load_bound_program(BoundModel* model) {
     model->label_offset = 0;
     if (model->output != ModelOutput::Stored) {
         // decision values or scores: every column is the result
+    } else if (model->entry->num_outputs > 1) {
+        // a value per output; a multi-output classifier lists two labels for each
+        if (model->output_width != model->entry->num_outputs ||
+            (model->entry->classification && model->entry->num_classes != 2 * model->entry->num_outputs))
+            ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+                            errmsg("model \"%s\" gives %d outputs but lists %d outputs and %d classes", name,
+                                   model->output_width, model->entry->num_outputs, model->entry->num_classes)));
     } else if (model->entry->classification && model->output_width == 2 * model->entry->num_classes) {
         model->proba_width = model->entry->num_classes;
         model->label_offset = model->entry->num_classes;
@@ -232,6 +252,23 @@ int predicted_class(const BoundModel* model, const float* output_row) {
 }
 
 }  // namespace
+
+Datum outputs_from_output(const BoundModel* model, const float* output_row) {
+    // A single-output classifier gives its label; a regressor every column; a multi-output
+    // classifier's program one decision value per output k: its label classes[2k + 1] where
+    // the value is > 0, else classes[2k] (the catalog lists two labels per output).
+    const CatalogEntry* entry = model->entry;
+    const bool single_label = entry->classification && entry->num_outputs == 1;
+    const int width = single_label ? 1 : model->output_width;
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
+    for (int k = 0; k < width; k++) {
+        double value = output_row[k];
+        if (single_label) value = prediction_from_output(model, output_row);
+        else if (entry->classification) value = entry->classes[2 * k + (output_row[k] > 0.0f ? 1 : 0)];
+        elements[k] = Float8GetDatum(value);
+    }
+    return PointerGetDatum(construct_array(elements, width, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
 
 double prediction_from_output(const BoundModel* model, const float* output_row) {
     const CatalogEntry* entry = model->entry;

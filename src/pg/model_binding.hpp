@@ -37,6 +37,10 @@ void check_call(const CatalogEntry* entry, PredictCallKind kind);
 // (strings, booleans) has no float8 prediction, only predict_label().
 void check_predict(const CatalogEntry* entry);
 
+// Errors unless a call of `kind` gives every value the model predicts: a multi-output model
+// (several values per row) is scored by predict_outputs() only.
+void check_outputs(const CatalogEntry* entry, PredictCallKind kind);
+
 // Errors unless predict_label() can score with this model (a classifier).
 void check_predict_label(const CatalogEntry* entry);
 
@@ -58,6 +62,10 @@ runtime::Program* program_for(BoundModel* model, bool gpu);
 // missing value (no imputer, no default direction). predict() then returns NULL, as DESIGN.md
 // says, rather than a label picked from NaN scores.
 bool output_is_missing(const float* output_row, int width);
+
+// predict_outputs()'s float8[] for one output row: a regressor's value per output, or a
+// single-output classifier's label alone (palloc'd in the current memory context).
+Datum outputs_from_output(const BoundModel* model, const float* output_row);
 
 // The value predict() returns for one output row: the label of the most probable class for a
 // classifier (the first on ties, as numpy's argmax; the largest decision value when the

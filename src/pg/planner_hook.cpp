@@ -335,7 +335,10 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         // EXPLAIN's description: the format, a model without trees (a linear model, an SVM, ...)
         // named by its estimator, and the shape ("3 features -> 2 classes").
         const char* shape =
-            entry->classification
+            entry->num_outputs > 1
+                ? psprintf("%d feature%s -> %d outputs", entry->num_features, entry->num_features == 1 ? "" : "s",
+                           entry->num_outputs)
+            : entry->classification
                 ? psprintf("%d feature%s -> %d classes", entry->num_features, entry->num_features == 1 ? "" : "s",
                            entry->num_classes)
             : entry->transformer

@@ -50,6 +50,8 @@ PredictCallKind lookup(Oid funcid) {
                     kind = PredictCallKind::DecisionFunction;
                 else if (strcmp(symbol, "pg_predict_score_samples") == 0)
                     kind = PredictCallKind::ScoreSamples;
+                else if (strcmp(symbol, "pg_predict_predict_outputs") == 0)
+                    kind = PredictCallKind::PredictOutputs;
                 pfree(symbol);
             }
             pfree(library);
@@ -66,14 +68,14 @@ ModelOutput model_output(PredictCallKind kind) {
         case PredictCallKind::DecisionFunction: return ModelOutput::DecisionFunction;
         case PredictCallKind::ScoreSamples: return ModelOutput::ScoreSamples;
         case PredictCallKind::None: case PredictCallKind::Predict: case PredictCallKind::PredictProba:
-        case PredictCallKind::PredictLabel: case PredictCallKind::Transform: break;
+        case PredictCallKind::PredictLabel: case PredictCallKind::Transform: case PredictCallKind::PredictOutputs: break;
     }
     return ModelOutput::Stored;
 }
 
 bool call_returns_array(PredictCallKind kind) {
     return kind == PredictCallKind::PredictProba || kind == PredictCallKind::Transform ||
-           kind == PredictCallKind::DecisionFunction;
+           kind == PredictCallKind::DecisionFunction || kind == PredictCallKind::PredictOutputs;
 }
 
 const char* call_name(PredictCallKind kind) {
@@ -84,6 +86,7 @@ const char* call_name(PredictCallKind kind) {
         case PredictCallKind::Transform: return "transform()";
         case PredictCallKind::DecisionFunction: return "decision_function()";
         case PredictCallKind::ScoreSamples: return "score_samples()";
+        case PredictCallKind::PredictOutputs: return "predict_outputs()";
         case PredictCallKind::None: break;
     }
     return "?";
@@ -101,7 +104,7 @@ PredictCallKind predict_call_kind(Oid funcid) {
 Oid predict_call_type(PredictCallKind kind) {
     switch (kind) {
         case PredictCallKind::PredictProba: case PredictCallKind::Transform:
-        case PredictCallKind::DecisionFunction: return FLOAT8ARRAYOID;
+        case PredictCallKind::DecisionFunction: case PredictCallKind::PredictOutputs: return FLOAT8ARRAYOID;
         case PredictCallKind::PredictLabel: return TEXTOID;
         default: return FLOAT8OID;
     }

@@ -5,7 +5,10 @@
 
 namespace pg_predict::pg {
 
-enum class PredictCallKind { None, Predict, PredictProba, PredictLabel, Transform, DecisionFunction, ScoreSamples };
+enum class PredictCallKind {
+    None, Predict, PredictProba, PredictLabel, Transform, DecisionFunction, ScoreSamples,
+    PredictOutputs,  // predict_outputs(): every value predict gives per row (multi-output models)
+};
 
 // The SQL type of a call's result (float8, float8[], text) and its collation.
 Oid predict_call_type(PredictCallKind kind);
@@ -15,7 +18,7 @@ Oid predict_call_collation(PredictCallKind kind);
 // score_samples.
 enum class ModelOutput { Stored = 0, DecisionFunction = 1, ScoreSamples = 2 };
 ModelOutput model_output(PredictCallKind kind);
-// Whether the call returns float8[] (predict_proba, transform, decision_function).
+// Whether the call returns float8[] (predict_proba, transform, decision_function, predict_outputs).
 bool call_returns_array(PredictCallKind kind);
 // "predict()", ... for messages.
 const char* call_name(PredictCallKind kind);

@@ -95,6 +95,7 @@ std::string summary(const spec::Pipeline& p, size_t program_bytes, compiler::Str
     j["strategy"] = compiler::strategy_name(s);
     j["probabilities"] = p.task == spec::Task::Classification && p.has_probabilities;
     j["steps"] = p.steps.size();
+    j["outputs"] = p.outputs;  // predict's values per row: several for a multi-output regressor
     j["estimator"] = p.task == spec::Task::Transform ? "none"
                      : p.estimator.op == spec::Op::None ? "tree_ensemble" : spec::op_name(p.estimator.op);
     return j.dump();

@@ -162,7 +162,8 @@ bool needs_version_2(const Pipeline& p) {
     return !p.steps.empty() || !p.text_inputs.empty() || p.estimator.op != Op::None || !p.has_probabilities ||
            p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided ||
            p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber ||
-           p.task == Task::Transform || p.decision_scale != 1.0 || p.score_offset != 0.0 || !p.decision_shape.empty();
+           p.task == Task::Transform || p.decision_scale != 1.0 || p.score_offset != 0.0 || !p.decision_shape.empty() ||
+           p.outputs != 1;
 }
 
 }  // namespace
@@ -219,6 +220,7 @@ std::string to_json(const Pipeline& p) {
         if (p.decision_scale != 1.0) doc["decision_scale"] = p.decision_scale;
         if (p.score_offset != 0.0) doc["score_offset"] = p.score_offset;
         if (!p.decision_shape.empty()) doc["decision_shape"] = p.decision_shape;
+        if (p.outputs != 1) doc["outputs"] = p.outputs;
     } else {
         doc["format_version"] = 1;
     }
@@ -296,6 +298,7 @@ Pipeline from_json(const std::string& text) {
         if (auto v = root.optional("decision_scale")) p.decision_scale = v->finite();
         if (auto v = root.optional("score_offset")) p.score_offset = v->finite();
         if (auto v = root.optional("decision_shape")) p.decision_shape = v->string();
+        if (auto v = root.optional("outputs")) p.outputs = int32(*v);
     }
     // Whoever reads a spec goes on to index its arrays: hand out only sound ones.
     validate(p);

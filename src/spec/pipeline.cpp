@@ -55,10 +55,11 @@ int transformed_width(const Pipeline& p) {
 int Pipeline::output_width() const {
     // A one-group binary classifier still has two output columns ([1 - p, p]); its classes
     // list has two labels, so the class count is the width in every classification case.
+    if (task == Task::Classification && outputs > 1) return outputs;  // a label per output
     if (task == Task::Classification)
         return static_cast<int>(classes.size()) * (has_decision_columns(*this) ? 2 : 1);
     if (task == Task::Transform) return model.num_groups;
-    return 1;
+    return outputs;
 }
 
 int Pipeline::input_width() const {

@@ -294,7 +294,17 @@ void validate(const Pipeline& p) {
 
     if ((p.transform == PostTransform::Softmax || p.transform == PostTransform::Ovr) && m.num_groups < 2)
         invalid(std::string(transform_name(p.transform)) + " needs at least two groups");
-    if (p.task == Task::Classification) {
+    if (p.task == Task::Transform && p.outputs != 1) invalid("a transformer has no outputs besides its columns");
+    if (p.outputs < 1 || p.outputs > kMaxGroups) invalid("outputs must be in [1, " + std::to_string(kMaxGroups) + "]");
+    if (p.task == Task::Classification && p.outputs > 1) {
+        // A multi-output classifier's program gives one decision value per output: label
+        // classes[2k + 1] of output k where it is > 0, else classes[2k].
+        if (p.classes.size() != 2 * static_cast<size_t>(p.outputs) || !p.class_labels.empty() || p.has_probabilities)
+            invalid("a multi-output classifier lists two numeric labels per output and has no probabilities");
+        if (m.num_groups != p.outputs || p.transform != PostTransform::Identity)
+            invalid("a multi-output classifier of " + std::to_string(p.outputs) +
+                    " outputs has as many groups and the identity transform");
+    } else if (p.task == Task::Classification) {
         if (p.classes.empty()) invalid("a classifier needs a non-empty classes list");
         // A binary margin expands to [1 - p, p]; otherwise one margin per class (one group and
         // one class: a classifier fitted on a single class).
@@ -312,8 +322,11 @@ void validate(const Pipeline& p) {
             invalid("a transformer outputs its " + std::to_string(m.num_features) + " featurized columns, not " +
                     std::to_string(m.num_groups));
     } else {
-        if (m.num_groups != 1) invalid("a regression has one group, not " +
-                                       std::to_string(m.num_groups));
+        if (m.num_groups != p.outputs)
+            invalid("a regression of " + std::to_string(p.outputs) + " output(s) has as many groups, not " +
+                    std::to_string(m.num_groups));
+        if (p.outputs > 1 && p.transform != PostTransform::Identity)
+            invalid("a multi-output regression has the identity transform");
         if (!p.classes.empty() || !p.class_labels.empty()) invalid("a regression has no classes");
     }
     if (!(p.decision_scale > 0.0) || !(p.score_offset <= 0.0))

@@ -106,12 +106,18 @@ struct Pipeline {
     // SVC / NuSVC: decision_function_shape, "ovr" (votes plus confidences) or "ovo" (libsvm's
     // value per pair of classes); "" where the document did not say (exported before it was kept).
     std::string decision_shape;
+    // A multi-output model (scikit-learn's n_outputs_ > 1: 2-D coef_, multi-output trees,
+    // MultiOutputRegressor, RegressorChain, MultiOutputClassifier, ClassifierChain): the values
+    // its predict gives per row, one per group, in scikit-learn's column order; 1 for every other
+    // model. predict_outputs() in SQL. A regressor's groups are the values; a classifier's are a
+    // decision value per output k (label classes[2k + 1] where > 0, else classes[2k]).
+    int32_t outputs = 1;
 
     // Columns of the program's input: features.size() (the model's own width when there are
     // no steps).
     int input_width() const;
 
-    // Columns of the program's output: 1 for regression, one per class for classification
+    // Columns of the program's output: `outputs` for regression, one per class for classification
     // (two per class with has_decision_columns), the featurized width for a transformer.
     int output_width() const;
 };

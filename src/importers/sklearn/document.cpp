@@ -116,9 +116,36 @@ void Document::read_task() {
     const std::string name = task.string();
     if (name == "classification") {
         p_.task = spec::Task::Classification;
-        read_classes(root_.array("classes"));
+        if (auto outputs = root_.optional("outputs"))
+            p_.outputs = static_cast<int32_t>(outputs->integer(1, spec::kMaxGroups));
+        if (p_.outputs == 1) {
+            read_classes(root_.array("classes"));
+        } else {
+            // A multi-output classifier: the labels of each output, numbers only (predict_outputs()
+            // returns them as float8), flattened for its wrapper's importer to check and split.
+            const JsonReader per_output = root_.array("classes");
+            if (per_output.size() != static_cast<size_t>(p_.outputs))
+                per_output.invalid("lists " + std::to_string(per_output.size()) + " outputs' labels, outputs is " +
+                                   std::to_string(p_.outputs));
+            for (size_t o = 0; o < per_output.size(); ++o) {
+                const JsonReader labels = per_output[o].expect_array();
+                for (size_t i = 0; i < labels.size(); ++i)
+                    if (!labels.value()[i].is_number())
+                        refuse(labels[i], "a label that is not a number in a multi-output classifier "
+                                          "(predict_outputs() returns float8 labels)");
+                const std::vector<double> v = labels.numbers();
+                if (v.size() != 2)
+                    refuse(labels, "an output of " + std::to_string(v.size()) +
+                                       " labels (multi-output classifiers combine binary members)");
+                if (v[0] == v[1]) labels.invalid("lists one label twice");
+                p_.classes.insert(p_.classes.end(), v.begin(), v.end());
+            }
+        }
     } else if (name == "regression") {
         p_.task = spec::Task::Regression;
+        // A multi-output regressor: predict gives `outputs` values per row (predict_outputs()).
+        if (auto outputs = root_.optional("outputs"))
+            p_.outputs = static_cast<int32_t>(outputs->integer(1, spec::kMaxGroups));
     } else if (name == "transformer") {
         p_.task = spec::Task::Transform;  // every step a featurizer: transform() gives the last one's columns
     } else if (name == "clustering") {
@@ -126,6 +153,9 @@ void Document::read_task() {
     } else {
         task.invalid("must be classification, regression, transformer or clustering, not \"" + name + "\"");
     }
+    if (auto outputs = root_.optional("outputs"); outputs && p_.task == spec::Task::Transform &&
+                                                   outputs->integer(1, spec::kMaxGroups) != 1)
+        refuse(*outputs, "several outputs for a transformer");
 }
 
 std::string Document::text_name(const Columns& cols) const {
@@ -211,8 +241,18 @@ void Document::read_model(const JsonReader& raw, const Columns& cols) {
         step.unsupported("estimator \"" + type + "\" is not supported" +
                          (h != nullptr ? " as the last step (it is a transformer)" : "") +
                          "; supported: " + estimator_names());
+    const bool multi_output_classifiers = h->estimator == multi_output_classifier || h->estimator == classifier_chain ||
+                                          h->estimator == decision_tree_classifier ||
+                                          h->estimator == random_forest_classifier || h->estimator == extra_trees_classifier;
+    if (p_.task == spec::Task::Classification && p_.outputs > 1 && !multi_output_classifiers)
+        step.unsupported("is a single-output classifier, but the document's outputs is " + std::to_string(p_.outputs) +
+                         " (multi-output classification: MultiOutputClassifier, ClassifierChain, decision trees and "
+                         "forests)");
     if (p_.task == spec::Task::Classification && p_.classes.size() == 1) return one_class(step, h, type);
     h->estimator(step, width, p_);
+    if (p_.task == spec::Task::Regression && p_.model.num_groups != p_.outputs)
+        step.unsupported("predicts " + std::to_string(p_.model.num_groups) + " value(s) per row, but the document's "
+                         "outputs is " + std::to_string(p_.outputs));
 }
 
 // A classifier fitted on a single class predicts it for every row, as scikit-learn does for

@@ -3,7 +3,7 @@
 // function that converts it, and those functions live in one file per family, as the Python
 // client is split (python/pg_predict/): document.cpp (the document, Pipeline,
 // ColumnTransformer, FeatureUnion), featurizers.cpp, linear.cpp, trees.cpp, svm.cpp,
-// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp, neighbors.cpp. Adding a class: its
+// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp, neighbors.cpp, multioutput.cpp. Adding a class: its
 // function in its family's file, declared below, and one row in registry.cpp.
 #pragma once
 
@@ -205,5 +205,11 @@ void calibrated_classifier(const JsonReader&, int32_t, spec::Pipeline&);  // Cal
 // neighbors.cpp
 void k_neighbors_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void k_neighbors_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+
+// multioutput.cpp
+void multi_output_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void regressor_chain(const JsonReader&, int32_t, spec::Pipeline&);
+void multi_output_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void classifier_chain(const JsonReader&, int32_t, spec::Pipeline&);
 
 }  // namespace pg_predict::importers::sklearn

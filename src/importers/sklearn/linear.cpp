@@ -154,14 +154,18 @@ void linear_classifier(const JsonReader& step, spec::Pipeline& p, Output output,
 void linear_regressor(const JsonReader& step, int32_t num_features, spec::Pipeline& p) {
     need_task(step, p, false);
     Matrix coef = coef_rows(step, p);
-    if (coef.size() != 1) refuse(step, "multi-output regression (" + std::to_string(coef.size()) + " targets)");
-    set_linear(p, coef, intercepts(step, 1), num_features);
+    // A multi-output model (2-D coef_, one row per target): one margin per output.
+    if (coef.size() != static_cast<size_t>(p.outputs))
+        step.need("coef").invalid("has " + std::to_string(coef.size()) + " rows, the document's outputs is " +
+                                  std::to_string(p.outputs));
+    set_linear(p, coef, intercepts(step, coef.size()), num_features);
     p.transform = PostTransform::Identity;
 }
 
 void glm_regressor(const JsonReader& step, int32_t num_features, spec::Pipeline& p) {
     const std::string link = step.string("link");
     if (link != "log" && link != "identity") refuse(step, "link \"" + link + "\"");
+    if (p.outputs != 1) refuse(step, "several outputs (scikit-learn fits one target)");
     linear_regressor(step, num_features, p);
     if (link == "log") p.transform = PostTransform::Exp;
 }

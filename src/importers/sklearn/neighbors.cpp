@@ -4,7 +4,8 @@
 //  - KNeighborsClassifier: targets = the one-hot of each row's class index (`y`, scikit-learn's
 //    `_y`), so the step gives predict_proba = the weighted class counts / their total; predict
 //    = the argmax in classes order (the first of equal counts, as scikit-learn's mode).
-//  - KNeighborsRegressor: targets = y; the step gives the (weighted) mean.
+//  - KNeighborsRegressor: targets = y (a row of targets per training row when multi-output);
+//    the step gives the (weighted) mean of each.
 // Minkowski p = 2 (euclidean) or p = 1 (manhattan), uniform or distance weights; the exporter
 // refuses everything else. fit_X holds at most kMaxNeighborsValues numbers.
 #include <string>
@@ -68,9 +69,15 @@ void k_neighbors_classifier(const JsonReader& step, int32_t width, spec::Pipelin
 void k_neighbors_regressor(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     need_task(step, p, false);
     const Matrix fit_x = read_fit_x(step, width);
-    const std::vector<double> y = step.need("y").finite_numbers(fit_x.size());
-    Matrix targets(y.size());
-    for (size_t r = 0; r < y.size(); ++r) targets[r] = {y[r]};
+    // y: one target per row, or with several outputs (a 2-D y) a row of them.
+    const JsonReader y = step.array("y");
+    const size_t outputs = static_cast<size_t>(p.outputs);
+    Matrix targets;
+    if (outputs == 1) {
+        for (double v : y.finite_numbers(fit_x.size())) targets.push_back({v});
+    } else {
+        targets = finite_matrix(y, fit_x.size(), outputs);
+    }
     set_neighbors(step, fit_x, targets, p);
 }
 

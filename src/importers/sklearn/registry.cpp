@@ -109,6 +109,11 @@ const Handler kHandlers[] = {
     // neighbors.cpp
     {"KNeighborsClassifier", nullptr, k_neighbors_classifier, kProbaIsOne},
     {"KNeighborsRegressor", nullptr, k_neighbors_regressor, kRefused},
+    // multioutput.cpp
+    {"MultiOutputRegressor", nullptr, multi_output_regressor, kRefused},
+    {"RegressorChain", nullptr, regressor_chain, kRefused},
+    {"MultiOutputClassifier", nullptr, multi_output_classifier, kRefused},
+    {"ClassifierChain", nullptr, classifier_chain, kRefused},
 };
 
 std::string names(bool featurizers) {

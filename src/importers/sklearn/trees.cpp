@@ -15,7 +15,11 @@
 //    with group = class and leaf = (value / sum) / n_trees computed in double and rounded
 //    once to float32; transform Identity, one group per class. Two classes: one tree per
 //    estimator tree for class 1 only, transform Complement ([1 - p, p]).
-//  - Regressors: leaf = value[0][0] / n_trees; single output only.
+//  - Regressors: leaf = value[0][0] / n_trees; a multi-output one (n_outputs_ > 1) gives one
+//    spec tree per (tree, output o) in group o with leaf = value[o][0] / n_trees.
+//  - Multi-output classifiers of binary outputs: one spec tree per (tree, output o) in group o
+//    with leaf = P(second label of o) / n_trees, base margin -1/2: a decision value per output
+//    (spec::Pipeline::outputs), label 2o + 1 where it is > 0.
 //  - GradientBoosting*: raw = init + learning_rate · Σ tree values (value[0][0]). The
 //    learning rate is folded into the leaves in double before rounding to float32.
 //      classifier, 2 classes, log_loss/deviance: p = expit(raw)      → Logistic, 1 group
@@ -87,7 +91,9 @@ constexpr int64_t kMaxClasses = spec::kMaxGroups;
 struct SkTree {
     std::vector<int32_t> left, right, feature;
     std::vector<float> threshold;
-    std::vector<std::vector<double>> leaf;  // per node: the value row of output 0 (leaves only)
+    // per leaf: the value row of output 0 (classes), or of a multi-output regressor the value
+    // of each output
+    std::vector<std::vector<double>> leaf;
     std::vector<uint8_t> default_left;       // where NaN goes per node; empty: always right
 };
 
@@ -131,7 +137,7 @@ std::vector<JsonReader> node_arrays(const JsonReader& t, std::initializer_list<c
     return a;
 }
 
-SkTree read_tree(const JsonReader& t, int32_t num_features, size_t width) {
+SkTree read_tree(const JsonReader& t, int32_t num_features, size_t width, size_t outputs = 1) {
     const auto a = node_arrays(t, {"children_left", "children_right", "feature", "threshold", "value"});
     const size_t n = a[0].size();
     const int64_t hi = static_cast<int64_t>(n) - 1;
@@ -145,9 +151,16 @@ SkTree read_tree(const JsonReader& t, int32_t num_features, size_t width) {
         // A leaf: its value row for output 0.
         const JsonReader v = a[4][i];
         if (!v.is_array() || v.empty()) v.invalid("must be an array [outputs][classes]");
-        if (v.size() > 1)
-            refuse(v, "multi-output models (" + std::to_string(v.size()) + " outputs)");
-        out.leaf[i] = v[0].finite_numbers(width);
+        if (v.size() != outputs && width > 1)
+            refuse(v, "multi-output classifiers (" + std::to_string(v.size()) + " outputs)");
+        if (v.size() != outputs)
+            v.invalid("has " + std::to_string(v.size()) + " outputs, the document's outputs is " +
+                      std::to_string(outputs));
+        // Several outputs: their value rows one after the other (output o at o * width).
+        for (size_t o = 0; o < outputs; ++o) {
+            const std::vector<double> row = v[o].finite_numbers(width);
+            out.leaf[i].insert(out.leaf[i].end(), row.begin(), row.end());
+        }
     }, [&](int32_t i) { read_split(out, i, a[2], a[3], num_features); });
     return out;
 }
@@ -191,14 +204,52 @@ size_t class_count(const JsonReader& step, const spec::Pipeline& p) {
 }
 
 void forest(const JsonReader& step, const Kind& e, int32_t num_features, spec::Pipeline& p) {
-    if (auto no = step.optional("n_outputs"); no && no->integer(1, INT32_MAX) != 1)
-        refuse(*no, "multi-output models (n_outputs = " + no->value().dump() + ")");
+    // n_outputs is the document's outputs (several: a regressor, or a classifier of binary outputs).
+    if (auto no = step.optional("n_outputs"); no && no->integer(1, INT32_MAX) != p.outputs) {
+        if (e.classifier && p.outputs == 1)
+            refuse(*no, "multi-output classifiers (n_outputs = " + no->value().dump() + ") in a single-output document");
+        no->invalid("is " + no->value().dump() + " but the document's outputs is " + std::to_string(p.outputs));
+    }
     const JsonReader trees = step.array("trees");
     if (trees.empty()) trees.invalid("is empty");
     if (!e.averages && trees.size() != 1)
         trees.invalid("has " + std::to_string(trees.size()) + " trees; a " + step.string("type") + " has one");
     const double n_trees = static_cast<double>(trees.size());
     auto& m = p.model;
+    if (e.classifier && p.outputs > 1) {
+        // Binary outputs (the document lists two labels per output): output o's decision value
+        // is P(its second label) - 1/2, the trees' averaged probabilities with a base margin of
+        // -1/2; label classes[2o + 1] where it is > 0 (a tie, 1/2, predicts the first label, as
+        // scikit-learn's argmax).
+        need_task(step, p, true);
+        const size_t outputs = static_cast<size_t>(p.outputs);
+        if (auto nc = step.optional("n_classes")) {
+            const std::vector<int32_t> counts = nc->integers(1, kMaxClasses);
+            if (counts.size() != outputs) nc->invalid("has " + std::to_string(counts.size()) + " entries for " +
+                                                      std::to_string(outputs) + " outputs");
+            for (size_t o = 0; o < outputs; ++o)
+                if (counts[o] != 2) refuse((*nc)[o], "an output of " + std::to_string(counts[o]) +
+                                                         " classes in a multi-output tree classifier (binary outputs only)");
+        }
+        m.num_groups = p.outputs;
+        m.trees.reserve(trees.size() * outputs);
+        for (size_t ti = 0; ti < trees.size(); ++ti) {
+            check_interrupts();
+            const JsonReader tree = trees[ti];
+            const SkTree s = read_tree(tree, num_features, 2, outputs);
+            for (size_t o = 0; o < outputs; ++o)
+                m.trees.push_back(to_spec(tree, s, static_cast<int32_t>(o), num_features, [&](const std::vector<double>& v) {
+                    double sum = v[2 * o] + v[2 * o + 1];
+                    if (sum == 0.0) sum = 1.0;
+                    return v[2 * o + 1] / sum / n_trees;
+                }));
+        }
+        m.base_margin.assign(outputs, -0.5f);
+        p.transform = PostTransform::Identity;
+        p.has_probabilities = false;
+        p.objective = step.string("type");
+        return;
+    }
     if (e.classifier) {
         const size_t K = class_count(step, p);
         // Two classes: P(class 0) = 1 - P(class 1), so one tree per estimator tree carries
@@ -223,13 +274,18 @@ void forest(const JsonReader& step, const Kind& e, int32_t num_features, spec::P
         p.transform = K == 2 ? PostTransform::Complement : PostTransform::Identity;
     } else {
         need_task(step, p, false);
-        m.num_groups = 1;
-        m.trees.reserve(trees.size());
+        // Several outputs: one spec tree per (estimator tree, output), its leaves that output's
+        // values, in the group of that output.
+        const size_t outputs = static_cast<size_t>(p.outputs);
+        m.num_groups = p.outputs;
+        m.trees.reserve(trees.size() * outputs);
         for (size_t ti = 0; ti < trees.size(); ++ti) {
             check_interrupts();
             const JsonReader tree = trees[ti];
-            const SkTree s = read_tree(tree, num_features, 1);
-            m.trees.push_back(to_spec(tree, s, 0, num_features, [&](const std::vector<double>& v) { return v[0] / n_trees; }));
+            const SkTree s = read_tree(tree, num_features, 1, outputs);
+            for (size_t o = 0; o < outputs; ++o)
+                m.trees.push_back(to_spec(tree, s, static_cast<int32_t>(o), num_features,
+                                          [&](const std::vector<double>& v) { return v[o] / n_trees; }));
         }
         p.transform = PostTransform::Identity;
     }
