@@ -4,15 +4,16 @@ The walk: a Pipeline is flattened into its steps; the last one is a model, the o
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
 FeatureUnion (here). A pipeline (or a lone featurizer) whose last step is a featurizer too is a
 "transformer": transform() in SQL gives its output columns. Models are in linear.py, trees.py,
-naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py and neighbors.py;
+naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py, neighbors.py and
+ensemble.py (meta-estimators over whole member models);
 model_selection.py puts a GridSearchCV's or RandomizedSearchCV's best_estimator_ in its place."""
 
 import numbers
 
 import numpy as np
 
-from . import (calibration, cluster, featurizers, linear, mixture, model_selection, naive_bayes,
-               neighbors, neural, svm, trees)
+from . import (calibration, cluster, ensemble, featurizers, linear, mixture, model_selection,
+               naive_bayes, neighbors, neural, svm, trees)
 from ._common import Context, ExportError, describe, label
 
 FORMAT_VERSION = 1
@@ -20,10 +21,11 @@ FORMAT_VERSION = 1
 MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,
           **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
           **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES,
-          **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS}
+          **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS,
+          **ensemble.CLASSIFIERS, **ensemble.REGRESSORS}
 CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
                | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS)
-               | set(neighbors.CLASSIFIERS))
+               | set(neighbors.CLASSIFIERS) | set(ensemble.CLASSIFIERS))
 
 
 def supported():

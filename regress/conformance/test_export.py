@@ -164,6 +164,8 @@ for _name in [
         "knn_k4_regressor_distance_manhattan_bare", "knn_k3_classifier_integer_ties",
         "knn_k6_regressor_distance_integer_ties", "one_class_knn"]:
     add_test(f"reference[{_name}]", reference_test(_name))
+for _name in sklearn_cases.build_ensemble_cases():
+    add_test(f"reference[{_name}]", reference_test(_name))
 
 
 def test_every_case_is_checked(_env):
