@@ -806,6 +806,7 @@ def build_ensemble_cases():
     from sklearn.impute import SimpleImputer
     from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge, RidgeClassifier
     from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import MinMaxScaler, StandardScaler
     from sklearn.svm import LinearSVC
@@ -850,10 +851,11 @@ def build_ensemble_cases():
         C("ens_bagging_votes", pipe(BaggingClassifier(
             RidgeClassifier(), n_estimators=5, max_features=0.7, random_state=0)),
           ALL, "multiclass", True),
-        # 12 rows per member: some members never saw a class.
+        # 6 rows per member (k-NN takes no sample_weight: bagging fits it on the drawn rows):
+        # some members never saw a class.
         C("ens_bagging_members_lack_classes", pipe(BaggingClassifier(
-            DecisionTreeClassifier(max_depth=3, random_state=0), n_estimators=6, max_samples=12,
-            random_state=1)), ALL, "four", True),
+            KNeighborsClassifier(3), n_estimators=6, max_samples=6, random_state=1)),
+          ALL, "four", True),
         C("ens_bagging_regressor", pipe(BaggingRegressor(
             n_estimators=6, max_features=0.5, random_state=0)), ALL, "regression", False),
         C("ens_bagging_regressor_linear_nan", BaggingRegressor(
