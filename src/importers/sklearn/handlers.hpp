@@ -3,7 +3,8 @@
 // function that converts it, and those functions live in one file per family, as the Python
 // client is split (python/pg_predict/): document.cpp (the document, Pipeline,
 // ColumnTransformer, FeatureUnion), featurizers.cpp, linear.cpp, trees.cpp, svm.cpp,
-// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp, neighbors.cpp. Adding a class: its
+// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp, neighbors.cpp,
+// ensemble.cpp. Adding a class: its
 // function in its family's file, declared below, and one row in registry.cpp.
 #pragma once
 
@@ -205,5 +206,13 @@ void calibrated_classifier(const JsonReader&, int32_t, spec::Pipeline&);  // Cal
 // neighbors.cpp
 void k_neighbors_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void k_neighbors_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+
+// ensemble.cpp: meta-estimators over whole member models (op model steps)
+void voting_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void voting_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void bagging_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void bagging_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void stacking_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void stacking_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 
 }  // namespace pg_predict::importers::sklearn

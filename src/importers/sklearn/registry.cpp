@@ -109,6 +109,13 @@ const Handler kHandlers[] = {
     // neighbors.cpp
     {"KNeighborsClassifier", nullptr, k_neighbors_classifier, kProbaIsOne},
     {"KNeighborsRegressor", nullptr, k_neighbors_regressor, kRefused},
+    // ensemble.cpp
+    {"VotingClassifier", nullptr, voting_classifier, kRefused},
+    {"VotingRegressor", nullptr, voting_regressor, kRefused},
+    {"BaggingClassifier", nullptr, bagging_classifier, kRefused},
+    {"BaggingRegressor", nullptr, bagging_regressor, kRefused},
+    {"StackingClassifier", nullptr, stacking_classifier, kRefused},
+    {"StackingRegressor", nullptr, stacking_regressor, kRefused},
 };
 
 std::string names(bool featurizers) {
