@@ -480,7 +480,51 @@ def test_box_cox_outside_its_domain_is_null(env):
     env.conn.execute("DROP TABLE box_cox_rows")
 
 
-for _fn in (test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two,
+def test_ensemble_refusals(env):
+    """A hard-voting VotingClassifier has no predict_proba (as in scikit-learn); Voting has no
+    decision_function; a stacking member's decision_function must be a linear classifier's;
+    a soft vote over a member without probabilities is refused at create_model."""
+    import json
+    env.load()
+    cases = sklearn_cases.cases()
+    model = "sk_ens_hard"
+    env.drop_model(model)
+    pg_predict.deploy(env.conn, model, cases["ens_voting_hard_four"].estimator)
+    e = _proba_error(env, model)
+    assert_equal(f"{model}: detail", getattr(getattr(e, "diag", None), "message_detail", None),
+                 "Its estimator, VotingClassifier with voting='hard', has no predict_proba, as in "
+                 "scikit-learn.")
+    try:
+        with env.conn.transaction():
+            env.query(f"SELECT decision_function(%(m)s, t) FROM {TABLE} t LIMIT 1", {"m": model})
+    except Exception as err:  # noqa: BLE001
+        if "decision_function is not available for scikit-learn's VotingClassifier" not in str(err):
+            raise Failure(f"{model}: decision_function refused with {err}") from None
+    else:
+        raise Failure(f"{model}: decision_function did not refuse")
+    env.drop_model(model)
+
+    def refused(doc, *needles):
+        try:
+            with env.conn.transaction():
+                env.query("SELECT create_model('sk_ens_bad', %s::jsonb, 'sklearn')", [json.dumps(doc)])
+        except Exception as err:  # noqa: BLE001
+            for needle in needles:
+                if needle not in str(err):
+                    raise Failure(f"refused with {err}, which does not say {needle!r}") from None
+            return
+        raise Failure(f"create_model of {json.dumps(doc)[:200]} did not refuse")
+
+    stack = pg_predict.export(cases["ens_stacking_multiclass_auto"].estimator)
+    stack["steps"][-1]["stack_methods"][0] = "decision_function"  # the forest
+    refused(stack, "StackingClassifier", "stack_methods[0]", "decision_function",
+            "RandomForestClassifier")
+    soft = pg_predict.export(cases["ens_voting_hard_four"].estimator)
+    soft["steps"][-1]["voting"] = "soft"  # over a RidgeClassifier
+    refused(soft, "VotingClassifier", "estimators[2]", "voting=\"soft\" over RidgeClassifier")
+
+
+for _fn in (test_ensemble_refusals, test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two,
             test_min_max_scaler_clip, test_box_cox_outside_its_domain_is_null):
     add_test(_fn.__name__[len("test_"):], _fn)
 
