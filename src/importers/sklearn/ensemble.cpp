@@ -247,6 +247,7 @@ void stacking(const JsonReader& step, int32_t width, spec::Pipeline& p, bool cla
         final_step.unsupported("final_estimator \"" + type + "\" is not supported; supported: " + estimator_names());
     p.model.num_features = meta;
     h->estimator(final_step, meta, p);
+    p.objective = step.string("type");  // the final estimator's handler may have named itself
 }
 
 }  // namespace
