@@ -19,6 +19,11 @@ def _member(owner, name, est, ctx):
         raise ExportError(f"cannot export {describe(owner)}{ctx.where()}: its estimator {name!r}: {e}") from None
     if doc["task"] == "transformer":
         ctx.refuse(owner, "estimators", f"the estimator {name!r} is a transformer, not a model")
+    text = [i["name"] for i in doc["inputs"] if i["type"] == "text"]
+    if text:
+        ctx.refuse(owner, "estimators", f"the estimator {name!r} reads the text column {text[0]!r}; "
+                   "members read numbers only: encode text before the ensemble "
+                   "(make_pipeline(ColumnTransformer(...), " + type(owner).__name__ + "(...)))")
     member = {"task": doc["task"], "steps": doc["steps"]}
     if "classes" in doc:
         member["classes"] = doc["classes"]

@@ -854,6 +854,13 @@ def test_refuse_ensemble_parameters(_env):
     zero = fit_quiet(VotingRegressor([("a", Ridge()), ("b", LinearRegression())],
                                      weights=[1, -1]), X, y.astype(float))
     expect_refusal(zero, "VotingRegressor(weights=[1, -1])", "sum to 0")
+    # Members read numbers: text is encoded before the ensemble.
+    from sklearn.preprocessing import OneHotEncoder
+    df, targets = sklearn_cases.frame()
+    texty = fit_quiet(VotingClassifier([("lr", make_pipeline(OneHotEncoder(handle_unknown="ignore"),
+                                                             LogisticRegression()))]),
+                      df[["city", "plan"]].iloc[:200], targets["binary"][:200])
+    expect_refusal(texty, "VotingClassifier(estimators=", "'lr'", "text column 'city'")
     # The final estimator of a stacking ensemble must be one model.
     stack = fit_quiet(StackingClassifier(
         [("dt", DecisionTreeClassifier(max_depth=2))],
