@@ -633,5 +633,28 @@ TEST(Optimizer, ModelStepsOfEnsemblesKeepTheirOutputs) {
     EXPECT_GT(checked, 15);
 }
 
+// A member is optimized as it would be alone: its scaler folds into its linear model.
+TEST(Optimizer, EnsembleMembersAreOptimizedAlone) {
+    const spec::Pipeline member = linear_pipeline(
+        2, {step("affine", {{"scale", {2.0, 0.5}}, {"offset", {1.0, -1.0}}})}, {{1.0, -3.0}}, {0.5});
+    const spec::Pipeline p = linear_pipeline(
+        2, {concat({Step::Part{{0, 1}, {step("model", {{"pipeline", json::parse(spec::to_json(member))},
+                                                       {"output", "predict"}})}}})},
+        {{1.0, -1.0}}, {0.0});
+    optimizer::Report report;
+    const spec::Pipeline q = check_optimized(p, &report);
+    ASSERT_FALSE(report.passes.empty());
+    EXPECT_EQ(report.passes[0].pass, "optimize_members");
+    std::vector<const Step*> models;
+    for (const Step& s : q.steps) {
+        if (s.op == spec::Op::Model) models.push_back(&s);
+        for (const Step::Part& part : s.parts)
+            for (const Step& sub : part.steps)
+                if (sub.op == spec::Op::Model) models.push_back(&sub);
+    }
+    ASSERT_EQ(models.size(), 1u);
+    EXPECT_TRUE(spec::model_pipeline(*models[0], "member").steps.empty());
+}
+
 }  // namespace
 }  // namespace pg_predict
