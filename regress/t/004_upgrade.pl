@@ -52,9 +52,12 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     my $labels_sql = q{SELECT create_model('weather', '{"format": "sklearn", "version": 1,
   "inputs": [{"name": "x0", "type": "numeric"}], "task": "classification", "classes": ["no", "yes"],
   "steps": [{"type": "LogisticRegression", "coef": [[1.0]], "intercept": [0.0], "multi_class": "ovr", "loss": "log"}]}'::jsonb)};
-    my ($labels_rc, $labels_out, $labels_err) = $node->psql($db, $labels_sql);
-    like($labels_err, qr/predates version 0\.4\.0 and keeps numeric class labels only.*ALTER EXTENSION pg_predict UPDATE/s,
-         "$from: a model with text labels needs the update");
+    # (From 0.4.0 on there is nothing to refuse: the model is registered after the update below.)
+    if ($from lt '0.4.0') {
+        my ($labels_rc, $labels_out, $labels_err) = $node->psql($db, $labels_sql);
+        like($labels_err, qr/predates version 0\.4\.0 and keeps numeric class labels only.*ALTER EXTENSION pg_predict UPDATE/s,
+             "$from: a model with text labels needs the update");
+    }
 
     for my $to (@versions[$i + 1 .. $#versions]) {
         $node->safe_psql($db, "ALTER EXTENSION pg_predict UPDATE TO '$to'");
