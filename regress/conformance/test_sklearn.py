@@ -480,8 +480,9 @@ def test_box_cox_outside_its_domain_is_null(env):
     env.conn.execute("DROP TABLE box_cox_rows")
 
 
-def test_ensemble_refusals(env):
-    """A hard-voting VotingClassifier has no predict_proba (as in scikit-learn); Voting has no
+def test_ensembles_string_labels_and_refusals(env):
+    """String labels through Voting and Stacking (predict_label = scikit-learn's predict). A
+    hard-voting VotingClassifier has no predict_proba (as in scikit-learn); Voting has no
     decision_function; a stacking member's decision_function must be a linear classifier's;
     a soft vote over a member without probabilities is refused at create_model."""
     import json
@@ -515,6 +516,36 @@ def test_ensemble_refusals(env):
             return
         raise Failure(f"create_model of {json.dumps(doc)[:200]} did not refuse")
 
+    # String labels: the members predict indices into the ensemble's classes; predict_label
+    # gives scikit-learn's label on every row, batched and per row.
+    from sklearn.ensemble import StackingClassifier, VotingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeClassifier
+    df, targets = sklearn_cases.frame()
+    cols = sklearn_cases.ALL
+    y = np.array(["bronze", "gold", "silver"])[targets["multiclass"]]
+    for kind, ens in (("voting", VotingClassifier(
+            [("dt", DecisionTreeClassifier(max_depth=3, random_state=0)),
+             ("lr", LogisticRegression(max_iter=2000))], voting="soft")),
+                      ("stacking", StackingClassifier(
+            [("dt", DecisionTreeClassifier(max_depth=3, random_state=0)),
+             ("lr", LogisticRegression(max_iter=2000))],
+            final_estimator=LogisticRegression(max_iter=2000)))):
+        est = make_pipeline(sklearn_cases._prep(), ens).fit(df[cols].iloc[:sklearn_cases.N_TRAIN],
+                                                            y[:sklearn_cases.N_TRAIN])
+        want = [str(v) for v in est.predict(df[cols])]
+        name = f"sk_ens_{kind}_strings"
+        env.drop_model(name)
+        pg_predict.deploy(env.conn, name, est)
+        for batching in (True, False):
+            with env.conn.transaction():
+                env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
+                got = [r[0] for r in env.query(
+                    f"SELECT predict_label(%(m)s, t) FROM {TABLE} t ORDER BY id", {"m": name})]
+            assert_equal(f"{name} (batching {batching}): predict_label", got, want)
+        env.drop_model(name)
+
     stack = pg_predict.export(cases["ens_stacking_multiclass_auto"].estimator)
     stack["steps"][-1]["stack_methods"][0] = "decision_function"  # the forest
     refused(stack, "StackingClassifier", "stack_methods[0]", "decision_function",
@@ -524,7 +555,7 @@ def test_ensemble_refusals(env):
     refused(soft, "VotingClassifier", "estimators[2]", "voting=\"soft\" over RidgeClassifier")
 
 
-for _fn in (test_ensemble_refusals, test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two,
+for _fn in (test_ensembles_string_labels_and_refusals, test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two,
             test_min_max_scaler_clip, test_box_cox_outside_its_domain_is_null):
     add_test(_fn.__name__[len("test_"):], _fn)
 
