@@ -546,6 +546,28 @@ def test_ensembles_string_labels_and_refusals(env):
             assert_equal(f"{name} (batching {batching}): predict_label", got, want)
         env.drop_model(name)
 
+    # A k-NN member gives no label for a row with NULL (scikit-learn refuses NaN there): the
+    # hard vote is NULL on those rows, not a vote of the other members; scikit-learn's elsewhere.
+    from sklearn.neighbors import KNeighborsClassifier
+    train = df[["age", "income"]].iloc[:sklearn_cases.N_TRAIN].dropna()
+    est = VotingClassifier([("knn", KNeighborsClassifier(3)),
+                            ("dt", DecisionTreeClassifier(max_depth=3, random_state=0))]).fit(
+        train, targets["binary"][train.index])
+    name = "sk_ens_knn_null"
+    env.drop_model(name)
+    pg_predict.deploy(env.conn, name, est)
+    rows = df[["age", "income"]]
+    for batching in (True, False):
+        with env.conn.transaction():
+            env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
+            got = [r[0] for r in env.query(f"SELECT predict(%(m)s, t) FROM {TABLE} t ORDER BY id",
+                                           {"m": name})]
+        nan = rows["age"].isna().to_numpy()
+        assert_equal(f"{name} (batching {batching}): NULL rows", [g is None for g in got], list(nan))
+        assert_close(f"{name} (batching {batching}): predict",
+                     to_floats([g for g, n in zip(got, nan) if not n]), est.predict(rows[~nan]))
+    env.drop_model(name)
+
     stack = pg_predict.export(cases["ens_stacking_multiclass_auto"].estimator)
     stack["steps"][-1]["stack_methods"][0] = "decision_function"  # the forest
     refused(stack, "StackingClassifier", "stack_methods[0]", "decision_function",

@@ -340,10 +340,14 @@ void emit_model(Emitter& e, const spec::Step& s, const std::string& h, const std
     e.line(r + " = self." + name + ".forward(" + h + (bare_trees ? ".float()" : "") + ").double()");
     if (output == "label") {
         // The predicted class: the argmax of predict_proba (of the decision half when the
-        // program also gives decision values), the first of equal maxima.
+        // program also gives decision values), the first of equal maxima; a row the member
+        // scores NaN (a k-NN member's NULL) stays NaN rather than becoming a vote.
         const int64_t k = static_cast<int64_t>(m.classes.size());
         const std::string scores = spec::has_decision_columns(m) ? r + "[:, " + std::to_string(k) + ":]" : r;
-        e.line(out + " = torch.zeros_like(" + scores + ").scatter_(1, torch.argmax(" + scores + ", 1, keepdim=True), 1.0)");
+        const std::string onehot = e.var();
+        e.line(onehot + " = torch.zeros_like(" + scores + ").scatter_(1, torch.argmax(" + scores + ", 1, keepdim=True), 1.0)");
+        e.line(out + " = torch.where(torch.isnan(" + scores + ").any(1, keepdim=True), torch.full_like(" + onehot +
+               ", float(\"nan\")), " + onehot + ")");
     } else {
         e.line(out + " = " + r);
     }

@@ -361,8 +361,10 @@ std::vector<double> model_row(const Step& s, const std::vector<double>& x, const
     const size_t k = m.classes.size();
     const size_t from = y.size() - k;
     size_t best = from;
-    for (size_t c = from; c < y.size(); ++c)
+    for (size_t c = from; c < y.size(); ++c) {
+        if (std::isnan(y[c])) return std::vector<double>(k, NAN);  // no label: no vote
         if (y[c] > y[best]) best = c;
+    }
     std::vector<double> onehot(k, 0.0);
     onehot[best - from] = 1.0;
     return onehot;

@@ -59,7 +59,8 @@
 //            its result: o = "predict" (predict_proba's columns, or a regressor's value),
 //            "decision_function" (a linear estimator's margins x · coefᵀ + intercept, one per
 //            group) or "label" (one-hot of the predicted class, the first of equal maxima: a
-//            column per class). Compiled as a submodule of the program       (w → its width)
+//            column per class; all NaN where the scores have a NaN). Compiled as a submodule
+//            of the program                                                   (w → its width)
 // and the estimator op:
 //   linear   {"coef": [[f] × k], "intercept": [k]}   margin = x · coefᵀ + intercept (f → k)
 //   torchscript {"inputs": f, "outputs": k}        a user's TorchScript module (the program is the
