@@ -54,10 +54,13 @@ SKLEARN_MODELS = {
     "rf100": ("higgs", "scikit-learn RandomForestClassifier, 100 trees, max_depth 10"),
     "svc": ("customers", "the pipeline's ColumnTransformer, then SVC(kernel='rbf')"),
     "mlp": ("customers", "the pipeline's ColumnTransformer, then MLPClassifier(100 hidden)"),
+    "knn": ("higgs", "scikit-learn KNeighborsClassifier(5), 10k training rows"),
+    "stack": ("higgs", "scikit-learn StackingClassifier: RandomForest (30 trees, depth 8) + "
+                       "LogisticRegression under a LogisticRegression"),
 }
 # Kernel SVMs fit in O(n^2): fewer rows (the support vectors, and so the cost of predicting,
 # grow with them).
-SKLEARN_TRAIN_ROWS = {"svc": 3000, "mlp": 20000}
+SKLEARN_TRAIN_ROWS = {"svc": 3000, "mlp": 20000, "knn": 10000, "stack": 100000}
 
 
 def table_of(model):
@@ -108,10 +111,11 @@ def train_xgb(data, names, train_rows, info):
 
 def sklearn_estimator(name):
     from sklearn.compose import ColumnTransformer
-    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.ensemble import RandomForestClassifier, StackingClassifier
     from sklearn.feature_selection import SelectKBest, f_classif
     from sklearn.impute import SimpleImputer
     from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -132,6 +136,13 @@ def sklearn_estimator(name):
     if name == "mlp":
         return make_pipeline(columns(), MLPClassifier(hidden_layer_sizes=(100,), max_iter=60,
                                                       random_state=0))
+    if name == "knn":
+        return KNeighborsClassifier(5)
+    if name == "stack":
+        return StackingClassifier(
+            [("rf", RandomForestClassifier(n_estimators=30, max_depth=8, random_state=0)),
+             ("lr", LogisticRegression(max_iter=1000))],
+            final_estimator=LogisticRegression(max_iter=1000), n_jobs=os.cpu_count() or 2)
     return RandomForestClassifier(n_estimators=100, max_depth=10, n_jobs=os.cpu_count() or 2,
                                   random_state=0)
 

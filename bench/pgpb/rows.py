@@ -150,12 +150,14 @@ def build_rows(threads, strategies, kernels):
               predict_sql(m), m, threads=1, strategy="auto", batched=False))
         for t in threads:
             native(m, m, f"{m}: XGBoost native on the same trees", t)
-    # -- scikit-learn: the pipeline over text columns, a random forest, an SVC, an MLP
+    # -- scikit-learn: the pipeline over text columns, a random forest, an SVC, an MLP, a k-NN
+    #    classifier (10k training rows in the program) and a stacking ensemble
     A(Row("pipe.floor", "pipe", "customers scan floor: sum(numbers + text lengths)", "floor",
           "customers", "SELECT sum(age + income + tenure + visits + coalesce(score, 0) + rate"
           " + length(city) + length(plan) + length(coalesce(channel, ''))) FROM {T}"))
     for m, table, alias in (("pipe", "customers", "c"), ("rf100", "higgs", "h"),
-                            ("svc", "customers", "c"), ("mlp", "customers", "c")):
+                            ("svc", "customers", "c"), ("mlp", "customers", "c"),
+                            ("knn", "higgs", "h"), ("stack", "higgs", "h")):
         for t in threads:
             A(Row(f"{m}.batched.auto.t{t}", m, f"{m} batched, {t} thr", "batched", table,
                   predict_sql(m, alias), m, threads=t, strategy="auto", batched=True))

@@ -4,14 +4,15 @@ The walk: a Pipeline is flattened into its steps; the last one is a model, the o
 featurizers (featurizers.py) or the two ways of combining them, ColumnTransformer and
 FeatureUnion (here). A pipeline (or a lone featurizer) whose last step is a featurizer too is a
 "transformer": transform() in SQL gives its output columns. Models are in linear.py, trees.py,
-naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py, neighbors.py and multioutput.py;
+naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py, neighbors.py,
+multioutput.py and ensemble.py (meta-estimators over whole member models);
 model_selection.py puts a GridSearchCV's or RandomizedSearchCV's best_estimator_ in its place."""
 
 import numbers
 
 import numpy as np
 
-from . import (calibration, cluster, featurizers, linear, mixture, model_selection, multioutput,
+from . import (calibration, cluster, ensemble, featurizers, linear, mixture, model_selection, multioutput,
                naive_bayes, neighbors, neural, svm, trees)
 from ._common import Context, ExportError, describe, label
 
@@ -21,10 +22,11 @@ MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **tree
           **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
           **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES,
           **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS,
-          **multioutput.REGRESSORS, **multioutput.CLASSIFIERS}
+          **multioutput.REGRESSORS, **multioutput.CLASSIFIERS,
+          **ensemble.CLASSIFIERS, **ensemble.REGRESSORS}
 CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
                | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS)
-               | set(neighbors.CLASSIFIERS))
+               | set(neighbors.CLASSIFIERS) | set(ensemble.CLASSIFIERS))
 
 
 def supported():

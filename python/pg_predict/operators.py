@@ -204,6 +204,26 @@ OPERATORS = [
              "c0 + (c1 − c0)·[d > 0])] that appends its label; `linear` picks the outputs in `order_`",
              "as MultiOutputClassifier; later members read the earlier predicted labels "
              "(scikit-learn 1.2)"),
+    # ensembles and meta-estimators
+    Operator("VotingClassifier", "classifier",
+             "`concat` of `model` steps (each member's whole pipeline) + `linear` (the weighted "
+             "sum)",
+             "voting soft (the weighted mean of predict_proba) or hard (the weighted count of "
+             "the members' labels; a tie goes to the first class; no predict_proba); `weights`; "
+             "'drop'; members may be pipelines"),
+    Operator("VotingRegressor", "regressor", "as VotingClassifier", "the weighted mean; `weights`; 'drop'"),
+    Operator("BaggingClassifier", "classifier",
+             "`concat` of `model` steps over each member's `estimators_features_` + `linear` (the mean)",
+             "any supported base estimator; the mean of predict_proba, or of votes when the base "
+             "has none; `max_features`, `bootstrap_features`"),
+    Operator("BaggingRegressor", "regressor", "as BaggingClassifier", "the mean of the members"),
+    Operator("StackingClassifier", "classifier",
+             "`concat` of `model` steps (+ the input with passthrough) + the final estimator",
+             "`stack_method` predict_proba (binary: P(classes[1]) only), decision_function "
+             "(linear members), predict; `passthrough`; the final estimator any supported model "
+             "(not a pipeline)"),
+    Operator("StackingRegressor", "regressor", "as StackingClassifier",
+             "`passthrough`; the final estimator any supported regressor (not a pipeline)"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

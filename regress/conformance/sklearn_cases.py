@@ -541,7 +541,8 @@ def cases():
         warnings.simplefilter("ignore")  # convergence warnings of the small fits
         return {**build_cases(), **build_model_cases(), **build_selector_cases(),
                 **build_search_and_glm_cases(), **build_mixture_cases(),
-                **build_calibration_cases(), **build_neighbors_cases()}
+                **build_calibration_cases(), **build_neighbors_cases(),
+                **build_ensemble_cases()}
 
 
 def build_model_cases():
@@ -790,6 +791,94 @@ def build_neighbors_cases():
           ["visits", "tenure"], "regression", False),
         # Fitted on one class: predicts it, predict_proba [1.0].
         C("one_class_knn", pipe(KNeighborsClassifier(3, weights="distance")), ALL, "one", True),
+    ]
+    return {c.name: c for c in cases}
+
+
+def build_ensemble_cases():
+    """Voting, Bagging and Stacking over members of several families, pipelines among them
+    (an imputer inside a member sees the NULLs), 'drop', weights, hard-vote ties, bagging
+    members that lack a class or see a subset of the columns (duplicates included)."""
+    from sklearn.ensemble import (BaggingClassifier, BaggingRegressor,
+                                  HistGradientBoostingRegressor, RandomForestClassifier,
+                                  StackingClassifier, StackingRegressor, VotingClassifier,
+                                  VotingRegressor)
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge, RidgeClassifier
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+    from sklearn.svm import LinearSVC
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    def pipe(model):
+        return make_pipeline(_prep(), model)
+
+    lr = lambda: LogisticRegression(max_iter=2000)  # noqa: E731
+    forest = lambda: RandomForestClassifier(10, max_depth=5, random_state=0)  # noqa: E731
+    nan_cols = ["age", "income", "visits", "score", "const"]
+    C = Case
+    cases = [
+        C("ens_voting_soft_weighted_drop", pipe(VotingClassifier(
+            [("lr", lr()), ("rf", forest()), ("gone", "drop"),
+             ("nb", make_pipeline(MinMaxScaler(), GaussianNB()))],
+            voting="soft", weights=[2, 1, 5, 1])), ALL, "multiclass", True),
+        C("ens_voting_hard_labels", pipe(VotingClassifier(
+            [("dt", DecisionTreeClassifier(max_depth=4, random_state=0)),
+             ("svc", LinearSVC(max_iter=5000, random_state=0)), ("lr", lr())],
+            weights=[1, 1, 1.5])), ALL, "labels", True),
+        # Two members of equal weight: every disagreement is a tie, won by the first class.
+        C("ens_voting_hard_ties", pipe(VotingClassifier(
+            [("dt", DecisionTreeClassifier(max_depth=2, random_state=0)), ("lr", lr())])),
+          ALL, "binary", True),
+        C("ens_voting_hard_four", pipe(VotingClassifier(
+            [("dt3", DecisionTreeClassifier(max_depth=3, random_state=0)),
+             ("dt6", DecisionTreeClassifier(max_depth=6, random_state=1)),
+             ("ridge", RidgeClassifier()), ("rf", forest())])), ALL, "four", True),
+        # NULLs reach the members: imputers inside two of them, HistGradientBoosting's own
+        # missing-value directions in the third; a constant column.
+        C("ens_voting_regressor_nan", VotingRegressor(
+            [("ridge", make_pipeline(SimpleImputer(), StandardScaler(), Ridge())),
+             ("dt", make_pipeline(SimpleImputer(strategy="median"),
+                                  DecisionTreeRegressor(max_depth=5, random_state=0))),
+             ("hgb", HistGradientBoostingRegressor(max_iter=20, random_state=0))],
+            weights=[1, 2, 0.5]), nan_cols, "regression", False),
+        C("ens_bagging_trees_feature_subsets", pipe(BaggingClassifier(
+            n_estimators=8, max_features=0.6, bootstrap_features=True, random_state=0)),
+          ALL, "four", True),
+        # RidgeClassifier has no predict_proba: the members vote.
+        C("ens_bagging_votes", pipe(BaggingClassifier(
+            RidgeClassifier(), n_estimators=5, max_features=0.7, random_state=0)),
+          ALL, "multiclass", True),
+        # 6 rows per member (k-NN takes no sample_weight: bagging fits it on the drawn rows):
+        # some members never saw a class.
+        C("ens_bagging_members_lack_classes", pipe(BaggingClassifier(
+            KNeighborsClassifier(3), n_estimators=6, max_samples=6, random_state=1)),
+          ALL, "four", True),
+        C("ens_bagging_regressor", pipe(BaggingRegressor(
+            n_estimators=6, max_features=0.5, random_state=0)), ALL, "regression", False),
+        C("ens_bagging_regressor_linear_nan", BaggingRegressor(
+            make_pipeline(SimpleImputer(), LinearRegression()), n_estimators=4,
+            max_features=3, random_state=2), nan_cols, "regression", False),
+        # stack_method auto: predict_proba (the forest, the logistic regression: binary keeps
+        # P(classes[1])) and decision_function (LinearSVC); the raw features passed through.
+        C("ens_stacking_binary_passthrough", pipe(StackingClassifier(
+            [("rf", forest()), ("svc", LinearSVC(max_iter=5000, random_state=0)), ("lr", lr())],
+            final_estimator=lr(), passthrough=True)), ALL, "binary", True),
+        C("ens_stacking_multiclass_auto", pipe(StackingClassifier(
+            [("rf", forest()), ("ridge", RidgeClassifier()), ("gone", "drop"),
+             ("nb", make_pipeline(MinMaxScaler(), GaussianNB()))],
+            final_estimator=lr())), ALL, "four", True),
+        # Every member's predicted label, a tree on top.
+        C("ens_stacking_predict_tree_final", pipe(StackingClassifier(
+            [("dt", DecisionTreeClassifier(max_depth=4, random_state=0)), ("lr", lr()),
+             ("svc", LinearSVC(max_iter=5000, random_state=0))], stack_method="predict",
+            final_estimator=DecisionTreeClassifier(max_depth=3, random_state=0))),
+          ALL, "labels", True),
+        C("ens_stacking_regressor_passthrough", pipe(StackingRegressor(
+            [("ridge", Ridge()), ("dt", DecisionTreeRegressor(max_depth=5, random_state=0))],
+            final_estimator=Ridge(), passthrough=True)), ALL, "regression", False),
     ]
     return {c.name: c for c in cases}
 

@@ -560,12 +560,81 @@ def _neighbors(step, X, classes):
     return _by_argmax(proba, classes, proba)
 
 
+# ---- ensembles: each member a sub-document {"task", "classes", "steps"} over its columns ------
+
+def _member(member, X):
+    """(predict, predict_proba or None, the member's featurized X) of a sub-document."""
+    cols = _apply_steps(member["steps"][:-1], [X[:, j] for j in range(X.shape[1])])
+    Xm = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
+    predict, proba = _model(member["steps"][-1], Xm, member.get("classes"))
+    return predict, proba, Xm
+
+
+def _spread(values, member_classes, k):
+    """A member's columns (one per class it was fitted on) in the ensemble's k columns."""
+    out = np.zeros((values.shape[0], k))
+    out[:, np.asarray(member_classes, dtype=int)] = values
+    return out
+
+
+def _votes(predict, k):
+    out = np.zeros((len(predict), k))
+    out[np.arange(len(predict)), predict.astype(int)] = 1.0
+    return out
+
+
+def _voting(step, X, classes):
+    members = [_member(m, X) for m in step["estimators"]]
+    w = step["weights"] or [1.0] * len(members)
+    if step["type"] == "VotingRegressor":
+        return np.average([p for p, _, _ in members], axis=0, weights=w), None
+    k = len(classes)
+    if step["voting"] == "soft":
+        proba = np.average([_spread(pr, m["classes"], k) for (_, pr, _), m in
+                            zip(members, step["estimators"])], axis=0, weights=w)
+        return _by_argmax(proba, classes, proba)
+    votes = sum(wj * _votes(p, k) for wj, (p, _, _) in zip(w, members))
+    return _by_argmax(votes, classes, None)
+
+
+def _bagging(step, X, classes):
+    outs = [_member(m, X[:, f]) for m, f in zip(step["estimators"], step["features"])]
+    if step["type"] == "BaggingRegressor":
+        return np.mean([p for p, _, _ in outs], axis=0), None
+    k = len(classes)
+    total = 0
+    for (p, pr, _), m in zip(outs, step["estimators"]):
+        total = total + (_spread(pr, m["classes"], k) if step["proba"] else _votes(p, k))
+    proba = total / len(outs)
+    return _by_argmax(proba, classes, proba)
+
+
+def _stacking(step, X, classes):
+    meta = []
+    for m, method in zip(step["estimators"], step["stack_methods"]):
+        p, pr, Xm = _member(m, X)
+        if method == "predict_proba":
+            pr = _spread(pr, m["classes"], len(classes))
+            meta.append(pr[:, 1:] if len(classes) == 2 else pr)
+        elif method == "decision_function":
+            last = m["steps"][-1]
+            meta.append(Xm @ _arr(last["coef"]).T + _arr(last["intercept"]))
+        else:
+            meta.append(p[:, None])
+    if step["passthrough"]:
+        meta.append(X)
+    return _model(step["final_estimator"], np.column_stack(meta), classes)
+
+
 OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
                 "BernoulliNB": _bernoulli_nb, "KMeans": _kmeans, "MiniBatchKMeans": _kmeans,
                 "MLPClassifier": _mlp, "MLPRegressor": _mlp, "SVC": _svc, "NuSVC": _svc,
                 "SVR": _svr, "NuSVR": _svr, "GaussianMixture": _mixture,
                 "BayesianGaussianMixture": _mixture, "CalibratedClassifierCV": _calibrated,
-                "KNeighborsClassifier": _neighbors, "KNeighborsRegressor": _neighbors}
+                "KNeighborsClassifier": _neighbors, "KNeighborsRegressor": _neighbors,
+                "VotingClassifier": _voting, "VotingRegressor": _voting,
+                "BaggingClassifier": _bagging, "BaggingRegressor": _bagging,
+                "StackingClassifier": _stacking, "StackingRegressor": _stacking}
 
 
 def evaluate(doc, data):

@@ -164,6 +164,8 @@ for _name in [
         "knn_k4_regressor_distance_manhattan_bare", "knn_k3_classifier_integer_ties",
         "knn_k6_regressor_distance_integer_ties", "one_class_knn"]:
     add_test(f"reference[{_name}]", reference_test(_name))
+for _name in sklearn_cases.build_ensemble_cases():
+    add_test(f"reference[{_name}]", reference_test(_name))
 
 
 def test_every_case_is_checked(_env):
@@ -840,6 +842,76 @@ def test_refuse_quantile_and_kernel_pca_parameters(_env):
 
 add_test("refuse_quantile_and_kernel_pca_parameters", test_refuse_quantile_and_kernel_pca_parameters)
 
+
+
+# ---- ensembles -----------------------------------------------------------------------------
+
+def test_refuse_ensemble_parameters(_env):
+    from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
+    from sklearn.ensemble import (BaggingClassifier, StackingClassifier, VotingClassifier,
+                                  VotingRegressor)
+    from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.tree import DecisionTreeClassifier
+    X, y = small_frame()
+    X = X[sklearn_cases.NAN_FREE]
+    # A member the format has no class for: named with the ensemble and the member's name.
+    voting = fit_quiet(VotingClassifier([("lr", LogisticRegression()),
+                                         ("qda", QuadraticDiscriminantAnalysis())]), X, y)
+    expect_refusal(voting, "VotingClassifier", "'qda'", "QuadraticDiscriminantAnalysis")
+    bagging = fit_quiet(BaggingClassifier(QuadraticDiscriminantAnalysis(), n_estimators=2), X, y)
+    expect_refusal(bagging, "BaggingClassifier", "QuadraticDiscriminantAnalysis")
+    # Weights that sum to 0: scikit-learn's average divides by 0.
+    zero = fit_quiet(VotingRegressor([("a", Ridge()), ("b", LinearRegression())],
+                                     weights=[1, -1]), X, y.astype(float))
+    expect_refusal(zero, "VotingRegressor(weights=[1, -1])", "sum to 0")
+    # Members read numbers: text is encoded before the ensemble.
+    from sklearn.preprocessing import OneHotEncoder
+    df, targets = sklearn_cases.frame()
+    texty = fit_quiet(VotingClassifier([("lr", make_pipeline(OneHotEncoder(handle_unknown="ignore"),
+                                                             LogisticRegression()))]),
+                      df[["city", "plan"]].iloc[:200], targets["binary"][:200])
+    expect_refusal(texty, "VotingClassifier(estimators=", "'lr'", "text column 'city'")
+    # The final estimator of a stacking ensemble must be one model.
+    stack = fit_quiet(StackingClassifier(
+        [("dt", DecisionTreeClassifier(max_depth=2))],
+        final_estimator=make_pipeline(StandardScaler(), LogisticRegression())), X, y)
+    expect_refusal(stack, "StackingClassifier(final_estimator=", "Pipeline")
+
+
+def test_ensemble_documents(_env):
+    """What the document carries: 'drop' members and their weights left out, the members'
+    encoded classes, bagging's column subsets, stacking's fitted stack methods."""
+    from sklearn.ensemble import BaggingClassifier, StackingClassifier, VotingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import LinearSVC
+    from sklearn.tree import DecisionTreeClassifier
+    df, targets = sklearn_cases.frame()
+    X = df[sklearn_cases.NAN_FREE].iloc[:200]
+    y = np.array(["no", "yes"])[targets["binary"][:200]]
+    voting = fit_quiet(VotingClassifier([("a", LogisticRegression()), ("gone", "drop"),
+                                         ("b", DecisionTreeClassifier(max_depth=2))],
+                                        voting="soft", weights=[3, 7, 1]), X, y)
+    step = round_trip(export(voting))["steps"][-1]
+    assert_equal("voting weights", step["weights"], [3.0, 1.0])
+    assert_equal("voting members", [m["steps"][-1]["type"] for m in step["estimators"]],
+                 ["LogisticRegression", "DecisionTreeClassifier"])
+    assert_equal("member classes", step["estimators"][0]["classes"], [0, 1])
+    bagging = fit_quiet(BaggingClassifier(n_estimators=3, max_features=2, random_state=0), X, y)
+    step = round_trip(export(bagging))["steps"][-1]
+    assert_equal("bagging features", step["features"],
+                 [list(map(int, f)) for f in bagging.estimators_features_])
+    assert_equal("bagging proba", step["proba"], True)
+    stack = fit_quiet(StackingClassifier([("svc", LinearSVC()), ("dt", DecisionTreeClassifier())],
+                                         final_estimator=LogisticRegression()), X, y)
+    step = round_trip(export(stack))["steps"][-1]
+    assert_equal("stack methods", step["stack_methods"], ["decision_function", "predict_proba"])
+    assert_equal("final estimator", step["final_estimator"]["type"], "LogisticRegression")
+
+
+for _fn in [test_refuse_ensemble_parameters, test_ensemble_documents]:
+    add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":
     main(suite="export")

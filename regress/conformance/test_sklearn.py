@@ -480,7 +480,104 @@ def test_box_cox_outside_its_domain_is_null(env):
     env.conn.execute("DROP TABLE box_cox_rows")
 
 
-for _fn in (test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two,
+def test_ensembles_string_labels_and_refusals(env):
+    """String labels through Voting and Stacking (predict_label = scikit-learn's predict). A
+    hard-voting VotingClassifier has no predict_proba (as in scikit-learn); Voting has no
+    decision_function; a stacking member's decision_function must be a linear classifier's;
+    a soft vote over a member without probabilities is refused at create_model."""
+    import json
+    env.load()
+    cases = sklearn_cases.cases()
+    model = "sk_ens_hard"
+    env.drop_model(model)
+    pg_predict.deploy(env.conn, model, cases["ens_voting_hard_four"].estimator)
+    e = _proba_error(env, model)
+    assert_equal(f"{model}: detail", getattr(getattr(e, "diag", None), "message_detail", None),
+                 "Its estimator, VotingClassifier with voting='hard', has no predict_proba, as in "
+                 "scikit-learn.")
+    try:
+        with env.conn.transaction():
+            env.query(f"SELECT decision_function(%(m)s, t) FROM {TABLE} t LIMIT 1", {"m": model})
+    except Exception as err:  # noqa: BLE001
+        if "decision_function is not available for scikit-learn's VotingClassifier" not in str(err):
+            raise Failure(f"{model}: decision_function refused with {err}") from None
+    else:
+        raise Failure(f"{model}: decision_function did not refuse")
+    env.drop_model(model)
+
+    def refused(doc, *needles):
+        try:
+            with env.conn.transaction():
+                env.query("SELECT create_model('sk_ens_bad', %s::jsonb, 'sklearn')", [json.dumps(doc)])
+        except Exception as err:  # noqa: BLE001
+            for needle in needles:
+                if needle not in str(err):
+                    raise Failure(f"refused with {err}, which does not say {needle!r}") from None
+            return
+        raise Failure(f"create_model of {json.dumps(doc)[:200]} did not refuse")
+
+    # String labels: the members predict indices into the ensemble's classes; predict_label
+    # gives scikit-learn's label on every row, batched and per row.
+    from sklearn.ensemble import StackingClassifier, VotingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeClassifier
+    df, targets = sklearn_cases.frame()
+    cols = sklearn_cases.ALL
+    y = np.array(["bronze", "gold", "silver"])[targets["multiclass"]]
+    for kind, ens in (("voting", VotingClassifier(
+            [("dt", DecisionTreeClassifier(max_depth=3, random_state=0)),
+             ("lr", LogisticRegression(max_iter=2000))], voting="soft")),
+                      ("stacking", StackingClassifier(
+            [("dt", DecisionTreeClassifier(max_depth=3, random_state=0)),
+             ("lr", LogisticRegression(max_iter=2000))],
+            final_estimator=LogisticRegression(max_iter=2000)))):
+        est = make_pipeline(sklearn_cases._prep(), ens).fit(df[cols].iloc[:sklearn_cases.N_TRAIN],
+                                                            y[:sklearn_cases.N_TRAIN])
+        want = [str(v) for v in est.predict(df[cols])]
+        name = f"sk_ens_{kind}_strings"
+        env.drop_model(name)
+        pg_predict.deploy(env.conn, name, est)
+        for batching in (True, False):
+            with env.conn.transaction():
+                env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
+                got = [r[0] for r in env.query(
+                    f"SELECT predict_label(%(m)s, t) FROM {TABLE} t ORDER BY id", {"m": name})]
+            assert_equal(f"{name} (batching {batching}): predict_label", got, want)
+        env.drop_model(name)
+
+    # A k-NN member gives no label for a row with NULL (scikit-learn refuses NaN there): the
+    # hard vote is NULL on those rows, not a vote of the other members; scikit-learn's elsewhere.
+    from sklearn.neighbors import KNeighborsClassifier
+    train = df[["age", "income"]].iloc[:sklearn_cases.N_TRAIN].dropna()
+    est = VotingClassifier([("knn", KNeighborsClassifier(3)),
+                            ("dt", DecisionTreeClassifier(max_depth=3, random_state=0))]).fit(
+        train, targets["binary"][train.index])
+    name = "sk_ens_knn_null"
+    env.drop_model(name)
+    pg_predict.deploy(env.conn, name, est)
+    rows = df[["age", "income"]]
+    for batching in (True, False):
+        with env.conn.transaction():
+            env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
+            got = [r[0] for r in env.query(f"SELECT predict(%(m)s, t) FROM {TABLE} t ORDER BY id",
+                                           {"m": name})]
+        nan = rows["age"].isna().to_numpy()
+        assert_equal(f"{name} (batching {batching}): NULL rows", [g is None for g in got], list(nan))
+        assert_close(f"{name} (batching {batching}): predict",
+                     to_floats([g for g, n in zip(got, nan) if not n]), est.predict(rows[~nan]))
+    env.drop_model(name)
+
+    stack = pg_predict.export(cases["ens_stacking_multiclass_auto"].estimator)
+    stack["steps"][-1]["stack_methods"][0] = "decision_function"  # the forest
+    refused(stack, "StackingClassifier", "stack_methods[0]", "decision_function",
+            "RandomForestClassifier")
+    soft = pg_predict.export(cases["ens_voting_hard_four"].estimator)
+    soft["steps"][-1]["voting"] = "soft"  # over a RidgeClassifier
+    refused(soft, "VotingClassifier", "estimators[2]", "voting=\"soft\" over RidgeClassifier")
+
+
+for _fn in (test_ensembles_string_labels_and_refusals, test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two,
             test_min_max_scaler_clip, test_box_cox_outside_its_domain_is_null):
     add_test(_fn.__name__[len("test_"):], _fn)
 

@@ -186,6 +186,14 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     ($rc, $out, $err) = $node->psql($db, q{SELECT predict('two', ARRAY[2]::float8[])});
     like($err, qr/model "two" predicts 2 outputs per row; predict\(\) returns one value/,
          "$from -> $latest: predict() of a multi-output regressor is refused");
+    # Op model (0.5.0): a VotingRegressor of 2a + 1 and 10, weights 1 and 3: at a = 3, (7 + 30) / 4.
+    $node->safe_psql($db, q{SELECT create_model('vote', '{"format": "sklearn", "version": 1, "task": "regression",
+        "inputs": [{"name": "a", "type": "numeric"}],
+        "steps": [{"type": "VotingRegressor", "weights": [1, 3], "estimators": [
+            {"task": "regression", "steps": [{"type": "LinearRegression", "coef": [2.0], "intercept": 1.0}]},
+            {"task": "regression", "steps": [{"type": "LinearRegression", "coef": [0.0], "intercept": 10.0}]}]}]}'::jsonb)});
+    is($node->safe_psql($db, q{SELECT predict('vote', ARRAY[3]::float8[])}),
+       '9.25', "$from -> $latest: a VotingRegressor (op model) registered after the upgrade");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.

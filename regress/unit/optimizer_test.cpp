@@ -568,5 +568,93 @@ TEST(Optimizer, NeighborsAfterRandomStepsKeepTheirOutputs) {
     EXPECT_GT(checked, 40);
 }
 
+// Op model (an ensemble's member): nested pipelines, trees and linear ones with random steps,
+// each reading some of the columns, their predict_proba, one-hot labels or decision values
+// combined by a linear model: the optimized and compiled pipelines give the reference's
+// outputs, NaN rows included.
+TEST(Optimizer, ModelStepsOfEnsemblesKeepTheirOutputs) {
+    Gen g{std::mt19937(4242)};
+    int checked = 0;
+    for (int i = 0; i < 25; ++i) {
+        const int inputs = g.integer(2, 5);
+        std::vector<Step::Part> parts;
+        size_t width = 0;
+        for (int m = g.integer(1, 3); m > 0; --m) {
+            Step::Part part;
+            for (int c = 0; c < inputs; ++c)
+                if (g.chance(0.7) || part.columns.empty()) part.columns.push_back(c);
+            const int w = static_cast<int>(part.columns.size());
+            spec::Pipeline member;
+            std::string output = "predict";
+            if (g.chance(0.5)) {  // a binary forest: P(class 1) from trees, [1 - p, p]
+                member = testing::make_pipeline(spec::Task::Classification, spec::PostTransform::Logistic, 1, w,
+                                                spec::Comparison::LessEqual);
+                member.classes = {0.0, 1.0};
+                testing::add_trees(member, g.rng, 4, testing::TreeShape{3, 0.3, true});
+                if (g.chance(0.5)) output = "label";
+            } else {  // a softmax or logistic regression after random steps
+                size_t sw = static_cast<size_t>(w);
+                std::vector<Step> steps;
+                for (int s = g.integer(0, 2); s > 0 && sw <= 12; --s) steps.push_back(g.random_step(sw, 0));
+                if (sw > 12) continue;
+                const size_t k = g.chance(0.5) ? 1 : 3;
+                std::vector<std::vector<double>> coef(k, std::vector<double>(sw));
+                for (auto& row : coef)
+                    for (double& v : row) v = (g.chance(0.5) ? 1.0 : -1.0) * g.real(0.25, 2.0);
+                member = linear_pipeline(w, steps, coef, std::vector<double>(k, 0.1));
+                member.source_format = "sklearn";  // a class whose decision_function is its margin
+                member.objective = "LogisticRegression";
+                output = g.chance(0.3) ? "label" : g.chance(0.5) ? "decision_function" : "predict";
+            }
+            spec::validate(member);
+            Step model = step("model", {{"pipeline", json::parse(spec::to_json(member))}, {"output", output}});
+            std::vector<int32_t> vocab(part.columns.size(), -1);
+            width += static_cast<size_t>(spec::check_step(model, vocab, "member"));
+            part.steps.push_back(std::move(model));
+            parts.push_back(std::move(part));
+        }
+        if (parts.empty()) continue;
+        std::vector<std::vector<double>> coef(3, std::vector<double>(width));
+        for (auto& row : coef)
+            for (double& v : row) v = g.real(-2.0, 2.0);
+        const spec::Pipeline p = linear_pipeline(inputs, {concat(std::move(parts))}, coef, {0.0, 0.1, 0.2});
+        SCOPED_TRACE("pipeline " + std::to_string(i) + ": " + spec::to_json(p));
+        const spec::Pipeline q = optimizer::optimize(p);
+        const int64_t rows = 100;
+        const std::vector<float> x = random_rows(rows, inputs, std::vector<bool>(inputs, true), 500 + i);
+        const std::vector<float> want = reference(p, x, rows);
+        expect_same(reference(q, x, rows), want, "reference");
+        expect_same(compiled(q, x, rows), want, "compiled");
+        expect_same(compiled(q, std::vector<float>(x.begin(), x.begin() + inputs), 1),
+                    std::vector<float>(want.begin(), want.begin() + 3), "compiled, one row");
+        ++checked;
+        if (HasFailure()) break;
+    }
+    EXPECT_GT(checked, 15);
+}
+
+// A member is optimized as it would be alone: its scaler folds into its linear model.
+TEST(Optimizer, EnsembleMembersAreOptimizedAlone) {
+    const spec::Pipeline member = linear_pipeline(
+        2, {step("affine", {{"scale", {2.0, 0.5}}, {"offset", {1.0, -1.0}}})}, {{1.0, -3.0}}, {0.5});
+    const spec::Pipeline p = linear_pipeline(
+        2, {concat({Step::Part{{0, 1}, {step("model", {{"pipeline", json::parse(spec::to_json(member))},
+                                                       {"output", "predict"}})}}})},
+        {{1.0, -1.0}}, {0.0});
+    optimizer::Report report;
+    const spec::Pipeline q = check_optimized(p, &report);
+    ASSERT_FALSE(report.passes.empty());
+    EXPECT_EQ(report.passes[0].pass, "optimize_members");
+    std::vector<const Step*> models;
+    for (const Step& s : q.steps) {
+        if (s.op == spec::Op::Model) models.push_back(&s);
+        for (const Step::Part& part : s.parts)
+            for (const Step& sub : part.steps)
+                if (sub.op == spec::Op::Model) models.push_back(&sub);
+    }
+    ASSERT_EQ(models.size(), 1u);
+    EXPECT_TRUE(spec::model_pipeline(*models[0], "member").steps.empty());
+}
+
 }  // namespace
 }  // namespace pg_predict

@@ -16,6 +16,8 @@
 //   quantile  searchsorted of each column in its quantiles from both sides, the two
 //            interpolations gathered by torch.take and averaged, the bounds, ndtri for normal
 //   concat   each part's columns (select_columns), its steps, cat
+//   model    the nested pipeline compiled on its own, a submodule called on h (float32 for a
+//            bare tree model, which compares float32 inputs); label: argmax → one-hot
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -339,6 +341,35 @@ void emit_quantile(Emitter& e, const spec::Step& s, const std::string& h, const 
     e.line(out + " = torch.where(torch.isnan(" + h + "), " + h + ", " + y + ")");
 }
 
+void emit_model(Emitter& e, const spec::Step& s, const std::string& h, const std::string& out,
+                const std::string& pre, int64_t& width) {
+    const std::string at = "step model";
+    const spec::Pipeline m = spec::model_pipeline(s, at);
+    const std::string output = spec::model_output(s, at);
+    const int64_t w = spec::model_width(m, output, at);
+    const Strategy strategy = m.estimator.op == spec::Op::None ? choose_strategy(m) : Strategy::TreeTraversal;
+    const Output o = output == "decision_function" ? Output::DecisionFunction : Output::Predict;
+    const std::string name = pre + "model";
+    e.parts.submodules.emplace_back(name, compile(m, strategy, o));
+    const bool bare_trees = m.steps.empty() && m.estimator.op == spec::Op::None;
+    const std::string r = e.var();
+    e.line(r + " = self." + name + ".forward(" + h + (bare_trees ? ".float()" : "") + ").double()");
+    if (output == "label") {
+        // The predicted class: the argmax of predict_proba (of the decision half when the
+        // program also gives decision values), the first of equal maxima; a row the member
+        // scores NaN (a k-NN member's NULL) stays NaN rather than becoming a vote.
+        const int64_t k = static_cast<int64_t>(m.classes.size());
+        const std::string scores = spec::has_decision_columns(m) ? r + "[:, " + std::to_string(k) + ":]" : r;
+        const std::string onehot = e.var();
+        e.line(onehot + " = torch.zeros_like(" + scores + ").scatter_(1, torch.argmax(" + scores + ", 1, keepdim=True), 1.0)");
+        e.line(out + " = torch.where(torch.isnan(" + scores + ").any(1, keepdim=True), torch.full_like(" + onehot +
+               ", float(\"nan\")), " + onehot + ")");
+    } else {
+        e.line(out + " = " + r);
+    }
+    width = w;
+}
+
 std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int64_t& width) {
     check_interrupts();  // per step: nested compositions can be deep
     const std::string at = std::string("step ") + spec::op_name(s.op);
@@ -507,6 +538,10 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
     }
     case spec::Op::Quantile: {
         emit_quantile(e, s, h, out, pre, width);
+        break;
+    }
+    case spec::Op::Model: {
+        emit_model(e, s, h, out, pre, width);
         break;
     }
     case spec::Op::Concat: {

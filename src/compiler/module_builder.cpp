@@ -63,6 +63,10 @@ std::string build_module(const ProgramParts& parts) {
         module.register_attribute("num_features", c10::IntType::get(), parts.num_features);
         module.register_attribute("output_width", c10::IntType::get(), parts.output_width);
         module.register_attribute("reads_float64", c10::BoolType::get(), parts.reads_float64);
+        for (const auto& [name, bytes] : parts.submodules) {
+            std::istringstream in(bytes);
+            module.register_module(name, torch::jit::load(in));
+        }
         if (!parts.one_row_link.empty())
             module.register_attribute("one_row_link", c10::StringType::get(), parts.one_row_link);
         module.define(parts.source, std::make_shared<OpsResolver>());

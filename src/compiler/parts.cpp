@@ -21,6 +21,7 @@ int64_t Buffer::nbytes() const {
 int64_t ProgramParts::total_bytes() const {
     int64_t total = 0;
     for (const Buffer& b : buffers) total += b.nbytes();
+    for (const auto& sub : submodules) total += static_cast<int64_t>(sub.second.size());
     return total;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pg_predict/compiler/compile.hpp"
@@ -51,6 +52,9 @@ struct ProgramParts {
     // this link (spec::transform_name): the runtime may then score one row through the kernel
     // itself (runtime/one_row.cpp). Saved as the module attribute "one_row_link".
     std::string one_row_link;
+    // Programs of op model's nested pipelines (name, serialized module): module_builder loads
+    // each and registers it as the submodule self.<name>, which the source calls.
+    std::vector<std::pair<std::string, std::string>> submodules;
 
     int64_t total_bytes() const;
 };

@@ -78,7 +78,7 @@ Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const
         break;
     }
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Kernel: case spec::Op::Neighbors:
-    case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript:
+    case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript: case spec::Op::Model:
         // Every output reads every input (a zero weight times NaN is still NaN).
         need.assign(w, true);
         break;
@@ -113,7 +113,7 @@ Mask estimator_needs(const spec::Pipeline& p) {
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
     case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
-    case spec::Op::Power: case spec::Op::Quantile:
+    case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
         return Mask(w, true);  // reads every input
     }
     for (const spec::Tree& tree : p.model.trees)

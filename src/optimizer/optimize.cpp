@@ -16,7 +16,11 @@ spec::Pipeline optimize(const spec::Pipeline& in, Report* report) {
         {"fuse_linear", fuse_linear},
         {"simplify_concat", simplify_concat},  // fusion can leave passthrough parts behind
     };
-    spec::Pipeline p = in;
+    // An ensemble's members first, each as if alone; reported only where there are some.
+    std::vector<std::string> member_changes;
+    spec::Pipeline p = optimize_members(in, member_changes);
+    if (report != nullptr && !member_changes.empty())
+        report->passes.push_back(PassReport{"optimize_members", std::move(member_changes)});
     for (const auto& [name, pass] : passes) {
         PassReport r{name, {}};
         p = pass(p, r.changes);

@@ -180,7 +180,7 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         break;
     }
     case spec::Op::Normalize: case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::None: case spec::Op::Linear:
-    case spec::Op::TorchScript: {
+    case spec::Op::TorchScript: case spec::Op::Model: {
         // Every output reads every column: nothing to shrink.
         if (kept != w)
             fail(ErrorCategory::Internal, std::string("optimizer: op ") + spec::op_name(s.op) + " lost an input column");
@@ -234,7 +234,7 @@ void shrink_estimator(spec::Pipeline& p, const Mask& present, std::vector<std::s
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
     case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
-    case spec::Op::Power: case spec::Op::Quantile:
+    case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
         fail(ErrorCategory::Internal,
              std::string("optimizer: estimator ") + spec::op_name(p.estimator.op) + " lost an input column");
     }

@@ -37,8 +37,12 @@ void check_predict_proba(const CatalogEntry* entry) {
         for (const char* cls : {"LinearSVC", "Perceptron", "RidgeClassifier", "SGDClassifier", "KMeans",
                                 "MiniBatchKMeans", "IsolationForest", "RidgeClassifierCV"})
             none_in_sklearn |= strcmp(entry->format, "sklearn") == 0 && strcmp(entry->objective, cls) == 0;
+        // A VotingClassifier without probabilities votes hard (soft voting averages them).
+        const bool hard_voting = strcmp(entry->format, "sklearn") == 0 && strcmp(entry->objective, "VotingClassifier") == 0;
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("model \"%s\" does not give class probabilities", entry->name),
+                        hard_voting ? errdetail("Its estimator, VotingClassifier with voting='hard', has no "
+                                                "predict_proba, as in scikit-learn.") :
                         none_in_sklearn
                             ? errdetail("Its estimator, %s, has only a decision function, as in scikit-learn.",
                                         entry->objective)

@@ -25,6 +25,7 @@ const char* op_name(Op op) {
         case Op::TorchScript: return "torchscript";
         case Op::Power: return "power";
         case Op::Quantile: return "quantile";
+        case Op::Model: return "model";
     }
     return "?";
 }
@@ -34,7 +35,7 @@ std::optional<Op> op_from_name(std::string_view name) {
     static constexpr Op kOps[] = {Op::Affine,    Op::Impute, Op::OneHot,    Op::Ordinal,   Op::Elementwise,
                                   Op::Threshold, Op::Clip,   Op::IsMissing, Op::Normalize, Op::Project,
                                   Op::Bucketize, Op::Monomials, Op::Kernel, Op::Concat,    Op::Linear,
-                                  Op::TorchScript, Op::Neighbors, Op::Power, Op::Quantile};
+                                  Op::TorchScript, Op::Neighbors, Op::Power, Op::Quantile, Op::Model};
     for (Op op : kOps)
         if (name == op_name(op)) return op;
     return std::nullopt;

@@ -9,6 +9,7 @@
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/spec/json_reader.hpp"
 #include "pg_predict/spec/limits.hpp"
+#include "pg_predict/spec/pipeline.hpp"
 #include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::spec {
@@ -62,7 +63,7 @@ bool may_read_text(Op op) {
         case Op::None: case Op::Affine: case Op::Elementwise: case Op::Threshold: case Op::Clip:
         case Op::IsMissing: case Op::Normalize: case Op::Project: case Op::Bucketize: case Op::Monomials:
         case Op::Kernel: case Op::Neighbors: case Op::Linear: case Op::TorchScript: case Op::Power:
-        case Op::Quantile:
+        case Op::Quantile: case Op::Model:
             return false;
     }
     return false;
@@ -327,6 +328,48 @@ void check_width(size_t width, const std::string& at) {
 int32_t check_steps_at(const std::vector<Step>& steps, std::vector<int32_t>& vocab, const std::string& where,
                        int nesting);
 
+// A binary classifier without probabilities whose two margins are [-d, d]: its
+// decision_function is the second (compiler/outputs.cpp, two_sided_decisions).
+bool model_two_sided(const Pipeline& m) {
+    return m.task == Task::Classification && m.transform == PostTransform::Identity && !m.has_probabilities &&
+           m.classes.size() == 2 && m.model.num_groups == 2;
+}
+
+// One row of op model: the nested pipeline's reference on it (see model_output).
+std::vector<double> model_row(const Step& s, const std::vector<double>& x, const std::string& at) {
+    const Pipeline m = model_pipeline(s, at);
+    const std::string output = model_output(s, at);
+    if (output == "decision_function") {
+        // Only linear estimators (model_width): the steps, then x · coefᵀ + intercept, scaled.
+        const std::vector<double> z = apply_steps(m.steps, x);
+        const auto coef = param_matrix(m.estimator, "coef", at + ".estimator");
+        const std::vector<double> b = param_vector(m.estimator, "intercept", at + ".estimator");
+        std::vector<double> y;
+        for (size_t g = model_two_sided(m) ? 1 : 0; g < coef.size(); ++g) {
+            double acc = b[g];
+            for (size_t c = 0; c < z.size(); ++c) acc += z[c] * coef[g][c];
+            y.push_back(acc * m.decision_scale);
+        }
+        return y;
+    }
+    std::vector<float> out(static_cast<size_t>(m.output_width()));
+    reference_predict(m, x.data(), 1, out.data());
+    std::vector<double> y(out.begin(), out.end());
+    if (output == "predict") return y;
+    // label: one-hot of the predicted class, the first of equal maxima (the second half holds
+    // the decision values when has_decision_columns).
+    const size_t k = m.classes.size();
+    const size_t from = y.size() - k;
+    size_t best = from;
+    for (size_t c = from; c < y.size(); ++c) {
+        if (std::isnan(y[c])) return std::vector<double>(k, NAN);  // no label: no vote
+        if (y[c] > y[best]) best = c;
+    }
+    std::vector<double> onehot(k, 0.0);
+    onehot[best - from] = 1.0;
+    return onehot;
+}
+
 void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at, int nesting) {
     const size_t w = vocab.size();
     if (s.op != Op::Concat && !s.parts.empty()) invalid(at, std::string("op ") + op_name(s.op) + " has parts; only concat has");
@@ -538,6 +581,15 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
         }
         break;
     }
+    case Op::Model: {
+        if (nesting >= kMaxStepNesting)
+            invalid(at, "model nests deeper than " + std::to_string(kMaxStepNesting) + " levels");
+        const Pipeline m = model_pipeline(s, at);
+        if (static_cast<size_t>(m.input_width()) != w)
+            invalid(at, "model reads " + std::to_string(m.input_width()) + " columns, its input has " + std::to_string(w));
+        vocab.assign(static_cast<size_t>(model_width(m, model_output(s, at), at)), -1);
+        break;
+    }
     case Op::Concat: {
         if (s.parts.empty()) invalid(at, "concat has no parts");
         if (nesting >= kMaxStepNesting)
@@ -719,12 +771,41 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
             x = std::move(y);
             break;
         }
+        case Op::Model: {
+            x = model_row(s, x, at);
+            break;
+        }
         case Op::None: case Op::Linear: case Op::TorchScript: {
             fail(ErrorCategory::Unsupported, std::string("reference: op \"") + op_name(s.op) + "\" is not a featurizer");
         }
         }
     }
     return x;
+}
+
+Pipeline model_pipeline(const Step& s, const std::string& where) {
+    const json& nested = param(s, "pipeline", where);
+    if (!nested.is_object()) invalid(where, "model pipeline must be a JSON object");
+    Pipeline m = from_json(nested.dump());
+    if (!m.text_inputs.empty()) invalid(where, "a model's pipeline reads numbers only, not text inputs");
+    if (m.task == Task::Transform) invalid(where, "a model's pipeline must end in an estimator");
+    return m;
+}
+
+std::string model_output(const Step& s, const std::string& where) {
+    const json& o = param(s, "output", where);
+    if (o != "predict" && o != "decision_function" && o != "label")
+        invalid(where, "model output must be \"predict\", \"decision_function\" or \"label\", not " + o.dump());
+    return o.get<std::string>();
+}
+
+int32_t model_width(const Pipeline& m, const std::string& output, const std::string& where) {
+    if (output == "predict") return m.output_width();
+    if (m.task != Task::Classification) invalid(where, "model output \"" + output + "\" needs a classifier");
+    if (output == "label") return static_cast<int32_t>(m.classes.size());
+    if (m.estimator.op != Op::Linear) invalid(where, "model output \"decision_function\" needs a linear estimator");
+    if (m.objective == "SVC" || m.objective == "NuSVC") invalid(where, "model output \"decision_function\" of an SVC");
+    return model_two_sided(m) ? 1 : m.model.num_groups;
 }
 
 }  // namespace pg_predict::spec

@@ -165,7 +165,7 @@ void check_estimator(const Pipeline& p) {
         case Op::Affine: case Op::Impute: case Op::OneHot: case Op::Ordinal: case Op::Elementwise:
         case Op::Threshold: case Op::Clip: case Op::IsMissing: case Op::Normalize: case Op::Project:
         case Op::Bucketize: case Op::Monomials: case Op::Kernel: case Op::Neighbors: case Op::Concat:
-        case Op::Power: case Op::Quantile:
+        case Op::Power: case Op::Quantile: case Op::Model:
             fail(ErrorCategory::Unsupported,
                  std::string("pipeline spec: estimator op \"") + op_name(e.op) + "\" is not supported");
     }

@@ -45,6 +45,11 @@ Mask estimator_needs(const spec::Pipeline&);
 
 // --- passes ---
 
+// The members of an ensemble: every op model step's nested pipeline, wherever it sits (concat
+// parts included), optimized on its own (optimize.hpp), so a member's scaler folds into its
+// linear model as it would alone.
+spec::Pipeline optimize_members(const spec::Pipeline&, std::vector<std::string>& changes);
+
 // Dead-column removal: every step keeps only the columns something downstream reads (params
 // of per-column ops shrink, concat parts nothing reads go, the estimator's coefficients and
 // tree features are renumbered). Where the first step cannot select columns itself, a

@@ -29,6 +29,7 @@ enum class Op {
     Concat,
     Power,  // PowerTransformer: yeo-johnson or box-cox with a lambda per column
     Quantile,  // QuantileTransformer: interpolation over each column's quantiles
+    Model,  // a whole nested pipeline (an ensemble's member): its prediction as columns
     // estimators
     Linear,
     TorchScript,  // a foreign TorchScript module: the spec holds its shape, the program is the module

@@ -151,4 +151,11 @@ void reference_predict(const Pipeline&, const float* x, int64_t rows, float* out
 // to float32 first, as its program does).
 void reference_predict(const Pipeline&, const double* x, int64_t rows, float* out);
 
+// Op model (spec/steps.hpp): its nested pipeline, parsed and validated; its output ("predict",
+// "decision_function" or "label"); and the columns that output gives. Throw
+// Error(InvalidModel) naming `where`.
+Pipeline model_pipeline(const Step&, const std::string& where);
+std::string model_output(const Step&, const std::string& where);
+int32_t model_width(const Pipeline&, const std::string& output, const std::string& where);
+
 }  // namespace pg_predict::spec

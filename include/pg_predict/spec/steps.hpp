@@ -53,6 +53,14 @@
 //            ±ndtri(1e-7 - eps); n >= 2 ascending; NaN stays NaN                   (w → w)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
+//   model    {"pipeline": <a whole spec, as to_json writes it>, "output": o}  a nested pipeline
+//            (an ensemble's member: VotingClassifier, Bagging*, Stacking*) over the step's
+//            input (its features are the input's columns; numbers only, no text inputs) and
+//            its result: o = "predict" (predict_proba's columns, or a regressor's value),
+//            "decision_function" (a linear estimator's margins x · coefᵀ + intercept, one per
+//            group) or "label" (one-hot of the predicted class, the first of equal maxima: a
+//            column per class; all NaN where the scores have a NaN). Compiled as a submodule
+//            of the program                                                   (w → its width)
 // and the estimator op:
 //   linear   {"coef": [[f] × k], "intercept": [k]}   margin = x · coefᵀ + intercept (f → k)
 //   torchscript {"inputs": f, "outputs": k}        a user's TorchScript module (the program is the

@@ -3,8 +3,9 @@
 // function that converts it, and those functions live in one file per family, as the Python
 // client is split (python/pg_predict/): document.cpp (the document, Pipeline,
 // ColumnTransformer, FeatureUnion), featurizers.cpp, linear.cpp, trees.cpp, svm.cpp,
-// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp, neighbors.cpp, multioutput.cpp. Adding a class: its
-// function in its family's file, declared below, and one row in registry.cpp.
+// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp, neighbors.cpp,
+// multioutput.cpp, ensemble.cpp. Adding a class: its function in its family's file, declared
+// below, and one row in registry.cpp.
 #pragma once
 
 #include <cstdint>
@@ -211,5 +212,12 @@ void multi_output_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 void regressor_chain(const JsonReader&, int32_t, spec::Pipeline&);
 void multi_output_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void classifier_chain(const JsonReader&, int32_t, spec::Pipeline&);
+// ensemble.cpp: meta-estimators over whole member models (op model steps)
+void voting_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void voting_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void bagging_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void bagging_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+void stacking_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void stacking_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 
 }  // namespace pg_predict::importers::sklearn

@@ -114,6 +114,13 @@ const Handler kHandlers[] = {
     {"RegressorChain", nullptr, regressor_chain, kRefused},
     {"MultiOutputClassifier", nullptr, multi_output_classifier, kRefused},
     {"ClassifierChain", nullptr, classifier_chain, kRefused},
+    // ensemble.cpp
+    {"VotingClassifier", nullptr, voting_classifier, kRefused},
+    {"VotingRegressor", nullptr, voting_regressor, kRefused},
+    {"BaggingClassifier", nullptr, bagging_classifier, kRefused},
+    {"BaggingRegressor", nullptr, bagging_regressor, kRefused},
+    {"StackingClassifier", nullptr, stacking_classifier, kRefused},
+    {"StackingRegressor", nullptr, stacking_regressor, kRefused},
 };
 
 std::string names(bool featurizers) {
