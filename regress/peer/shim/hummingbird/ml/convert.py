@@ -35,7 +35,7 @@ def convert(model, backend, test_input=None, device="cpu", extra_config=None):
             raise MissingConverter(f"tree_implementation {tree!r} is not one of {sorted(STRATEGIES)}")
         strategy = STRATEGIES[tree]
     conn = _server.connection()
-    name = f"hb_{next(_names)}"
+    name = f"hb_{os.getpid()}_{next(_names)}"  # one pytest process per file, one server
     options = {}
     if _kind(model).startswith("xgboost."):
         options = _xgboost_feature_names(model)
