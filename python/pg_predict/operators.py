@@ -50,7 +50,11 @@ OPERATORS = [
     Operator("QuantileTransformer", "featurizer", "`quantile` (searchsorted + interpolation)",
              "output_distribution uniform or normal; NaN stays NaN"),
     Operator("KernelPCA", "featurizer", "`kernel` against `X_fit_` + `project` (the centering folded in)",
-             "kernels linear, rbf, poly, sigmoid; the training rows are in the program"),
+             "kernels linear, rbf, poly, sigmoid, cosine (`normalize` + linear), precomputed (the "
+             "input row is the kernel against the training rows); the training rows are in the program"),
+    Operator("LabelEncoder", "featurizer", "`ordinal` (one column)",
+             "on its own, fitted on y: `transform` of one numeric or text column; an unseen label "
+             "is an error, as in scikit-learn"),
     # selectors
     Operator("VarianceThreshold", "selector", "column selection (`concat`)",
              "unread inputs are not fetched"),

@@ -5,7 +5,8 @@ SQL statement over them, so the model is scored by the PredictBatch node:
       model's columns (a DataFrame's own column names, else the model's, by position), text for
       string columns, NULL for NaN (pg_predict's missing value); `fn(model, t)` per row t;
   PEER_INPUT=array: a temporary table of float8[] rows (NaN as a NULL element);
-      `fn(model, x)`. Inputs with strings use the table form.
+      `fn(model, x)`. Inputs with strings use the table form; numeric rows wider than
+      WIDEST_TABLE columns use this form whatever PEER_INPUT says (a heap row is at most 8 kB).
 
 Results come back in scikit-learn's shapes: a classifier's labels in the fitted classes' own
 type (through predict_label for strings and booleans), decision_function as (n,) for one
@@ -21,6 +22,7 @@ from .operator_converters import _tree_implementations as trees
 from .operator_converters.sklearn import iforest
 
 _tables = itertools.count(1)
+WIDEST_TABLE = 1000  # feature columns of the temp table form
 
 
 class SqlModel:
@@ -52,7 +54,9 @@ class SqlModel:
         return self._matrix("predict_proba", X)
 
     def transform(self, X):
-        return self._matrix("transform", X)
+        out = self._matrix("transform", X)
+        # LabelEncoder.transform returns one label per row, shape (n,); SQL gives 1-element arrays.
+        return out.ravel() if type(self.original).__name__ == "LabelEncoder" else out
 
     def decision_function(self, X):
         out = self._matrix("decision_function", X)
@@ -78,7 +82,9 @@ class SqlModel:
         table = f"pg_temp.hb_rows_{next(_tables)}"
         text = [c.dtype.kind in "OUS" for c in columns]
         n = len(columns[0]) if columns else 0
-        as_array = os.environ.get("PEER_INPUT", "table") == "array" and not any(text)
+        # A heap row holds at most ~1000 float8 columns (8 kB pages): wider numeric rows go as arrays.
+        as_array = not any(text) and (os.environ.get("PEER_INPUT", "table") == "array"
+                                      or len(columns) > WIDEST_TABLE)
         with self.conn.transaction():
             if as_array:
                 self.conn.execute(f"CREATE TABLE {table} (id int, x float8[]) ON COMMIT DROP")

@@ -23,6 +23,12 @@ BACKENDS = {"torch", "pytorch", "torch.jit", "torchscript", "onnx", "tvm"}
 STRATEGIES = {"gemm": "gemm", "tree_trav": "tree_traversal", "perf_tree_trav": "perfect_tree_traversal"}
 _names = itertools.count(1)
 
+try:
+    from sklearn.exceptions import NotFittedError
+except ImportError:
+    class NotFittedError(Exception):
+        pass
+
 
 def convert(model, backend, test_input=None, device="cpu", extra_config=None):
     extra_config = dict(extra_config or {})
@@ -41,6 +47,8 @@ def convert(model, backend, test_input=None, device="cpu", extra_config=None):
         options = _xgboost_feature_names(model)
     try:
         pg_predict.deploy(conn, name, model, strategy=strategy, options=options)
+    except NotFittedError:  # as Hummingbird (scikit-learn's check_is_fitted) raises it
+        raise
     except pg_predict.ExportError as e:
         raise MissingConverter(f"pg_predict's exporter: {e}") from None
     except Exception as e:  # psycopg.Error: create_model refused it
