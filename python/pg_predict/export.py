@@ -60,7 +60,7 @@ def export(estimator, feature_names=None):
 
     ctx.path = [model_name] if model_name else []
     kind = type(model).__name__
-    step = MODELS[kind](model, len(sources), ctx)
+    step = MODELS[kind](model, len(sources), ctx)  # the model's step (or steps, the last its own)
     ctx.read_numeric(model, sources)
     ctx.check_types()
 
@@ -80,7 +80,7 @@ def export(estimator, feature_names=None):
         doc["classes"] = mixture.classes(model)
     else:
         doc["task"] = "regression"
-    doc["steps"] = steps + [step]
+    doc["steps"] = steps + (step if isinstance(step, list) else [step])
     return doc
 
 

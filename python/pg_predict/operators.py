@@ -171,7 +171,8 @@ OPERATORS = [
     Operator("KNeighborsClassifier", "classifier",
              "`neighbors` (cdist to the training rows, the k nearest, weighted class counts) + "
              "`linear` (identity)",
-             "minkowski p=2 (euclidean) or p=1 (manhattan); `weights` uniform or distance "
+             "minkowski p=2 (euclidean) or p=1 (manhattan); seuclidean (`V`) and mahalanobis (`VI` "
+             "or `V`) as a `project` of the rows first; `weights` uniform or distance "
              "(a zero distance: only the exact matches count); equal distances at the k-th place "
              "go to the lower training row; a NULL (not imputed) or infinite feature predicts "
              "NULL; at most 4,194,304 training values (rows × columns)"),
