@@ -787,6 +787,12 @@ def test_refuse_neighbors_parameters(_env):
                    "KNeighborsClassifier(n_neighbors=5)", "more neighbours than the 4")
     expect_refusal(fit_quiet(KNeighborsRegressor(), X, np.column_stack([y, y])),
                    "KNeighborsRegressor", "several targets")
+    # seuclidean / mahalanobis need their V / VI (scipy would derive them from each query)
+    expect_refusal(fit_quiet(KNeighborsClassifier(metric="seuclidean", algorithm="brute"), X, y),
+                   "KNeighborsClassifier(metric_params=", "seuclidean needs V")
+    expect_refusal(fit_quiet(KNeighborsClassifier(metric="mahalanobis", algorithm="brute",
+                                                  metric_params={"VI": -np.eye(3)}), X, y),
+                   "KNeighborsClassifier(metric_params=", "not positive definite")
     # equivalent names of the two metrics are accepted
     for kw, p in (({"metric": "l1"}, 1), ({"metric": "cityblock"}, 1), ({"metric": "l2"}, 2),
                   ({"metric": "minkowski", "p": 1}, 1), ({}, 2)):
