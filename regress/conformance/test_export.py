@@ -162,7 +162,9 @@ for _name in [
         "knn_k5_classifier_manhattan_labels", "knn_k7_classifier_distance_manhattan_brute",
         "knn_k1_regressor", "knn_k5_regressor_uniform", "knn_k5_regressor_distance",
         "knn_k4_regressor_distance_manhattan_bare", "knn_k3_classifier_integer_ties",
-        "knn_k6_regressor_distance_integer_ties", "one_class_knn"]:
+        "knn_k6_regressor_distance_integer_ties", "one_class_knn",
+        "knn_k5_classifier_seuclidean", "knn_k3_classifier_mahalanobis_distance",
+        "knn_k5_regressor_mahalanobis"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 
