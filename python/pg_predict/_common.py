@@ -11,6 +11,18 @@ class ExportError(ValueError):
     The message names the estimator, the parameter and where it sits in the pipeline."""
 
 
+try:
+    from sklearn.exceptions import NotFittedError as _NotFittedError
+except ImportError:  # the client also deploys XGBoost, ONNX, ... without scikit-learn
+    class _NotFittedError(ValueError, AttributeError):
+        pass
+
+
+class NotFittedExportError(ExportError, _NotFittedError):
+    """export() of an estimator that is not fitted: both an ExportError and scikit-learn's
+    NotFittedError, so code that catches either (as scikit-learn's own callers do) sees it."""
+
+
 def describe(est, param=None):
     """'OneHotEncoder' or 'OneHotEncoder(min_frequency=5)'."""
     name = type(est).__name__ if not isinstance(est, str) else est

@@ -90,11 +90,15 @@ def _stacking(est, ctx, kind):
     n_meta = getattr(final, "n_features_in_", None)
     if n_meta is None:
         ctx.refuse(est, "final_estimator", f"{final_kind} does not say how many features it reads")
+    final_step = MODELS[final_kind](final, int(n_meta), ctx)
+    if isinstance(final_step, list):  # k-NN with seuclidean / mahalanobis: a projection first
+        ctx.refuse(est, "final_estimator", f"a {final_kind} whose rows need a linear map first "
+                   "(metric seuclidean or mahalanobis) is not supported as the final estimator")
     return {"type": kind,
             "estimators": [_member(est, n, e, ctx) for n, e in zip(names, est.estimators_)],
             "stack_methods": list(est.stack_method_),
             "passthrough": bool(est.passthrough),
-            "final_estimator": MODELS[final_kind](final, int(n_meta), ctx)}
+            "final_estimator": final_step}
 
 
 def export_stacking_classifier(est, n_features, ctx):

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import (calibration, cluster, ensemble, featurizers, linear, mixture, model_selection, multioutput,
                naive_bayes, neighbors, neural, svm, trees)
-from ._common import Context, ExportError, describe, label
+from ._common import Context, ExportError, NotFittedExportError, describe, label
 
 FORMAT_VERSION = 1
 
@@ -63,7 +63,7 @@ def export(estimator, feature_names=None):
 
     ctx.path = [model_name] if model_name else []
     kind = type(model).__name__
-    step = MODELS[kind](model, len(sources), ctx)
+    step = MODELS[kind](model, len(sources), ctx)  # the model's step (or steps, the last its own)
     ctx.read_numeric(model, sources)
     ctx.check_types()
 
@@ -93,9 +93,10 @@ def export(estimator, feature_names=None):
         doc["classes"] = mixture.classes(model)
     else:
         doc["task"] = "regression"
-        if step.get("n_outputs", 1) > 1:
-            doc["outputs"] = step["n_outputs"]  # predict gives that many values per row
-    doc["steps"] = steps + [step]
+        model_step = step[-1] if isinstance(step, list) else step
+        if model_step.get("n_outputs", 1) > 1:
+            doc["outputs"] = model_step["n_outputs"]  # predict gives that many values per row
+    doc["steps"] = steps + (step if isinstance(step, list) else [step])
     return doc
 
 
@@ -124,7 +125,7 @@ def _check_fitted(est):
     try:
         check_is_fitted(est)
     except NotFittedError:
-        raise ExportError(f"cannot export {describe(est)}: it is not fitted") from None
+        raise NotFittedExportError(f"cannot export {describe(est)}: it is not fitted") from None
     except TypeError as e:  # not an estimator at all
         raise ExportError(f"cannot export {type(est).__name__}: {e}") from None
 
@@ -132,6 +133,8 @@ def _check_fitted(est):
 def _input_names(est, feature_names):
     fitted = getattr(est, "feature_names_in_", None)
     n = getattr(est, "n_features_in_", None)
+    if n is None and type(est).__name__ == "LabelEncoder":
+        n = 1  # fitted on y alone: it reads one column
     if fitted is not None:
         fitted = [str(x) for x in fitted]
     if feature_names is not None:
@@ -264,8 +267,8 @@ def _transform(est, sources, ctx):
     if kind == "FeatureUnion":
         return _feature_union(est, sources, ctx)
     if kind in featurizers.FEATURIZERS:
-        step, out = featurizers.FEATURIZERS[kind](est, sources, ctx)
-        return ([step] if step is not None else []), out
+        step, out = featurizers.FEATURIZERS[kind](est, sources, ctx)  # a step, a list or None
+        return ([step] if isinstance(step, dict) else list(step or [])), out
     if kind in MODELS:
         ctx.refuse(est, None, "a model can only be the last step of the pipeline")
     _unsupported(est, ctx)

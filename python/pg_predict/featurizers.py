@@ -64,6 +64,16 @@ def export_ordinal_encoder(est, sources, ctx):
     return step, [None] * len(sources)
 
 
+def export_label_encoder(est, sources, ctx):
+    """A LabelEncoder on its own (fitted on y, one column): an ordinal encoding over classes_
+    that refuses a label it was not fitted on, as LabelEncoder.transform does."""
+    if len(sources) != 1:
+        ctx.refuse(est, None, f"it encodes one column, the vector it reads has {len(sources)}")
+    categories = [_categories(est, 0, est.classes_, sources[0], ctx)]
+    return ({"type": "OrdinalEncoder", "categories": categories, "handle_unknown": "error",
+             "unknown_value": None}, [None])
+
+
 def export_simple_imputer(est, sources, ctx):
     mv = est.missing_values
     if not (isinstance(mv, float) and np.isnan(mv)):
@@ -184,21 +194,32 @@ def export_pca(est, sources, ctx):
 
 
 def export_kernel_pca(est, sources, ctx):
-    if est.kernel not in ("linear", "rbf", "poly", "sigmoid"):
+    if est.kernel not in ("linear", "rbf", "poly", "sigmoid", "cosine", "precomputed"):
         name = est.kernel if isinstance(est.kernel, str) else getattr(est.kernel, "__name__", "a callable")
-        ctx.refuse(est, "kernel", f"{name} is not supported (linear, rbf, poly, sigmoid are)")
+        ctx.refuse(est, "kernel", f"{name} is not supported (linear, rbf, poly, sigmoid, cosine, "
+                   "precomputed are)")
     ctx.read_numeric(est, sources)
     # transform(): the centered kernel against X_fit_ times the eigenvectors over sqrt(eigenvalues).
     alphas = np.zeros_like(est.eigenvectors_)
     nz = np.flatnonzero(est.eigenvalues_)
     alphas[:, nz] = est.eigenvectors_[:, nz] / np.sqrt(est.eigenvalues_[nz])
-    gamma = est.gamma if est.gamma is not None else 1.0 / est.X_fit_.shape[1]
+    kernel, x_fit, steps = est.kernel, np.asarray(est.X_fit_, dtype=np.float64), []
+    if kernel == "cosine":
+        # cosine_similarity(X, X_fit) = the linear kernel of both L2-normalized (a zero row stays 0).
+        norms = np.linalg.norm(x_fit, axis=1, keepdims=True)
+        x_fit = x_fit / np.where(norms == 0, 1.0, norms)
+        kernel, steps = "linear", [{"type": "Normalizer", "norm": "l2"}]
+    elif kernel == "precomputed":
+        # The input row is already the kernel against the training rows: the linear kernel
+        # against the identity passes it on unchanged, and the centering applies as for any kernel.
+        kernel, x_fit = "linear", np.eye(alphas.shape[0])
+    gamma = est.gamma if est.gamma is not None else 1.0 / x_fit.shape[1]
     centerer = est._centerer
-    step = {"type": "KernelPCA", "kernel": est.kernel, "gamma": float(gamma),
-            "degree": int(est.degree), "coef0": float(est.coef0),
-            "X_fit": [floats(r) for r in est.X_fit_], "alphas": [floats(r) for r in alphas],
-            "K_fit_rows": floats(centerer.K_fit_rows_), "K_fit_all": float(centerer.K_fit_all_)}
-    return step, [None] * alphas.shape[1]
+    steps.append({"type": "KernelPCA", "kernel": kernel, "gamma": float(gamma),
+                  "degree": int(est.degree), "coef0": float(est.coef0),
+                  "X_fit": [floats(r) for r in x_fit], "alphas": [floats(r) for r in alphas],
+                  "K_fit_rows": floats(centerer.K_fit_rows_), "K_fit_all": float(centerer.K_fit_all_)})
+    return steps, [None] * alphas.shape[1]
 
 
 def export_kbins_discretizer(est, sources, ctx):
@@ -264,4 +285,5 @@ FEATURIZERS = {
     "PowerTransformer": export_power_transformer,
     "QuantileTransformer": export_quantile_transformer,
     "KernelPCA": export_kernel_pca,
+    "LabelEncoder": export_label_encoder,
 }

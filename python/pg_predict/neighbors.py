@@ -3,7 +3,10 @@
 into the document, and the program computes the distances to all of them (brute force).
 
 Supported: the Minkowski metric with p = 2 (euclidean, scikit-learn's default) or p = 1
-(manhattan), under any of the names scikit-learn gives them; uniform or distance weights.
+(manhattan), under any of the names scikit-learn gives them; `seuclidean` (metric_params V) and
+`mahalanobis` (VI or V), which are the euclidean distance after a linear map of the rows
+(x / sqrt(V); x @ L where VI = L Lᵀ), exported as a step before the model with the training rows
+mapped alike; uniform or distance weights.
 `algorithm`, `leaf_size` and `n_jobs` only choose how scikit-learn searches and are not needed.
 The training rows may hold at most MAX_VALUES numbers (rows × columns)."""
 
@@ -25,22 +28,55 @@ def _metric_p(est, ctx):
         ctx.refuse(est, "metric", "a callable metric is not supported (only minkowski with p=1 "
                    "or p=2: manhattan or euclidean)")
     p = params.pop("p", None)
+    if metric in ("seuclidean", "mahalanobis"):
+        return 2, _whitening(est, metric, params, ctx)
     if metric == "minkowski" and p in (1, 2):
         metric = {1: "manhattan", 2: "euclidean"}[p]
     if metric not in METRIC_P:
         param = "p" if est.metric == "minkowski" else "metric"
         name = f"minkowski with p={p}" if metric == "minkowski" else repr(metric)
         ctx.refuse(est, param, f"metric {name} is not supported (only minkowski with p=1 or "
-                   "p=2: manhattan or euclidean)")
+                   "p=2: manhattan or euclidean, seuclidean, mahalanobis)")
     if params:
         ctx.refuse(est, "metric_params", f"{sorted(params)} are not supported")
-    return METRIC_P[metric]
+    return METRIC_P[metric], None
+
+
+def _whitening(est, metric, params, ctx):
+    """The matrix W with distance(x, y) = ||x W - y W||: diag(1 / sqrt(V)) for seuclidean,
+    the Cholesky factor L of VI (VI = L Lᵀ) for mahalanobis."""
+    n = est.n_features_in_
+    if metric == "seuclidean":
+        V = params.pop("V", None)
+        if V is None:  # scipy would derive it from each query's own rows
+            ctx.refuse(est, "metric_params", "seuclidean needs V (without it the variances come "
+                       "from each query's rows)")
+        V = np.asarray(V, dtype=np.float64).ravel()
+        if V.shape != (n,) or not (V > 0).all():
+            ctx.refuse(est, "metric_params", f"V must hold {n} positive variances")
+        W = np.diag(1.0 / np.sqrt(V))
+    else:
+        VI = params.pop("VI", None)
+        if VI is None and "V" in params:
+            VI = np.linalg.inv(np.asarray(params.pop("V"), dtype=np.float64))
+        if VI is None:
+            ctx.refuse(est, "metric_params", "mahalanobis needs VI (or V)")
+        VI = np.asarray(VI, dtype=np.float64)
+        if VI.shape != (n, n):
+            ctx.refuse(est, "metric_params", f"VI must be {n} x {n}")
+        try:  # the quadratic form only sees VI's symmetric part
+            W = np.linalg.cholesky((VI + VI.T) / 2)
+        except np.linalg.LinAlgError:
+            ctx.refuse(est, "metric_params", "VI is not positive definite")
+    if params:
+        ctx.refuse(est, "metric_params", f"{sorted(params)} are not supported")
+    return W
 
 
 def _common(est, n_features, ctx):
     if callable(est.weights) or est.weights not in WEIGHTS:
         ctx.refuse(est, "weights", "only 'uniform' and 'distance' are supported")
-    p = _metric_p(est, ctx)
+    p, whitening = _metric_p(est, ctx)
     fit_x = est._fit_X
     if not isinstance(fit_x, np.ndarray):  # a sparse matrix (fitted on sparse input)
         ctx.refuse(est, None, "a model fitted on sparse input is not supported")
@@ -57,23 +93,35 @@ def _common(est, n_features, ctx):
                    "rows (scikit-learn's predict fails)")
     if np.asarray(est._y).ndim != 1 and type(est).__name__ != "KNeighborsRegressor":
         ctx.refuse(est, None, "a model fitted on several targets (2-D y) is not supported")
-    return {"type": type(est).__name__, "n_neighbors": int(est.n_neighbors), "p": p,
-            "weights": est.weights, "fit_X": floats(fit_x)}
+    step = {"type": type(est).__name__, "n_neighbors": int(est.n_neighbors), "p": p,
+            "weights": est.weights}
+    if whitening is None:
+        step["fit_X"] = floats(fit_x)
+        return step, None
+    # The rows, and the training rows, through x @ W first: a projection step before the model.
+    step["fit_X"] = floats(fit_x @ whitening)
+    return step, {"type": "TruncatedSVD", "components": [floats(r) for r in whitening.T],
+                  "mean": None, "whiten": False}
+
+
+def _with_prefix(step, prefix):
+    """The model's step, or [prefix, step] where the rows need a linear map first."""
+    return step if prefix is None else [prefix, step]
 
 
 def export_classifier(est, n_features, ctx):
-    step = _common(est, n_features, ctx)
+    step, prefix = _common(est, n_features, ctx)
     step["y"] = ints(est._y)  # indices into classes_
-    return step
+    return _with_prefix(step, prefix)
 
 
 def export_regressor(est, n_features, ctx):
-    step = _common(est, n_features, ctx)
+    step, prefix = _common(est, n_features, ctx)
     y = np.asarray(est._y, dtype=np.float64)
     if y.ndim == 2 and y.shape[1] > 1:
         step["n_outputs"] = int(y.shape[1])  # a 2-D y: predict gives the mean of each target
     step["y"] = floats(y if y.ndim == 1 or y.shape[1] > 1 else y[:, 0])
-    return step
+    return _with_prefix(step, prefix)
 
 
 CLASSIFIERS = {"KNeighborsClassifier": export_classifier}

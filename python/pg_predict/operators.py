@@ -50,7 +50,11 @@ OPERATORS = [
     Operator("QuantileTransformer", "featurizer", "`quantile` (searchsorted + interpolation)",
              "output_distribution uniform or normal; NaN stays NaN"),
     Operator("KernelPCA", "featurizer", "`kernel` against `X_fit_` + `project` (the centering folded in)",
-             "kernels linear, rbf, poly, sigmoid; the training rows are in the program"),
+             "kernels linear, rbf, poly, sigmoid, cosine (`normalize` + linear), precomputed (the "
+             "input row is the kernel against the training rows); the training rows are in the program"),
+    Operator("LabelEncoder", "featurizer", "`ordinal` (one column)",
+             "on its own, fitted on y: `transform` of one numeric or text column; an unseen label "
+             "is an error, as in scikit-learn"),
     # selectors
     Operator("VarianceThreshold", "selector", "column selection (`concat`)",
              "unread inputs are not fetched"),
@@ -174,7 +178,8 @@ OPERATORS = [
     Operator("KNeighborsClassifier", "classifier",
              "`neighbors` (cdist to the training rows, the k nearest, weighted class counts) + "
              "`linear` (identity)",
-             "minkowski p=2 (euclidean) or p=1 (manhattan); `weights` uniform or distance "
+             "minkowski p=2 (euclidean) or p=1 (manhattan); seuclidean (`V`) and mahalanobis (`VI` "
+             "or `V`) as a `project` of the rows first; `weights` uniform or distance "
              "(a zero distance: only the exact matches count); equal distances at the k-th place "
              "go to the lower training row; a NULL (not imputed) or infinite feature predicts "
              "NULL; at most 4,194,304 training values (rows × columns)"),

@@ -792,6 +792,20 @@ def build_neighbors_cases():
         # Fitted on one class: predicts it, predict_proba [1.0].
         C("one_class_knn", pipe(KNeighborsClassifier(3, weights="distance")), ALL, "one", True),
     ]
+    # seuclidean (per-column variances V) and mahalanobis (VI, the inverse covariance of the
+    # training rows): exported as a linear map of the rows before a euclidean search.
+    cols = ["income", "visits", "tenure", "rate"]
+    train = frame()[0][cols].to_numpy()[:N_TRAIN]
+    V = np.random.default_rng(3).uniform(0.5, 2.0, len(cols)) * train.var(axis=0)
+    VI = np.linalg.inv(np.cov(train.T))
+    cases += [
+        C("knn_k5_classifier_seuclidean", KNeighborsClassifier(metric="seuclidean", metric_params={"V": V}),
+          cols, "multiclass", True),
+        C("knn_k3_classifier_mahalanobis_distance", KNeighborsClassifier(
+            3, weights="distance", metric="mahalanobis", metric_params={"VI": VI}), cols, "four", True),
+        C("knn_k5_regressor_mahalanobis", KNeighborsRegressor(metric="mahalanobis", metric_params={"VI": VI}),
+          cols, "regression", False),
+    ]
     return {c.name: c for c in cases}
 
 

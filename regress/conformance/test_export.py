@@ -162,7 +162,9 @@ for _name in [
         "knn_k5_classifier_manhattan_labels", "knn_k7_classifier_distance_manhattan_brute",
         "knn_k1_regressor", "knn_k5_regressor_uniform", "knn_k5_regressor_distance",
         "knn_k4_regressor_distance_manhattan_bare", "knn_k3_classifier_integer_ties",
-        "knn_k6_regressor_distance_integer_ties", "one_class_knn"]:
+        "knn_k6_regressor_distance_integer_ties", "one_class_knn",
+        "knn_k5_classifier_seuclidean", "knn_k3_classifier_mahalanobis_distance",
+        "knn_k5_regressor_mahalanobis"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 for _name in sklearn_cases.build_ensemble_cases():
     add_test(f"reference[{_name}]", reference_test(_name))
@@ -424,6 +426,15 @@ def test_transformer_and_unfitted(_env):
     assert_equal("transformer document", (doc["task"], "classes" in doc, [s["type"] for s in doc["steps"]]),
                  ("transformer", False, ["StandardScaler", "StandardScaler"]))
     expect_refusal(make_pipeline(StandardScaler(), Ridge()), "not fitted")
+    # ... with an error that is scikit-learn's NotFittedError too, for code that catches that.
+    from sklearn.exceptions import NotFittedError
+    try:
+        export(make_pipeline(StandardScaler(), Ridge()))
+    except NotFittedError as e:
+        if not isinstance(e, ExportError):
+            raise Failure(f"the NotFittedError {e!r} is not an ExportError")
+    else:
+        raise Failure("export() of an unfitted pipeline did not refuse")
 
 
 # ---- inputs, names, encoding ------------------------------------------------------------------
@@ -517,6 +528,8 @@ def test_every_operator_has_a_conformance_case(_env):
     import multioutput_cases
     for est, _, _ in [*multioutput_cases.cases().values(), *multioutput_cases.classifier_cases().values()]:
         _classes_in(est, seen)
+    # Classes no pipeline can hold (fitted on y alone): their cases are elsewhere.
+    seen |= {"LabelEncoder"}  # test_transform.py: transform[label_encoder_*]
     assert_equal("registered classes no conformance case uses",
                  sorted(set(operators.BY_NAME) - seen), [])
 
@@ -790,6 +803,12 @@ def test_refuse_neighbors_parameters(_env):
                    "KNeighborsClassifier(n_neighbors=5)", "more neighbours than the 4")
     expect_refusal(fit_quiet(KNeighborsClassifier(), X, np.column_stack([y, y])),
                    "KNeighborsClassifier", "several targets")
+    # seuclidean / mahalanobis need their V / VI (scipy would derive them from each query)
+    expect_refusal(fit_quiet(KNeighborsClassifier(metric="seuclidean", algorithm="brute"), X, y),
+                   "KNeighborsClassifier(metric_params=", "seuclidean needs V")
+    expect_refusal(fit_quiet(KNeighborsClassifier(metric="mahalanobis", algorithm="brute",
+                                                  metric_params={"VI": -np.eye(3)}), X, y),
+                   "KNeighborsClassifier(metric_params=", "not positive definite")
     # equivalent names of the two metrics are accepted
     for kw, p in (({"metric": "l1"}, 1), ({"metric": "cityblock"}, 1), ({"metric": "l2"}, 2),
                   ({"metric": "minkowski", "p": 1}, 1), ({}, 2)):
@@ -836,8 +855,10 @@ def test_refuse_quantile_and_kernel_pca_parameters(_env):
     expect_refusal(pipe, "QuantileTransformer", "output_distribution")
     pipe = fit_quiet(make_pipeline(QuantileTransformer(n_quantiles=1), Ridge()), X, y)
     expect_refusal(pipe, "QuantileTransformer", "n_quantiles")
-    pipe = fit_quiet(make_pipeline(KernelPCA(n_components=2, kernel="cosine"), Ridge()), X, y)
-    expect_refusal(pipe, "KernelPCA", "kernel", "cosine")
+    def dot(a, b):  # a callable kernel: refused (cosine and precomputed are exported)
+        return a @ b.T
+    pipe = fit_quiet(make_pipeline(KernelPCA(n_components=2, kernel=dot), Ridge()), X, y)
+    expect_refusal(pipe, "KernelPCA", "kernel", "dot")
 
 
 add_test("refuse_quantile_and_kernel_pca_parameters", test_refuse_quantile_and_kernel_pca_parameters)

@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 import sklearn_cases
-from harness import Failure, add_test, assert_close, assert_equal, main, to_floats
+from harness import Failure, add_test, assert_close, assert_equal, main, test, to_floats
 from pgcluster import Cluster
 
 import pg_predict  # noqa: E402  (python/ is put on sys.path by sklearn_cases)
@@ -182,6 +182,7 @@ def transformer_cases():
                            ["age", "score", "rate", "const"], True),
         "kernel_pca_poly": (KernelPCA(n_components=2, kernel="poly", degree=3, gamma=0.1, coef0=1.0),
                             ["rate", "visits"], True),
+        "kernel_pca_cosine": (KernelPCA(n_components=3, kernel="cosine"), NAN_FREE, True),
     }
 
 
@@ -205,6 +206,78 @@ def transform_test(name):
 
 for _name in transformer_cases():
     add_test(f"transform[{_name}]", transform_test(_name))
+
+
+# LabelEncoder on its own (fitted on one column, as on y) and KernelPCA over a precomputed
+# kernel do not fit the way transformer_cases() are fitted.
+
+def redeploy(env, model, est, feature_names=None):
+    env.conn.execute("SELECT drop_model(name) FROM models WHERE name = %s", [model])
+    pg_predict.deploy(env.conn, model, est, feature_names=feature_names)
+
+
+def label_encoder_test(column):
+    def run(env):
+        from sklearn.preprocessing import LabelEncoder
+        df, _ = sklearn_cases.frame()
+        est = LabelEncoder().fit(df[column].iloc[:sklearn_cases.N_TRAIN])
+        env.load()
+        model = f"tr_label_encoder_{column}"
+        redeploy(env, model, est, feature_names=[column])
+        seen = df[column].isin(est.classes_).to_numpy()
+        want = est.transform(df[column][seen])[:, None]
+        where = f"WHERE id = ANY(ARRAY{[int(i) + 1 for i in np.flatnonzero(seen)]})"
+        for batching in (True, False):
+            ids, got = run_function(env, "transform", model, batching, where)
+            assert_same(f"{model} ({'batched' if batching else 'per-row'})", got, want, ids)
+        unseen = np.flatnonzero(~seen)
+        if len(unseen):  # a label it was not fitted on is an error, as in scikit-learn
+            try:
+                run_function(env, "transform", model, True, f"WHERE id = {int(unseen[0]) + 1}")
+            except Exception as e:
+                if "does not know the value" not in str(e):
+                    raise Failure(f"{model}: an unseen label: {e}")
+            else:
+                raise Failure(f"{model}: an unseen label gave no error")
+        env.conn.execute("SELECT drop_model(%s)", [model])
+    return run
+
+
+for _column in ("city", "visits"):  # text (with unseen labels after N_TRAIN), numeric
+    add_test(f"transform[label_encoder_{_column}]", label_encoder_test(_column))
+
+
+@test(name="transform[kernel_pca_precomputed]")
+def kernel_pca_precomputed(env):
+    """The model reads each row's kernel against the 40 training rows (as float8[])."""
+    from sklearn.decomposition import KernelPCA
+    df, _ = sklearn_cases.frame()
+    X = df[["income", "visits", "tenure", "rate"]].to_numpy(dtype=np.float64)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    fit_rows = X[:40]
+    est = KernelPCA(n_components=4, kernel="precomputed").fit(fit_rows @ fit_rows.T)
+    K = X @ fit_rows.T
+    want = est.transform(K)
+    model = "tr_kernel_pca_precomputed"
+    redeploy(env, model, est)
+    env.conn.execute("DROP TABLE IF EXISTS kernel_rows")
+    env.conn.execute("CREATE TABLE kernel_rows (id int, k float8[])")
+    with env.conn.cursor().copy("COPY kernel_rows (id, k) FROM STDIN") as cp:
+        for i, row in enumerate(K):
+            cp.write_row([i + 1, [float(v) for v in row]])
+    sql = "SELECT id, transform(%(m)s, k) FROM kernel_rows ORDER BY id"
+    for batching in (True, False):
+        with env.conn.transaction():
+            env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
+            if batching:
+                plan = "\n".join(r[0] for r in env.query("EXPLAIN (costs off) " + sql, {"m": model}))
+                if "PredictBatch" not in plan:
+                    raise Failure(f"{model}: no PredictBatch node in the plan:\n{plan}")
+            rows = env.query(sql, {"m": model})
+        assert_same(f"{model} ({'batched' if batching else 'per-row'})", [r[1] for r in rows], want,
+                    [r[0] for r in rows])
+    env.conn.execute("DROP TABLE kernel_rows")
+    env.conn.execute("SELECT drop_model(%s)", [model])
 
 
 # ---- decision_function / score_samples --------------------------------------------------------
