@@ -242,6 +242,31 @@ for _name in ("binary", "multiclass", "regressor", "ordinal_pipeline",
 
 
 @test
+def test_string_labels(env):
+    """A classifier fitted on string labels with categorical features: predict_label equals
+    scikit-learn's predict, batched and per row, and models.classes lists the labels."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    df, targets = frame()
+    y = np.array(["low", "mid", "high"], dtype=object)[targets["multiclass"]]
+    est = HistGradientBoostingClassifier(categorical_features=[0, 1], max_iter=10, random_state=0)
+    est.fit(df[NUMERIC].iloc[:N_TRAIN], y[:N_TRAIN])
+    model = deploy(env, "string_labels", est)
+    (classes,), = env.query("SELECT classes FROM models WHERE name = %s", [model])
+    assert_equal(f"{model}: models.classes", classes, list(est.classes_))
+    want = est.predict(df[NUMERIC])
+    top = np.sort(est.predict_proba(df[NUMERIC]), axis=1)
+    tie = top[:, -1] - top[:, -2] < 1e-6
+    for batching in ("on", "off"):
+        got = score(env, model, ["predict_label"], {"pg_predict.enable_batching": batching})
+        bad = [(i + 1, g, w) for i, (g, w, t) in enumerate(zip(got["predict_label"], want, tie))
+               if g != w and not t]
+        if bad:
+            raise Failure(f"{model} (batching {batching}): predict_label differs on {len(bad)} "
+                          f"rows, e.g. (id, got, want) {bad[:3]}")
+    env.conn.execute("SELECT drop_model(%s)", [model])
+
+
+@test
 def test_cpu_kernels_bit_for_bit(env):
     """Every native-kernel path the machine runs gives the portable path's margins exactly."""
     for name in ("binary", "multiclass", "regressor"):
