@@ -46,7 +46,7 @@ spec::Pipeline import_step(const json& step, spec::Task task, std::vector<double
 }
 
 std::vector<float> reference(const spec::Pipeline& p, const std::vector<float>& x) {
-    const int64_t rows = static_cast<int64_t>(x.size()) / p.model.num_features;
+    const int64_t rows = static_cast<int64_t>(x.size()) / p.input_width();
     std::vector<float> out(rows * p.output_width());
     spec::reference_predict(p, x.data(), rows, out.data());
     return out;
@@ -493,7 +493,7 @@ TEST_P(SklearnFixture, ReferenceAndEveryStrategyMatchScikitLearn) {
         runtime::Program* prog = runtime::load_program(++id, bytes.data(), bytes.size());
         ASSERT_EQ(runtime::program_output_width(prog), p.output_width());
         std::vector<float> out(got.size());
-        runtime::run_program(prog, x.data(), rows, p.model.num_features, out.data());
+        runtime::run_program(prog, x.data(), rows, p.input_width(), out.data());
         runtime::release_program(prog);
         for (size_t i = 0; i < got.size(); ++i)
             EXPECT_NEAR(out[i], got[i], 1e-6 * std::max(1.0f, std::fabs(got[i])))
@@ -508,7 +508,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "et_regressor", "gb_classifier2", "gb_classifier2_exponential",
                       "gb_classifier3", "gb_regressor", "gb_regressor_huber",
                       "hgb_classifier2", "hgb_classifier3", "hgb_regressor",
-                      "hgb_regressor_poisson", "hgb_classifier2_nan_split"));
+                      "hgb_regressor_poisson", "hgb_classifier2_nan_split",
+                      "hgb_categorical_regressor", "hgb_categorical_classifier3"));
 
 // IsolationForest: the outputs are decision values in margin space ([-d, d]); their argmax
 // must be scikit-learn's predict on every row not within 1e-6 of the decision boundary.
