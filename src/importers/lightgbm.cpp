@@ -413,8 +413,7 @@ struct Columns {
             if (sets[f].empty()) continue;
             // (int)x as LightGBM casts it, matched against every category of the feature's
             // sets, summed over each set: 1 inside it, 0 outside (NaN, negative, unseen).
-            spec::Step::Part part = category_set_part(static_cast<int32_t>(f), sets[f], "trunc");
-            concat.parts.push_back(std::move(part));
+            concat.parts.push_back(category_set_part(static_cast<int32_t>(f), sets[f], "trunc"));
         }
         spec::Step::Part raw_part;  // the inputs linear leaves read, as they are
         for (int64_t f = 0; f < num_features; ++f)
