@@ -51,6 +51,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -318,12 +319,13 @@ struct HistCategories {
     std::vector<uint8_t> categorical;                     // per input feature
     std::vector<std::vector<int32_t>> known;              // per input feature: seen at fit
     std::vector<std::vector<std::vector<int32_t>>> sets;  // per input feature: distinct S
+    std::vector<std::map<std::vector<int32_t>, size_t>> index;  // per input feature: S → k
 
+    // The index of s among feature f's sets (added when new).
     size_t set_index(int32_t f, const std::vector<int32_t>& s) {
-        auto& of = sets[static_cast<size_t>(f)];
-        const size_t k = std::find(of.begin(), of.end(), s) - of.begin();
-        if (k == of.size()) of.push_back(s);
-        return k;
+        const auto [it, added] = index[static_cast<size_t>(f)].emplace(s, sets[static_cast<size_t>(f)].size());
+        if (added) sets[static_cast<size_t>(f)].push_back(s);
+        return it->second;
     }
 };
 
@@ -345,6 +347,7 @@ HistCategories read_hist_categories(const JsonReader& step, int32_t num_features
     c.categorical.assign(f, 0);
     c.known.resize(f);
     c.sets.resize(f);
+    c.index.resize(f);
     const auto flags = step.optional("is_categorical");
     if (!flags) return c;
     const JsonReader known = step.array("known_cat_bitsets");
