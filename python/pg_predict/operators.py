@@ -101,7 +101,8 @@ OPERATORS = [
     Operator("HistGradientBoostingClassifier", "classifier",
              "tree ensemble + sigmoid / softmax (NaN follows `missing_go_to_left`)",
              "NULL needs no imputer; thresholds compared in float32 (exact for float32 "
-             "inputs); categorical splits refused"),
+             "inputs); `categorical_features`: NULL, negative and unseen categories go where "
+             "missing values go"),
     Operator("HistGradientBoostingRegressor", "regressor", "tree ensemble (+ exp for poisson)",
              "losses squared_error, absolute_error, quantile, poisson; as the classifier"),
     Operator("IsolationForest", "outlier detection",

@@ -84,28 +84,40 @@ _HIST_LOSSES = {"HalfBinomialLoss": "log_loss", "HalfMultinomialLoss": "log_loss
 
 
 def hist_tree_dict(predictor):
-    """A TreePredictor's `nodes` fields that predict() reads, as they are."""
+    """A TreePredictor's `nodes` fields that predict() reads, as they are; with categorical
+    splits also is_categorical, bitset_idx and raw_left_cat_bitsets (8 uint32 words per
+    categorical split: the raw categories that go left)."""
     nodes = predictor.nodes
-    return {"feature_idx": ints(nodes["feature_idx"]),
-            "num_threshold": floats(nodes["num_threshold"]),
-            "missing_go_to_left": ints(nodes["missing_go_to_left"]),
-            "left": ints(nodes["left"]), "right": ints(nodes["right"]),
-            "is_leaf": ints(nodes["is_leaf"]), "value": floats(nodes["value"])}
+    d = {"feature_idx": ints(nodes["feature_idx"]),
+         "num_threshold": floats(nodes["num_threshold"]),
+         "missing_go_to_left": ints(nodes["missing_go_to_left"]),
+         "left": ints(nodes["left"]), "right": ints(nodes["right"]),
+         "is_leaf": ints(nodes["is_leaf"]), "value": floats(nodes["value"])}
+    if np.any(nodes["is_categorical"]):
+        d["is_categorical"] = ints(nodes["is_categorical"])
+        d["bitset_idx"] = ints(nodes["bitset_idx"])
+        d["raw_left_cat_bitsets"] = np.asarray(predictor.raw_left_cat_bitsets,
+                                               dtype=np.int64).tolist()
+    return d
 
 
 def export_hist_gradient_boosting(est, n_features, ctx):
     _check(est, n_features, ctx)
-    categorical = getattr(est, "is_categorical_", None)
-    if (categorical is not None and np.any(categorical)) or any(
-            np.any(p.nodes["is_categorical"]) for it in est._predictors for p in it):
-        ctx.refuse(est, "categorical_features", "categorical splits (category bitsets) are not "
-                   "supported; encode the columns with OneHotEncoder or OrdinalEncoder instead")
     loss = _HIST_LOSSES.get(type(est._loss).__name__)
     if loss is None:
         ctx.refuse(est, "loss", "supported: " + ", ".join(sorted(set(_HIST_LOSSES.values()))))
-    return {"type": type(est).__name__, "n_classes": _n_classes(est), "loss": loss,
-            "baseline": floats(np.asarray(est._baseline_prediction, dtype=np.float64).ravel()),
-            "trees": [[hist_tree_dict(p) for p in it] for it in est._predictors]}
+    out = {"type": type(est).__name__, "n_classes": _n_classes(est), "loss": loss,
+           "baseline": floats(np.asarray(est._baseline_prediction, dtype=np.float64).ravel()),
+           "trees": [[hist_tree_dict(p) for p in it] for it in est._predictors]}
+    categorical = getattr(est, "is_categorical_", None)
+    if categorical is not None and np.any(categorical):
+        # The categories seen at fit, per categorical feature (predict sends the others, like
+        # NaN and negative values, where missing values go).
+        known, f_idx_map = est._bin_mapper.make_known_categories_bitsets()
+        out["known_cat_bitsets"] = np.asarray(known, dtype=np.int64).tolist()
+        out["f_idx_map"] = ints(f_idx_map)
+        out["is_categorical"] = ints(categorical)
+    return out
 
 
 # ---- IsolationForest ---------------------------------------------------------------------------

@@ -443,5 +443,42 @@ TEST(OnnxImporter, OutputOptionPicksTheOutput) {
     EXPECT_EQ(p.task, spec::Task::Classification);
 }
 
+// Text class labels: classlabels_strings on the classifier, or a string classes constant that
+// ArrayFeatureExtractor indexes with an ArgMax (the label as ONNX graphs spell it by hand).
+TEST(OnnxImporter, StringClassLabels) {
+    GraphBuilder b(2);
+    auto* n = b.node("LinearClassifier", {"X"}, {"label", "probabilities"}, "ai.onnx.ml");
+    floats(n, "coefficients", {1, 0, 0, 1, -1, -1});
+    floats(n, "intercepts", {0, 0, 0});
+    strings(n, "classlabels_strings", {"gold", "silver", "bronze"});
+    b.output("label");
+    b.output("probabilities");
+    spec::Pipeline p = importers::import_onnx(b.bytes(), json::object());
+    EXPECT_EQ(p.class_labels, (std::vector<std::string>{"gold", "silver", "bronze"}));
+    EXPECT_EQ(p.classes, (std::vector<double>{0, 1, 2}));
+    ints(n, "classlabels_ints", {0, 1, 2});
+    const std::string msg = error_of(b.bytes(), ErrorCategory::InvalidModel);
+    EXPECT_NE(msg.find("classlabels_strings and classlabels_ints"), std::string::npos) << msg;
+
+    GraphBuilder c(2);
+    c.initializer("W", {2, 3}, {1, 0, -1, 0, 1, -1});
+    c.node("MatMul", {"X", "W"}, {"scores"});
+    auto* axis = c.node("ArgMax", {"scores"}, {"index"})->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(onnx::AttributeProto::INT);
+    axis->set_i(1);
+    auto* classes = c.g->add_initializer();
+    classes->set_name("classes");
+    classes->set_data_type(onnx::TensorProto::STRING);
+    classes->add_dims(3);
+    for (const char* s : {"yes", "no", "maybe"}) classes->add_string_data(s);
+    c.node("ArrayFeatureExtractor", {"classes", "index"}, {"label"}, "ai.onnx.ml");
+    c.output("label");
+    c.output("scores");
+    p = importers::import_onnx(c.bytes(), json::object());
+    EXPECT_EQ(p.class_labels, (std::vector<std::string>{"yes", "no", "maybe"}));
+    EXPECT_EQ(p.classes, (std::vector<double>{0, 1, 2}));
+}
+
 }  // namespace
 }  // namespace pg_predict

@@ -46,7 +46,7 @@ spec::Pipeline import_step(const json& step, spec::Task task, std::vector<double
 }
 
 std::vector<float> reference(const spec::Pipeline& p, const std::vector<float>& x) {
-    const int64_t rows = static_cast<int64_t>(x.size()) / p.model.num_features;
+    const int64_t rows = static_cast<int64_t>(x.size()) / p.input_width();
     std::vector<float> out(rows * p.output_width());
     spec::reference_predict(p, x.data(), rows, out.data());
     return out;
@@ -311,13 +311,9 @@ TEST(SklearnTrees, HistGradientBoostingRefusals) {
                 {"baseline", {0.0}}, {"n_classes", 2},
                 {"trees", {{hist_stump(0.5, -1.0, 1.0, false)}}}};
     EXPECT_EQ(import_step(hgb, kClf, {0, 1}, 1).transform, spec::PostTransform::Logistic);
-    json cat = hgb;
-    cat["trees"][0][0]["is_categorical"] = {1, 0, 0};
-    std::string msg = error_of(cat, kClf, {0, 1}, 1, ErrorCategory::Unsupported);
-    EXPECT_TRUE(has(msg, "HistGradientBoostingClassifier") && has(msg, "categorical")) << msg;
     json loss = hgb;
     loss["loss"] = "hinge";
-    msg = error_of(loss, kClf, {0, 1}, 1, ErrorCategory::Unsupported);
+    std::string msg = error_of(loss, kClf, {0, 1}, 1, ErrorCategory::Unsupported);
     EXPECT_TRUE(has(msg, "loss") && has(msg, "hinge")) << msg;
     json gamma = {{"type", "HistGradientBoostingRegressor"}, {"loss", "gamma"},
                   {"baseline", {0.0}}, {"trees", {{hist_stump(0.5, -1.0, 1.0, false)}}}};
@@ -331,6 +327,71 @@ TEST(SklearnTrees, HistGradientBoostingRefusals) {
     json feature = hgb;
     feature["trees"][0][0]["feature_idx"] = {3, 0, 0};
     EXPECT_TRUE(has(error_of(feature, kClf, {0, 1}, 1, ErrorCategory::InvalidModel), "feature_idx"));
+}
+
+// A categorical HistGradientBoosting regressor over [x0 categorical, x1 numeric]: known
+// categories {0, 1, 2, 3, 5}; tree 1 sends {1, 3} left (missing right), tree 2 sends {0, 2} left
+// (missing left), then splits x1 <= 0.5.
+json hist_categorical() {
+    json t1 = {{"feature_idx", {0, 0, 0}},     {"num_threshold", {0.0, 0.0, 0.0}},
+               {"missing_go_to_left", {0, 0, 0}}, {"left", {1, 0, 0}}, {"right", {2, 0, 0}},
+               {"is_leaf", {0, 1, 1}},         {"value", {0.0, 1.0, 2.0}},
+               {"is_categorical", {1, 0, 0}},  {"bitset_idx", {0, 0, 0}},
+               {"raw_left_cat_bitsets", {{0b1010, 0, 0, 0, 0, 0, 0, 0}}}};
+    json t2 = {{"feature_idx", {0, 1, 0, 0, 0}},  {"num_threshold", {0.0, 0.5, 0.0, 0.0, 0.0}},
+               {"missing_go_to_left", {1, 0, 0, 0, 0}}, {"left", {1, 3, 0, 0, 0}},
+               {"right", {2, 4, 0, 0, 0}},        {"is_leaf", {0, 0, 1, 1, 1}},
+               {"value", {0.0, 0.0, 40.0, 10.0, 20.0}},
+               {"is_categorical", {1, 0, 0, 0, 0}}, {"bitset_idx", {0, 0, 0, 0, 0}},
+               {"raw_left_cat_bitsets", {{0b0101, 0, 0, 0, 0, 0, 0, 0}}}};
+    return {{"type", "HistGradientBoostingRegressor"}, {"loss", "squared_error"},
+            {"baseline", {100.0}}, {"is_categorical", {1, 0}}, {"f_idx_map", {0, 0}},
+            {"known_cat_bitsets", {{0b101111, 0, 0, 0, 0, 0, 0, 0}}},
+            {"trees", {{t1}, {t2}}}};
+}
+
+TEST(SklearnTrees, HistGradientBoostingCategoricalSplits) {
+    spec::Pipeline p = import_step(hist_categorical(), kReg, {}, 2);
+    ASSERT_EQ(p.steps.size(), 1u);  // the set columns, before the trees
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // x0: tree 1 goes left (1) for 1, 3 and right (2) for anything else; tree 2 goes right (40)
+    // for the known categories outside {0, 2} (1, 3, 5), else left to x1 <= 0.5 (10 / 20):
+    // 0, 2, NaN, negatives, unseen 4 and 6, and 256 (never a category) go left there.
+    const std::vector<std::pair<double, double>> rows = {
+        {0, 0}, {1, 0}, {2, 1}, {3, 1}, {5, 0}, {4, 0}, {6, 1}, {nan, 0}, {-1, 0}, {-0.5, 1},
+        {2.75, 0}, {3.5, 0}, {256, 0}, {259, 1}, {-0.0, 0}};
+    const std::vector<float> want = {112, 141, 122, 141, 142, 112, 122, 112, 112, 122,
+                                     112, 141, 112, 122, 112};
+    std::vector<double> x;
+    for (const auto& r : rows) x.insert(x.end(), {r.first, r.second});
+    std::vector<float> got(rows.size());
+    spec::reference_predict(p, x.data(), static_cast<int64_t>(rows.size()), got.data());
+    EXPECT_EQ(got, want);
+}
+
+TEST(SklearnTrees, HistGradientBoostingCategoricalDamaged) {
+    const auto invalid = [](const json& doc) { return error_of(doc, kReg, {}, 2, ErrorCategory::InvalidModel); };
+    json d = hist_categorical();
+    d["trees"][0][0]["raw_left_cat_bitsets"][0] = {1, 2, 3};
+    EXPECT_TRUE(has(invalid(d), "raw_left_cat_bitsets[0]")) << invalid(d);
+    d = hist_categorical();
+    d["trees"][0][0]["bitset_idx"][0] = 4;
+    EXPECT_TRUE(has(invalid(d), "bitset_idx[0]")) << invalid(d);
+    d = hist_categorical();
+    d["is_categorical"] = {0, 1};  // the split's feature is not categorical
+    EXPECT_TRUE(has(invalid(d), "feature_idx[0]")) << invalid(d);
+    d = hist_categorical();
+    d["f_idx_map"] = {3, 0};
+    EXPECT_TRUE(has(invalid(d), "f_idx_map[0]")) << invalid(d);
+    d = hist_categorical();
+    d["known_cat_bitsets"][0][0] = 4294967296.0;  // above uint32
+    EXPECT_TRUE(has(invalid(d), "known_cat_bitsets[0][0]")) << invalid(d);
+    d = hist_categorical();
+    d["known_cat_bitsets"][0][0] = 0b0101;  // every known category goes left, missing too
+    EXPECT_TRUE(has(invalid(d), "one side")) << invalid(d);
+    d = hist_categorical();
+    d["trees"][0][0].erase("raw_left_cat_bitsets");
+    EXPECT_TRUE(has(invalid(d), "raw_left_cat_bitsets")) << invalid(d);
 }
 
 // One isolation tree: x0 <= 0 → a leaf of depth 1 with 1 sample, else one with 5 samples.
@@ -433,7 +494,7 @@ TEST_P(SklearnFixture, ReferenceAndEveryStrategyMatchScikitLearn) {
         runtime::Program* prog = runtime::load_program(++id, bytes.data(), bytes.size());
         ASSERT_EQ(runtime::program_output_width(prog), p.output_width());
         std::vector<float> out(got.size());
-        runtime::run_program(prog, x.data(), rows, p.model.num_features, out.data());
+        runtime::run_program(prog, x.data(), rows, p.input_width(), out.data());
         runtime::release_program(prog);
         for (size_t i = 0; i < got.size(); ++i)
             EXPECT_NEAR(out[i], got[i], 1e-6 * std::max(1.0f, std::fabs(got[i])))
@@ -448,7 +509,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "et_regressor", "gb_classifier2", "gb_classifier2_exponential",
                       "gb_classifier3", "gb_regressor", "gb_regressor_huber",
                       "hgb_classifier2", "hgb_classifier3", "hgb_regressor",
-                      "hgb_regressor_poisson", "hgb_classifier2_nan_split"));
+                      "hgb_regressor_poisson", "hgb_classifier2_nan_split",
+                      "hgb_categorical_regressor", "hgb_categorical_classifier3"));
 
 // IsolationForest: the outputs are decision values in margin space ([-d, d]); their argmax
 // must be scikit-learn's predict on every row not within 1e-6 of the decision boundary.

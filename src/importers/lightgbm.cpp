@@ -413,28 +413,7 @@ struct Columns {
             if (sets[f].empty()) continue;
             // (int)x as LightGBM casts it, matched against every category of the feature's
             // sets, summed over each set: 1 inside it, 0 outside (NaN, negative, unseen).
-            std::vector<int32_t> cats;
-            for (const auto& s : sets[f]) cats.insert(cats.end(), s.begin(), s.end());
-            std::sort(cats.begin(), cats.end());
-            cats.erase(std::unique(cats.begin(), cats.end()), cats.end());
-            spec::Step::Part part;
-            part.columns.push_back(static_cast<int32_t>(f));
-            part.steps.push_back(elementwise("trunc"));
-            spec::Step one_hot;
-            one_hot.op = spec::Op::OneHot;
-            one_hot.params = {{"categories", json::array({json(cats)})}, {"drop", json::array({-1})}};
-            part.steps.push_back(std::move(one_hot));
-            json matrix = json::array();
-            for (const auto& s : sets[f]) {
-                std::vector<double> row(cats.size(), 0.0);
-                for (int32_t c : s) row[std::lower_bound(cats.begin(), cats.end(), c) - cats.begin()] = 1.0;
-                matrix.push_back(row);
-            }
-            spec::Step project;
-            project.op = spec::Op::Project;
-            project.params = {{"matrix", std::move(matrix)}, {"offset", std::vector<double>(sets[f].size(), 0.0)}};
-            part.steps.push_back(std::move(project));
-            concat.parts.push_back(std::move(part));
+            concat.parts.push_back(category_set_part(static_cast<int32_t>(f), sets[f], "trunc"));
         }
         spec::Step::Part raw_part;  // the inputs linear leaves read, as they are
         for (int64_t f = 0; f < num_features; ++f)

@@ -1,6 +1,7 @@
 // Shared tree-ensemble helpers (include/pg_predict/importers/trees.hpp).
 #include "pg_predict/importers/trees.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -226,6 +227,36 @@ spec::Tree build_tree(const NodeArrays& nodes, int32_t group, int32_t num_featur
         tree.value.push_back(leaf ? nodes.value[i] : 0.0f);
     }
     return tree;
+}
+
+spec::Step::Part category_set_part(int32_t column, const std::vector<std::vector<int32_t>>& sets,
+                                   const char* round) {
+    std::vector<int32_t> cats;
+    for (const auto& s : sets) cats.insert(cats.end(), s.begin(), s.end());
+    std::sort(cats.begin(), cats.end());
+    cats.erase(std::unique(cats.begin(), cats.end()), cats.end());
+    spec::Step::Part part;
+    part.columns.push_back(column);
+    spec::Step rounding;
+    rounding.op = spec::Op::Elementwise;
+    rounding.params = {{"function", round}};
+    part.steps.push_back(std::move(rounding));
+    spec::Step one_hot;
+    one_hot.op = spec::Op::OneHot;
+    one_hot.params = {{"categories", nlohmann::json::array({nlohmann::json(cats)})},
+                      {"drop", nlohmann::json::array({-1})}};
+    part.steps.push_back(std::move(one_hot));
+    nlohmann::json matrix = nlohmann::json::array();
+    for (const auto& s : sets) {
+        std::vector<double> row(cats.size(), 0.0);
+        for (int32_t c : s) row[std::lower_bound(cats.begin(), cats.end(), c) - cats.begin()] = 1.0;
+        matrix.push_back(row);
+    }
+    spec::Step project;
+    project.op = spec::Op::Project;
+    project.params = {{"matrix", std::move(matrix)}, {"offset", std::vector<double>(sets.size(), 0.0)}};
+    part.steps.push_back(std::move(project));
+    return part;
 }
 
 }  // namespace pg_predict::importers

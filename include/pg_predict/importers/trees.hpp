@@ -92,4 +92,15 @@ std::vector<uint8_t> check_tree_links(const std::vector<int32_t>& left, const st
 spec::Tree build_tree(const NodeArrays& nodes, int32_t group, int32_t num_features,
                       UnreachableNodes unreachable, const std::string& where);
 
+// --- categorical splits -----------------------------------------------------------------------
+
+// A split on a set of categories (LightGBM's and HistGradientBoosting's bitsets) becomes a split
+// on a derived 0/1 column, 1 when the input's category is in the set. The concat part below
+// computes every set of one input column: `round` ("trunc", "floor": how the library turns x
+// into an integer category), one_hot over the union of the sets' categories, and a projection
+// summing each set. NaN, and any category outside every set, give 0 in every column.
+// `sets`: the distinct sets (each ascending, categories >= 0), one output column each in order.
+spec::Step::Part category_set_part(int32_t column, const std::vector<std::vector<int32_t>>& sets,
+                                   const char* round);
+
 }  // namespace pg_predict::importers

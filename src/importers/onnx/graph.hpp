@@ -67,6 +67,8 @@ struct Label {
     std::string tensor;               // the name of that value (to build decision columns)
     bool argmin = false;
     std::vector<double> classes;      // empty: the index itself
+    // Text labels (classlabels_strings), one per class; `classes` then holds their indices.
+    std::vector<std::string> names;
 };
 
 struct Value {
@@ -133,6 +135,14 @@ private:
     const onnx::NodeProto& proto_;
     size_t index_;
 };
+
+// A classifier's classes: classlabels_strings (text labels: `names`, with `classes` 0..k-1) or
+// the integer attribute `ints_attribute` (classlabels_ints / classlabels_int64s); one of them.
+struct ClassLabels {
+    std::vector<double> classes;
+    std::vector<std::string> names;
+};
+ClassLabels read_class_labels(const Node& n, const char* ints_attribute);
 
 // TensorProto → Constant (raw_data or typed fields); `what` names it in errors.
 Constant read_tensor(const onnx::TensorProto&, const std::string& what);

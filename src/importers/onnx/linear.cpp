@@ -14,14 +14,6 @@ namespace {
 using Kind = Value::Kind;
 using Matrix = std::vector<std::vector<double>>;
 
-std::vector<double> class_labels(const Node& n) {
-    if (n.has("classlabels_strings")) n.unsupported("string class labels");
-    std::vector<double> out;
-    for (int64_t c : n.integers("classlabels_ints")) out.push_back(static_cast<double>(c));
-    if (out.empty()) n.bad("classlabels_ints is empty");
-    return out;
-}
-
 // The [rows × width] coefficients and rows intercepts.
 void read_linear(const Node& n, size_t width, Matrix& coef, std::vector<double>& intercept, size_t rows) {
     const std::vector<double> c = n.numbers("coefficients");
@@ -39,7 +31,8 @@ void read_linear(const Node& n, size_t width, Matrix& coef, std::vector<double>&
 void linear_classifier(Node& n) {
     const Row& x = n.row_input(0);
     if (x.dims.size() != 1) n.unsupported("a LinearClassifier over a tensor other than [N, F]");
-    const std::vector<double> classes = class_labels(n);
+    const ClassLabels labels = read_class_labels(n, "classlabels_ints");
+    const std::vector<double>& classes = labels.classes;
     Matrix coef;
     std::vector<double> intercept;
     read_linear(n, x.text.size(), coef, intercept, 0);
@@ -73,6 +66,7 @@ void linear_classifier(Node& n) {
     label.kind = Kind::Label;
     label.label.of = scores.key;
     label.label.classes = classes;
+    label.label.names = labels.names;
     label.label.tensor = "#scores of " + n.where();
     n.graph.values.emplace(label.label.tensor, scores);
     n.set_output(0, label);

@@ -300,6 +300,7 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
         p.task = spec::Task::Classification;
         decision_columns(*label, graph, p);
         p.classes = class_list(*label, spec::transformed_width(p));
+        p.class_labels = label->names;
         p.objective = "label " + label_name;
         return;
     }
@@ -318,6 +319,7 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
     if (label != nullptr) {
         p.task = spec::Task::Classification;
         p.classes = class_list(*label, width);
+        p.class_labels = label->names;
         p.has_probabilities = out->probabilities;
     } else if (width == 1) {
         p.task = spec::Task::Regression;

@@ -249,4 +249,19 @@ Constant Node::tensor(const char* name) const {
     return read_tensor(typed(*this, a, name, onnx::AttributeProto::TENSOR).t(), where() + " attribute " + name);
 }
 
+ClassLabels read_class_labels(const Node& n, const char* ints_attribute) {
+    ClassLabels out;
+    out.names = n.texts("classlabels_strings", false);
+    const std::vector<int64_t> ints = n.integers(ints_attribute, false);
+    if (!out.names.empty() && !ints.empty())
+        n.bad(std::string("has both classlabels_strings and ") + ints_attribute);
+    if (out.names.empty()) {
+        for (int64_t c : ints) out.classes.push_back(static_cast<double>(c));
+    } else {
+        for (size_t i = 0; i < out.names.size(); ++i) out.classes.push_back(static_cast<double>(i));
+    }
+    if (out.classes.empty()) n.bad(std::string("has no classes (classlabels_strings or ") + ints_attribute + ")");
+    return out;
+}
+
 }  // namespace pg_predict::importers::onnx_import

@@ -65,9 +65,8 @@ void svm_regressor(Node& n) {
 
 void svm_classifier(Node& n) {
     if (n.has("prob_a") || n.has("prob_b")) n.unsupported("an SVMClassifier with probability estimates (prob_a, prob_b)");
-    if (n.has("classlabels_strings")) n.unsupported("string class labels");
-    std::vector<double> classes;
-    for (int64_t c : n.integers("classlabels_ints")) classes.push_back(static_cast<double>(c));
+    const ClassLabels labels = read_class_labels(n, "classlabels_ints");
+    const std::vector<double>& classes = labels.classes;
     const size_t k = classes.size();
     if (k < 2) n.bad("needs at least two classes");
     size_t count = 0;
@@ -94,6 +93,7 @@ void svm_classifier(Node& n) {
     label.kind = Kind::Label;
     label.label.of = tally.key;
     label.label.classes = classes;
+    label.label.names = labels.names;
     label.label.tensor = "#votes of " + n.where();
     n.graph.values.emplace(label.label.tensor, tally);
     n.set_output(0, label);

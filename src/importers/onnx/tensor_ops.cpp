@@ -557,22 +557,32 @@ Value gather_row(Node& n, const Row& x, const Constant& indices, int64_t axis) {
 }
 
 // A label mapped through a constant list of classes (ArrayFeatureExtractor / Gather of classes).
+// Decision column j takes class index label.classes[j] (j itself when empty); string classes
+// become the label's text names, and its classes the column indices.
 Value label_classes(Node& n, const Constant& classes, const Value& label) {
-    if (classes.is_string) n.unsupported("string class labels");
     if (classes.shape.size() > 1) n.bad("the classes must be a vector");
+    if (!label.label.names.empty()) n.unsupported("a text label mapped through more classes");
     Value v = label;
-    std::vector<double> mapped;
-    const size_t k = classes.values.size();
+    const size_t k = classes.is_string ? classes.strings.size() : classes.values.size();
+    std::vector<size_t> index;
     if (label.label.classes.empty()) {
-        mapped = classes.values;
+        for (size_t j = 0; j < k; ++j) index.push_back(j);
     } else {
         for (double c : label.label.classes) {
             if (c < 0 || c >= static_cast<double>(k) || c != std::floor(c))
                 n.bad("class index " + std::to_string(c) + " is out of range for " + std::to_string(k) + " classes");
-            mapped.push_back(classes.values[static_cast<size_t>(c)]);
+            index.push_back(static_cast<size_t>(c));
         }
     }
-    v.label.classes = mapped;
+    v.label.classes.clear();
+    for (size_t j = 0; j < index.size(); ++j) {
+        if (classes.is_string) {
+            v.label.names.push_back(classes.strings[index[j]]);
+            v.label.classes.push_back(static_cast<double>(j));
+        } else {
+            v.label.classes.push_back(classes.values[index[j]]);
+        }
+    }
     return v;
 }
 

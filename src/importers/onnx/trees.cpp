@@ -321,9 +321,8 @@ void tree_regressor(Node& n) {
 void tree_classifier(Node& n) {
     const Row& x = n.row_input(0);
     if (x.dims.size() != 1) n.unsupported("a tree ensemble over a tensor other than [N, F]");
-    if (n.has("classlabels_strings")) n.unsupported("string class labels");
-    std::vector<double> classes;
-    for (int64_t c : n.integers("classlabels_int64s")) classes.push_back(static_cast<double>(c));
+    const ClassLabels labels = read_class_labels(n, "classlabels_int64s");
+    const std::vector<double>& classes = labels.classes;
     const size_t k = classes.size();
     if (k < 2) n.bad("needs at least two classes");
     if (static_cast<int64_t>(k) > spec::kMaxGroups) n.bad("has too many classes");
@@ -372,6 +371,7 @@ void tree_classifier(Node& n) {
     label.kind = Kind::Label;
     label.label.of = v.key;
     label.label.classes = classes;
+    label.label.names = labels.names;
     label.label.tensor = "#scores of " + n.where();
     n.graph.values.emplace(label.label.tensor, v);
     n.set_output(0, label);

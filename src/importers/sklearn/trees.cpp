@@ -35,7 +35,7 @@
 //    inputs (x32 <= rd32(t) ⇔ x32 <= t); a float8 input that is not float32-representable can
 //    go the other way only when it lies within half a float32 ulp of a threshold.
 //    num_threshold = +inf ("split on NaN": every number left, NaN right) stays +inf.
-//    Categorical splits are refused.
+//    Categorical splits: see HistCategories below.
 //      loss log_loss, 2 classes → Logistic, 1 group; K > 2 → Softmax, K groups
 //      regressor: squared_error / absolute_error / quantile → Identity; poisson → Exp.
 //  - IsolationForest (predict: -1 outlier / 1 inlier). scikit-learn: for each tree,
@@ -51,17 +51,16 @@
 //    within ~1e-6 relative of 0 may flip. c(max_samples) = 0 (max_samples = 1): sklearn's
 //    score is -0.5 for every row, so the prediction is a constant. The outputs are these
 //    margin-space decision values (not decision_function), and predict_proba is refused.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
-
-#include <cmath>
-#include <cstdint>
-#include <string>
-#include <vector>
 
 #include "handlers.hpp"
 #include "pg_predict/common/interrupt.hpp"
@@ -362,25 +361,98 @@ void gradient_boosting(const JsonReader& step, const Kind& e, int32_t num_featur
     p.objective = step.string("type") + ":" + loss;
 }
 
+// HistGradientBoosting's categorical features. A categorical node of TreePredictor.predict
+// (_predictor.pyx, _predict_one_from_raw_data) sends x: NaN and x < 0 where missing values go;
+// else with c = (uint8) x: left when c is in the node's raw_left_cat_bitsets, right when c is
+// in the feature's known_cat_bitsets, else (a category not seen at fit) where missing values
+// go. So one side is a set of known categories and the other everything else: with
+// missing_go_to_left the node goes right exactly for S = known - left, else left exactly for
+// S = left. Each distinct S becomes a 0/1 column (importers/trees.hpp: floor, one_hot, sum
+// over S; floor and not trunc so that -0.5 matches no category) and the node splits it at 0,
+// children swapped when S is the left side. x >= 256 goes where missing values go (in
+// scikit-learn the cast of such an x to uint8 is undefined behaviour: it wraps on x86).
+struct HistCategories {
+    std::vector<uint8_t> categorical;                     // per input feature
+    std::vector<std::vector<int32_t>> known;              // per input feature: seen at fit
+    std::vector<std::vector<std::vector<int32_t>>> sets;  // per input feature: distinct S
+    std::vector<std::map<std::vector<int32_t>, size_t>> index;  // per input feature: S → k
+
+    // The index of s among feature f's sets (added when new).
+    size_t set_index(int32_t f, const std::vector<int32_t>& s) {
+        const auto [it, added] = index[static_cast<size_t>(f)].emplace(s, sets[static_cast<size_t>(f)].size());
+        if (added) sets[static_cast<size_t>(f)].push_back(s);
+        return it->second;
+    }
+};
+
+// The categories of one 256-bit bitset (8 uint32 words, bit b of word w is category 32w + b).
+std::vector<int32_t> bitset_categories(const JsonReader& words) {
+    if (!words.is_array() || words.size() != 8) words.invalid("must be an array of 8 uint32 words");
+    std::vector<int32_t> cats;
+    for (size_t w = 0; w < 8; ++w) {
+        const int64_t bits = words[w].integer(0, UINT32_MAX);
+        for (int b = 0; b < 32; ++b)
+            if (bits >> b & 1) cats.push_back(static_cast<int32_t>(w * 32 + b));
+    }
+    return cats;
+}
+
+HistCategories read_hist_categories(const JsonReader& step, int32_t num_features) {
+    HistCategories c;
+    const size_t f = static_cast<size_t>(num_features);
+    c.categorical.assign(f, 0);
+    c.known.resize(f);
+    c.sets.resize(f);
+    c.index.resize(f);
+    const auto flags = step.optional("is_categorical");
+    if (!flags) return c;
+    const JsonReader known = step.array("known_cat_bitsets");
+    const JsonReader map = step.array("f_idx_map");
+    if (flags->size() != f || map.size() != f)
+        flags->invalid("and f_idx_map must have one entry per feature (" + std::to_string(f) + ")");
+    const std::vector<int32_t> is_cat = flags->integers(0, 1);
+    for (size_t j = 0; j < f; ++j) {
+        if (!is_cat[j]) continue;
+        c.categorical[j] = 1;
+        const int64_t row = map[j].integer(0, static_cast<int64_t>(known.size()) - 1);
+        c.known[j] = bitset_categories(known[static_cast<size_t>(row)]);
+    }
+    return c;
+}
+
 // One HistGradientBoosting TreePredictor's `nodes` (feature_idx, num_threshold,
-// missing_go_to_left, left, right, is_leaf, value): leaves get left = right = -1 (their
-// left/right fields are 0 in scikit-learn).
-SkTree read_hist_tree(const JsonReader& t, int32_t num_features) {
+// missing_go_to_left, left, right, is_leaf, value; with categorical splits is_categorical,
+// bitset_idx and raw_left_cat_bitsets): leaves get left = right = -1 (their left/right fields
+// are 0 in scikit-learn). A categorical split keeps its input feature in `feature` and the
+// index of its set S in `category_set` (-1 at numeric splits).
+struct HistTree {
+    SkTree tree;
+    std::vector<int32_t> category_set;
+};
+
+HistTree read_hist_tree(const JsonReader& t, int32_t num_features, HistCategories& cats) {
     const auto a = node_arrays(t, {"feature_idx", "num_threshold", "missing_go_to_left", "left", "right",
                                    "is_leaf", "value"});
     const size_t n = a[0].size();
-    if (auto cat = t.optional("is_categorical"); cat && cat->is_array()) {
-        const std::vector<int32_t> flags = cat->integers(0, 1);
-        for (size_t i = 0; i < flags.size(); ++i)
-            if (flags[i] != 0) refuse((*cat)[i], "categorical splits (categorical_features)");
+    std::vector<int32_t> is_cat(n, 0);
+    std::optional<JsonReader> bitset_idx, left_bitsets;
+    if (auto cat = t.optional("is_categorical")) {
+        is_cat = cat->integers(0, 1);
+        if (is_cat.size() != n) cat->invalid("has " + std::to_string(is_cat.size()) + " entries, the tree " +
+                                             std::to_string(n) + " nodes");
+        bitset_idx = t.array("bitset_idx");
+        left_bitsets = t.array("raw_left_cat_bitsets");
+        if (bitset_idx->size() != n) bitset_idx->invalid("must have one entry per node");
     }
-    SkTree out;
+    HistTree h;
+    SkTree& out = h.tree;
     out.left.assign(n, -1);
     out.right.assign(n, -1);
     out.feature.assign(n, 0);
     out.threshold.assign(n, 0.0f);
     out.leaf.resize(n);
     out.default_left.assign(n, 0);
+    h.category_set.assign(n, -1);
     const int64_t hi = static_cast<int64_t>(n) - 1;
     const std::vector<int32_t> is_leaf = a[5].integers(0, 1);
     for (size_t i = 0; i < n; ++i) {
@@ -389,10 +461,40 @@ SkTree read_hist_tree(const JsonReader& t, int32_t num_features) {
         out.right[i] = static_cast<int32_t>(a[4][i].integer(1, hi));
     }
     walk_tree(t, out.left, out.right, [&](int32_t i) { out.leaf[i] = {a[6][i].finite()}; }, [&](int32_t i) {
-        read_split(out, i, a[0], a[1], num_features);
         out.default_left[i] = static_cast<uint8_t>(a[2][i].integer(0, 1));
+        if (!is_cat[i]) return read_split(out, i, a[0], a[1], num_features);
+        const int32_t f = static_cast<int32_t>(a[0][i].integer(0, num_features - 1));
+        if (!cats.categorical[f])
+            a[0][i].invalid("is " + std::to_string(f) + ", a categorical split on a feature that is_categorical "
+                            "does not mark");
+        const int64_t b = (*bitset_idx)[i].integer(0, static_cast<int64_t>(left_bitsets->size()) - 1);
+        const std::vector<int32_t> left = bitset_categories((*left_bitsets)[static_cast<size_t>(b)]);
+        std::vector<int32_t> set = left;
+        if (out.default_left[i]) {
+            set.clear();
+            const auto& known = cats.known[f];
+            std::set_difference(known.begin(), known.end(), left.begin(), left.end(), std::back_inserter(set));
+        }
+        if (set.empty())
+            (*bitset_idx)[i].invalid("names a split that sends every category seen at fit to one side");
+        out.feature[i] = f;
+        h.category_set[i] = static_cast<int32_t>(cats.set_index(f, set));
     });
-    return out;
+    return h;
+}
+
+// Points the categorical splits of h at their set columns (the first after the num_features
+// inputs, feature by feature in set order): "column <= 0" goes left, so the children swap
+// where S is the left side (missing values go right).
+void to_set_columns(HistTree& h, const std::vector<std::vector<int32_t>>& first_column) {
+    SkTree& s = h.tree;
+    for (size_t i = 0; i < s.left.size(); ++i) {
+        if (h.category_set[i] < 0) continue;
+        s.feature[i] = first_column[static_cast<size_t>(s.feature[i])][static_cast<size_t>(h.category_set[i])];
+        s.threshold[i] = 0.0f;
+        if (!s.default_left[i]) std::swap(s.left[i], s.right[i]);
+        s.default_left[i] = 0;  // the column is never NaN
+    }
 }
 
 void hist_gradient_boosting(const JsonReader& step, const Kind& e, int32_t num_features, spec::Pipeline& p) {
@@ -408,9 +510,11 @@ void hist_gradient_boosting(const JsonReader& step, const Kind& e, int32_t num_f
     m.base_margin.clear();
     for (double b : base.finite_numbers()) m.base_margin.push_back(static_cast<float>(b));
 
+    HistCategories cats = read_hist_categories(step, num_features);
     const JsonReader iterations = step.array("trees");
     if (iterations.empty()) iterations.invalid("is empty");
-    m.trees.reserve(iterations.size() * K);
+    std::vector<HistTree> read;
+    read.reserve(iterations.size() * K);
     for (size_t it = 0; it < iterations.size(); ++it) {
         check_interrupts();
         const JsonReader trees = iterations[it];
@@ -418,12 +522,41 @@ void hist_gradient_boosting(const JsonReader& step, const Kind& e, int32_t num_f
         if (trees.size() != K)
             trees.invalid("has " + std::to_string(trees.size()) + " trees, the model has " + std::to_string(K) +
                           " outputs");
-        for (size_t k = 0; k < K; ++k) {
-            const JsonReader tree = trees[k];
-            const SkTree s = read_hist_tree(tree, num_features);
-            m.trees.push_back(to_spec(tree, s, static_cast<int32_t>(k), num_features,
-                                      [](const std::vector<double>& v) { return v[0]; }));
-        }
+        for (size_t k = 0; k < K; ++k) read.push_back(read_hist_tree(trees[k], num_features, cats));
+    }
+
+    // Categorical splits read set columns after the inputs: one concat step passes the inputs
+    // through and appends each feature's set columns.
+    int32_t width = num_features;
+    std::vector<std::vector<int32_t>> first_column(static_cast<size_t>(num_features));
+    spec::Step concat;
+    for (int32_t f = 0; f < num_features; ++f) {
+        const auto& sets = cats.sets[static_cast<size_t>(f)];
+        if (sets.empty()) continue;
+        for (size_t k = 0; k < sets.size(); ++k) first_column[static_cast<size_t>(f)].push_back(width++);
+        concat.parts.push_back(category_set_part(f, sets, "floor"));
+    }
+    if (!concat.parts.empty()) {
+        if (width > spec::kMaxFeatures)
+            refuse(step, "categorical splits on " + std::to_string(width - num_features) +
+                             " distinct category sets (at most " + std::to_string(spec::kMaxFeatures - num_features) +
+                             " with " + std::to_string(num_features) + " inputs)");
+        spec::Step::Part inputs;
+        for (int32_t f = 0; f < num_features; ++f) inputs.columns.push_back(f);
+        concat.parts.insert(concat.parts.begin(), std::move(inputs));
+        concat.op = spec::Op::Concat;
+        concat.params = nlohmann::json::object();
+        p.steps.push_back(std::move(concat));
+        m.num_features = width;
+    }
+
+    m.trees.reserve(read.size());
+    for (size_t i = 0; i < read.size(); ++i) {
+        check_interrupts();
+        to_set_columns(read[i], first_column);
+        const JsonReader tree = iterations[i / K][i % K];
+        m.trees.push_back(to_spec(tree, read[i].tree, static_cast<int32_t>(i % K), width,
+                                  [](const std::vector<double>& v) { return v[0]; }));
     }
     p.objective = step.string("type") + ":" + lossv.string();
 }
