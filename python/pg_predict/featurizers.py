@@ -28,23 +28,32 @@ def _categories(est, j, cats, source, ctx):
 
 
 def export_one_hot_encoder(est, sources, ctx):
-    if getattr(est, "_infrequent_enabled", False):
-        param = "min_frequency" if est.min_frequency is not None else "max_categories"
-        ctx.refuse(est, param, "infrequent categories are not supported")
     handle_unknown = est.handle_unknown
-    if handle_unknown == "infrequent_if_exist":  # without infrequent categories: 'ignore'
-        handle_unknown = "ignore"
-    if handle_unknown not in ("error", "ignore"):
-        ctx.refuse(est, "handle_unknown", "only 'error' and 'ignore' are supported")
+    infrequent = getattr(est, "_infrequent_enabled", False)
+    if handle_unknown == "infrequent_if_exist" and not infrequent:
+        handle_unknown = "ignore"  # without infrequent categories it is 'ignore'
+    if handle_unknown not in ("error", "ignore", "infrequent_if_exist"):
+        ctx.refuse(est, "handle_unknown", "only 'error', 'ignore' and 'infrequent_if_exist' are "
+                   "supported")
     categories = [_categories(est, j, c, s, ctx)
                   for j, (c, s) in enumerate(zip(est.categories_, sources))]
-    drop_idx = est.drop_idx_
+    # Per column the grouped categories: the frequent ones in order, then one for all the
+    # infrequent ones (scikit-learn's output layout; drop_idx_ counts in it).
+    grouped = [len(c) for c in categories]
+    step = {"type": "OneHotEncoder", "categories": categories, "handle_unknown": handle_unknown}
+    if infrequent:
+        step["infrequent_categories"] = [
+            None if idx is None else [categories[j][int(i)] for i in idx]
+            for j, idx in enumerate(est._infrequent_indices)]
+        grouped = [n if idx is None else n - len(idx) + 1
+                   for n, idx in zip(grouped, est._infrequent_indices)]
+    # 1.2 keeps the grouped index in drop_idx_; later versions in _drop_idx_after_grouping.
+    drop_idx = getattr(est, "_drop_idx_after_grouping", est.drop_idx_)
     if drop_idx is not None:
         drop_idx = [None if d is None else int(d) for d in drop_idx]
-    width = sum(len(c) - (0 if drop_idx is None or drop_idx[j] is None else 1)
-                for j, c in enumerate(categories))
-    step = {"type": "OneHotEncoder", "categories": categories,
-            "handle_unknown": handle_unknown, "drop_idx": drop_idx}
+    step["drop_idx"] = drop_idx
+    width = sum(n - (0 if drop_idx is None or drop_idx[j] is None else 1)
+                for j, n in enumerate(grouped))
     return step, [None] * width
 
 

@@ -30,7 +30,9 @@ OPERATORS = [
              "no `add_indicator`"),
     Operator("OneHotEncoder", "featurizer", "`one_hot`",
              "numeric or **text** columns (dictionary-encoded while the batch is filled); "
-             "`handle_unknown` error / ignore; `drop`; no infrequent categories"),
+             "`handle_unknown` error / ignore / infrequent_if_exist; `drop`; infrequent "
+             "categories (`min_frequency`, `max_categories`: a `project` sums them into the "
+             "last column per feature)"),
     Operator("OrdinalEncoder", "featurizer", "`ordinal`",
              "numeric or text columns; `handle_unknown` error / use_encoded_value"),
     Operator("FunctionTransformer", "featurizer", "`elementwise`",

@@ -541,7 +541,8 @@ def cases():
         warnings.simplefilter("ignore")  # convergence warnings of the small fits
         return {**build_cases(), **build_model_cases(), **build_selector_cases(),
                 **build_search_and_glm_cases(), **build_mixture_cases(),
-                **build_calibration_cases(), **build_neighbors_cases()}
+                **build_calibration_cases(), **build_neighbors_cases(),
+                **build_misc_cases()}
 
 
 def build_model_cases():
@@ -790,6 +791,46 @@ def build_neighbors_cases():
           ["visits", "tenure"], "regression", False),
         # Fitted on one class: predicts it, predict_proba [1.0].
         C("one_class_knn", pipe(KNeighborsClassifier(3, weights="distance")), ALL, "one", True),
+    ]
+    return {c.name: c for c in cases}
+
+
+def build_misc_cases():
+    """OneHotEncoder's infrequent categories (min_frequency, max_categories; unknown values
+    ignored, or grouped with the infrequent ones; drop of a frequent category and if_binary;
+    text and numeric columns; NULLs imputed first)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    def encoded(*parts, model=None):
+        return make_pipeline(ColumnTransformer([
+            ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "income", "score"]),
+            *parts]), model or LogisticRegression(max_iter=1000))
+
+    C = Case
+    cases = [
+        # 'lisbon' (unseen) and the rare cities share the last column; 'enterprise' is ignored.
+        C("one_hot_infrequent_if_exist", encoded(
+            ("city", OneHotEncoder(max_categories=3, handle_unknown="infrequent_if_exist"), ["city"]),
+            ("plan", OneHotEncoder(min_frequency=0.25, handle_unknown="ignore"), ["plan"])),
+          ["age", "income", "score", "city", "plan"], "multiclass", True),
+        # Numeric categories, counted (min_frequency an int), the first frequent one dropped.
+        C("one_hot_infrequent_numeric_drop_first", encoded(
+            ("visits", OneHotEncoder(min_frequency=40, drop="first",
+                                     handle_unknown="infrequent_if_exist"), ["visits"]),
+            ("city", OneHotEncoder(min_frequency=62, drop="first", handle_unknown="ignore"),
+             ["city"]), model=Ridge()),
+          ["age", "income", "score", "visits", "city"], "regression", False),
+        # NULL channels imputed first; two groups left, so if_binary drops the first.
+        C("one_hot_infrequent_if_binary_imputed", encoded(
+            ("channel", make_pipeline(SimpleImputer(strategy="most_frequent"), OneHotEncoder(
+                max_categories=2, drop="if_binary", handle_unknown="error")), ["channel"]),
+            ("plan", OneHotEncoder(max_categories=2, drop=["basic"],
+                                   handle_unknown="infrequent_if_exist"), ["plan"])),
+          ["age", "income", "score", "channel", "plan"], "binary", True),
     ]
     return {c.name: c for c in cases}
 

@@ -42,18 +42,29 @@ def _match(cats, v):
 
 
 def _one_hot(step, cols):
+    """Per column one 0/1 per grouped category: the frequent categories in order, then one for
+    the infrequent ones (and, with handle_unknown 'infrequent_if_exist', the unknown values);
+    drop_idx counts in that grouped order."""
     out = []
     drop = step.get("drop_idx")
-    for j, (cats, x) in enumerate(zip(step["categories"], cols)):
-        block = np.zeros((len(x), len(cats)))
+    infrequent = step.get("infrequent_categories") or [None] * len(cols)
+    for j, (cats, rare, x) in enumerate(zip(step["categories"], infrequent, cols)):
+        rare_idx = [] if rare is None else [_match(cats, v) for v in rare]
+        frequent = [k for k in range(len(cats)) if k not in rare_idx]
+        group = {k: g for g, k in enumerate(frequent)}
+        group.update({k: len(frequent) for k in rare_idx})
+        width = len(frequent) + (1 if rare_idx else 0)
+        block = np.zeros((len(x), width))
         for r, v in enumerate(x):
             i = _match(cats, v)
             if i < 0:
                 if step["handle_unknown"] == "error":
                     raise ValueError(f"unknown category {v!r}")
+                if step["handle_unknown"] == "infrequent_if_exist" and rare_idx:
+                    block[r, len(frequent)] = 1.0
                 continue
-            block[r, i] = 1.0
-        keep = [k for k in range(len(cats)) if drop is None or drop[j] is None or k != drop[j]]
+            block[r, group[i]] = 1.0
+        keep = [k for k in range(width) if drop is None or drop[j] is None or k != drop[j]]
         out += [block[:, k] for k in keep]
     return out
 

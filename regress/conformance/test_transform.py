@@ -182,6 +182,8 @@ def transformer_cases():
                            ["age", "score", "rate", "const"], True),
         "kernel_pca_poly": (KernelPCA(n_components=2, kernel="poly", degree=3, gamma=0.1, coef0=1.0),
                             ["rate", "visits"], True),
+        "one_hot_encoder_infrequent": (OneHotEncoder(max_categories=3, handle_unknown="infrequent_if_exist"),
+                                       ["city", "plan"], False),
     }
 
 

@@ -56,31 +56,56 @@ void push_standardize(std::vector<spec::Step>& out, const std::vector<double>& c
     push_affine(out, std::move(s), std::move(o));
 }
 
-// categories of an encoder: per column, numbers (as the float32 batch holds them) or, for
-// a text input, indices into its vocabulary; NaN stands for a missing-value category.
+// One category of an encoder's column c: a number (as the float32 batch holds it) or, for a
+// text input, its index in the vocabulary; NaN stands for a missing-value category.
+double category_value(Document& doc, const JsonReader& v, const Columns& cols, size_t c) {
+    if (cols[c] >= 0) {
+        if (v.is_null()) return NAN;
+        if (v.is_string()) return doc.vocabulary_index(cols[c], v.string());
+        v.invalid("must be a string: column " + std::to_string(c) + " is the text input \"" +
+                  doc.input_name(cols[c]) + "\"");
+    }
+    if (v.is_string() && !std::isnan(spec::json_number(v.value()).value_or(0.0)))
+        v.invalid("is a string, but column " + std::to_string(c) + " is numeric (declare the input as type \"text\")");
+    return as_float32(v.nullable_number());
+}
+
+// categories of an encoder: per column, its categories' values (category_value).
 std::vector<std::vector<double>> categories(Document& doc, const JsonReader& step, const Columns& cols) {
-    if (auto inf = step.optional("infrequent_categories"))
-        for (const json& c : inf->value())
-            if (!c.is_null()) refuse(step, "infrequent categories (min_frequency / max_categories)");
     const JsonReader cats = step.array("categories");
     if (cats.size() != cols.size())
         cats.invalid("has " + std::to_string(cats.size()) + " columns, the step reads " + std::to_string(cols.size()));
     std::vector<std::vector<double>> out(cats.size());
     for (size_t c = 0; c < cats.size(); ++c) {
         const JsonReader column = cats[c].expect_array();
+        for (size_t k = 0; k < column.size(); ++k) out[c].push_back(category_value(doc, column[k], cols, c));
+    }
+    return out;
+}
+
+bool same_category(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// infrequent_categories of a OneHotEncoder: per column null (none) or some of its categories;
+// returns per column whether each category is infrequent (empty when none is).
+std::vector<std::vector<bool>> infrequent_categories(Document& doc, const JsonReader& step, const Columns& cols,
+                                                     const std::vector<std::vector<double>>& cats) {
+    std::vector<std::vector<bool>> out(cats.size());
+    const auto inf = step.optional("infrequent_categories");
+    if (!inf || inf->value().is_null()) return out;
+    if (!inf->is_array() || inf->size() != cats.size())
+        inf->invalid("must be null or an array of " + std::to_string(cats.size()) + " entries");
+    for (size_t c = 0; c < cats.size(); ++c) {
+        const JsonReader column = (*inf)[c];
+        if (column.value().is_null()) continue;
+        column.expect_array();
+        if (column.empty()) column.invalid("must be null or hold at least one category");
+        out[c].assign(cats[c].size(), false);
         for (size_t k = 0; k < column.size(); ++k) {
-            const JsonReader v = column[k];
-            if (cols[c] >= 0) {
-                if (v.is_null()) out[c].push_back(NAN);
-                else if (v.is_string()) out[c].push_back(doc.vocabulary_index(cols[c], v.string()));
-                else v.invalid("must be a string: column " + std::to_string(c) + " is the text input \"" +
-                               doc.input_name(cols[c]) + "\"");
-            } else {
-                if (v.is_string() && !std::isnan(spec::json_number(v.value()).value_or(0.0)))
-                    v.invalid("is a string, but column " + std::to_string(c) +
-                              " is numeric (declare the input as type \"text\")");
-                out[c].push_back(as_float32(v.nullable_number()));
-            }
+            const double v = category_value(doc, column[k], cols, c);
+            size_t i = 0;
+            while (i < cats[c].size() && !same_category(cats[c][i], v)) ++i;
+            if (i == cats[c].size()) column[k].invalid("is not one of the column's categories");
+            out[c][i] = true;
         }
     }
     return out;
@@ -200,28 +225,73 @@ void simple_imputer(Document& doc, const JsonReader& step, Columns& cols, std::v
     out.push_back(make_step(spec::Op::Impute, {{"statistics", spec::numbers_to_json(values)}}));
 }
 
+// Without infrequent categories one one_hot over the categories, less the dropped one. With
+// them (min_frequency / max_categories), scikit-learn's layout per column is the frequent
+// categories in order, then one column for the infrequent ones, drop_idx counting in that
+// order: a one_hot over every category, then a project that sums the infrequent ones (or, with
+// handle_unknown "infrequent_if_exist", takes 1 minus the frequent ones, so that an unknown
+// value, all zeros in the one_hot, lands there too).
 void one_hot_encoder(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     const size_t w = cols.size();
     const auto cats = categories(doc, step, cols);
+    const auto infrequent = infrequent_categories(doc, step, cols, cats);
     const std::string unknown = step.string("handle_unknown", "error");
     if (unknown == "error") doc.unknown_is_error(cols);
     else if (unknown != "ignore" && unknown != "infrequent_if_exist")
         refuse(step, "parameter handle_unknown = \"" + unknown + "\"");
+    std::vector<size_t> grouped(w);  // the number of output columns before the drop
+    bool any_infrequent = false;
+    for (size_t c = 0; c < w; ++c) {
+        size_t n_infrequent = 0;
+        for (bool b : infrequent[c]) n_infrequent += b ? 1 : 0;
+        grouped[c] = cats[c].size() - n_infrequent + (n_infrequent > 0 ? 1 : 0);
+        any_infrequent = any_infrequent || n_infrequent > 0;
+    }
     std::vector<int32_t> drop(w, -1);
     if (auto d = step.optional("drop_idx")) {
         if (!d->is_array() || d->size() != w) d->invalid("must be null or an array of " + std::to_string(w) + " entries");
         for (size_t c = 0; c < w; ++c)
             if (!d->value()[c].is_null())
-                drop[c] = static_cast<int32_t>((*d)[c].integer(0, static_cast<int64_t>(cats[c].size()) - 1));
+                drop[c] = static_cast<int32_t>((*d)[c].integer(0, static_cast<int64_t>(grouped[c]) - 1));
     }
     json jc = json::array();
-    size_t width = 0;
-    for (size_t c = 0; c < w; ++c) {
-        jc.push_back(spec::numbers_to_json(cats[c]));
-        width += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+    for (const auto& c : cats) jc.push_back(spec::numbers_to_json(c));
+    if (!any_infrequent) {
+        size_t width = 0;
+        for (size_t c = 0; c < w; ++c) width += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+        out.push_back(make_step(spec::Op::OneHot, {{"categories", jc}, {"drop", drop}}));
+        cols.assign(width, -1);
+        return;
     }
-    out.push_back(make_step(spec::Op::OneHot, {{"categories", jc}, {"drop", drop}}));
-    cols.assign(width, -1);
+    out.push_back(make_step(spec::Op::OneHot, {{"categories", jc}, {"drop", std::vector<int32_t>(w, -1)}}));
+    size_t hot_width = 0;
+    for (const auto& c : cats) hot_width += c.size();
+    Matrix m;
+    std::vector<double> offset;
+    size_t first = 0;  // this column's first one_hot output
+    for (size_t c = 0; c < w; ++c) {
+        const size_t n = cats[c].size();
+        const auto is_rare = [&](size_t k) { return !infrequent[c].empty() && infrequent[c][k]; };
+        size_t g = 0;  // grouped index
+        for (size_t k = 0; k < n; ++k) {
+            if (is_rare(k)) continue;
+            if (static_cast<int32_t>(g++) == drop[c]) continue;
+            m.emplace_back(hot_width, 0.0);
+            m.back()[first + k] = 1.0;
+            offset.push_back(0.0);
+        }
+        if (!infrequent[c].empty() && static_cast<int32_t>(g) != drop[c]) {
+            const bool unknown_too = unknown == "infrequent_if_exist";
+            m.emplace_back(hot_width, 0.0);
+            for (size_t k = 0; k < n; ++k)
+                if (is_rare(k) != unknown_too) m.back()[first + k] = unknown_too ? -1.0 : 1.0;
+            offset.push_back(unknown_too ? 1.0 : 0.0);
+        }
+        first += n;
+    }
+    if (m.empty()) refuse(step, "a drop that leaves no output column");
+    out.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(m)}, {"offset", spec::numbers_to_json(offset)}}));
+    cols.assign(m.size(), -1);
 }
 
 void ordinal_encoder(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
