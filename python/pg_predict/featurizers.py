@@ -192,6 +192,17 @@ def export_pca(est, sources, ctx):
     return step, [None] * est.components_.shape[0]
 
 
+def export_fast_ica(est, sources, ctx):
+    """transform() = (x - mean_) · components_ᵀ when whitened (any whiten of 1.2: True, 'warn',
+    'arbitrary-variance', 'unit-variance'; the whitening is inside components_), x · components_ᵀ
+    without."""
+    ctx.read_numeric(est, sources)
+    whiten = getattr(est, "_whiten", est.whiten)
+    step = {"type": "FastICA", "components": [floats(r) for r in est.components_],
+            "mean": optional_floats(est.mean_ if whiten else None), "whiten": False}
+    return step, [None] * est.components_.shape[0]
+
+
 def export_kernel_pca(est, sources, ctx):
     if est.kernel not in ("linear", "rbf", "poly", "sigmoid"):
         name = est.kernel if isinstance(est.kernel, str) else getattr(est.kernel, "__name__", "a callable")
@@ -250,6 +261,26 @@ def export_quantile_transformer(est, sources, ctx):
              "references": floats(est.references_)}, [None] * len(sources))
 
 
+def export_spline_transformer(est, sources, ctx):
+    """The fitted BSplines' knot vectors (bsplines_[i].t); the importer derives the per-interval
+    polynomials. extrapolation='error' scores NaN (NULL after a model) beyond the knots, where
+    scikit-learn raises."""
+    if est.extrapolation not in ("constant", "linear", "continue", "periodic", "error"):
+        ctx.refuse(est, "extrapolation", "only 'constant', 'linear', 'continue', 'periodic' and "
+                   "'error' are supported")
+    ctx.read_numeric(est, sources)
+    knots = [floats(spl.t) for spl in est.bsplines_]
+    for j, spl in enumerate(est.bsplines_):
+        if not np.all(np.diff(spl.t) > 0):
+            ctx.refuse(est, "knots", f"feature {j} has repeated knots (a column constant at fit "
+                       "time): its splines are all zero in scikit-learn; drop the column first")
+    n_splines = est.bsplines_[0].c.shape[1]
+    step = {"type": "SplineTransformer", "degree": int(est.degree),
+            "extrapolation": est.extrapolation, "include_bias": bool(est.include_bias),
+            "knots": knots}
+    return step, [None] * (len(sources) * (n_splines - (0 if est.include_bias else 1)))
+
+
 FEATURIZERS = {
     "OneHotEncoder": export_one_hot_encoder,
     "OrdinalEncoder": export_ordinal_encoder,
@@ -273,4 +304,6 @@ FEATURIZERS = {
     "PowerTransformer": export_power_transformer,
     "QuantileTransformer": export_quantile_transformer,
     "KernelPCA": export_kernel_pca,
+    "SplineTransformer": export_spline_transformer,
+    "FastICA": export_fast_ica,
 }

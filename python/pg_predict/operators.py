@@ -53,6 +53,15 @@ OPERATORS = [
              "output_distribution uniform or normal; NaN stays NaN"),
     Operator("KernelPCA", "featurizer", "`kernel` against `X_fit_` + `project` (the centering folded in)",
              "kernels linear, rbf, poly, sigmoid; the training rows are in the program"),
+    Operator("SplineTransformer", "featurizer",
+             "per feature: `concat` [x − t per knot interval, `bucketize` + `one_hot` of the "
+             "interval] + `monomials` + `project` (the B-splines' polynomials)",
+             "any degree, uniform or quantile or given knots, `include_bias`; extrapolation "
+             "constant, linear, continue, periodic, and error (beyond the knots the values are "
+             "NaN: NULL after a model, where scikit-learn raises); a NULL input gives NaN; a "
+             "column constant at fit time is refused"),
+    Operator("FastICA", "featurizer", "`project`",
+             "every `whiten` of 1.2 (`unit-variance`, `arbitrary-variance`, False)"),
     # selectors
     Operator("VarianceThreshold", "selector", "column selection (`concat`)",
              "unread inputs are not fetched"),
@@ -118,6 +127,13 @@ OPERATORS = [
              "predict = cluster index; models.task says classification (classes 0..k−1); "
              "no predict_proba"),
     Operator("MiniBatchKMeans", "clustering", "as KMeans", "as KMeans"),
+    Operator("MeanShift", "clustering", "as KMeans", "predict = the nearest of `cluster_centers_`; "
+             "as KMeans"),
+    Operator("Birch", "clustering", "`neighbors` (k = 1 over `subcluster_centers_`, targets the "
+             "one-hot of their labels) + `linear` (identity), argmax",
+             "predict = the label of the nearest subcluster; `n_clusters` an int, None or a "
+             "clusterer; classes = the labels; no predict_proba; a NULL (not imputed) feature "
+             "predicts NULL"),
     # model selection: the fitted best estimator, and the *CV linear models
     Operator("GridSearchCV", "model selection", "its `best_estimator_` (a model or a Pipeline)",
              "`refit=False` refused (no best estimator to predict with)"),

@@ -95,6 +95,8 @@ class Case:
             self.classes = getattr(final, "classes_", None)
             if self.classes is None and hasattr(final, "cluster_centers_"):
                 self.classes = np.arange(len(final.cluster_centers_))
+            if self.classes is None and hasattr(final, "subcluster_labels_"):  # Birch
+                self.classes = np.unique(final.subcluster_labels_)
             if self.classes is None and hasattr(final, "precisions_cholesky_"):  # mixtures
                 self.classes = np.arange(len(final.means_))
             if self.classes is None:
@@ -117,8 +119,11 @@ class Case:
         if scores is None and classifier and hasattr(self.estimator, "decision_function"):
             d = np.asarray(self.estimator.decision_function(X), dtype=np.float64)
             scores = np.column_stack([-d, d]) if d.ndim == 1 else d
-        if scores is None and classifier and hasattr(final, "cluster_centers_"):
-            scores = -np.asarray(self.estimator.transform(X), dtype=np.float64)  # distances
+        centers = getattr(final, "cluster_centers_", getattr(final, "subcluster_centers_", None))
+        if scores is None and classifier and centers is not None:
+            from sklearn.metrics.pairwise import euclidean_distances  # MeanShift has no transform
+            Xt = self.estimator[:-1].transform(X) if hasattr(self.estimator, "steps") else X
+            scores = -euclidean_distances(np.asarray(Xt, dtype=np.float64), centers)
         if scores is not None and scores.shape[1] >= 2:
             top = np.sort(scores, axis=1)
             self.ambiguous = (top[:, -1] - top[:, -2]) < 1e-6
@@ -832,7 +837,81 @@ def build_misc_cases():
                                    handle_unknown="infrequent_if_exist"), ["plan"])),
           ["age", "income", "score", "channel", "plan"], "binary", True),
     ]
+    cases += _spline_cases() + _ica_and_cluster_cases()
     return {c.name: c for c in cases}
+
+
+def _ica_and_cluster_cases():
+    """FastICA (each whiten of 1.2, and none), MeanShift, Birch (n_clusters an int, None, and a
+    clusterer), after imputing and scaling; rows with unseen categories too."""
+    from sklearn.cluster import Birch, KMeans, MeanShift
+    from sklearn.decomposition import FastICA
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    num = ["age", "income", "visits", "score", "tenure", "const"]
+    scaled = lambda *steps: make_pipeline(SimpleImputer(), StandardScaler(), *steps)  # noqa: E731
+    C = Case
+    return [
+        C("fast_ica_unit_variance", scaled(FastICA(3, whiten="unit-variance", random_state=0,
+                                                   max_iter=500), Ridge()), num, "regression", False),
+        C("fast_ica_arbitrary_variance", scaled(FastICA(4, whiten="arbitrary-variance",
+                                                        random_state=1), LogisticRegression()),
+          num, "binary", True),
+        C("fast_ica_no_whiten", scaled(FastICA(whiten=False, random_state=0, max_iter=300),
+                                       Ridge()), num, "regression", False),
+        C("mean_shift", make_pipeline(_prep(), MeanShift(bandwidth=2.5)), ALL, "binary", True),
+        C("birch_three_clusters", scaled(Birch(n_clusters=3, threshold=0.8)), num, "binary", True),
+        C("birch_subclusters", scaled(Birch(n_clusters=None, threshold=1.5)), num, "binary", True),
+        C("birch_kmeans_global", make_pipeline(_prep(), Birch(
+            n_clusters=KMeans(4, n_init=3, random_state=0), threshold=1.0)), ALL, "binary", True),
+    ]
+
+
+def _spline_cases():
+    """SplineTransformer: every extrapolation, degrees 0 to 3, uniform and quantile knots,
+    include_bias off; the rows after N_TRAIN reach beyond the fitted knots (age, income, score),
+    NULLs imputed first; 'error' with explicit knots wide enough for every row."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import SplineTransformer, StandardScaler
+
+    def splined(*parts, model=None):
+        return make_pipeline(ColumnTransformer(list(parts)), model or Ridge(alpha=1e-3))
+
+    imputed = lambda step: make_pipeline(SimpleImputer(), step)  # noqa: E731
+    C = Case
+    return [
+        C("spline_constant_and_linear_quantile", splined(
+            ("cubic", imputed(SplineTransformer(n_knots=5, degree=3)), ["age", "score"]),
+            ("quad", SplineTransformer(n_knots=4, degree=2, knots="quantile",
+                                       extrapolation="linear"), ["income", "rate"])),
+          ["age", "score", "income", "rate"], "regression", False),
+        C("spline_continue_periodic", splined(
+            ("lin", SplineTransformer(n_knots=3, degree=1, extrapolation="continue"), ["tenure"]),
+            ("per", SplineTransformer(n_knots=6, degree=3, extrapolation="periodic"), ["visits"]),
+            ("age", imputed(SplineTransformer(n_knots=4, degree=2, extrapolation="continue")),
+             ["age"]), model=LogisticRegression(max_iter=2000)),
+          ["tenure", "visits", "age"], "binary", True),
+        C("spline_degree0_and_linear_no_bias", splined(
+            ("step", SplineTransformer(n_knots=5, degree=0, include_bias=False), ["rate"]),
+            ("step_lin", SplineTransformer(n_knots=4, degree=0, extrapolation="linear"),
+             ["income"]),
+            ("one", SplineTransformer(n_knots=4, degree=1, extrapolation="linear",
+                                      include_bias=False), ["income"]),
+            ("periodic0", SplineTransformer(n_knots=4, degree=0, extrapolation="periodic"),
+             ["tenure"])),
+          ["rate", "income", "tenure"], "regression", False),
+        C("spline_error_explicit_knots", splined(
+            ("s", make_pipeline(SimpleImputer(), StandardScaler(), SplineTransformer(
+                knots=np.array([[-8.0, -8.0], [-1.0, -0.5], [0.0, 0.5], [2.0, 1.5], [8.0, 8.0]]),
+                degree=2, extrapolation="error")), ["age", "score"])),
+          ["age", "score"], "regression", False),
+    ]
 
 
 # ---- a wide frame: 50 numeric columns, a target that depends on 5 of them ------------------------

@@ -162,7 +162,7 @@ def _apply(step, cols):
                 "max": lambda a: np.abs(a).max(1)}[step["norm"]](X)
         norm[norm == 0] = 1.0
         return list((X / norm[:, None]).T)
-    if t in ("PCA", "TruncatedSVD"):
+    if t in ("PCA", "TruncatedSVD", "FastICA"):
         X = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
         if step["mean"] is not None:
             X = X - _arr(step["mean"])
@@ -235,7 +235,44 @@ def _apply(step, cols):
              "sigmoid": lambda: np.tanh(g * dot + c0)}[step["kernel"]]()
         K = K - _arr(step["K_fit_rows"]) - K.mean(1)[:, None] + step["K_fit_all"]
         return list((K @ _arr(step["alphas"])).T)
+    if t == "SplineTransformer":
+        return _splines(step, cols)
     raise ValueError(f"reference: no featurizer {t}")
+
+
+def _splines(step, cols):
+    """scipy's BSpline over each feature's knots (the identity coefficients, periodic ones
+    wrapped), beyond the knots as scikit-learn's SplineTransformer documents its extrapolation
+    (NaN for 'error', where scikit-learn raises)."""
+    from scipy.interpolate import BSpline
+    d, mode, out = step["degree"], step["extrapolation"], []
+    for knots, x in zip(step["knots"], cols):
+        t, x = _arr(knots), np.asarray(x, dtype=np.float64)
+        n = len(t) - d - 1
+        n_splines = n - d if mode == "periodic" else n
+        coef = np.eye(n_splines)
+        if mode == "periodic":
+            coef = np.concatenate((coef, coef[:d]))
+            x = t[d] + (x - t[d]) % (t[n] - t[d])
+        spl = BSpline(t, coef, d, extrapolate=mode in ("continue", "periodic"))
+        lo, hi = t[d], t[n]
+        inside = (x >= lo) & (x <= hi)
+        y = np.zeros((len(x), n_splines))
+        y[inside] = spl(x[inside])
+        if mode in ("continue", "periodic"):
+            y = spl(x)
+        elif mode == "error":
+            y[~inside] = np.nan
+        else:
+            kept = d if mode == "constant" or d > 1 else d + 1
+            for j in range(kept):
+                below, above = x < lo, x > hi
+                y[below, j] = spl(lo)[j] + (0 if mode == "constant" else (x[below] - lo) * spl(lo, nu=1)[j])
+                k = n_splines - 1 - j
+                y[above, k] = spl(hi)[k] + (0 if mode == "constant" else (x[above] - hi) * spl(hi, nu=1)[k])
+        y[np.isnan(x)] = np.nan
+        out += list(y.T if step["include_bias"] else y[:, :-1].T)
+    return out
 
 
 def _apply_steps(steps, cols):
@@ -439,6 +476,13 @@ def _bernoulli_nb(step, X, classes):
     return _softmax_of_jll(jll, classes)
 
 
+def _birch(step, X, classes):
+    c = _arr(step["subcluster_centers"])
+    d = ((X[:, None, :] - c[None, :, :]) ** 2).sum(2)
+    labels = np.asarray(classes, dtype=np.float64)[np.asarray(step["subcluster_labels"])]
+    return labels[d.argmin(axis=1)], None
+
+
 def _kmeans(step, X, classes):
     c = _arr(step["cluster_centers"])
     d = ((X[:, None, :] - c[None, :, :]) ** 2).sum(2)
@@ -576,7 +620,8 @@ OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
                 "MLPClassifier": _mlp, "MLPRegressor": _mlp, "SVC": _svc, "NuSVC": _svc,
                 "SVR": _svr, "NuSVR": _svr, "GaussianMixture": _mixture,
                 "BayesianGaussianMixture": _mixture, "CalibratedClassifierCV": _calibrated,
-                "KNeighborsClassifier": _neighbors, "KNeighborsRegressor": _neighbors}
+                "KNeighborsClassifier": _neighbors, "KNeighborsRegressor": _neighbors,
+                "MeanShift": _kmeans, "Birch": _birch}
 
 
 def evaluate(doc, data):

@@ -138,9 +138,11 @@ void select(Document& doc, const JsonReader& step, Columns& cols, std::vector<sp
     cols = std::move(sub);
 }
 
-// (x - mean) · componentsᵀ [/ sqrt(explained_variance)] = x · Mᵀ - M · mean.
-void project(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out, bool is_pca) {
-    doc.no_text(step, is_pca ? "PCA" : "TruncatedSVD", cols);
+// (x - mean) · componentsᵀ [/ sqrt(explained_variance)] = x · Mᵀ - M · mean (PCA, TruncatedSVD,
+// FastICA; only PCA whitens here: FastICA's whitening is inside its components).
+void project(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out, const char* type) {
+    const bool is_pca = std::string(type) == "PCA";
+    doc.no_text(step, type, cols);
     const size_t w = cols.size();
     const JsonReader components = step.array("components");
     if (components.empty()) components.invalid("must not be empty");
@@ -338,11 +340,15 @@ void normalizer(Document& doc, const JsonReader& step, Columns& cols, std::vecto
 }
 
 void pca(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
-    project(doc, step, cols, out, true);
+    project(doc, step, cols, out, "PCA");
 }
 
 void truncated_svd(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
-    project(doc, step, cols, out, false);
+    project(doc, step, cols, out, "TruncatedSVD");
+}
+
+void fast_ica(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    project(doc, step, cols, out, "FastICA");
 }
 
 // The bin index (searchsorted of the inner edges, side "right"), then for onehot a 0/1 per bin.
