@@ -871,9 +871,9 @@ def _ica_and_cluster_cases():
 
 
 def _spline_cases():
-    """SplineTransformer: every extrapolation, degrees 0 to 3, uniform and quantile knots,
-    include_bias off; the rows after N_TRAIN reach beyond the fitted knots (age, income, score),
-    NULLs imputed first; 'error' with explicit knots wide enough for every row."""
+    """SplineTransformer: every extrapolation, degrees 0 to 3, uniform, quantile and given knots,
+    include_bias off; the given knots span less than the data, so many rows lie beyond them on
+    both sides; NULLs imputed first; 'error' with given knots wide enough for every row."""
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.linear_model import LogisticRegression, Ridge
@@ -883,33 +883,42 @@ def _spline_cases():
     def splined(*parts, model=None):
         return make_pipeline(ColumnTransformer(list(parts)), model or Ridge(alpha=1e-3))
 
-    imputed = lambda step: make_pipeline(SimpleImputer(), step)  # noqa: E731
+    def knots(*columns):
+        return np.array(columns, dtype=np.float64).T
+
+    scaled = lambda step: make_pipeline(SimpleImputer(), StandardScaler(), step)  # noqa: E731
     C = Case
     return [
         C("spline_constant_and_linear_quantile", splined(
-            ("cubic", imputed(SplineTransformer(n_knots=5, degree=3)), ["age", "score"]),
+            ("cubic", scaled(SplineTransformer(knots=knots([-1.5, 0, 0.5, 1.2], [-1, 0, 0.5, 1]),
+                                               degree=3)), ["age", "score"]),
             ("quad", SplineTransformer(n_knots=4, degree=2, knots="quantile",
-                                       extrapolation="linear"), ["income", "rate"])),
+                                       extrapolation="linear"), ["income"]),
+            ("narrow", SplineTransformer(knots=knots([0.2, 0.5, 0.8]), degree=3,
+                                         extrapolation="linear"), ["rate"])),
           ["age", "score", "income", "rate"], "regression", False),
         C("spline_continue_periodic", splined(
-            ("lin", SplineTransformer(n_knots=3, degree=1, extrapolation="continue"), ["tenure"]),
+            ("lin", SplineTransformer(knots=knots([10, 30, 50]), degree=1,
+                                      extrapolation="continue"), ["tenure"]),
             ("per", SplineTransformer(n_knots=6, degree=3, extrapolation="periodic"), ["visits"]),
-            ("age", imputed(SplineTransformer(n_knots=4, degree=2, extrapolation="continue")),
-             ["age"]), model=LogisticRegression(max_iter=2000)),
-          ["tenure", "visits", "age"], "binary", True),
+            ("per_narrow", SplineTransformer(knots=knots([0.1, 0.3, 0.45, 0.6]), degree=3,
+                                             extrapolation="periodic"), ["rate"]),
+            ("age", make_pipeline(SimpleImputer(), SplineTransformer(
+                n_knots=4, degree=2, extrapolation="continue")), ["age"]),
+            model=LogisticRegression(max_iter=5000)),
+          ["tenure", "visits", "rate", "age"], "binary", True),
         C("spline_degree0_and_linear_no_bias", splined(
             ("step", SplineTransformer(n_knots=5, degree=0, include_bias=False), ["rate"]),
-            ("step_lin", SplineTransformer(n_knots=4, degree=0, extrapolation="linear"),
-             ["income"]),
-            ("one", SplineTransformer(n_knots=4, degree=1, extrapolation="linear",
-                                      include_bias=False), ["income"]),
-            ("periodic0", SplineTransformer(n_knots=4, degree=0, extrapolation="periodic"),
-             ["tenure"])),
+            ("step_lin", SplineTransformer(knots=knots([20000, 30000, 40000]), degree=0,
+                                           extrapolation="linear"), ["income"]),
+            ("one", SplineTransformer(knots=knots([15000, 25000, 35000, 45000]), degree=1,
+                                      extrapolation="linear", include_bias=False), ["income"]),
+            ("periodic0", SplineTransformer(knots=knots([5, 20, 40, 60]), degree=0,
+                                            extrapolation="periodic"), ["tenure"])),
           ["rate", "income", "tenure"], "regression", False),
-        C("spline_error_explicit_knots", splined(
-            ("s", make_pipeline(SimpleImputer(), StandardScaler(), SplineTransformer(
-                knots=np.array([[-8.0, -8.0], [-1.0, -0.5], [0.0, 0.5], [2.0, 1.5], [8.0, 8.0]]),
-                degree=2, extrapolation="error")), ["age", "score"])),
+        C("spline_error_given_knots", splined(
+            ("s", scaled(SplineTransformer(knots=knots([-8, -1, 0, 2, 8], [-8, -0.5, 0.5, 1.5, 8]),
+                                           degree=2, extrapolation="error")), ["age", "score"])),
           ["age", "score"], "regression", False),
     ]
 

@@ -169,7 +169,7 @@ for _name in [
 for _name in ["one_hot_infrequent_if_exist", "one_hot_infrequent_numeric_drop_first",
               "one_hot_infrequent_if_binary_imputed", "spline_constant_and_linear_quantile",
               "spline_continue_periodic", "spline_degree0_and_linear_no_bias",
-              "spline_error_explicit_knots", "fast_ica_unit_variance",
+              "spline_error_given_knots", "fast_ica_unit_variance",
               "fast_ica_arbitrary_variance", "fast_ica_no_whiten", "mean_shift",
               "birch_three_clusters", "birch_subclusters", "birch_kmeans_global"]:
     add_test(f"reference[{_name}]", reference_test(_name))
