@@ -312,6 +312,30 @@ def test_refuse_unknown_estimators(_env):
     expect_refusal(pipe, "FactorAnalysis", "'reduce'")
 
 
+def test_refuse_target_encoders(_env):
+    """LabelEncoder / LabelBinarizer encode y: no fitted Pipeline or ColumnTransformer can hold
+    one (scikit-learn's fit fails), so a pipeline assembled from a fitted one is refused with why;
+    a TransformedTargetRegressor over one is refused as a classifier in disguise."""
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import LabelBinarizer, LabelEncoder
+    X, y = small_frame()
+    for enc in (LabelEncoder, LabelBinarizer):
+        try:
+            make_pipeline(enc(), LogisticRegression()).fit(X[["city"]], y)
+            raise Failure(f"scikit-learn fitted a Pipeline holding a {enc.__name__}")
+        except TypeError:
+            pass  # fit_transform() takes 2 positional arguments but 3 were given
+        fitted = enc().fit(X["city"])
+        pipe = make_pipeline(fitted, fit_quiet(LogisticRegression(), X[["income"]], y))
+        expect_refusal(pipe, enc.__name__, "encodes a target", "OneHotEncoder or OrdinalEncoder",
+                       feature_names=["city"])
+        ttr = fit_quiet(TransformedTargetRegressor(LinearRegression(), transformer=enc()),
+                        X[["income", "tenure"]], y)
+        expect_refusal(ttr, "TransformedTargetRegressor", enc.__name__, "fit a classifier")
+
+
 def test_refuse_other_parameters(_env):
     from sklearn.ensemble import GradientBoostingRegressor
     from sklearn.linear_model import LinearRegression, Ridge
@@ -634,7 +658,7 @@ for _fn in [test_refuse_hist_gradient_boosting_categorical_and_loss,
             test_refuse_missing_text_category, test_refuse_function_transformer_not_ufunc,
             test_labels_of_every_type, test_refuse_mixed_labels, test_refuse_imputer_missing_values,
             test_refuse_imputer_dropped_column, test_refuse_multi_output,
-            test_refuse_unknown_estimators, test_refuse_other_parameters,
+            test_refuse_unknown_estimators, test_refuse_target_encoders, test_refuse_other_parameters,
             test_transformer_and_unfitted, test_refuse_kernel_svm_and_mlp_parameters,
             test_kmeans_and_svm_documents, test_names_from_numpy,
             test_numeric_columns_with_numeric_categories_stay_numeric,
