@@ -191,6 +191,15 @@ OPERATORS = [
              "NULL; at most 4,194,304 training values (rows × columns)"),
     Operator("KNeighborsRegressor", "regressor", "`neighbors` (the weighted mean of the k "
              "nearest targets) + `linear` (identity)", "as KNeighborsClassifier; single target"),
+    Operator("RadiusNeighborsClassifier", "classifier", "`neighbors` with `radius` (every "
+             "training row within it, weighted class counts) + `linear` (identity)",
+             "as KNeighborsClassifier; a row with no training row within the radius predicts "
+             "`outlier_label` (a class: predict_proba 1 for it) or, without one (scikit-learn "
+             "raises), NULL"),
+    Operator("RadiusNeighborsRegressor", "regressor", "`neighbors` with `radius` (the weighted "
+             "mean of the targets within it) + `linear` (identity)",
+             "as RadiusNeighborsClassifier; a row with no training row within the radius "
+             "predicts NULL (scikit-learn: NaN and a warning)"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

@@ -138,6 +138,15 @@ class Case:
             self.tied = np.abs(d[:, k] - d[:, k - 1]) <= 1e-9 * np.maximum(1.0, d[:, k])
             # Equal vote counts are no near tie: both sides take the first class in classes_.
             self.ambiguous = self.tied
+        if hasattr(final, "radius") and hasattr(final, "radius_neighbors"):
+            # A training row (nearly) at the radius: in or out depends on how the distance is
+            # summed (scikit-learn's brute force uses the matmul form).
+            from sklearn.metrics import pairwise_distances
+            Xt = self.estimator[:-1].transform(X) if hasattr(self.estimator, "steps") else X
+            d = pairwise_distances(np.asarray(Xt, dtype=np.float64), final._fit_X,
+                                   metric=final.effective_metric_, **final.effective_metric_params_)
+            self.tied = (np.abs(d - final.radius) <= 1e-7 * max(1.0, final.radius)).any(axis=1)
+            self.ambiguous = self.ambiguous | self.tied
 
 
 # ---- the pipelines ------------------------------------------------------------------------------
@@ -837,7 +846,7 @@ def build_misc_cases():
                                    handle_unknown="infrequent_if_exist"), ["plan"])),
           ["age", "income", "score", "channel", "plan"], "binary", True),
     ]
-    cases += _spline_cases() + _ica_and_cluster_cases()
+    cases += _spline_cases() + _ica_and_cluster_cases() + _radius_cases()
     return {c.name: c for c in cases}
 
 
@@ -868,6 +877,35 @@ def _ica_and_cluster_cases():
         C("birch_kmeans_global", make_pipeline(_prep(), Birch(
             n_clusters=KMeans(4, n_init=3, random_state=0), threshold=1.0)), ALL, "binary", True),
     ]
+
+
+def _radius_cases():
+    """RadiusNeighborsClassifier / Regressor: uniform and distance weights, euclidean and
+    manhattan, outlier labels ('most_frequent' and a given class) for the rows with no training
+    row within the radius (many of the rows after N_TRAIN), in a pipeline and bare."""
+    from sklearn.neighbors import RadiusNeighborsClassifier, RadiusNeighborsRegressor
+    from sklearn.pipeline import make_pipeline
+
+    def pipe(model):
+        return make_pipeline(_prep(), model)
+
+    C = Case
+    cases = [
+        C("radius_classifier_most_frequent", pipe(RadiusNeighborsClassifier(
+            1.5, outlier_label="most_frequent")), ALL, "multiclass", True),
+        C("radius_classifier_distance_label", pipe(RadiusNeighborsClassifier(
+            2.0, weights="distance", outlier_label=2)), ALL, "four", True),
+        C("radius_classifier_manhattan", pipe(RadiusNeighborsClassifier(
+            4.0, p=1, outlier_label=1)), ALL, "binary", True),
+        C("radius_regressor_uniform", pipe(RadiusNeighborsRegressor(4.0)), ALL, "regression",
+          False),
+        C("radius_regressor_distance_bare", RadiusNeighborsRegressor(
+            12000.0, weights="distance"), NAN_FREE, "regression", False),
+    ]
+    for c in cases:
+        if np.isnan(c.predict).any():
+            raise ValueError(f"{c.name}: a row without neighbours (sklearn predicts NaN)")
+    return cases
 
 
 def _spline_cases():

@@ -595,10 +595,12 @@ def _neighbors(step, X, classes):
     """scikit-learn's brute-force k nearest neighbours: distances summed directly, the k
     smallest (equal ones in training-row order), 1/d weights unless uniform, where a zero
     distance leaves only the exact matches (weight 1 each)."""
-    fit_x, k, p = _arr(step["fit_X"]), step["n_neighbors"], step["p"]
+    fit_x, p = _arr(step["fit_X"]), step["p"]
     diff = np.abs(X[:, None, :] - fit_x[None, :, :])
     d = diff.sum(2) if p == 1 else np.sqrt((diff ** 2).sum(2))
-    idx = np.argsort(d, axis=1, kind="stable")[:, :k]
+    if "radius" in step:
+        return _radius_neighbors(step, d, classes)
+    idx = np.argsort(d, axis=1, kind="stable")[:, :step["n_neighbors"]]
     dk = np.take_along_axis(d, idx, axis=1)
     if step["weights"] == "uniform":
         w = np.ones_like(dk)
@@ -615,13 +617,38 @@ def _neighbors(step, X, classes):
     return _by_argmax(proba, classes, proba)
 
 
+def _radius_neighbors(step, d, classes):
+    """Every training row within the radius; none: the outlier label's class (proba 1), NaN
+    without one or for the regressor."""
+    inside = d <= step["radius"]
+    with np.errstate(divide="ignore"):
+        w = np.where(inside, 1.0 if step["weights"] == "uniform" else 1.0 / d, 0.0)
+    if step["weights"] == "distance":  # a zero distance: only the exact matches count
+        exact = (d == 0).any(axis=1)
+        w[exact] = (d[exact] == 0)
+    total = w.sum(axis=1, keepdims=True)
+    empty = total[:, 0] == 0
+    if step["type"] == "RadiusNeighborsRegressor":
+        with np.errstate(invalid="ignore"):
+            return (w @ _arr(step["y"])) / total[:, 0], None
+    y = np.asarray(step["y"], dtype=np.int64)
+    proba = np.column_stack([(w * (y == c)).sum(axis=1) for c in range(len(classes))])
+    with np.errstate(invalid="ignore"):
+        proba = proba / total
+    if step.get("outlier_label") is not None:
+        proba[empty] = np.eye(len(classes))[step["outlier_label"]]
+    predict, proba = _by_argmax(proba, classes, proba)
+    return np.where(empty & np.isnan(proba[:, 0]), np.nan, predict), proba
+
+
 OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
                 "BernoulliNB": _bernoulli_nb, "KMeans": _kmeans, "MiniBatchKMeans": _kmeans,
                 "MLPClassifier": _mlp, "MLPRegressor": _mlp, "SVC": _svc, "NuSVC": _svc,
                 "SVR": _svr, "NuSVR": _svr, "GaussianMixture": _mixture,
                 "BayesianGaussianMixture": _mixture, "CalibratedClassifierCV": _calibrated,
                 "KNeighborsClassifier": _neighbors, "KNeighborsRegressor": _neighbors,
-                "MeanShift": _kmeans, "Birch": _birch}
+                "MeanShift": _kmeans, "Birch": _birch,
+                "RadiusNeighborsClassifier": _neighbors, "RadiusNeighborsRegressor": _neighbors}
 
 
 def evaluate(doc, data):

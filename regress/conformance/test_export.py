@@ -171,7 +171,10 @@ for _name in ["one_hot_infrequent_if_exist", "one_hot_infrequent_numeric_drop_fi
               "spline_continue_periodic", "spline_degree0_and_linear_no_bias",
               "spline_error_given_knots", "fast_ica_unit_variance",
               "fast_ica_arbitrary_variance", "fast_ica_no_whiten", "mean_shift",
-              "birch_three_clusters", "birch_subclusters", "birch_kmeans_global"]:
+              "birch_three_clusters", "birch_subclusters", "birch_kmeans_global",
+              "radius_classifier_most_frequent", "radius_classifier_distance_label",
+              "radius_classifier_manhattan", "radius_regressor_uniform",
+              "radius_regressor_distance_bare"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 
@@ -303,13 +306,20 @@ def test_refuse_unknown_estimators(_env):
     from sklearn.decomposition import FactorAnalysis
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
-    from sklearn.neighbors import RadiusNeighborsClassifier
+    from sklearn.semi_supervised import LabelSpreading
     X, y = small_frame()
-    expect_refusal(fit_quiet(RadiusNeighborsClassifier(), X[["income", "tenure"]], y),
-                   "RadiusNeighborsClassifier", "supported:")
+    expect_refusal(fit_quiet(LabelSpreading(), X[["income", "tenure"]], y),
+                   "LabelSpreading", "supported:")
     pipe = fit_quiet(Pipeline([("reduce", FactorAnalysis(1)), ("model", LogisticRegression())]),
                      X[["income", "tenure"]], y)
     expect_refusal(pipe, "FactorAnalysis", "'reduce'")
+
+
+def test_refuse_radius_outlier_label_not_a_class(_env):
+    from sklearn.neighbors import RadiusNeighborsClassifier
+    X, y = small_frame()
+    est = fit_quiet(RadiusNeighborsClassifier(1.0, outlier_label=7), X[["income", "tenure"]], y)
+    expect_refusal(est, "RadiusNeighborsClassifier", "outlier_label", "not one of the classes")
 
 
 def test_refuse_target_encoders(_env):
@@ -658,7 +668,8 @@ for _fn in [test_refuse_hist_gradient_boosting_categorical_and_loss,
             test_refuse_missing_text_category, test_refuse_function_transformer_not_ufunc,
             test_labels_of_every_type, test_refuse_mixed_labels, test_refuse_imputer_missing_values,
             test_refuse_imputer_dropped_column, test_refuse_multi_output,
-            test_refuse_unknown_estimators, test_refuse_target_encoders, test_refuse_other_parameters,
+            test_refuse_unknown_estimators, test_refuse_target_encoders,
+            test_refuse_radius_outlier_label_not_a_class, test_refuse_other_parameters,
             test_transformer_and_unfitted, test_refuse_kernel_svm_and_mlp_parameters,
             test_kmeans_and_svm_documents, test_names_from_numpy,
             test_numeric_columns_with_numeric_categories_stay_numeric,

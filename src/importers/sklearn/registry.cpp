@@ -113,6 +113,8 @@ const Handler kHandlers[] = {
     // neighbors.cpp
     {"KNeighborsClassifier", nullptr, k_neighbors_classifier, kProbaIsOne},
     {"KNeighborsRegressor", nullptr, k_neighbors_regressor, kRefused},
+    {"RadiusNeighborsClassifier", nullptr, k_neighbors_classifier, kProbaIsOne},
+    {"RadiusNeighborsRegressor", nullptr, k_neighbors_regressor, kRefused},
 };
 
 std::string names(bool featurizers) {
