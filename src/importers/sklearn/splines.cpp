@@ -94,12 +94,17 @@ std::vector<spec::Step> feature_steps(const std::vector<double>& t, size_t d, co
     const auto pieces = bspline_pieces(t, d);
     std::vector<spec::Step> steps;
 
-    if (periodic) {  // x - period · floor((x - t_d) / period), as numpy's % does
+    if (periodic) {
+        // x - period · floor((x - t_d) / period), as numpy's % does; the quotient is rounded, so a
+        // whole number of periods could come out a hair below it (60 · (1/55) - 5/55 =
+        // 0.9999999999999999) and floor one period short: 1e-9 of a period is added first (no
+        // float32 input lies that close below a period's end).
         const double period = t[n] - t[d];
         spec::Step c;
         c.op = spec::Op::Concat;
         add_part(c, {0}, {});
-        add_part(c, {0}, {affine(1.0 / period, -t[d] / period), make_step(spec::Op::Elementwise, {{"function", "floor"}})});
+        add_part(c, {0}, {affine(1.0 / period, -t[d] / period + 1e-9),
+                          make_step(spec::Op::Elementwise, {{"function", "floor"}})});
         steps.push_back(std::move(c));
         steps.push_back(make_step(spec::Op::Project, {{"matrix", json::array({json::array({1.0, -period})})},
                                                       {"offset", json::array({0.0})}}));
