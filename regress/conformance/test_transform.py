@@ -189,7 +189,6 @@ def transformer_cases():
                                       ["income", "rate", "tenure"], True),
         "spline_transformer_periodic_no_bias": (SplineTransformer(
             n_knots=5, degree=2, extrapolation="periodic", include_bias=False), ["visits", "rate"], True),
-        "spline_transformer_passes_nan": (SplineTransformer(n_knots=3, degree=1), ["age", "score"], True),
         "fast_ica": (imputed(FastICA(3, whiten="unit-variance", random_state=0)), NUMERIC, True),
     }
 
@@ -198,13 +197,7 @@ def transform_test(name):
     def run(env):
         est, columns, numeric = transformer_cases()[name]
         est, X = fit(est, columns)
-        if name.endswith("_passes_nan") and hasattr(est, "bsplines_"):
-            # scikit-learn's splines refuse NaN: the other features' splines as scikit-learn's,
-            # NaN in the splines of a NaN feature
-            want = est.transform(X.fillna(0.0))
-            want[X.isna().to_numpy().repeat(est.n_features_out_ // len(columns), axis=1)] = np.nan
-        else:
-            want = est.transform(X)
+        want = est.transform(X)
         want = np.asarray(want.toarray() if hasattr(want, "toarray") else want, dtype=np.float64)  # sparse one-hot
         env.load()
         model = f"tr_{name}"
