@@ -40,8 +40,6 @@
 //            the lower point index first; weight 1 (uniform) or 1 / d (distance; a row with a
 //            zero distance weighs its exact matches 1 and the others 0, as scikit-learn); a row
 //            with NaN or ±inf gives NaN; n × w at most kMaxNeighborsValues            (w → c)
-//            With "radius": r (>= 0) instead of "k": every point at distance <= r, weighted as
-//            above; a row with none gets "outside": [c] (absent: NaN) (RadiusNeighbors*)
 //   power    {"method": "yeo-johnson" | "box-cox", "lambdas": [w]}  scikit-learn's PowerTransformer
 //            per column with its lambda: yeo-johnson ((x+1)^l - 1)/l for x >= 0 (log1p at l = 0),
 //            -((1-x)^(2-l) - 1)/(2-l) below (-log1p(-x) at l = 2); box-cox scipy's
