@@ -31,8 +31,8 @@ OPERATORS = [
     Operator("OneHotEncoder", "featurizer", "`one_hot`",
              "numeric or **text** columns (dictionary-encoded while the batch is filled); "
              "`handle_unknown` error / ignore / infrequent_if_exist; `drop`; infrequent "
-             "categories (`min_frequency`, `max_categories`: a `project` sums them into the "
-             "last column per feature)"),
+             "categories (`min_frequency`, `max_categories`: per feature a `one_hot` of the "
+             "frequent ones and a `project` summing the infrequent ones into its last column)"),
     Operator("OrdinalEncoder", "featurizer", "`ordinal`",
              "numeric or text columns; `handle_unknown` error / use_encoded_value"),
     Operator("FunctionTransformer", "featurizer", "`elementwise`",

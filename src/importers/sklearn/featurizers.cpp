@@ -230,9 +230,10 @@ void simple_imputer(Document& doc, const JsonReader& step, Columns& cols, std::v
 // Without infrequent categories one one_hot over the categories, less the dropped one. With
 // them (min_frequency / max_categories), scikit-learn's layout per column is the frequent
 // categories in order, then one column for the infrequent ones, drop_idx counting in that
-// order: a one_hot over every category, then a project that sums the infrequent ones (or, with
-// handle_unknown "infrequent_if_exist", takes 1 minus the frequent ones, so that an unknown
-// value, all zeros in the one_hot, lands there too).
+// order: per column a concat part with a one_hot over the frequent categories and one whose
+// one_hot over the infrequent ones is summed by a project (with handle_unknown
+// "infrequent_if_exist": 1 minus the frequent ones, so that an unknown value, no category of
+// the one_hot, lands there too). Sizes stay linear in the categories.
 void one_hot_encoder(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     const size_t w = cols.size();
     const auto cats = categories(doc, step, cols);
@@ -241,59 +242,68 @@ void one_hot_encoder(Document& doc, const JsonReader& step, Columns& cols, std::
     if (unknown == "error") doc.unknown_is_error(cols);
     else if (unknown != "ignore" && unknown != "infrequent_if_exist")
         refuse(step, "parameter handle_unknown = \"" + unknown + "\"");
-    std::vector<size_t> grouped(w);  // the number of output columns before the drop
-    bool any_infrequent = false;
-    for (size_t c = 0; c < w; ++c) {
-        size_t n_infrequent = 0;
-        for (bool b : infrequent[c]) n_infrequent += b ? 1 : 0;
-        grouped[c] = cats[c].size() - n_infrequent + (n_infrequent > 0 ? 1 : 0);
-        any_infrequent = any_infrequent || n_infrequent > 0;
-    }
+    // Per column its frequent categories and its infrequent ones (empty: none).
+    std::vector<std::vector<double>> frequent(w), rare(w);
+    for (size_t c = 0; c < w; ++c)
+        for (size_t k = 0; k < cats[c].size(); ++k)
+            (!infrequent[c].empty() && infrequent[c][k] ? rare : frequent)[c].push_back(cats[c][k]);
     std::vector<int32_t> drop(w, -1);
     if (auto d = step.optional("drop_idx")) {
         if (!d->is_array() || d->size() != w) d->invalid("must be null or an array of " + std::to_string(w) + " entries");
         for (size_t c = 0; c < w; ++c)
-            if (!d->value()[c].is_null())
-                drop[c] = static_cast<int32_t>((*d)[c].integer(0, static_cast<int64_t>(grouped[c]) - 1));
+            if (!d->value()[c].is_null()) {
+                const size_t grouped = frequent[c].size() + (rare[c].empty() ? 0 : 1);
+                drop[c] = static_cast<int32_t>((*d)[c].integer(0, static_cast<int64_t>(grouped) - 1));
+            }
     }
-    json jc = json::array();
-    for (const auto& c : cats) jc.push_back(spec::numbers_to_json(c));
+    const auto hot = [](const std::vector<double>& categories, int32_t dropped) {
+        return make_step(spec::Op::OneHot, {{"categories", json::array({spec::numbers_to_json(categories)})},
+                                            {"drop", json::array({dropped})}});
+    };
+    bool any_infrequent = false;
+    for (const auto& r : rare) any_infrequent = any_infrequent || !r.empty();
     if (!any_infrequent) {
+        json jc = json::array();
         size_t width = 0;
-        for (size_t c = 0; c < w; ++c) width += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+        for (size_t c = 0; c < w; ++c) {
+            jc.push_back(spec::numbers_to_json(cats[c]));
+            width += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+        }
         out.push_back(make_step(spec::Op::OneHot, {{"categories", jc}, {"drop", drop}}));
         cols.assign(width, -1);
         return;
     }
-    out.push_back(make_step(spec::Op::OneHot, {{"categories", jc}, {"drop", std::vector<int32_t>(w, -1)}}));
-    size_t hot_width = 0;
-    for (const auto& c : cats) hot_width += c.size();
-    Matrix m;
-    std::vector<double> offset;
-    size_t first = 0;  // this column's first one_hot output
+    spec::Step concat;
+    concat.op = spec::Op::Concat;
+    const auto add = [&](size_t c, std::vector<spec::Step> steps) {
+        spec::Step::Part part;
+        part.columns = {static_cast<int32_t>(c)};
+        part.steps = std::move(steps);
+        concat.parts.push_back(std::move(part));
+    };
+    size_t width = 0;
     for (size_t c = 0; c < w; ++c) {
-        const size_t n = cats[c].size();
-        const auto is_rare = [&](size_t k) { return !infrequent[c].empty() && infrequent[c][k]; };
-        size_t g = 0;  // grouped index
-        for (size_t k = 0; k < n; ++k) {
-            if (is_rare(k)) continue;
-            if (static_cast<int32_t>(g++) == drop[c]) continue;
-            m.emplace_back(hot_width, 0.0);
-            m.back()[first + k] = 1.0;
-            offset.push_back(0.0);
+        const size_t n_frequent = frequent[c].size();
+        const bool drops_frequent = drop[c] >= 0 && static_cast<size_t>(drop[c]) < n_frequent;
+        if (n_frequent > (drops_frequent ? 1 : 0)) {
+            add(c, {hot(frequent[c], drops_frequent ? drop[c] : -1)});
+            width += n_frequent - (drops_frequent ? 1 : 0);
         }
-        if (!infrequent[c].empty() && static_cast<int32_t>(g) != drop[c]) {
-            const bool unknown_too = unknown == "infrequent_if_exist";
-            m.emplace_back(hot_width, 0.0);
-            for (size_t k = 0; k < n; ++k)
-                if (is_rare(k) != unknown_too) m.back()[first + k] = unknown_too ? -1.0 : 1.0;
-            offset.push_back(unknown_too ? 1.0 : 0.0);
-        }
-        first += n;
+        if (rare[c].empty() || static_cast<size_t>(drop[c]) == n_frequent) continue;
+        if (unknown == "infrequent_if_exist" && n_frequent > 0)  // 1 - Σ frequent
+            add(c, {hot(frequent[c], -1), make_step(spec::Op::Project, {{"matrix", json::array({std::vector<double>(n_frequent, -1.0)})},
+                                                                         {"offset", json::array({1.0})}})});
+        else if (unknown == "infrequent_if_exist")  // every value is infrequent or unknown
+            add(c, {hot(rare[c], -1), make_step(spec::Op::Project, {{"matrix", json::array({std::vector<double>(rare[c].size(), 0.0)})},
+                                                                     {"offset", json::array({1.0})}})});
+        else  // Σ infrequent
+            add(c, {hot(rare[c], -1), make_step(spec::Op::Project, {{"matrix", json::array({std::vector<double>(rare[c].size(), 1.0)})},
+                                                                     {"offset", json::array({0.0})}})});
+        width += 1;
     }
-    if (m.empty()) refuse(step, "a drop that leaves no output column");
-    out.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(m)}, {"offset", spec::numbers_to_json(offset)}}));
-    cols.assign(m.size(), -1);
+    if (width == 0) refuse(step, "a drop that leaves no output column");
+    out.push_back(std::move(concat));
+    cols.assign(width, -1);
 }
 
 void ordinal_encoder(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {

@@ -23,6 +23,8 @@ using nlohmann::json;
 
 namespace {
 
+constexpr size_t kMaxSplineTerms = size_t(1) << 24;
+
 using Poly = std::vector<double>;  // coefficients of u^0, u^1, ... in u = x - t_m
 
 // Per interval m of [t_d, t_n) (n = t.size() - d - 1), the polynomials of the basis functions
@@ -219,7 +221,7 @@ void spline_transformer(Document& doc, const JsonReader& step, Columns& cols, st
         knots.invalid("has " + std::to_string(knots.size()) + " features, the step reads " + std::to_string(cols.size()));
     spec::Step all;
     all.op = spec::Op::Concat;
-    size_t width = 0;
+    size_t width = 0, terms = 0;
     for (size_t j = 0; j < cols.size(); ++j) {
         const JsonReader kj = knots[j].expect_array();
         const std::vector<double> t = kj.numbers();
@@ -228,6 +230,13 @@ void spline_transformer(Document& doc, const JsonReader& step, Columns& cols, st
             kj.invalid("must hold " + std::to_string(min_knots) + " to 1002 knots");
         for (size_t i = 0; i < t.size(); ++i)
             if (!std::isfinite(t[i]) || (i > 0 && !(t[i] > t[i - 1]))) kj.invalid("must be finite and ascending");
+        // The monomials and project matrices grow with the square of the knots: bounded, so a
+        // document cannot ask for gigabytes (real models have tens of knots).
+        const size_t intervals = t.size() - 2 * d - 1, rows = (intervals + 2) * (std::max<size_t>(d, 1) + 1);
+        terms += rows * (2 * intervals + 2 + t.size());
+        if (terms > kMaxSplineTerms)
+            refuse(step, "so many knots (" + std::to_string(t.size()) + " in feature " + std::to_string(j) +
+                             "): their polynomials would take more than " + std::to_string(kMaxSplineTerms) + " terms");
         auto steps = feature_steps(t, d, extrapolation, include_bias);
         const size_t n = t.size() - d - 1;
         width += (extrapolation == "periodic" ? n - d : n) - (include_bias ? 0 : 1);
