@@ -274,7 +274,28 @@ def _transform(est, sources, ctx):
     _unsupported(est, ctx)
 
 
+# Encoders of a target (y): scikit-learn's Pipeline and ColumnTransformer cannot fit them
+# (fit_transform(y) takes no X) and their transform takes a 1-D array, so no fitted pipeline holds
+# one as a feature step; a TransformedTargetRegressor may hold one as its target transformer.
+TARGET_ENCODERS = ("LabelEncoder", "LabelBinarizer", "MultiLabelBinarizer")
+
+
 def _unsupported(est, ctx):
+    kind = type(est).__name__
+    if kind in TARGET_ENCODERS:
+        raise ExportError(
+            f"cannot export {describe(est)}{ctx.where()}: {kind} encodes a target (y), not "
+            "feature columns: a Pipeline or ColumnTransformer cannot fit it (its fit_transform "
+            "takes y alone) nor call its transform on a table, so it has no place among the "
+            "steps; encode feature columns with OneHotEncoder or OrdinalEncoder (string class "
+            "labels need no encoding: predict_label returns them)")
+    target = getattr(est, "transformer_", None)
+    if kind == "TransformedTargetRegressor" and type(target).__name__ in TARGET_ENCODERS:
+        raise ExportError(
+            f"cannot export {describe(est)}{ctx.where()}: its transformer "
+            f"{type(target).__name__} makes it a classifier in disguise (LabelEncoder's "
+            "inverse_transform fails on the regressor's continuous predictions; LabelBinarizer "
+            "thresholds one regression per class): fit a classifier on the labels instead")
     s = supported()
     raise ExportError(f"cannot export {describe(est)}{ctx.where()}: the sklearn format has no "
                       f"{type(est).__name__} (supported: "

@@ -28,23 +28,32 @@ def _categories(est, j, cats, source, ctx):
 
 
 def export_one_hot_encoder(est, sources, ctx):
-    if getattr(est, "_infrequent_enabled", False):
-        param = "min_frequency" if est.min_frequency is not None else "max_categories"
-        ctx.refuse(est, param, "infrequent categories are not supported")
     handle_unknown = est.handle_unknown
-    if handle_unknown == "infrequent_if_exist":  # without infrequent categories: 'ignore'
-        handle_unknown = "ignore"
-    if handle_unknown not in ("error", "ignore"):
-        ctx.refuse(est, "handle_unknown", "only 'error' and 'ignore' are supported")
+    infrequent = getattr(est, "_infrequent_enabled", False)
+    if handle_unknown == "infrequent_if_exist" and not infrequent:
+        handle_unknown = "ignore"  # without infrequent categories it is 'ignore'
+    if handle_unknown not in ("error", "ignore", "infrequent_if_exist"):
+        ctx.refuse(est, "handle_unknown", "only 'error', 'ignore' and 'infrequent_if_exist' are "
+                   "supported")
     categories = [_categories(est, j, c, s, ctx)
                   for j, (c, s) in enumerate(zip(est.categories_, sources))]
-    drop_idx = est.drop_idx_
+    # Per column the grouped categories: the frequent ones in order, then one for all the
+    # infrequent ones (scikit-learn's output layout; drop_idx_ counts in it).
+    grouped = [len(c) for c in categories]
+    step = {"type": "OneHotEncoder", "categories": categories, "handle_unknown": handle_unknown}
+    if infrequent:
+        step["infrequent_categories"] = [
+            None if idx is None else [categories[j][int(i)] for i in idx]
+            for j, idx in enumerate(est._infrequent_indices)]
+        grouped = [n if idx is None else n - len(idx) + 1
+                   for n, idx in zip(grouped, est._infrequent_indices)]
+    # 1.2 keeps the grouped index in drop_idx_; later versions in _drop_idx_after_grouping.
+    drop_idx = getattr(est, "_drop_idx_after_grouping", est.drop_idx_)
     if drop_idx is not None:
         drop_idx = [None if d is None else int(d) for d in drop_idx]
-    width = sum(len(c) - (0 if drop_idx is None or drop_idx[j] is None else 1)
-                for j, c in enumerate(categories))
-    step = {"type": "OneHotEncoder", "categories": categories,
-            "handle_unknown": handle_unknown, "drop_idx": drop_idx}
+    step["drop_idx"] = drop_idx
+    width = sum(n - (0 if drop_idx is None or drop_idx[j] is None else 1)
+                for j, n in enumerate(grouped))
     return step, [None] * width
 
 
@@ -193,6 +202,17 @@ def export_pca(est, sources, ctx):
     return step, [None] * est.components_.shape[0]
 
 
+def export_fast_ica(est, sources, ctx):
+    """transform() = (x - mean_) · components_ᵀ when whitened (any whiten of 1.2: True, 'warn',
+    'arbitrary-variance', 'unit-variance'; the whitening is inside components_), x · components_ᵀ
+    without."""
+    ctx.read_numeric(est, sources)
+    whiten = getattr(est, "_whiten", est.whiten)
+    step = {"type": "FastICA", "components": [floats(r) for r in est.components_],
+            "mean": optional_floats(est.mean_ if whiten else None), "whiten": False}
+    return step, [None] * est.components_.shape[0]
+
+
 def export_kernel_pca(est, sources, ctx):
     if est.kernel not in ("linear", "rbf", "poly", "sigmoid", "cosine", "precomputed"):
         name = est.kernel if isinstance(est.kernel, str) else getattr(est.kernel, "__name__", "a callable")
@@ -262,6 +282,26 @@ def export_quantile_transformer(est, sources, ctx):
              "references": floats(est.references_)}, [None] * len(sources))
 
 
+def export_spline_transformer(est, sources, ctx):
+    """The fitted BSplines' knot vectors (bsplines_[i].t); the importer derives the per-interval
+    polynomials. extrapolation='error' scores NaN (NULL after a model) beyond the knots, where
+    scikit-learn raises."""
+    if est.extrapolation not in ("constant", "linear", "continue", "periodic", "error"):
+        ctx.refuse(est, "extrapolation", "only 'constant', 'linear', 'continue', 'periodic' and "
+                   "'error' are supported")
+    ctx.read_numeric(est, sources)
+    knots = [floats(spl.t) for spl in est.bsplines_]
+    for j, spl in enumerate(est.bsplines_):
+        if not np.all(np.diff(spl.t) > 0):
+            ctx.refuse(est, "knots", f"feature {j} has repeated knots (a column constant at fit "
+                       "time): its splines are all zero in scikit-learn; drop the column first")
+    n_splines = est.bsplines_[0].c.shape[1]
+    step = {"type": "SplineTransformer", "degree": int(est.degree),
+            "extrapolation": est.extrapolation, "include_bias": bool(est.include_bias),
+            "knots": knots}
+    return step, [None] * (len(sources) * (n_splines - (0 if est.include_bias else 1)))
+
+
 FEATURIZERS = {
     "OneHotEncoder": export_one_hot_encoder,
     "OrdinalEncoder": export_ordinal_encoder,
@@ -286,4 +326,6 @@ FEATURIZERS = {
     "QuantileTransformer": export_quantile_transformer,
     "KernelPCA": export_kernel_pca,
     "LabelEncoder": export_label_encoder,
+    "SplineTransformer": export_spline_transformer,
+    "FastICA": export_fast_ica,
 }

@@ -1,4 +1,5 @@
-"""Nearest neighbours (KNeighborsClassifier, KNeighborsRegressor): the fitted training rows
+"""Nearest neighbours (KNeighborsClassifier, KNeighborsRegressor, and the RadiusNeighbors ones
+over every training row within `radius`): the fitted training rows
 (`_fit_X`) and their targets (`_y`: class indices into classes_, or the regression values) go
 into the document, and the program computes the distances to all of them (brute force).
 
@@ -88,13 +89,16 @@ def _common(est, n_features, ctx):
         ctx.refuse(est, None, f"{fit_x.shape[0]} training rows of {fit_x.shape[1]} values "
                    f"({fit_x.size}) are more than the {MAX_VALUES} a nearest-neighbours program "
                    "may keep")
-    if est.n_neighbors > fit_x.shape[0]:
-        ctx.refuse(est, "n_neighbors", f"more neighbours than the {fit_x.shape[0]} training "
-                   "rows (scikit-learn's predict fails)")
     if np.asarray(est._y).ndim != 1 and type(est).__name__ != "KNeighborsRegressor":
         ctx.refuse(est, None, "a model fitted on several targets (2-D y) is not supported")
-    step = {"type": type(est).__name__, "n_neighbors": int(est.n_neighbors), "p": p,
-            "weights": est.weights}
+    step = {"type": type(est).__name__, "p": p, "weights": est.weights}
+    if type(est).__name__.startswith("Radius"):
+        step["radius"] = float(est.radius)
+    else:
+        if est.n_neighbors > fit_x.shape[0]:
+            ctx.refuse(est, "n_neighbors", f"more neighbours than the {fit_x.shape[0]} training "
+                       "rows (scikit-learn's predict fails)")
+        step["n_neighbors"] = int(est.n_neighbors)
     if whitening is None:
         step["fit_X"] = floats(fit_x)
         return step, None
@@ -112,6 +116,14 @@ def _with_prefix(step, prefix):
 def export_classifier(est, n_features, ctx):
     step, prefix = _common(est, n_features, ctx)
     step["y"] = ints(est._y)  # indices into classes_
+    outlier = getattr(est, "outlier_label_", None)  # RadiusNeighborsClassifier
+    if outlier is not None:
+        where = np.flatnonzero(est.classes_ == outlier[0])
+        if where.size != 1:
+            ctx.refuse(est, "outlier_label", f"{outlier[0]!r} is not one of the classes "
+                       f"{list(est.classes_)!r}: predict would return a label predict_proba has "
+                       "no column for")
+        step["outlier_label"] = int(where[0])
     return _with_prefix(step, prefix)
 
 
@@ -124,5 +136,7 @@ def export_regressor(est, n_features, ctx):
     return _with_prefix(step, prefix)
 
 
-CLASSIFIERS = {"KNeighborsClassifier": export_classifier}
-REGRESSORS = {"KNeighborsRegressor": export_regressor}
+CLASSIFIERS = {"KNeighborsClassifier": export_classifier,
+               "RadiusNeighborsClassifier": export_classifier}
+REGRESSORS = {"KNeighborsRegressor": export_regressor,
+              "RadiusNeighborsRegressor": export_regressor}

@@ -30,7 +30,9 @@ OPERATORS = [
              "no `add_indicator`"),
     Operator("OneHotEncoder", "featurizer", "`one_hot`",
              "numeric or **text** columns (dictionary-encoded while the batch is filled); "
-             "`handle_unknown` error / ignore; `drop`; no infrequent categories"),
+             "`handle_unknown` error / ignore / infrequent_if_exist; `drop`; infrequent "
+             "categories (`min_frequency`, `max_categories`: per feature a `one_hot` of the "
+             "frequent ones and a `project` summing the infrequent ones into its last column)"),
     Operator("OrdinalEncoder", "featurizer", "`ordinal`",
              "numeric or text columns; `handle_unknown` error / use_encoded_value"),
     Operator("FunctionTransformer", "featurizer", "`elementwise`",
@@ -55,6 +57,15 @@ OPERATORS = [
     Operator("LabelEncoder", "featurizer", "`ordinal` (one column)",
              "on its own, fitted on y: `transform` of one numeric or text column; an unseen label "
              "is an error, as in scikit-learn"),
+    Operator("SplineTransformer", "featurizer",
+             "per feature: `concat` [x − t per knot interval, `bucketize` + `one_hot` of the "
+             "interval] + `monomials` + `project` (the B-splines' polynomials)",
+             "any degree, uniform or quantile or given knots, `include_bias`; extrapolation "
+             "constant, linear, continue, periodic, and error (beyond the knots the values are "
+             "NaN: NULL after a model, where scikit-learn raises); a NULL input gives NaN; a "
+             "column constant at fit time is refused"),
+    Operator("FastICA", "featurizer", "`project`",
+             "every `whiten` of 1.2 (`unit-variance`, `arbitrary-variance`, False)"),
     # selectors
     Operator("VarianceThreshold", "selector", "column selection (`concat`)",
              "unread inputs are not fetched"),
@@ -128,6 +139,13 @@ OPERATORS = [
              "predict = cluster index; models.task says classification (classes 0..k−1); "
              "no predict_proba"),
     Operator("MiniBatchKMeans", "clustering", "as KMeans", "as KMeans"),
+    Operator("MeanShift", "clustering", "as KMeans", "predict = the nearest of `cluster_centers_`; "
+             "as KMeans"),
+    Operator("Birch", "clustering", "`neighbors` (k = 1 over `subcluster_centers_`, targets the "
+             "one-hot of their labels) + `linear` (identity), argmax",
+             "predict = the label of the nearest subcluster; `n_clusters` an int, None or a "
+             "clusterer; classes = the labels; no predict_proba; a NULL (not imputed) feature "
+             "predicts NULL"),
     # model selection: the fitted best estimator, and the *CV linear models
     Operator("GridSearchCV", "model selection", "its `best_estimator_` (a model or a Pipeline)",
              "`refit=False` refused (no best estimator to predict with)"),
@@ -230,6 +248,15 @@ OPERATORS = [
              "(not a pipeline)"),
     Operator("StackingRegressor", "regressor", "as StackingClassifier",
              "`passthrough`; the final estimator any supported regressor (not a pipeline)"),
+    Operator("RadiusNeighborsClassifier", "classifier", "`neighbors` with `radius` (every "
+             "training row within it, weighted class counts) + `linear` (identity)",
+             "as KNeighborsClassifier; a row with no training row within the radius predicts "
+             "`outlier_label` (a class: predict_proba 1 for it) or, without one (scikit-learn "
+             "raises), NULL"),
+    Operator("RadiusNeighborsRegressor", "regressor", "`neighbors` with `radius` (the weighted "
+             "mean of the targets within it) + `linear` (identity)",
+             "as RadiusNeighborsClassifier; a row with no training row within the radius "
+             "predicts NULL (scikit-learn: NaN and a warning)"),
 ]
 
 BY_NAME = {op.name: op for op in OPERATORS}

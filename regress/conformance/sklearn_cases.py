@@ -95,6 +95,8 @@ class Case:
             self.classes = getattr(final, "classes_", None)
             if self.classes is None and hasattr(final, "cluster_centers_"):
                 self.classes = np.arange(len(final.cluster_centers_))
+            if self.classes is None and hasattr(final, "subcluster_labels_"):  # Birch
+                self.classes = np.unique(final.subcluster_labels_)
             if self.classes is None and hasattr(final, "precisions_cholesky_"):  # mixtures
                 self.classes = np.arange(len(final.means_))
             if self.classes is None:
@@ -117,8 +119,11 @@ class Case:
         if scores is None and classifier and hasattr(self.estimator, "decision_function"):
             d = np.asarray(self.estimator.decision_function(X), dtype=np.float64)
             scores = np.column_stack([-d, d]) if d.ndim == 1 else d
-        if scores is None and classifier and hasattr(final, "cluster_centers_"):
-            scores = -np.asarray(self.estimator.transform(X), dtype=np.float64)  # distances
+        centers = getattr(final, "cluster_centers_", getattr(final, "subcluster_centers_", None))
+        if scores is None and classifier and centers is not None:
+            from sklearn.metrics.pairwise import euclidean_distances  # MeanShift has no transform
+            Xt = self.estimator[:-1].transform(X) if hasattr(self.estimator, "steps") else X
+            scores = -euclidean_distances(np.asarray(Xt, dtype=np.float64), centers)
         if scores is not None and scores.shape[1] >= 2:
             top = np.sort(scores, axis=1)
             self.ambiguous = (top[:, -1] - top[:, -2]) < 1e-6
@@ -133,6 +138,15 @@ class Case:
             self.tied = np.abs(d[:, k] - d[:, k - 1]) <= 1e-9 * np.maximum(1.0, d[:, k])
             # Equal vote counts are no near tie: both sides take the first class in classes_.
             self.ambiguous = self.tied
+        if hasattr(final, "radius") and hasattr(final, "radius_neighbors"):
+            # A training row (nearly) at the radius: in or out depends on how the distance is
+            # summed (scikit-learn's brute force uses the matmul form).
+            from sklearn.metrics import pairwise_distances
+            Xt = self.estimator[:-1].transform(X) if hasattr(self.estimator, "steps") else X
+            d = pairwise_distances(np.asarray(Xt, dtype=np.float64), final._fit_X,
+                                   metric=final.effective_metric_, **final.effective_metric_params_)
+            self.tied = (np.abs(d - final.radius) <= 1e-7 * max(1.0, final.radius)).any(axis=1)
+            self.ambiguous = self.ambiguous | self.tied
 
 
 # ---- the pipelines ------------------------------------------------------------------------------
@@ -542,7 +556,8 @@ def cases():
         return {**build_cases(), **build_model_cases(), **build_selector_cases(),
                 **build_search_and_glm_cases(), **build_mixture_cases(),
                 **build_calibration_cases(), **build_neighbors_cases(),
-                **build_ensemble_cases()}
+                **build_ensemble_cases(),
+                **build_misc_cases()}
 
 
 def build_model_cases():
@@ -895,6 +910,158 @@ def build_ensemble_cases():
             final_estimator=Ridge(), passthrough=True)), ALL, "regression", False),
     ]
     return {c.name: c for c in cases}
+
+
+def build_misc_cases():
+    """OneHotEncoder's infrequent categories (min_frequency, max_categories; unknown values
+    ignored, or grouped with the infrequent ones; drop of a frequent category and if_binary;
+    text and numeric columns; NULLs imputed first)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    def encoded(*parts, model=None):
+        return make_pipeline(ColumnTransformer([
+            ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "income", "score"]),
+            *parts]), model or LogisticRegression(max_iter=1000))
+
+    C = Case
+    cases = [
+        # 'lisbon' (unseen) and the rare cities share the last column; 'enterprise' is ignored.
+        C("one_hot_infrequent_if_exist", encoded(
+            ("city", OneHotEncoder(max_categories=3, handle_unknown="infrequent_if_exist"), ["city"]),
+            ("plan", OneHotEncoder(min_frequency=0.25, handle_unknown="ignore"), ["plan"])),
+          ["age", "income", "score", "city", "plan"], "multiclass", True),
+        # Numeric categories, counted (min_frequency an int), the first frequent one dropped.
+        C("one_hot_infrequent_numeric_drop_first", encoded(
+            ("visits", OneHotEncoder(min_frequency=40, drop="first",
+                                     handle_unknown="infrequent_if_exist"), ["visits"]),
+            ("city", OneHotEncoder(min_frequency=62, drop="first", handle_unknown="ignore"),
+             ["city"]), model=Ridge()),
+          ["age", "income", "score", "visits", "city"], "regression", False),
+        # NULL channels imputed first; two groups left, so if_binary drops the first.
+        C("one_hot_infrequent_if_binary_imputed", encoded(
+            ("channel", make_pipeline(SimpleImputer(strategy="most_frequent"), OneHotEncoder(
+                max_categories=2, drop="if_binary", handle_unknown="error")), ["channel"]),
+            ("plan", OneHotEncoder(max_categories=2, drop=["basic"],
+                                   handle_unknown="infrequent_if_exist"), ["plan"])),
+          ["age", "income", "score", "channel", "plan"], "binary", True),
+    ]
+    cases += _spline_cases() + _ica_and_cluster_cases() + _radius_cases()
+    return {c.name: c for c in cases}
+
+
+def _ica_and_cluster_cases():
+    """FastICA (each whiten of 1.2, and none), MeanShift, Birch (n_clusters an int, None, and a
+    clusterer), after imputing and scaling; rows with unseen categories too."""
+    from sklearn.cluster import Birch, KMeans, MeanShift
+    from sklearn.decomposition import FastICA
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    num = ["age", "income", "visits", "score", "tenure", "const"]
+    scaled = lambda *steps: make_pipeline(SimpleImputer(), StandardScaler(), *steps)  # noqa: E731
+    C = Case
+    return [
+        C("fast_ica_unit_variance", scaled(FastICA(3, whiten="unit-variance", random_state=0,
+                                                   max_iter=500), Ridge()), num, "regression", False),
+        C("fast_ica_arbitrary_variance", scaled(FastICA(4, whiten="arbitrary-variance",
+                                                        random_state=1), LogisticRegression()),
+          num, "binary", True),
+        C("fast_ica_no_whiten", scaled(FastICA(whiten=False, random_state=0, max_iter=300),
+                                       Ridge()), num, "regression", False),
+        C("mean_shift", make_pipeline(_prep(), MeanShift(bandwidth=2.5)), ALL, "binary", True),
+        C("birch_three_clusters", scaled(Birch(n_clusters=3, threshold=0.8)), num, "binary", True),
+        C("birch_subclusters", scaled(Birch(n_clusters=None, threshold=1.5)), num, "binary", True),
+        C("birch_kmeans_global", make_pipeline(_prep(), Birch(
+            n_clusters=KMeans(4, n_init=3, random_state=0), threshold=1.0)), ALL, "binary", True),
+    ]
+
+
+def _radius_cases():
+    """RadiusNeighborsClassifier / Regressor: uniform and distance weights, euclidean and
+    manhattan, outlier labels ('most_frequent' and a given class) for the rows with no training
+    row within the radius (many of the rows after N_TRAIN), in a pipeline and bare."""
+    from sklearn.neighbors import RadiusNeighborsClassifier, RadiusNeighborsRegressor
+    from sklearn.pipeline import make_pipeline
+
+    def pipe(model):
+        return make_pipeline(_prep(), model)
+
+    C = Case
+    cases = [
+        C("radius_classifier_most_frequent", pipe(RadiusNeighborsClassifier(
+            1.5, outlier_label="most_frequent")), ALL, "multiclass", True),
+        C("radius_classifier_distance_label", pipe(RadiusNeighborsClassifier(
+            2.0, weights="distance", outlier_label=2)), ALL, "four", True),
+        C("radius_classifier_manhattan", pipe(RadiusNeighborsClassifier(
+            4.0, p=1, outlier_label=1)), ALL, "binary", True),
+        C("radius_regressor_uniform", pipe(RadiusNeighborsRegressor(4.0)), ALL, "regression",
+          False),
+        C("radius_regressor_distance_bare", RadiusNeighborsRegressor(
+            12000.0, weights="distance"), NAN_FREE, "regression", False),
+    ]
+    for c in cases:
+        if np.isnan(c.predict).any():
+            raise ValueError(f"{c.name}: a row without neighbours (sklearn predicts NaN)")
+    return cases
+
+
+def _spline_cases():
+    """SplineTransformer: every extrapolation, degrees 0 to 3, uniform, quantile and given knots,
+    include_bias off; the given knots span less than the data, so many rows lie beyond them on
+    both sides; NULLs imputed first; 'error' with given knots wide enough for every row."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import SplineTransformer, StandardScaler
+
+    def splined(*parts, model=None):
+        return make_pipeline(ColumnTransformer(list(parts)), model or Ridge(alpha=1e-3))
+
+    def knots(*columns):
+        return np.array(columns, dtype=np.float64).T
+
+    scaled = lambda step: make_pipeline(SimpleImputer(), StandardScaler(), step)  # noqa: E731
+    C = Case
+    return [
+        C("spline_constant_and_linear_quantile", splined(
+            ("cubic", scaled(SplineTransformer(knots=knots([-1.5, 0, 0.5, 1.2], [-1, 0, 0.5, 1]),
+                                               degree=3)), ["age", "score"]),
+            ("quad", SplineTransformer(n_knots=4, degree=2, knots="quantile",
+                                       extrapolation="linear"), ["income"]),
+            ("narrow", SplineTransformer(knots=knots([0.2, 0.5, 0.8]), degree=3,
+                                         extrapolation="linear"), ["rate"])),
+          ["age", "score", "income", "rate"], "regression", False),
+        C("spline_continue_periodic", splined(
+            ("lin", SplineTransformer(knots=knots([10, 30, 50]), degree=1,
+                                      extrapolation="continue"), ["tenure"]),
+            ("per", SplineTransformer(n_knots=6, degree=3, extrapolation="periodic"), ["visits"]),
+            ("per_narrow", SplineTransformer(knots=knots([0.1, 0.3, 0.45, 0.6]), degree=3,
+                                             extrapolation="periodic"), ["rate"]),
+            ("age", make_pipeline(SimpleImputer(), SplineTransformer(
+                n_knots=4, degree=2, extrapolation="continue")), ["age"]),
+            model=LogisticRegression(max_iter=5000)),
+          ["tenure", "visits", "rate", "age"], "binary", True),
+        C("spline_degree0_and_linear_no_bias", splined(
+            ("step", SplineTransformer(n_knots=5, degree=0, include_bias=False), ["rate"]),
+            ("step_lin", SplineTransformer(knots=knots([20000, 30000, 40000]), degree=0,
+                                           extrapolation="linear"), ["income"]),
+            ("one", SplineTransformer(knots=knots([15000, 25000, 35000, 45000]), degree=1,
+                                      extrapolation="linear", include_bias=False), ["income"]),
+            ("periodic0", SplineTransformer(knots=knots([5, 20, 40, 60]), degree=0,
+                                            extrapolation="periodic"), ["tenure"])),
+          ["rate", "income", "tenure"], "regression", False),
+        C("spline_error_given_knots", splined(
+            ("s", scaled(SplineTransformer(knots=knots([-8, -1, 0, 2, 8], [-8, -0.5, 0.5, 1.5, 8]),
+                                           degree=2, extrapolation="error")), ["age", "score"])),
+          ["age", "score"], "regression", False),
+    ]
 
 
 # ---- a wide frame: 50 numeric columns, a target that depends on 5 of them ------------------------

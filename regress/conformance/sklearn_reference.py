@@ -42,18 +42,29 @@ def _match(cats, v):
 
 
 def _one_hot(step, cols):
+    """Per column one 0/1 per grouped category: the frequent categories in order, then one for
+    the infrequent ones (and, with handle_unknown 'infrequent_if_exist', the unknown values);
+    drop_idx counts in that grouped order."""
     out = []
     drop = step.get("drop_idx")
-    for j, (cats, x) in enumerate(zip(step["categories"], cols)):
-        block = np.zeros((len(x), len(cats)))
+    infrequent = step.get("infrequent_categories") or [None] * len(cols)
+    for j, (cats, rare, x) in enumerate(zip(step["categories"], infrequent, cols)):
+        rare_idx = [] if rare is None else [_match(cats, v) for v in rare]
+        frequent = [k for k in range(len(cats)) if k not in rare_idx]
+        group = {k: g for g, k in enumerate(frequent)}
+        group.update({k: len(frequent) for k in rare_idx})
+        width = len(frequent) + (1 if rare_idx else 0)
+        block = np.zeros((len(x), width))
         for r, v in enumerate(x):
             i = _match(cats, v)
             if i < 0:
                 if step["handle_unknown"] == "error":
                     raise ValueError(f"unknown category {v!r}")
+                if step["handle_unknown"] == "infrequent_if_exist" and rare_idx:
+                    block[r, len(frequent)] = 1.0
                 continue
-            block[r, i] = 1.0
-        keep = [k for k in range(len(cats)) if drop is None or drop[j] is None or k != drop[j]]
+            block[r, group[i]] = 1.0
+        keep = [k for k in range(width) if drop is None or drop[j] is None or k != drop[j]]
         out += [block[:, k] for k in keep]
     return out
 
@@ -151,7 +162,7 @@ def _apply(step, cols):
                 "max": lambda a: np.abs(a).max(1)}[step["norm"]](X)
         norm[norm == 0] = 1.0
         return list((X / norm[:, None]).T)
-    if t in ("PCA", "TruncatedSVD"):
+    if t in ("PCA", "TruncatedSVD", "FastICA"):
         X = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
         if step["mean"] is not None:
             X = X - _arr(step["mean"])
@@ -224,7 +235,44 @@ def _apply(step, cols):
              "sigmoid": lambda: np.tanh(g * dot + c0)}[step["kernel"]]()
         K = K - _arr(step["K_fit_rows"]) - K.mean(1)[:, None] + step["K_fit_all"]
         return list((K @ _arr(step["alphas"])).T)
+    if t == "SplineTransformer":
+        return _splines(step, cols)
     raise ValueError(f"reference: no featurizer {t}")
+
+
+def _splines(step, cols):
+    """scipy's BSpline over each feature's knots (the identity coefficients, periodic ones
+    wrapped), beyond the knots as scikit-learn's SplineTransformer documents its extrapolation
+    (NaN for 'error', where scikit-learn raises)."""
+    from scipy.interpolate import BSpline
+    d, mode, out = step["degree"], step["extrapolation"], []
+    for knots, x in zip(step["knots"], cols):
+        t, x = _arr(knots), np.asarray(x, dtype=np.float64)
+        n = len(t) - d - 1
+        n_splines = n - d if mode == "periodic" else n
+        coef = np.eye(n_splines)
+        if mode == "periodic":
+            coef = np.concatenate((coef, coef[:d]))
+            x = t[d] + (x - t[d]) % (t[n] - t[d])
+        spl = BSpline(t, coef, d, extrapolate=mode in ("continue", "periodic"))
+        lo, hi = t[d], t[n]
+        inside = (x >= lo) & (x <= hi)
+        y = np.zeros((len(x), n_splines))
+        y[inside] = spl(x[inside])
+        if mode in ("continue", "periodic"):
+            y = spl(x)
+        elif mode == "error":
+            y[~inside] = np.nan
+        else:
+            kept = d if mode == "constant" or d > 1 else d + 1
+            for j in range(kept):
+                below, above = x < lo, x > hi
+                y[below, j] = spl(lo)[j] + (0 if mode == "constant" else (x[below] - lo) * spl(lo, nu=1)[j])
+                k = n_splines - 1 - j
+                y[above, k] = spl(hi)[k] + (0 if mode == "constant" else (x[above] - hi) * spl(hi, nu=1)[k])
+        y[np.isnan(x)] = np.nan
+        out += list(y.T if step["include_bias"] else y[:, :-1].T)
+    return out
 
 
 def _apply_steps(steps, cols):
@@ -428,6 +476,13 @@ def _bernoulli_nb(step, X, classes):
     return _softmax_of_jll(jll, classes)
 
 
+def _birch(step, X, classes):
+    c = _arr(step["subcluster_centers"])
+    d = ((X[:, None, :] - c[None, :, :]) ** 2).sum(2)
+    labels = np.asarray(classes, dtype=np.float64)[np.asarray(step["subcluster_labels"])]
+    return labels[d.argmin(axis=1)], None
+
+
 def _kmeans(step, X, classes):
     c = _arr(step["cluster_centers"])
     d = ((X[:, None, :] - c[None, :, :]) ** 2).sum(2)
@@ -540,10 +595,12 @@ def _neighbors(step, X, classes):
     """scikit-learn's brute-force k nearest neighbours: distances summed directly, the k
     smallest (equal ones in training-row order), 1/d weights unless uniform, where a zero
     distance leaves only the exact matches (weight 1 each)."""
-    fit_x, k, p = _arr(step["fit_X"]), step["n_neighbors"], step["p"]
+    fit_x, p = _arr(step["fit_X"]), step["p"]
     diff = np.abs(X[:, None, :] - fit_x[None, :, :])
     d = diff.sum(2) if p == 1 else np.sqrt((diff ** 2).sum(2))
-    idx = np.argsort(d, axis=1, kind="stable")[:, :k]
+    if "radius" in step:
+        return _radius_neighbors(step, d, classes)
+    idx = np.argsort(d, axis=1, kind="stable")[:, :step["n_neighbors"]]
     dk = np.take_along_axis(d, idx, axis=1)
     if step["weights"] == "uniform":
         w = np.ones_like(dk)
@@ -624,6 +681,28 @@ def _stacking(step, X, classes):
     if step["passthrough"]:
         meta.append(X)
     return _model(step["final_estimator"], np.column_stack(meta), classes)
+def _radius_neighbors(step, d, classes):
+    """Every training row within the radius; none: the outlier label's class (proba 1), NaN
+    without one or for the regressor."""
+    inside = d <= step["radius"]
+    with np.errstate(divide="ignore"):
+        w = np.where(inside, 1.0 if step["weights"] == "uniform" else 1.0 / d, 0.0)
+    if step["weights"] == "distance":  # a zero distance: only the exact matches count
+        exact = (d == 0).any(axis=1)
+        w[exact] = (d[exact] == 0)
+    total = w.sum(axis=1, keepdims=True)
+    empty = total[:, 0] == 0
+    if step["type"] == "RadiusNeighborsRegressor":
+        with np.errstate(invalid="ignore"):
+            return (w @ _arr(step["y"])) / total[:, 0], None
+    y = np.asarray(step["y"], dtype=np.int64)
+    proba = np.column_stack([(w * (y == c)).sum(axis=1) for c in range(len(classes))])
+    with np.errstate(invalid="ignore"):
+        proba = proba / total
+    if step.get("outlier_label") is not None:
+        proba[empty] = np.eye(len(classes))[step["outlier_label"]]
+    predict, proba = _by_argmax(proba, classes, proba)
+    return np.where(empty & np.isnan(proba[:, 0]), np.nan, predict), proba
 
 
 OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
@@ -634,7 +713,9 @@ OTHER_MODELS = {"GaussianNB": _gaussian_nb, "MultinomialNB": _multinomial_nb,
                 "KNeighborsClassifier": _neighbors, "KNeighborsRegressor": _neighbors,
                 "VotingClassifier": _voting, "VotingRegressor": _voting,
                 "BaggingClassifier": _bagging, "BaggingRegressor": _bagging,
-                "StackingClassifier": _stacking, "StackingRegressor": _stacking}
+                "StackingClassifier": _stacking, "StackingRegressor": _stacking,
+                "MeanShift": _kmeans, "Birch": _birch,
+                "RadiusNeighborsClassifier": _neighbors, "RadiusNeighborsRegressor": _neighbors}
 
 
 def evaluate(doc, data):

@@ -577,8 +577,47 @@ def test_ensembles_string_labels_and_refusals(env):
     refused(soft, "VotingClassifier", "estimators[2]", "voting=\"soft\" over RidgeClassifier")
 
 
-for _fn in (test_ensembles_string_labels_and_refusals, test_predict_proba_refusals_say_why, test_one_class_document_of_a_model_that_needs_two,
-            test_min_max_scaler_clip, test_box_cox_outside_its_domain_is_null):
+def test_radius_neighbors_without_neighbours_is_null(env):
+    """A row with no training row within the radius: the regressor predicts NULL (scikit-learn:
+    NaN and a warning), the classifier without outlier_label too (scikit-learn raises), with
+    predict_proba NULL; the other rows as scikit-learn, batched and per row."""
+    import warnings
+    from sklearn.neighbors import RadiusNeighborsClassifier, RadiusNeighborsRegressor
+    from sklearn.pipeline import make_pipeline
+    df, targets = sklearn_cases.frame()
+    n = sklearn_cases.N_TRAIN
+    X = df[sklearn_cases.ALL]
+    env.load()
+    for model, est, target in (
+            ("sk_radius_reg_null", RadiusNeighborsRegressor(1.2), "regression"),
+            ("sk_radius_clf_null", RadiusNeighborsClassifier(1.2, weights="distance"), "multiclass")):
+        pipe = make_pipeline(sklearn_cases._prep(), est).fit(X.iloc[:n], targets[target][:n])
+        _, ind = pipe[-1].radius_neighbors(pipe[:-1].transform(X))
+        empty = np.array([len(i) == 0 for i in ind])
+        if not empty.any() or empty.all():
+            raise Failure(f"{model}: want rows with and without neighbours, got {empty.sum()} empty")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = np.full(len(X), np.nan)
+            want[~empty] = pipe.predict(X[~empty])
+        env.drop_model(model)
+        pg_predict.deploy(env.conn, model, pipe)
+        for batching in (True, False):
+            with env.conn.transaction():
+                env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {'on' if batching else 'off'}")
+                got = env.query(f"SELECT id, predict(%(m)s, t) FROM {TABLE} t ORDER BY id", {"m": model})
+            values = np.array([np.nan if r[1] is None else r[1] for r in got], dtype=np.float64)
+            if (np.isnan(values) != empty).any():
+                raise Failure(f"{model} (batching {batching}): NULL on rows "
+                              f"{np.flatnonzero(np.isnan(values))[:5]}, no neighbours on {np.flatnonzero(empty)[:5]}")
+            assert_close(f"{model} (batching {batching})", values[~empty], want[~empty])
+        env.drop_model(model)
+
+
+for _fn in (test_ensembles_string_labels_and_refusals, test_predict_proba_refusals_say_why,
+            test_one_class_document_of_a_model_that_needs_two,
+            test_min_max_scaler_clip, test_box_cox_outside_its_domain_is_null,
+            test_radius_neighbors_without_neighbours_is_null):
     add_test(_fn.__name__[len("test_"):], _fn)
 
 for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc,

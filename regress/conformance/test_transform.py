@@ -134,14 +134,15 @@ def check_function(env, function, model, want, numeric_columns=None):
 
 def transformer_cases():
     from sklearn.compose import ColumnTransformer
-    from sklearn.decomposition import PCA, KernelPCA, TruncatedSVD
+    from sklearn.decomposition import PCA, FastICA, KernelPCA, TruncatedSVD
     from sklearn.feature_selection import SelectKBest, VarianceThreshold, f_classif
     from sklearn.impute import MissingIndicator, SimpleImputer
     from sklearn.pipeline import FeatureUnion, make_pipeline
     from sklearn.preprocessing import (Binarizer, FunctionTransformer, KBinsDiscretizer,
                                        MaxAbsScaler, MinMaxScaler, Normalizer, OneHotEncoder,
                                        OrdinalEncoder, PolynomialFeatures, PowerTransformer,
-                                       QuantileTransformer, RobustScaler, StandardScaler)
+                                       QuantileTransformer, RobustScaler, SplineTransformer,
+                                       StandardScaler)
     imputed = lambda step: make_pipeline(SimpleImputer(strategy="median"), step)  # noqa: E731
     return {
         # (estimator, columns, numeric: whether the array forms apply)
@@ -183,6 +184,13 @@ def transformer_cases():
         "kernel_pca_poly": (KernelPCA(n_components=2, kernel="poly", degree=3, gamma=0.1, coef0=1.0),
                             ["rate", "visits"], True),
         "kernel_pca_cosine": (KernelPCA(n_components=3, kernel="cosine"), NAN_FREE, True),
+        "one_hot_encoder_infrequent": (OneHotEncoder(max_categories=3, handle_unknown="infrequent_if_exist"),
+                                       ["city", "plan"], False),
+        "spline_transformer_linear": (SplineTransformer(n_knots=4, degree=3, extrapolation="linear"),
+                                      ["income", "rate", "tenure"], True),
+        "spline_transformer_periodic_no_bias": (SplineTransformer(
+            n_knots=5, degree=2, extrapolation="periodic", include_bias=False), ["visits", "rate"], True),
+        "fast_ica": (imputed(FastICA(3, whiten="unit-variance", random_state=0)), NUMERIC, True),
     }
 
 
@@ -386,6 +394,41 @@ def test_refusals(env):
 
 
 add_test("refusals", test_refusals)
+
+
+def test_spline_error_beyond_the_knots_is_nan(env):
+    """SplineTransformer(extrapolation='error'): scikit-learn raises for a value beyond the
+    knots; transform() gives NaN there and a model after it predicts NULL, the other rows as
+    scikit-learn."""
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import SplineTransformer
+    est, X = fit(SplineTransformer(n_knots=4, degree=2, extrapolation="error"), ["income"])
+    lo, hi = est.bsplines_[0].t[2], est.bsplines_[0].t[-3]
+    outside = ((X["income"] < lo) | (X["income"] > hi)).to_numpy()
+    if not outside.any():
+        raise Failure("no row of the frame lies beyond the fitted knots")
+    want = np.full((len(X), est.n_features_out_), np.nan)
+    want[~outside] = est.transform(X[~outside])
+    env.load()
+    env.deploy("tr_spline_error", est)
+    check_function(env, "transform", "tr_spline_error", want, ["income"])
+    model, _ = fit(make_pipeline(SplineTransformer(n_knots=4, degree=2, extrapolation="error"), Ridge()),
+                   ["income"], "regression")
+    env.deploy("sk_spline_error", model)
+    want = np.full(len(X), np.nan)
+    want[~outside] = model.predict(X[~outside])
+    for batching in (True, False):
+        ids, got = run_function(env, "predict", "sk_spline_error", batching)
+        got = np.array([np.nan if v is None else v for v in got], dtype=np.float64)
+        if (np.isnan(got) != outside).any():
+            raise Failure(f"predict (batching {batching}): NULL on rows {np.flatnonzero(np.isnan(got))[:5]}, "
+                          f"beyond the knots: {np.flatnonzero(outside)[:5]}")
+        assert_close(f"sk_spline_error predict (batching {batching})", got[~outside], want[~outside],
+                     ids=[i for i, o in zip(ids, outside) if not o])
+
+
+add_test("spline_error_beyond_the_knots_is_nan", test_spline_error_beyond_the_knots_is_nan)
 
 if __name__ == "__main__":
     main(fixture=make_env)

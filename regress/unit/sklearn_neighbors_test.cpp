@@ -117,6 +117,46 @@ TEST(SklearnNeighbors, ClassifierByHand) {
     }
 }
 
+// RadiusNeighbors*: every training row within the radius (<=); none: the outlier label's one-hot
+// (or NaN without one, and for the regressor).
+TEST(SklearnNeighbors, RadiusByHand) {
+    const std::vector<float> x = {0.0f, 0.0f, 0.5f, 0.0f, 5.0f, 5.0f, kNaN, 1.0f};
+    auto radius_doc = [](const std::string& type, json y, const std::string& weights, double r, json outlier,
+                         json classes) {
+        json d = knn_doc(type, 2, kPoints, y, 1, 2, weights, classes);
+        d["steps"][0].erase("n_neighbors");
+        d["steps"][0]["radius"] = r;
+        if (!outlier.is_null()) d["steps"][0]["outlier_label"] = outlier;
+        return d;
+    };
+    struct Case {
+        const char* weights;
+        json outlier;
+        std::vector<float> want;  // predict_proba, 4 rows × 2 classes
+    };
+    const Case cases[] = {
+        // (0, 0): itself and (1, 0) at exactly the radius; (0.5, 0): points 0 and 1; (5, 5): none
+        {"uniform", 1, {0.5f, 0.5f, 0.5f, 0.5f, 0, 1, kNaN, kNaN}},
+        {"distance", 0, {1, 0, 0.5f, 0.5f, 1, 0, kNaN, kNaN}},
+        {"uniform", nullptr, {0.5f, 0.5f, 0.5f, 0.5f, kNaN, kNaN, kNaN, kNaN}},
+    };
+    for (const Case& c : cases) {
+        const std::string what = std::string(c.weights) + " outlier " + c.outlier.dump();
+        const spec::Pipeline p = importers::import_sklearn(
+            radius_doc("RadiusNeighborsClassifier", kLabels, c.weights, 1.0, c.outlier, {7, 9}));
+        expect_close(run_compiled(p, x), c.want, what + " compiled");
+        expect_close(reference(p, x), c.want, what + " reference");
+    }
+    const spec::Pipeline r = importers::import_sklearn(
+        radius_doc("RadiusNeighborsRegressor", {1.0, 2.0, 3.0, 4.0}, "uniform", 1.5, nullptr, nullptr));
+    const std::vector<float> rows = {0.0f, 0.0f, 2.0f, 0.0f, 9.0f, 9.0f};  // {1, 2}, {2, 4}, none
+    expect_close(run_compiled(r, rows), {1.5f, 3.0f, kNaN}, "regressor compiled");
+    expect_close(reference(r, rows), {1.5f, 3.0f, kNaN}, "regressor reference");
+    expect_error([&] { importers::import_sklearn(radius_doc("RadiusNeighborsClassifier", kLabels, "uniform", 1.0, 2,
+                                                            {7, 9})); },
+                 ErrorCategory::InvalidModel, {"outlier_label"});
+}
+
 TEST(SklearnNeighbors, RegressorManhattanByHand) {
     const json y = {10.0, 20.0, 30.0, 40.0};
     const std::vector<float> x = {1.0f, 1.0f, 3.0f, 0.0f};

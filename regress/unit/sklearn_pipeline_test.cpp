@@ -340,6 +340,34 @@ TEST(SklearnSteps, OneHotNumericWithNaNCategoryAndDrop) {
     expect_matches_reference(p, grid, "one-hot grid");
 }
 
+// Infrequent categories: per column the frequent ones in order, then one for the infrequent ones
+// (with infrequent_if_exist also the unknown values), drop_idx counted in that grouped order.
+TEST(SklearnSteps, OneHotInfrequentCategoriesGroupLast) {
+    json ohe = {{"type", "OneHotEncoder"},
+                {"categories", {{1.0, 2.0, 3.0, 4.0}, {5.0, 6.0, 7.0}}},
+                {"infrequent_categories", {{3.0, 4.0}, {6.0}}},
+                {"handle_unknown", "infrequent_if_exist"},
+                {"drop_idx", {0, nullptr}}};
+    // column 0: [2, infrequent] (1 dropped); column 1: [5, 7, infrequent]
+    json steps = {ohe, ridge({1.0, 10.0, 100.0, 1000.0, 10000.0}, 0.0)};
+    const spec::Pipeline p = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", steps));
+    EXPECT_EQ(p.model.num_features, 5);
+    std::vector<float> x = {1.0f, 5.0f, 2.0f, 6.0f, 4.0f, 7.0f, 9.0f, 9.0f, 3.0f, kNaN};
+    expect_close(run_compiled(p, x, 5), {100.0, 1.0 + 10000.0, 10.0 + 1000.0, 10.0 + 10000.0, 10.0 + 10000.0},
+                 "infrequent_if_exist");
+    ohe["handle_unknown"] = "ignore";  // unknown values: all zeros, infrequent ones still grouped
+    const spec::Pipeline q = importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {ohe, steps[1]}));
+    expect_close(run_compiled(q, x, 5), {100.0, 1.0 + 10000.0, 10.0 + 1000.0, 0.0, 10.0}, "ignore");
+    expect_matches_reference(q, x, "infrequent reference");
+    ohe["infrequent_categories"] = {{3.0, 8.0}, nullptr};
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {ohe, steps[1]})); },
+                 ErrorCategory::InvalidModel, {"infrequent_categories", "not one of the column's categories"});
+    ohe["infrequent_categories"] = {{3.0, 4.0}, nullptr};
+    ohe["drop_idx"] = {3, nullptr};  // only 3 grouped categories: [1, 2, infrequent]
+    expect_error([&] { importers::import_sklearn(doc_with(numeric_inputs(2), "regression", {ohe, steps[1]})); },
+                 ErrorCategory::InvalidModel, {"drop_idx"});
+}
+
 TEST(SklearnSteps, OrdinalUnknownAndMissing) {
     json enc = {{"type", "OrdinalEncoder"},
                 {"categories", {{3.0, 5.0, "NaN"}, {-1.0, 0.0, 1.0}}},

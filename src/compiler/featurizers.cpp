@@ -195,7 +195,7 @@ void emit_neighbors(Emitter& e, const spec::Step& s, const std::string& h, const
     const auto targets = spec::param_matrix(s, "targets", at);
     const int64_t n = static_cast<int64_t>(points.size());
     const int64_t c = targets.empty() ? 0 : static_cast<int64_t>(targets[0].size());
-    const std::string k = std::to_string(static_cast<int64_t>(spec::param_number(s, "k", at)));
+    const bool by_radius = s.params.contains("radius");
     const bool manhattan = spec::param_number(s, "p", at) == 1.0;
     const auto weights = s.params.find("weights");
     const bool by_distance = weights != s.params.end() && *weights == "distance";
@@ -207,24 +207,48 @@ void emit_neighbors(Emitter& e, const spec::Step& s, const std::string& h, const
     e.parts.buffers.push_back(make_f64(pre + "targets", {n, c}, flat));
     const std::string d = e.var(), dk = e.var(), ik = e.var(), t = e.var(), w = e.var();
     e.note_width(n);
-    e.note_width(static_cast<int64_t>(spec::param_number(s, "k", at)) * c);  // the gathered targets
     // compute_mode 2: donot_use_mm_for_euclid_dist (TorchScript takes the int)
     e.line(d + " = torch.cdist(" + h + ", self." + pre + "points, " + (manhattan ? "1.0" : "2.0") + ", 2)");
-    e.line(dk + ", " + ik + " = torch.sort(" + d + ", dim=1, stable=True)");
-    e.line(dk + " = " + dk + "[:, :" + k + "]");
-    e.line(ik + " = " + ik + "[:, :" + k + "].contiguous()");
-    e.line(t + " = self." + pre + "targets.index_select(0, " + ik + ".view(-1)).view(" + ik + ".size(0), " + k +
-           ", " + std::to_string(c) + ")");
-    if (by_distance) {
-        // scikit-learn: 1 / d, but a row with a zero distance counts only its exact matches.
-        const std::string zero = e.var();
-        e.line(zero + " = (" + dk + " == 0.0)");
-        e.line(w + " = torch.where(" + zero + ".any(1, keepdim=True), " + zero + ".double(), 1.0 / " + dk + ")");
-    } else {
-        e.line(w + " = torch.ones_like(" + dk + ")");
-    }
     const std::string mean = e.var();
-    e.line(mean + " = torch.bmm(" + w + ".unsqueeze(1), " + t + ").squeeze(1) / " + w + ".sum(1, keepdim=True)");
+    if (by_radius) {
+        // Every point within the radius, weighted; no point: the "outside" targets (or NaN).
+        const std::string in = e.var(), total = e.var(), empty = e.var();
+        e.parts.buffers.push_back(make_f64(pre + "radius", {1}, {spec::param_number(s, "radius", at)}));
+        e.line(in + " = " + d + " <= self." + pre + "radius");
+        if (by_distance) {
+            const std::string zero = e.var();
+            e.line(zero + " = (" + d + " == 0.0)");
+            e.line(w + " = torch.where(" + zero + ".any(1, keepdim=True), " + zero + ".double(), torch.where(" + in +
+                   ", 1.0 / " + d + ", torch.zeros_like(" + d + ")))");
+        } else {
+            e.line(w + " = " + in + ".double()");
+        }
+        e.line(total + " = " + w + ".sum(1, keepdim=True)");
+        e.line(empty + " = " + total + " == 0.0");
+        e.line(mean + " = torch.mm(" + w + ", self." + pre + "targets) / torch.where(" + empty + ", torch.ones_like(" +
+               total + "), " + total + ")");
+        std::vector<double> outside(static_cast<size_t>(c), NAN);
+        if (s.params.contains("outside")) outside = spec::param_vector(s, "outside", at);
+        e.parts.buffers.push_back(make_f64(pre + "outside", {1, c}, outside));
+        e.line(mean + " = torch.where(" + empty + ", self." + pre + "outside.expand_as(" + mean + "), " + mean + ")");
+    } else {
+        const std::string k = std::to_string(static_cast<int64_t>(spec::param_number(s, "k", at)));
+        e.note_width(static_cast<int64_t>(spec::param_number(s, "k", at)) * c);  // the gathered targets
+        e.line(dk + ", " + ik + " = torch.sort(" + d + ", dim=1, stable=True)");
+        e.line(dk + " = " + dk + "[:, :" + k + "]");
+        e.line(ik + " = " + ik + "[:, :" + k + "].contiguous()");
+        e.line(t + " = self." + pre + "targets.index_select(0, " + ik + ".view(-1)).view(" + ik + ".size(0), " + k +
+               ", " + std::to_string(c) + ")");
+        if (by_distance) {
+            // scikit-learn: 1 / d, but a row with a zero distance counts only its exact matches.
+            const std::string zero = e.var();
+            e.line(zero + " = (" + dk + " == 0.0)");
+            e.line(w + " = torch.where(" + zero + ".any(1, keepdim=True), " + zero + ".double(), 1.0 / " + dk + ")");
+        } else {
+            e.line(w + " = torch.ones_like(" + dk + ")");
+        }
+        e.line(mean + " = torch.bmm(" + w + ".unsqueeze(1), " + t + ").squeeze(1) / " + w + ".sum(1, keepdim=True)");
+    }
     // A row with NaN or ±inf has no nearest points (scikit-learn refuses it): NaN out.
     e.line(out + " = torch.where(torch.isfinite(" + h + ").all(1, keepdim=True), " + mean + ", torch.full_like(" +
            mean + ", float(\"nan\")))");

@@ -94,10 +94,14 @@ std::vector<double> kernel_row(const Step& s, const std::vector<double>& x, cons
 // One row of op neighbors: the weighted mean of the targets of the k nearest points (ties at
 // equal distance: the lower point index first, as a stable sort). A row with a NaN or infinite
 // value has no nearest points (scikit-learn refuses it): every output is NaN.
+// With "radius" r instead of "k": every point at distance <= r (scikit-learn's RadiusNeighbors*),
+// and where there is none the "outside" targets (NaN when absent).
 std::vector<double> neighbors_row(const Step& s, const std::vector<double>& x, const std::string& at) {
     const auto points = param_matrix(s, "points", at);
     const auto targets = param_matrix(s, "targets", at);
-    const size_t k = static_cast<size_t>(param_number(s, "k", at));
+    const bool by_radius = s.params.contains("radius");
+    const double radius = by_radius ? param_number(s, "radius", at) : 0.0;
+    size_t k = by_radius ? 0 : static_cast<size_t>(param_number(s, "k", at));
     const bool manhattan = param_number(s, "p", at) == 1.0;
     const bool by_distance = param(s, "weights", at) == "distance";
     const size_t width = targets.empty() ? 0 : targets[0].size();
@@ -115,6 +119,12 @@ std::vector<double> neighbors_row(const Step& s, const std::vector<double>& x, c
     std::vector<size_t> order(points.size());
     for (size_t r = 0; r < order.size(); ++r) order[r] = r;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return d[a] < d[b]; });
+    if (by_radius) {
+        while (k < order.size() && d[order[k]] <= radius) ++k;
+        if (k == 0)
+            return s.params.contains("outside") ? param_vector(s, "outside", at)
+                                                : std::vector<double>(width, std::nan(""));
+    }
     // scikit-learn's distance weights: 1 / d, but where a distance is 0 only the exact matches
     // count (weight 1 each).
     const bool exact = by_distance && d[order[0]] == 0.0;
@@ -536,9 +546,20 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
                 invalid(at, "neighbors target rows must have the same, non-zero width");
             for (double d : targets[r]) if (!std::isfinite(d)) invalid(at, "neighbors targets must be finite");
         }
-        const double k = param_number(s, "k", at);
-        if (!(k >= 1 && k <= static_cast<double>(points.size()) && k == std::floor(k)))
-            invalid(at, "neighbors k must be an integer in [1, " + std::to_string(points.size()) + "]");
+        if (s.params.contains("radius")) {  // every point within the radius instead of the k nearest
+            const double r = param_number(s, "radius", at);
+            if (!(r >= 0.0) || !std::isfinite(r)) invalid(at, "neighbors radius must be a finite number >= 0");
+            if (s.params.contains("outside")) {
+                const auto outside = param_vector(s, "outside", at);
+                if (outside.size() != targets[0].size())
+                    invalid(at, "neighbors outside must have one value per target column");
+                for (double d : outside) if (!std::isfinite(d)) invalid(at, "neighbors outside must be finite");
+            }
+        } else {
+            const double k = param_number(s, "k", at);
+            if (!(k >= 1 && k <= static_cast<double>(points.size()) && k == std::floor(k)))
+                invalid(at, "neighbors k must be an integer in [1, " + std::to_string(points.size()) + "]");
+        }
         const double p = param_number(s, "p", at);
         if (p != 1.0 && p != 2.0) invalid(at, "neighbors p must be 1 or 2");
         const json& weights = param(s, "weights", at);

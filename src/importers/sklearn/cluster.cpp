@@ -1,10 +1,13 @@
-// scikit-learn KMeans / MiniBatchKMeans (python/pg_predict/cluster.py writes them): predict =
-// argmin ‖x - c‖² = argmax 2 x·c - ‖c‖² → the "linear" estimator over the classes 0..k-1,
-// without probabilities.
+// scikit-learn KMeans / MiniBatchKMeans / MeanShift (python/pg_predict/cluster.py writes them):
+// predict = argmin ‖x - c‖² = argmax 2 x·c - ‖c‖² → the "linear" estimator over the classes
+// 0..k-1, without probabilities. Birch: the label of the nearest subcluster center, a
+// "neighbors" step with k = 1 over the centers whose targets are the one-hot of their labels.
 #include <string>
 #include <vector>
 
 #include "handlers.hpp"
+#include "pg_predict/spec/limits.hpp"
+#include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers::sklearn {
 
@@ -22,6 +25,31 @@ void kmeans(const JsonReader& step, int32_t width, spec::Pipeline& p) {
             c *= 2.0;
         }
     set_linear(p, coef, intercept, width);
+    p.transform = spec::PostTransform::Identity;
+    p.has_probabilities = false;
+}
+
+// subcluster_centers: n × width, subcluster_labels: per center the index of its label in classes.
+// Equally near centers: the lower index, as scikit-learn's argmin.
+void birch(const JsonReader& step, int32_t width, spec::Pipeline& p) {
+    const size_t k = num_classes(step, p);
+    const JsonReader centers = step.array("subcluster_centers");
+    if (static_cast<int64_t>(centers.size()) * width > spec::kMaxNeighborsValues)
+        centers.unsupported(std::to_string(centers.size()) + " subcluster centers of " + std::to_string(width) +
+                            " values are more than the " + std::to_string(spec::kMaxNeighborsValues) +
+                            " a nearest-neighbours program may keep");
+    const Matrix c = finite_matrix(centers, SIZE_MAX, static_cast<size_t>(width));
+    const JsonReader labels = step.array("subcluster_labels");
+    if (labels.size() != c.size())
+        labels.invalid("has " + std::to_string(labels.size()) + " labels for " + std::to_string(c.size()) + " centers");
+    Matrix targets(c.size(), std::vector<double>(k, 0.0));
+    for (size_t r = 0; r < c.size(); ++r)
+        targets[r][static_cast<size_t>(labels[r].integer(0, static_cast<int64_t>(k) - 1))] = 1.0;
+    p.steps.push_back(make_step(spec::Op::Neighbors, {{"points", matrix_json(c)}, {"targets", matrix_json(targets)},
+                                                      {"k", 1}, {"p", 2}, {"weights", "uniform"}}));
+    Matrix identity(k, std::vector<double>(k, 0.0));
+    for (size_t i = 0; i < k; ++i) identity[i][i] = 1.0;
+    set_linear(p, identity, std::vector<double>(k, 0.0), static_cast<int32_t>(k));
     p.transform = spec::PostTransform::Identity;
     p.has_probabilities = false;
 }

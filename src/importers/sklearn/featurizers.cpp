@@ -56,31 +56,56 @@ void push_standardize(std::vector<spec::Step>& out, const std::vector<double>& c
     push_affine(out, std::move(s), std::move(o));
 }
 
-// categories of an encoder: per column, numbers (as the float32 batch holds them) or, for
-// a text input, indices into its vocabulary; NaN stands for a missing-value category.
+// One category of an encoder's column c: a number (as the float32 batch holds it) or, for a
+// text input, its index in the vocabulary; NaN stands for a missing-value category.
+double category_value(Document& doc, const JsonReader& v, const Columns& cols, size_t c) {
+    if (cols[c] >= 0) {
+        if (v.is_null()) return NAN;
+        if (v.is_string()) return doc.vocabulary_index(cols[c], v.string());
+        v.invalid("must be a string: column " + std::to_string(c) + " is the text input \"" +
+                  doc.input_name(cols[c]) + "\"");
+    }
+    if (v.is_string() && !std::isnan(spec::json_number(v.value()).value_or(0.0)))
+        v.invalid("is a string, but column " + std::to_string(c) + " is numeric (declare the input as type \"text\")");
+    return as_float32(v.nullable_number());
+}
+
+// categories of an encoder: per column, its categories' values (category_value).
 std::vector<std::vector<double>> categories(Document& doc, const JsonReader& step, const Columns& cols) {
-    if (auto inf = step.optional("infrequent_categories"))
-        for (const json& c : inf->value())
-            if (!c.is_null()) refuse(step, "infrequent categories (min_frequency / max_categories)");
     const JsonReader cats = step.array("categories");
     if (cats.size() != cols.size())
         cats.invalid("has " + std::to_string(cats.size()) + " columns, the step reads " + std::to_string(cols.size()));
     std::vector<std::vector<double>> out(cats.size());
     for (size_t c = 0; c < cats.size(); ++c) {
         const JsonReader column = cats[c].expect_array();
+        for (size_t k = 0; k < column.size(); ++k) out[c].push_back(category_value(doc, column[k], cols, c));
+    }
+    return out;
+}
+
+bool same_category(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// infrequent_categories of a OneHotEncoder: per column null (none) or some of its categories;
+// returns per column whether each category is infrequent (empty when none is).
+std::vector<std::vector<bool>> infrequent_categories(Document& doc, const JsonReader& step, const Columns& cols,
+                                                     const std::vector<std::vector<double>>& cats) {
+    std::vector<std::vector<bool>> out(cats.size());
+    const auto inf = step.optional("infrequent_categories");
+    if (!inf || inf->value().is_null()) return out;
+    if (!inf->is_array() || inf->size() != cats.size())
+        inf->invalid("must be null or an array of " + std::to_string(cats.size()) + " entries");
+    for (size_t c = 0; c < cats.size(); ++c) {
+        const JsonReader column = (*inf)[c];
+        if (column.value().is_null()) continue;
+        column.expect_array();
+        if (column.empty()) column.invalid("must be null or hold at least one category");
+        out[c].assign(cats[c].size(), false);
         for (size_t k = 0; k < column.size(); ++k) {
-            const JsonReader v = column[k];
-            if (cols[c] >= 0) {
-                if (v.is_null()) out[c].push_back(NAN);
-                else if (v.is_string()) out[c].push_back(doc.vocabulary_index(cols[c], v.string()));
-                else v.invalid("must be a string: column " + std::to_string(c) + " is the text input \"" +
-                               doc.input_name(cols[c]) + "\"");
-            } else {
-                if (v.is_string() && !std::isnan(spec::json_number(v.value()).value_or(0.0)))
-                    v.invalid("is a string, but column " + std::to_string(c) +
-                              " is numeric (declare the input as type \"text\")");
-                out[c].push_back(as_float32(v.nullable_number()));
-            }
+            const double v = category_value(doc, column[k], cols, c);
+            size_t i = 0;
+            while (i < cats[c].size() && !same_category(cats[c][i], v)) ++i;
+            if (i == cats[c].size()) column[k].invalid("is not one of the column's categories");
+            out[c][i] = true;
         }
     }
     return out;
@@ -113,9 +138,11 @@ void select(Document& doc, const JsonReader& step, Columns& cols, std::vector<sp
     cols = std::move(sub);
 }
 
-// (x - mean) · componentsᵀ [/ sqrt(explained_variance)] = x · Mᵀ - M · mean.
-void project(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out, bool is_pca) {
-    doc.no_text(step, is_pca ? "PCA" : "TruncatedSVD", cols);
+// (x - mean) · componentsᵀ [/ sqrt(explained_variance)] = x · Mᵀ - M · mean (PCA, TruncatedSVD,
+// FastICA; only PCA whitens here: FastICA's whitening is inside its components).
+void project(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out, const char* type) {
+    const bool is_pca = std::string(type) == "PCA";
+    doc.no_text(step, type, cols);
     const size_t w = cols.size();
     const JsonReader components = step.array("components");
     if (components.empty()) components.invalid("must not be empty");
@@ -200,27 +227,82 @@ void simple_imputer(Document& doc, const JsonReader& step, Columns& cols, std::v
     out.push_back(make_step(spec::Op::Impute, {{"statistics", spec::numbers_to_json(values)}}));
 }
 
+// Without infrequent categories one one_hot over the categories, less the dropped one. With
+// them (min_frequency / max_categories), scikit-learn's layout per column is the frequent
+// categories in order, then one column for the infrequent ones, drop_idx counting in that
+// order: per column a concat part with a one_hot over the frequent categories and one whose
+// one_hot over the infrequent ones is summed by a project (with handle_unknown
+// "infrequent_if_exist": 1 minus the frequent ones, so that an unknown value, no category of
+// the one_hot, lands there too). Sizes stay linear in the categories.
 void one_hot_encoder(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     const size_t w = cols.size();
     const auto cats = categories(doc, step, cols);
+    const auto infrequent = infrequent_categories(doc, step, cols, cats);
     const std::string unknown = step.string("handle_unknown", "error");
     if (unknown == "error") doc.unknown_is_error(cols);
     else if (unknown != "ignore" && unknown != "infrequent_if_exist")
         refuse(step, "parameter handle_unknown = \"" + unknown + "\"");
+    // Per column its frequent categories and its infrequent ones (empty: none).
+    std::vector<std::vector<double>> frequent(w), rare(w);
+    for (size_t c = 0; c < w; ++c)
+        for (size_t k = 0; k < cats[c].size(); ++k)
+            (!infrequent[c].empty() && infrequent[c][k] ? rare : frequent)[c].push_back(cats[c][k]);
     std::vector<int32_t> drop(w, -1);
     if (auto d = step.optional("drop_idx")) {
         if (!d->is_array() || d->size() != w) d->invalid("must be null or an array of " + std::to_string(w) + " entries");
         for (size_t c = 0; c < w; ++c)
-            if (!d->value()[c].is_null())
-                drop[c] = static_cast<int32_t>((*d)[c].integer(0, static_cast<int64_t>(cats[c].size()) - 1));
+            if (!d->value()[c].is_null()) {
+                const size_t grouped = frequent[c].size() + (rare[c].empty() ? 0 : 1);
+                drop[c] = static_cast<int32_t>((*d)[c].integer(0, static_cast<int64_t>(grouped) - 1));
+            }
     }
-    json jc = json::array();
+    const auto hot = [](const std::vector<double>& categories, int32_t dropped) {
+        return make_step(spec::Op::OneHot, {{"categories", json::array({spec::numbers_to_json(categories)})},
+                                            {"drop", json::array({dropped})}});
+    };
+    bool any_infrequent = false;
+    for (const auto& r : rare) any_infrequent = any_infrequent || !r.empty();
+    if (!any_infrequent) {
+        json jc = json::array();
+        size_t width = 0;
+        for (size_t c = 0; c < w; ++c) {
+            jc.push_back(spec::numbers_to_json(cats[c]));
+            width += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+        }
+        out.push_back(make_step(spec::Op::OneHot, {{"categories", jc}, {"drop", drop}}));
+        cols.assign(width, -1);
+        return;
+    }
+    spec::Step concat;
+    concat.op = spec::Op::Concat;
+    const auto add = [&](size_t c, std::vector<spec::Step> steps) {
+        spec::Step::Part part;
+        part.columns = {static_cast<int32_t>(c)};
+        part.steps = std::move(steps);
+        concat.parts.push_back(std::move(part));
+    };
     size_t width = 0;
     for (size_t c = 0; c < w; ++c) {
-        jc.push_back(spec::numbers_to_json(cats[c]));
-        width += cats[c].size() - (drop[c] >= 0 ? 1 : 0);
+        const size_t n_frequent = frequent[c].size();
+        const bool drops_frequent = drop[c] >= 0 && static_cast<size_t>(drop[c]) < n_frequent;
+        if (n_frequent > (drops_frequent ? 1 : 0)) {
+            add(c, {hot(frequent[c], drops_frequent ? drop[c] : -1)});
+            width += n_frequent - (drops_frequent ? 1 : 0);
+        }
+        if (rare[c].empty() || static_cast<size_t>(drop[c]) == n_frequent) continue;
+        if (unknown == "infrequent_if_exist" && n_frequent > 0)  // 1 - Σ frequent
+            add(c, {hot(frequent[c], -1), make_step(spec::Op::Project, {{"matrix", json::array({std::vector<double>(n_frequent, -1.0)})},
+                                                                         {"offset", json::array({1.0})}})});
+        else if (unknown == "infrequent_if_exist")  // every value is infrequent or unknown
+            add(c, {hot(rare[c], -1), make_step(spec::Op::Project, {{"matrix", json::array({std::vector<double>(rare[c].size(), 0.0)})},
+                                                                     {"offset", json::array({1.0})}})});
+        else  // Σ infrequent
+            add(c, {hot(rare[c], -1), make_step(spec::Op::Project, {{"matrix", json::array({std::vector<double>(rare[c].size(), 1.0)})},
+                                                                     {"offset", json::array({0.0})}})});
+        width += 1;
     }
-    out.push_back(make_step(spec::Op::OneHot, {{"categories", jc}, {"drop", drop}}));
+    if (width == 0) refuse(step, "a drop that leaves no output column");
+    out.push_back(std::move(concat));
     cols.assign(width, -1);
 }
 
@@ -268,11 +350,15 @@ void normalizer(Document& doc, const JsonReader& step, Columns& cols, std::vecto
 }
 
 void pca(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
-    project(doc, step, cols, out, true);
+    project(doc, step, cols, out, "PCA");
 }
 
 void truncated_svd(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
-    project(doc, step, cols, out, false);
+    project(doc, step, cols, out, "TruncatedSVD");
+}
+
+void fast_ica(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    project(doc, step, cols, out, "FastICA");
 }
 
 // The bin index (searchsorted of the inner edges, side "right"), then for onehot a 0/1 per bin.

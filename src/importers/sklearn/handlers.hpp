@@ -137,6 +137,11 @@ void pipeline(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void column_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void feature_union(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 
+void fast_ica(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);  // featurizers.cpp
+
+// splines.cpp
+void spline_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+
 // featurizers.cpp
 void standard_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void robust_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
@@ -195,7 +200,8 @@ void mlp_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void mlp_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 
 // cluster.cpp
-void kmeans(const JsonReader&, int32_t, spec::Pipeline&);  // KMeans, MiniBatchKMeans
+void kmeans(const JsonReader&, int32_t, spec::Pipeline&);  // KMeans, MiniBatchKMeans, MeanShift
+void birch(const JsonReader&, int32_t, spec::Pipeline&);
 
 // mixture.cpp
 void gaussian_mixture(const JsonReader&, int32_t, spec::Pipeline&);  // GaussianMixture, BayesianGaussianMixture

@@ -8,6 +8,10 @@
 //    the step gives the (weighted) mean of each.
 // Minkowski p = 2 (euclidean) or p = 1 (manhattan), uniform or distance weights; the exporter
 // refuses everything else. fit_X holds at most kMaxNeighborsValues numbers.
+// RadiusNeighborsClassifier / Regressor: the same over every training row within `radius`; a row
+// with none gets the classifier's outlier label (one-hot: predict_proba 1 for it, as
+// scikit-learn) or, without one (scikit-learn raises) and for the regressor (NaN there), NaN:
+// NULL in SQL.
 #include <string>
 #include <vector>
 
@@ -17,6 +21,8 @@
 
 namespace pg_predict::importers::sklearn {
 
+using nlohmann::json;
+
 namespace {
 
 Matrix identity(size_t n) {
@@ -25,17 +31,24 @@ Matrix identity(size_t n) {
     return m;
 }
 
-// The neighbors step over `targets`, then the identity estimator over its columns.
-void set_neighbors(const JsonReader& step, const Matrix& fit_x, const Matrix& targets, spec::Pipeline& p) {
-    const int64_t k = step.integer("n_neighbors", 1, static_cast<int64_t>(fit_x.size()));
+// The neighbors step over `targets` (the k nearest, or with `radius` every row within it, and
+// `outside` where there is none), then the identity estimator over its columns.
+void set_neighbors(const JsonReader& step, const Matrix& fit_x, const Matrix& targets, spec::Pipeline& p,
+                   const json& outside = nullptr) {
     const int64_t metric_p = step.integer("p", 1, 2);
     const std::string weights = step.string("weights");
     if (weights != "uniform" && weights != "distance") refuse(step.need("weights"), "weights \"" + weights + "\"");
-    p.steps.push_back(make_step(spec::Op::Neighbors, {{"points", matrix_json(fit_x)},
-                                                      {"targets", matrix_json(targets)},
-                                                      {"k", k},
-                                                      {"p", metric_p},
-                                                      {"weights", weights}}));
+    json params = {{"points", matrix_json(fit_x)}, {"targets", matrix_json(targets)}, {"p", metric_p},
+                   {"weights", weights}};
+    if (step.string("type").rfind("RadiusNeighbors", 0) == 0) {
+        const double r = step.finite("radius");
+        if (r < 0) step.need("radius").invalid("must be >= 0");
+        params["radius"] = r;
+        if (!outside.is_null()) params["outside"] = outside;
+    } else {
+        params["k"] = step.integer("n_neighbors", 1, static_cast<int64_t>(fit_x.size()));
+    }
+    p.steps.push_back(make_step(spec::Op::Neighbors, std::move(params)));
     const size_t c = targets[0].size();
     set_linear(p, identity(c), std::vector<double>(c, 0.0), static_cast<int32_t>(c));
     p.transform = spec::PostTransform::Identity;
@@ -63,7 +76,13 @@ void k_neighbors_classifier(const JsonReader& step, int32_t width, spec::Pipelin
     Matrix targets(fit_x.size(), std::vector<double>(classes, 0.0));
     for (size_t r = 0; r < fit_x.size(); ++r)
         targets[r][static_cast<size_t>(y[r].integer(0, static_cast<int64_t>(classes) - 1))] = 1.0;
-    set_neighbors(step, fit_x, targets, p);
+    json outside = nullptr;  // RadiusNeighborsClassifier: outlier_label, an index into classes
+    if (auto o = step.optional("outlier_label"); o && !o->value().is_null()) {
+        std::vector<double> one_hot(classes, 0.0);
+        one_hot[static_cast<size_t>(o->integer(0, static_cast<int64_t>(classes) - 1))] = 1.0;
+        outside = one_hot;
+    }
+    set_neighbors(step, fit_x, targets, p, outside);
 }
 
 void k_neighbors_regressor(const JsonReader& step, int32_t width, spec::Pipeline& p) {

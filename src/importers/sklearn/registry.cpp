@@ -37,6 +37,8 @@ const Handler kHandlers[] = {
     {"PowerTransformer", power_transformer, nullptr, kRefused},
     {"QuantileTransformer", quantile_transformer, nullptr, kRefused},
     {"KernelPCA", kernel_pca, nullptr, kRefused},
+    {"SplineTransformer", spline_transformer, nullptr, kRefused},  // splines.cpp
+    {"FastICA", fast_ica, nullptr, kRefused},
     // linear.cpp
     {"LinearRegression", nullptr, linear_regressor, kRefused},
     {"Ridge", nullptr, linear_regressor, kRefused},
@@ -78,6 +80,8 @@ const Handler kHandlers[] = {
     // cluster.cpp
     {"KMeans", nullptr, kmeans, kNoProba},
     {"MiniBatchKMeans", nullptr, kmeans, kNoProba},
+    {"MeanShift", nullptr, kmeans, kNoProba},
+    {"Birch", nullptr, birch, kNoProba},
     // linear.cpp: the *CV estimators (the plain model once fitted) and other linear regressors
     {"RidgeCV", nullptr, linear_regressor, kRefused},
     {"LassoCV", nullptr, linear_regressor, kRefused},
@@ -121,6 +125,8 @@ const Handler kHandlers[] = {
     {"BaggingRegressor", nullptr, bagging_regressor, kRefused},
     {"StackingClassifier", nullptr, stacking_classifier, kRefused},
     {"StackingRegressor", nullptr, stacking_regressor, kRefused},
+    {"RadiusNeighborsClassifier", nullptr, k_neighbors_classifier, kProbaIsOne},
+    {"RadiusNeighborsRegressor", nullptr, k_neighbors_regressor, kRefused},
 };
 
 std::string names(bool featurizers) {
