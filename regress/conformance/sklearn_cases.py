@@ -27,6 +27,28 @@ SQL_TYPES = {"age": "double precision", "income": "double precision", "visits": 
              "city": "text", "plan": "text", "channel": "text"}
 
 
+def load_frame(conn, table):
+    """frame()'s rows as `table` (id 1..N_ROWS in the frame's order, one column of SQL_TYPES per
+    frame column, NaN as NULL), analyzed: the table the conformance files score."""
+    df, _ = frame()
+    cols = list(df.columns)
+    conn.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, "
+                 + ", ".join(f"{c} {SQL_TYPES[c]}" for c in cols) + ")")
+
+    def value(c, v):
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return None
+        if SQL_TYPES[c] == "text":
+            return str(v)
+        return int(v) if SQL_TYPES[c] in ("integer", "smallint") else float(v)
+
+    with conn.cursor() as cur:
+        with cur.copy(f"COPY {table} (id, {', '.join(cols)}) FROM STDIN") as cp:
+            for i, row in enumerate(df.itertuples(index=False)):
+                cp.write_row([i + 1] + [value(c, v) for c, v in zip(cols, row)])
+    conn.execute(f"ANALYZE {table}")
+
+
 @functools.lru_cache(maxsize=None)
 def frame(seed=1):
     """(DataFrame of all N_ROWS rows, dict of targets computed on it)."""

@@ -43,25 +43,9 @@ class Env:
         return self.conn.execute(sql, params).fetchall()
 
     def load(self):
-        if self.loaded:
-            return
-        df, _ = sklearn_cases.frame()
-        cols = list(df.columns)
-        types = sklearn_cases.SQL_TYPES
-        self.conn.execute(f"CREATE TABLE {TABLE} (id int PRIMARY KEY, "
-                          + ", ".join(f"{c} {types[c]}" for c in cols) + ")")
-
-        def value(c, v):
-            if v is None or (isinstance(v, float) and np.isnan(v)):
-                return None
-            return str(v) if types[c] == "text" else (int(v) if types[c] in ("integer", "smallint") else float(v))
-
-        with self.conn.cursor() as cur:
-            with cur.copy(f"COPY {TABLE} (id, {', '.join(cols)}) FROM STDIN") as cp:
-                for i, row in enumerate(df.itertuples(index=False)):
-                    cp.write_row([i + 1] + [value(c, v) for c, v in zip(cols, row)])
-        self.conn.execute(f"ANALYZE {TABLE}")
-        self.loaded = True
+        if not self.loaded:
+            sklearn_cases.load_frame(self.conn, TABLE)
+            self.loaded = True
 
     def deploy(self, name, estimator):
         self.conn.execute("SELECT drop_model(name) FROM models WHERE name = %s", [name])
