@@ -11,7 +11,7 @@
 //   bucketize  searchsorted of each column in its edges (padded with +inf); NaN kept
 //   monomials  prod(pow(h[:, None, :], powers), 2) with x^0 = 1
 //   kernel   matmul(h, svᵀ), then linear / poly / sigmoid of it; rbf exp(-γ‖x - s‖²) natively
-//   neighbors  cdist to the points, a stable sort's first k, the weighted mean of their targets
+//   neighbors  cdist to the points, a stable sort's first k (natively), the weighted mean of their targets
 //   power    both branches of the transform per column (lambdas as buffers), where() picks one
 //   quantile  searchsorted of each column in its quantiles from both sides, the two
 //            interpolations gathered by torch.take and averaged, the bounds, ndtri for normal
@@ -28,6 +28,7 @@
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/compiler/compile.hpp"
+#include "pg_predict/kernels/k_nearest.hpp"
 #include "pg_predict/kernels/project.hpp"
 #include "pg_predict/kernels/rbf.hpp"
 #include "pg_predict/spec/steps.hpp"
@@ -234,9 +235,10 @@ void emit_neighbors(Emitter& e, const spec::Step& s, const std::string& h, const
     } else {
         const std::string k = std::to_string(static_cast<int64_t>(spec::param_number(s, "k", at)));
         e.note_width(static_cast<int64_t>(spec::param_number(s, "k", at)) * c);  // the gathered targets
-        e.line(dk + ", " + ik + " = torch.sort(" + d + ", dim=1, stable=True)");
-        e.line(dk + " = " + dk + "[:, :" + k + "]");
-        e.line(ik + " = " + ik + "[:, :" + k + "].contiguous()");
+        // The first k of a stable sort, without sorting (kernels/k_nearest.hpp): the full sort
+        // of 10,000 distances a row cost as much as computing them.
+        static_cast<void>(kernels::k_nearest_op_anchor());
+        e.line(dk + ", " + ik + " = ops.pg_predict.k_nearest(" + d + ", " + k + ")");
         e.line(t + " = self." + pre + "targets.index_select(0, " + ik + ".view(-1)).view(" + ik + ".size(0), " + k +
                ", " + std::to_string(c) + ")");
         if (by_distance) {
