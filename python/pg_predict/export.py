@@ -277,6 +277,8 @@ def _transform(est, sources, ctx):
 # Encoders of a target (y): scikit-learn's Pipeline and ColumnTransformer cannot fit them
 # (fit_transform(y) takes no X) and their transform takes a 1-D array, so no fitted pipeline holds
 # one as a feature step; a TransformedTargetRegressor may hold one as its target transformer.
+# (A LabelEncoder never gets here as a step: featurizers.py exports it as its one column's
+# ordinal encoding, for a LabelEncoder deployed on its own.)
 TARGET_ENCODERS = ("LabelEncoder", "LabelBinarizer", "MultiLabelBinarizer")
 
 
