@@ -30,14 +30,24 @@ class SqlModel:
         self.conn = conn
         self.name = name
         self.original = model
-        (self.task, self.classes, self.columns, self.strategy) = conn.execute(
-            "SELECT task, classes, columns, strategy FROM models WHERE name = %s", [name]).fetchone()
+        (self.task, self.classes, self.columns, self.strategy, self.outputs) = conn.execute(
+            "SELECT task, classes, columns, strategy, outputs FROM models WHERE name = %s",
+            [name]).fetchone()
         # Hummingbird's containers hold the compiled module in .model; the tests read which
         # tree strategy it used from its operators.
         self.model = types.SimpleNamespace(_operators=_tree_operators(model, self.strategy))
 
     # -- scikit-learn's API -------------------------------------------------------------------
     def predict(self, X):
+        # Several values per row (scikit-learn's (n, outputs) array): a regressor's outputs > 1,
+        # or a classifier's without classes (models.outputs is a classifier's class count).
+        multi = (self.outputs or 1) > 1 and (self.task == "regression" or
+                                             (self.task == "classification" and self.classes is None))
+        if multi:
+            values = self._matrix("predict_outputs", X)
+            labels = getattr(self.original, "classes_", None)
+            return values.astype(np.int64) if self.task == "classification" and labels is not None \
+                and all(np.asarray(c).dtype.kind in "iu" for c in labels) else values
         if self.task == "classification":
             labels = getattr(self.original, "classes_", None)
             if labels is not None and np.asarray(labels).dtype.kind not in "iuf":
