@@ -1,0 +1,411 @@
+-- pg_predict 0.6.0 (full install script; pg_predict--0.5.0--0.6.0.sql upgrades 0.5.0)
+\echo Use "CREATE EXTENSION pg_predict" to load this file. \quit
+
+-- The catalog. Ordinary roles get no privileges on it: the compiled program bytes are executed
+-- by libtorch's loader, so only bytes the extension itself produced may ever land here. The C
+-- functions below write it as the table's owner after checking model ownership.
+CREATE SEQUENCE @extschema@.model_catalog_id_seq;
+
+CREATE TABLE @extschema@.model_catalog (
+    id          bigint PRIMARY KEY,          -- new for every create or replace (cache key)
+    -- at most NAMEDATALEN - 1 bytes, like a PostgreSQL identifier (create_model says so first)
+    name        text NOT NULL UNIQUE CHECK (name <> '' AND pg_catalog.octet_length(name) <= 63),
+    -- The owner and the roles that may use the model are kept by role NAME, not OID, so that a
+    -- dump restores into a cluster that lacks the roles (pg_restore --no-owner) and a role OID
+    -- from another cluster never maps to an unrelated role. A name that resolves to no role
+    -- means: only superusers manage the model (NULL: its owner was dropped before 0.2.0).
+    owner       text CHECK (owner <> ''),
+    usable_by   text[] NOT NULL DEFAULT '{}',  -- grant_model_usage(): role names, 'public' for PUBLIC
+    format      text NOT NULL,               -- source format, e.g. 'xgboost'
+    -- The artifact as given to create_model, in the column of its SQL type (exactly one is set).
+    source      jsonb,                       -- JSON documents given as jsonb (XGBoost, scikit-learn)
+    source_text text,                        -- given as text (LightGBM's model.txt, JSON as text)
+    source_bytes bytea,                      -- given as bytea (ONNX, TorchScript)
+    spec        jsonb NOT NULL,              -- the imported pipeline, readable (before the optimizer; explain_model shows both)
+    program     bytea NOT NULL,              -- the compiled TorchScript module
+    features    text[] NOT NULL,             -- the model's feature names, input order
+    columns     text[] NOT NULL,             -- the column each feature reads
+    task        text NOT NULL CHECK (task IN ('regression', 'classification')),
+    classes     float8[],                    -- class labels, output order (classifiers)
+    strategy    text NOT NULL,               -- how trees were compiled
+    options     jsonb NOT NULL,              -- create_model's options
+    summary     jsonb NOT NULL,              -- objective, trees, depth, ...
+    text_features int4[] NOT NULL DEFAULT '{}', -- inputs read as text (0-based)
+    text_inputs jsonb NOT NULL DEFAULT '[]',    -- their dictionaries
+    unused_features int4[] NOT NULL DEFAULT '{}', -- inputs the model never reads (not fetched)
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    CHECK (cardinality(features) = cardinality(columns)),
+    CONSTRAINT model_catalog_one_source CHECK (pg_catalog.num_nonnulls(source, source_text, source_bytes) = 1)
+);
+ALTER SEQUENCE @extschema@.model_catalog_id_seq OWNED BY @extschema@.model_catalog.id;
+REVOKE ALL ON @extschema@.model_catalog FROM PUBLIC;
+REVOKE ALL ON SEQUENCE @extschema@.model_catalog_id_seq FROM PUBLIC;
+
+-- pg_dump includes the models.
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.model_catalog', '');
+SELECT pg_catalog.pg_extension_config_dump('@extschema@.model_catalog_id_seq', '');
+
+-- create_model takes the artifact in the SQL type its format comes in: jsonb (XGBoost JSON, the
+-- scikit-learn document), text (LightGBM's model.txt; text holding a JSON document is read as
+-- JSON, which is what an untyped literal such as create_model('m', '{...}') resolves to) or
+-- bytea (ONNX, TorchScript; pg_read_binary_file). format 'auto' detects it.
+CREATE FUNCTION @extschema@.create_model(name text, model jsonb, format text DEFAULT 'auto',
+                                         options jsonb DEFAULT '{}')
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_create_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION @extschema@.create_model(name text, model text, format text DEFAULT 'auto',
+                                         options jsonb DEFAULT '{}')
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_create_model_text'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION @extschema@.create_model(name text, model bytea, format text DEFAULT 'auto',
+                                         options jsonb DEFAULT '{}')
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_create_model_bytea'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.create_model(text, jsonb, text, jsonb) IS
+'Import a model artifact (XGBoost JSON, scikit-learn document), compile it and store it under a name. options: features, columns, strategy, replace';
+COMMENT ON FUNCTION @extschema@.create_model(text, text, text, jsonb) IS
+'Import a model artifact given as text (LightGBM model.txt, or a JSON document), compile it and store it under a name';
+COMMENT ON FUNCTION @extschema@.create_model(text, bytea, text, jsonb) IS
+'Import a model artifact given as bytes (ONNX, TorchScript), compile it and store it under a name';
+
+CREATE FUNCTION @extschema@.drop_model(name text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_drop_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- predict: the value for a regressor, the class label for a classifier.
+-- The row form reads the model's features from the row's columns by name; the array forms
+-- read them by position. A NULL feature is a missing value; a NULL row or array gives NULL.
+CREATE FUNCTION @extschema@.predict(name text, "row" anyelement)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict(name text, features real[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict(name text, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_predict'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+-- predict_proba: class probabilities in the model's class order (classifiers only).
+CREATE FUNCTION @extschema@.predict_proba(name text, "row" anyelement)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_proba'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_proba(name text, features real[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_proba'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_proba(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_proba'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+-- explain_model: what the optimizer did to a model (jsonb): "before" (the spec as imported) and
+-- "after" (as compiled), "passes" (each optimizer pass and what it changed), and
+-- "columns_read" / "columns_not_read" (the inputs the scan fetches and those it leaves out).
+CREATE FUNCTION @extschema@.explain_model(name text)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'pg_predict_explain_model'
+LANGUAGE C STABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.explain_model(text) IS
+'The model''s spec before and after optimization, what each optimizer pass did, and the input columns read';
+
+-- ---- 0.2.0: owners and usage by role name, per-model privileges -------------------------
+
+-- Who may use a model (predict, predict_proba, explain_model): its owner, superusers, and the
+-- roles granted with grant_model_usage ('public': every role). The same test the C code makes
+-- once per statement; the models view shows it for the current role.
+CREATE FUNCTION @extschema@.model_usable(owner text, usable_by text[])
+RETURNS bool
+AS 'MODULE_PATHNAME', 'pg_predict_model_usable'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+CREATE FUNCTION @extschema@.grant_model_usage(model text, role text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_grant_model_usage'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.grant_model_usage(text, text) IS
+'Let a role (or ''public'') score the model and explain it; only the model''s owner or a superuser may grant';
+
+CREATE FUNCTION @extschema@.revoke_model_usage(model text, role text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_revoke_model_usage'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.revoke_model_usage(text, text) IS
+'Take back what grant_model_usage gave; only the model''s owner or a superuser may revoke';
+
+CREATE FUNCTION @extschema@.set_model_owner(model text, new_owner text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_set_model_owner'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.set_model_owner(text, text) IS
+'Give the model to another role, as ALTER ... OWNER TO: a superuser, or its owner when a member of the new role';
+
+
+-- ---- 0.3.0: artifacts of every SQL type, TorchScript --------------------------------------
+
+-- Importing foreign TorchScript runs the user's operators inside the server (libtorch's loader
+-- and interpreter are not hardened against hostile programs): only superusers and members of
+-- this role may do it. Roles are cluster-wide, so the role is created only when missing (another
+-- database's CREATE EXTENSION may have made it) and DROP EXTENSION leaves it: drop it by hand
+-- once no database uses pg_predict. (PostgreSQL reserves role names that start with "pg_".)
+DO $role$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'pgpredict_torchscript') THEN
+        CREATE ROLE pgpredict_torchscript NOLOGIN;
+        COMMENT ON ROLE pgpredict_torchscript IS 'pg_predict: may create models from TorchScript modules (create_model(..., ''torchscript''))';
+    END IF;
+END
+$role$;
+
+CREATE VIEW @extschema@.models AS
+SELECT name,
+       owner,
+       usable_by,
+       @extschema@.model_usable(owner, usable_by) AS usable,  -- by the current role
+       format,
+       -- the SQL type the artifact was given as (the catalog keeps it as given)
+       CASE WHEN source IS NOT NULL THEN 'jsonb'
+            WHEN source_text IS NOT NULL THEN 'text'
+            ELSE 'bytea' END AS source_type,
+       task,
+       classes,
+       features,
+       columns,
+       -- the columns a query really fetches: those of inputs the optimized model reads
+       ARRAY(SELECT c FROM pg_catalog.unnest(columns) WITH ORDINALITY AS u(c, i)
+              WHERE (i - 1)::int4 OPERATOR(pg_catalog.<>) ALL (unused_features) ORDER BY i) AS columns_read,
+       strategy,
+       (summary OPERATOR(pg_catalog.->>) 'objective') AS objective,
+       (summary OPERATOR(pg_catalog.->>) 'trees')::int AS trees,
+       (summary OPERATOR(pg_catalog.->>) 'depth')::int AS depth,
+       -- the model's shape: input features, output values (one per class for a classifier),
+       -- what computes them (tree_ensemble, linear, torchscript, ...) after how many featurizer steps
+       pg_catalog.cardinality(features) AS inputs,
+       CASE WHEN task OPERATOR(pg_catalog.=) 'classification'
+            THEN pg_catalog.cardinality(classes) ELSE 1 END AS outputs,
+       (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
+       coalesce((summary OPERATOR(pg_catalog.->>) 'steps')::int, 0) AS steps,
+       pg_catalog.octet_length(program) AS program_bytes,
+       created_at
+  FROM @extschema@.model_catalog;
+GRANT SELECT ON @extschema@.models TO PUBLIC;
+
+COMMENT ON VIEW @extschema@.models IS 'Models registered with create_model(), their format and shape, their owners and who may use them';
+
+-- ---- 0.4.0: scikit-learn as people use it (issue 13) -------------------------------------
+
+-- transform(): a scikit-learn pipeline that ends in a transformer is a model of task
+-- 'transformer'; the models view's outputs is then its number of output columns.
+ALTER TABLE @extschema@.model_catalog DROP CONSTRAINT model_catalog_task_check;
+ALTER TABLE @extschema@.model_catalog ADD CONSTRAINT model_catalog_task_check
+    CHECK (task IN ('regression', 'classification', 'transformer'));
+
+-- Class labels of any type scikit-learn allows. class_labels: every classifier's labels as
+-- text, in output column order (predict_proba's order, scikit-learn's sorted classes_), what
+-- predict_label() returns; a numeric label is written as float8's text ('1' for 1.0). classes
+-- keeps the numeric labels predict() returns, NULL when they are not numbers (strings,
+-- booleans: predict() refuses such a model, predict_label() gives the label).
+ALTER TABLE @extschema@.model_catalog ADD COLUMN class_labels text[];
+
+CREATE FUNCTION @extschema@.predict_label(name text, "row" anyelement)
+RETURNS text
+AS 'MODULE_PATHNAME', 'pg_predict_predict_label'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_label(name text, features real[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'pg_predict_predict_label'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_label(name text, features float8[])
+RETURNS text
+AS 'MODULE_PATHNAME', 'pg_predict_predict_label'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+COMMENT ON FUNCTION @extschema@.predict_label(text, anyelement) IS
+'The predicted class of a classifier as text: scikit-learn''s label (a string, true/false), or a numeric label''s float8 text';
+
+-- The models view shows the classes as text (class_labels): a column's type changes, so the
+-- view is made again.
+DROP VIEW @extschema@.models;
+CREATE VIEW @extschema@.models AS
+SELECT name,
+       owner,
+       usable_by,
+       @extschema@.model_usable(owner, usable_by) AS usable,  -- by the current role
+       format,
+       -- the SQL type the artifact was given as (the catalog keeps it as given)
+       CASE WHEN source IS NOT NULL THEN 'jsonb'
+            WHEN source_text IS NOT NULL THEN 'text'
+            ELSE 'bytea' END AS source_type,
+       task,
+       class_labels AS classes,  -- as text, predict_proba's column order
+       features,
+       columns,
+       -- the columns a query really fetches: those of inputs the optimized model reads
+       ARRAY(SELECT c FROM pg_catalog.unnest(columns) WITH ORDINALITY AS u(c, i)
+              WHERE (i - 1)::int4 OPERATOR(pg_catalog.<>) ALL (unused_features) ORDER BY i) AS columns_read,
+       strategy,
+       (summary OPERATOR(pg_catalog.->>) 'objective') AS objective,
+       (summary OPERATOR(pg_catalog.->>) 'trees')::int AS trees,
+       (summary OPERATOR(pg_catalog.->>) 'depth')::int AS depth,
+       -- the model's shape: input features, output values (one per class for a classifier, the
+       -- columns transform() returns for a transformer), what computes them (tree_ensemble,
+       -- linear, torchscript, ..., none for a transformer) after how many featurizer steps
+       pg_catalog.cardinality(features) AS inputs,
+       CASE WHEN task OPERATOR(pg_catalog.=) 'classification' THEN pg_catalog.cardinality(class_labels)
+            WHEN task OPERATOR(pg_catalog.=) 'transformer' THEN (summary OPERATOR(pg_catalog.->>) 'num_groups')::int
+            ELSE 1 END AS outputs,
+       (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
+       coalesce((summary OPERATOR(pg_catalog.->>) 'steps')::int, 0) AS steps,
+       pg_catalog.octet_length(program) AS program_bytes,
+       created_at
+  FROM @extschema@.model_catalog;
+GRANT SELECT ON @extschema@.models TO PUBLIC;
+
+COMMENT ON VIEW @extschema@.models IS 'Models registered with create_model(), their format and shape, their owners and who may use them';
+
+-- transform: the output columns of a pipeline that ends in a transformer (scikit-learn's
+-- transform), float8[]; batched by the PredictBatch node like predict.
+CREATE FUNCTION @extschema@.transform(name text, "row" anyelement)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_transform'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.transform(name text, features real[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_transform'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.transform(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_transform'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+-- decision_function: scikit-learn's decision_function, float8[] with one element per margin
+-- (one for a binary classifier or an IsolationForest, one per class otherwise).
+CREATE FUNCTION @extschema@.decision_function(name text, "row" anyelement)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_decision_function'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.decision_function(name text, features real[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_decision_function'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.decision_function(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_decision_function'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+-- score_samples: scikit-learn's score_samples (IsolationForest), float8.
+CREATE FUNCTION @extschema@.score_samples(name text, "row" anyelement)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_score_samples'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.score_samples(name text, features real[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_score_samples'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.score_samples(name text, features float8[])
+RETURNS float8
+AS 'MODULE_PATHNAME', 'pg_predict_score_samples'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+-- ---- 0.5.0: the rest of scikit-learn (issue 13) ------------------------------------------
+
+-- Multi-output models (scikit-learn's n_outputs_ > 1: 2-D coef_, multi-output trees and
+-- nearest neighbours, MultiOutputRegressor, RegressorChain, MultiOutputClassifier,
+-- ClassifierChain): predict gives several values per row. The summary keeps their number ('outputs'; models from before 0.5.0 have one), the
+-- models view shows it, and predict_outputs() returns them as float8[] (predict() and the other
+-- one-value functions refuse such a model, naming predict_outputs()). Batched by the
+-- PredictBatch node like predict.
+CREATE FUNCTION @extschema@.predict_outputs(name text, "row" anyelement)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_outputs'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_outputs(name text, features real[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_outputs'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_outputs(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_outputs'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+COMMENT ON FUNCTION @extschema@.predict_outputs(text, anyelement) IS
+'Every value a multi-output model predicts for the row (scikit-learn''s predict row), float8[]; a single-output model''s predict() as a one-element array';
+
+-- The models view's outputs: a multi-output model's number of outputs (classes NULL for a
+-- multi-output classifier: its outputs are the labels).
+CREATE OR REPLACE VIEW @extschema@.models AS
+SELECT name,
+       owner,
+       usable_by,
+       @extschema@.model_usable(owner, usable_by) AS usable,  -- by the current role
+       format,
+       -- the SQL type the artifact was given as (the catalog keeps it as given)
+       CASE WHEN source IS NOT NULL THEN 'jsonb'
+            WHEN source_text IS NOT NULL THEN 'text'
+            ELSE 'bytea' END AS source_type,
+       task,
+       class_labels AS classes,  -- as text, predict_proba's column order
+       features,
+       columns,
+       -- the columns a query really fetches: those of inputs the optimized model reads
+       ARRAY(SELECT c FROM pg_catalog.unnest(columns) WITH ORDINALITY AS u(c, i)
+              WHERE (i - 1)::int4 OPERATOR(pg_catalog.<>) ALL (unused_features) ORDER BY i) AS columns_read,
+       strategy,
+       (summary OPERATOR(pg_catalog.->>) 'objective') AS objective,
+       (summary OPERATOR(pg_catalog.->>) 'trees')::int AS trees,
+       (summary OPERATOR(pg_catalog.->>) 'depth')::int AS depth,
+       -- the model's shape: input features, output values (one per class for a classifier, the
+       -- columns transform() returns for a transformer), what computes them (tree_ensemble,
+       -- linear, torchscript, ..., none for a transformer) after how many featurizer steps
+       pg_catalog.cardinality(features) AS inputs,
+       CASE WHEN coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::int, 1) OPERATOR(pg_catalog.>) 1
+                 THEN (summary OPERATOR(pg_catalog.->>) 'outputs')::int
+            WHEN task OPERATOR(pg_catalog.=) 'classification' THEN pg_catalog.cardinality(class_labels)
+            WHEN task OPERATOR(pg_catalog.=) 'transformer' THEN (summary OPERATOR(pg_catalog.->>) 'num_groups')::int
+            ELSE 1 END AS outputs,
+       (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
+       coalesce((summary OPERATOR(pg_catalog.->>) 'steps')::int, 0) AS steps,
+       pg_catalog.octet_length(program) AS program_bytes,
+       created_at
+  FROM @extschema@.model_catalog;
+
+-- ---- 0.6.0: a model's life in SQL (issue 14) ---------------------------------------------
+
+-- ---- 0.6.0: versions, deployment, rollback ------------------------------------------------
+-- (versions)
+
+-- ---- 0.6.0: training from a query ----------------------------------------------------------
+-- (training)
+
+-- ---- 0.6.0: evaluation -----------------------------------------------------------------------
+-- (evaluation)
+
+-- ---- 0.6.0: usage statistics -----------------------------------------------------------------
+-- (statistics)
