@@ -194,6 +194,12 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
             {"task": "regression", "steps": [{"type": "LinearRegression", "coef": [0.0], "intercept": 10.0}]}]}]}'::jsonb)});
     is($node->safe_psql($db, q{SELECT predict('vote', ARRAY[3]::float8[])}),
        '9.25', "$from -> $latest: a VotingRegressor (op model) registered after the upgrade");
+    # 0.6.0: the usage statistics of a model registered before (200 rows: batches of 64 and 136).
+    $node->safe_psql($db, q{SELECT model_stats_reset('churn')});
+    is($node->safe_psql($db, q{SELECT count(predict('churn', r)) FROM scored_rows r;
+                               SELECT format('%s calls, %s rows, %s batches, dropped %s, %s backend', calls, rows,
+                                             batches, dropped, backends) FROM model_stats WHERE name = 'churn'}),
+       "200\n2 calls, 200 rows, 2 batches, dropped f, 1 backend", "$from -> $latest: model_stats counts a model from before");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.
@@ -208,6 +214,9 @@ is($node->safe_psql($first, $columns_sql), $node->safe_psql('fresh', $columns_sq
    'upgraded and fresh catalogs have the same columns');
 is($node->safe_psql($first, $view_sql), $node->safe_psql('fresh', $view_sql),
    'upgraded and fresh models views have the same columns');
+my $stats_view_sql = $view_sql =~ s/'models'::regclass/'model_stats'::regclass/r;
+is($node->safe_psql($first, $stats_view_sql), $node->safe_psql('fresh', $stats_view_sql),
+   'upgraded and fresh model_stats views have the same columns');
 
 # The role for TorchScript imports is cluster-wide: created once, left by DROP EXTENSION (a
 # CREATE EXTENSION after that finds it).

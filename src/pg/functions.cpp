@@ -190,6 +190,21 @@ void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
     });
 }
 
+// read_and_run; an error counts against the version (usage statistics), then goes on.
+void read_and_run_counted(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
+    const CatalogEntry* volatile entry = m->model->entry;
+    PG_TRY();
+    {
+        read_and_run(fcinfo, m, read);
+    }
+    PG_CATCH();
+    {
+        count_scoring_error(entry);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+}
+
 // Scores argument 1 of the call with the model named by argument 0; false if it is NULL.
 // Counted in the backend's usage record of the version (usage_stats.hpp: no shared memory per row).
 bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** scored) {
@@ -200,16 +215,7 @@ bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** sc
     if (m->usage == NULL || m->usage->model_id != entry->id) m->usage = pending_usage(entry);
     instr_time start, read, done;
     INSTR_TIME_SET_CURRENT(start);
-    PG_TRY();
-    {
-        read_and_run(fcinfo, m, &read);
-    }
-    PG_CATCH();
-    {
-        count_scoring_error(entry);
-        PG_RE_THROW();
-    }
-    PG_END_TRY();
+    read_and_run_counted(fcinfo, m, &read);
     INSTR_TIME_SET_CURRENT(done);
     count_row_call(m->usage, start, read, done);
     return true;
