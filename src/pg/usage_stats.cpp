@@ -174,7 +174,6 @@ void add_to_entry(int64 model_id, const char* name, const UsageCounts& counts) {
 
 constexpr int kPendingRecords = 32;
 PendingUsage pending[kPendingRecords];
-bool callbacks_registered = false;
 
 bool holds_counts(const PendingUsage* p) { return p->counts.calls != 0 || p->counts.errors != 0; }
 
@@ -201,10 +200,6 @@ void executor_end(QueryDesc* query) {
 void usage_add(const CatalogEntry* entry, const UsageCounts& counts) { add_to_entry(entry->id, entry->name, counts); }
 
 PendingUsage* pending_usage(const CatalogEntry* entry, bool may_flush) {
-    if (!callbacks_registered && may_flush) {
-        RegisterXactCallback(at_transaction_end, NULL);
-        callbacks_registered = true;
-    }
     PendingUsage* free_record = NULL;
     for (PendingUsage& p : pending) {
         if (p.model_id == entry->id) return &p;
@@ -269,9 +264,11 @@ void not_shared_notice() {
 
 }  // namespace
 
+// Only hooks and plain memory: this may run in the postmaster, whose children inherit them.
 void install_usage_stats() {
     previous_executor_end = ExecutorEnd_hook;
     ExecutorEnd_hook = executor_end;
+    RegisterXactCallback(at_transaction_end, NULL);
     if (!process_shared_preload_libraries_in_progress) return;
     previous_request_hook = shmem_request_hook;
     shmem_request_hook = request_shmem;
