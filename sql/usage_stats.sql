@@ -25,9 +25,10 @@ SELECT count(*) FROM model_stats WHERE name LIKE 'stats\_%';
 SET pg_predict.batch_size = 64;
 EXPLAIN (costs off) SELECT count(predict('stats_churn', r)) FROM stats_rows r;
 SELECT count(predict('stats_churn', r)) FROM stats_rows r;
-SELECT name, calls, rows, batches, errors, model_time > 0 AS model_timed, fill_time > 0 AS fill_timed,
-       last_used >= stats_since AS used_after_since, now() - last_used < interval '1 hour' AS recent,
-       dropped, model_id = (SELECT id FROM model_catalog WHERE name = 'stats_churn') AS this_version
+SELECT name, version, deployed, calls, rows, batches, errors, model_time > 0 AS model_timed,
+       fill_time > 0 AS fill_timed, last_used >= stats_since AS used_after_since,
+       now() - last_used < interval '1 hour' AS recent, dropped,
+       model_id = (SELECT id FROM model_catalog WHERE name = 'stats_churn') AS this_version
   FROM model_stats WHERE name = 'stats_churn';
 -- 100 rows in batches of 30: 4 more batches, 30 + 30 + 30 + 10.
 SET pg_predict.batch_size = 30;
@@ -86,11 +87,19 @@ SELECT count(predict('stats_churn', r)) FROM stats_rows r WHERE id <= 10;
 SELECT name, backends, loaded_bytes FROM model_stats WHERE name LIKE 'stats\_%' ORDER BY name;
 RESET pg_predict.cache_size;
 
+-- Each version has its row: a new version of stats_churn (deployed) is counted apart from the
+-- first, which shows as not deployed, then as dropped (with its name and number) once removed.
+SELECT create_model('stats_churn', :'binary_model'::jsonb);
+SELECT count(predict('stats_churn', r)) FROM stats_rows r WHERE id <= 10;
+SELECT name, version, deployed, dropped, calls, rows FROM model_stats WHERE name = 'stats_churn' ORDER BY version;
+SELECT drop_model('stats_churn', 1);
+SELECT name, version, deployed, dropped, calls, rows FROM model_stats WHERE name = 'stats_churn' ORDER BY version;
+
 -- A dropped model keeps its counts, under the name it had, until a reset.
 SELECT drop_model('stats_city');
-SELECT name, dropped, calls, errors, backends FROM model_stats WHERE name LIKE 'stats\_%' ORDER BY name;
+SELECT name, version, dropped, calls, errors, backends FROM model_stats WHERE name LIKE 'stats\_%' ORDER BY name, version;
 SELECT model_stats_reset('stats_city');
-SELECT name FROM model_stats WHERE name LIKE 'stats\_%' ORDER BY name;
+SELECT name, version FROM model_stats WHERE name LIKE 'stats\_%' ORDER BY name, version;
 
 -- Every role sees the counts; only a superuser (or a role granted EXECUTE) resets them.
 CREATE ROLE stats_reader;

@@ -30,7 +30,8 @@ struct EntryKey {
 
 struct Entry {
     EntryKey key;  // first: the hash's key
-    char name[NAMEDATALEN];
+    char name[NAMEDATALEN];  // the model's name and version number when first counted
+    int32 version;
     slock_t mutex;  // guards the counters below
     int64 calls;
     int64 rows;
@@ -130,7 +131,7 @@ void evict_one() {
 
 // The entry of `key`, created when missing; the table is locked (shared or exclusive) on return,
 // or NULL (nothing locked) when there is no room. Never errors: runs at transaction abort too.
-Entry* find_entry(const EntryKey& key, const char* name) {
+Entry* find_entry(const EntryKey& key, const char* name, int32 version) {
     lock_table(LW_SHARED);
     Entry* e = (Entry*)hash_search(entries, &key, HASH_FIND, NULL);
     if (e != NULL) return e;
@@ -145,6 +146,7 @@ Entry* find_entry(const EntryKey& key, const char* name) {
     }
     if (!found) {
         strlcpy(e->name, name, sizeof(e->name));
+        e->version = version;
         SpinLockInit(&e->mutex);
         e->calls = e->rows = e->batches = e->errors = 0;
         e->model_ms = e->fill_ms = 0;
@@ -153,9 +155,9 @@ Entry* find_entry(const EntryKey& key, const char* name) {
     return e;
 }
 
-void add_to_entry(int64 model_id, const char* name, const UsageCounts& counts) {
+void add_to_entry(int64 model_id, const char* name, int32 version, const UsageCounts& counts) {
     if (!ensure_table()) return;
-    Entry* e = find_entry(key_of(model_id), name);
+    Entry* e = find_entry(key_of(model_id), name, version);
     if (e == NULL) return;
     TimestampTz now = GetCurrentTimestamp();
     SpinLockAcquire(&e->mutex);
@@ -197,7 +199,9 @@ void executor_end(QueryDesc* query) {
 
 }  // namespace
 
-void usage_add(const CatalogEntry* entry, const UsageCounts& counts) { add_to_entry(entry->id, entry->name, counts); }
+void usage_add(const CatalogEntry* entry, const UsageCounts& counts) {
+    add_to_entry(entry->id, entry->name, entry->version, counts);
+}
 
 PendingUsage* pending_usage(const CatalogEntry* entry, bool may_flush) {
     PendingUsage* free_record = NULL;
@@ -213,6 +217,7 @@ PendingUsage* pending_usage(const CatalogEntry* entry, bool may_flush) {
     memset(free_record, 0, sizeof(*free_record));
     free_record->model_id = entry->id;
     strlcpy(free_record->name, entry->name, sizeof(free_record->name));
+    free_record->version = entry->version;
     return free_record;
 }
 
@@ -225,7 +230,7 @@ void flush_pending_usage() {
         if (!holds_counts(&p)) continue;
         UsageCounts counts = p.counts;
         memset(&p.counts, 0, sizeof(p.counts));
-        add_to_entry(p.model_id, p.name, counts);
+        add_to_entry(p.model_id, p.name, p.version, counts);
     }
 }
 
@@ -291,27 +296,28 @@ namespace {
 // One row of model_stats_entries(): an entry's counters (NULL: none, zeros) and what backends
 // hold of the version (NULL: nothing).
 void put_row(ReturnSetInfo* rsinfo, int64 model_id, const Entry* e, const LoadedModel* held) {
-    constexpr int kColumns = 13;
+    constexpr int kColumns = 14;
     Datum values[kColumns];
     bool nulls[kColumns];
     memset(nulls, 0, sizeof(nulls));
     values[0] = Int64GetDatum(model_id);
-    values[2] = Int64GetDatum(e != NULL ? e->calls : 0);
-    values[3] = Int64GetDatum(e != NULL ? e->rows : 0);
-    values[4] = Int64GetDatum(e != NULL ? e->batches : 0);
-    values[5] = Int64GetDatum(e != NULL ? e->errors : 0);
-    values[6] = Float8GetDatum(e != NULL ? e->model_ms : 0);
-    values[7] = Float8GetDatum(e != NULL ? e->fill_ms : 0);
+    values[3] = Int64GetDatum(e != NULL ? e->calls : 0);
+    values[4] = Int64GetDatum(e != NULL ? e->rows : 0);
+    values[5] = Int64GetDatum(e != NULL ? e->batches : 0);
+    values[6] = Int64GetDatum(e != NULL ? e->errors : 0);
+    values[7] = Float8GetDatum(e != NULL ? e->model_ms : 0);
+    values[8] = Float8GetDatum(e != NULL ? e->fill_ms : 0);
     if (e != NULL) {
         values[1] = CStringGetTextDatum(e->name);
-        values[8] = TimestampTzGetDatum(e->last_used);
-        values[9] = TimestampTzGetDatum(e->since);
+        values[2] = Int32GetDatum(e->version);
+        values[9] = TimestampTzGetDatum(e->last_used);
+        values[10] = TimestampTzGetDatum(e->since);
     } else {
-        nulls[1] = nulls[8] = nulls[9] = true;
+        nulls[1] = nulls[2] = nulls[9] = nulls[10] = true;
     }
-    values[10] = Int32GetDatum(held != NULL ? held->backends : 0);
-    values[11] = Int32GetDatum(held != NULL ? held->programs : 0);
-    values[12] = Int64GetDatum(held != NULL ? held->bytes : 0);
+    values[11] = Int32GetDatum(held != NULL ? held->backends : 0);
+    values[12] = Int32GetDatum(held != NULL ? held->programs : 0);
+    values[13] = Int64GetDatum(held != NULL ? held->bytes : 0);
     tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 

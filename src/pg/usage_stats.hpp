@@ -37,6 +37,7 @@ void usage_add(const CatalogEntry* entry, const UsageCounts& counts);
 struct PendingUsage {
     int64 model_id;  // 0: a free record
     char name[NAMEDATALEN];
+    int32 version;
     UsageCounts counts;
 };
 
