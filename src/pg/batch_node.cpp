@@ -590,12 +590,12 @@ void score_batch(PredictBatchState* state) {
         });
         INSTR_TIME_SET_CURRENT(elapsed);
         state->scoring_input = -1;
-        UsageCounts usage = {1, rows, 1, 0, elapsed, state->pull_time};
-        INSTR_TIME_SUBTRACT(usage.model_time, start);
-        INSTR_TIME_ACCUM_DIFF(usage.fill_time, start, fill_start);
-        usage_add(input->model->entry, usage);
+        instr_time fill = state->pull_time;
+        INSTR_TIME_ACCUM_DIFF(fill, start, fill_start);
         INSTR_TIME_SUBTRACT(elapsed, start);
         INSTR_TIME_ADD(state->model_time, elapsed);
+        usage_add(input->model->entry,
+                  UsageCounts{1, rows, 1, 0, INSTR_TIME_GET_MILLISEC(elapsed), INSTR_TIME_GET_MILLISEC(fill)});
     }
     state->batches++;
     state->gpu_batches += gpu;

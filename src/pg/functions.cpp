@@ -163,7 +163,7 @@ ArgumentKind argument_kind(FunctionCallInfo fcinfo) {
     return site->kind;
 }
 
-// Reads argument 1 of the call into the call site's features, sets *read, and runs the program.
+// Reads argument 1 of the call into the call site's features, then (read: the time now) runs the program.
 void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
     if (argument_kind(fcinfo) == ArgumentKind::Row) {
         HeapTupleHeader row = PG_GETARG_HEAPTUPLEHEADER(1);
@@ -183,7 +183,7 @@ void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
     runtime::Program* program = program_for(m->model, m->gpu);
     int64 cols = m->model->entry->num_features;
     float* out = m->out;
-    INSTR_TIME_SET_CURRENT(*read);
+    if (read != NULL) INSTR_TIME_SET_CURRENT(*read);
     if (m->x32 != NULL && runtime::program_scores_one_row(program)) {
         const float* x = m->x32;
         guarded([&] { runtime::run_one_row(program, x, out); });  // no torch: see runtime/one_row.cpp
@@ -220,11 +220,16 @@ bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** sc
     if (PG_ARGISNULL(1)) return false;
     const CatalogEntry* entry = m->model->entry;
     if (m->usage == NULL || m->usage->model_id != entry->id) m->usage = pending_usage(entry);
+    if (!time_next_call(m->usage)) {
+        read_and_run_counted(fcinfo, m, NULL);
+        count_row_call(m->usage);
+        return true;
+    }
     instr_time start, read, done;
     INSTR_TIME_SET_CURRENT(start);
     read_and_run_counted(fcinfo, m, &read);
     INSTR_TIME_SET_CURRENT(done);
-    count_row_call(m->usage, start, read, done);
+    count_timed_row_call(m->usage, start, read, done);
     return true;
 }
 

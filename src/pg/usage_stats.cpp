@@ -165,8 +165,8 @@ void add_to_entry(int64 model_id, const char* name, int32 version, const UsageCo
     e->rows += counts.rows;
     e->batches += counts.batches;
     e->errors += counts.errors;
-    e->model_ms += INSTR_TIME_GET_MILLISEC(counts.model_time);
-    e->fill_ms += INSTR_TIME_GET_MILLISEC(counts.fill_time);
+    e->model_ms += counts.model_ms;
+    e->fill_ms += counts.fill_ms;
     e->last_used = now;
     SpinLockRelease(&e->mutex);
     unlock_table();
@@ -229,7 +229,15 @@ void flush_pending_usage() {
     for (PendingUsage& p : pending) {
         if (!holds_counts(&p)) continue;
         UsageCounts counts = p.counts;
+        if (p.timed_calls > 0) {
+            const double scale = (double)counts.calls / p.timed_calls;
+            counts.model_ms = INSTR_TIME_GET_MILLISEC(p.timed_model) * scale;
+            counts.fill_ms = INSTR_TIME_GET_MILLISEC(p.timed_fill) * scale;
+        }
         memset(&p.counts, 0, sizeof(p.counts));
+        p.timed_calls = 0;
+        INSTR_TIME_SET_ZERO(p.timed_model);
+        INSTR_TIME_SET_ZERO(p.timed_fill);
         add_to_entry(p.model_id, p.name, p.version, counts);
     }
 }
