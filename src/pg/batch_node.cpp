@@ -105,10 +105,11 @@ struct PredictBatchState {
     bool gpu_claimed;            // claim_gpu_slot() was asked
     bool gpu_granted;            // ... and gave a slot
     bool gpu_refused;            // the cap sent batches to the CPU
-    // Usage statistics: the input whose features are read or whose program runs (-1: none, e.g.
-    // while the plan below makes a row), to count an error against; the current batch's pull
+    // Usage statistics: the input whose features are read or whose program runs, to count an
+    // error against (-1: none, e.g. while the plan below makes a row), and the time the current
+    // batch's rows took to come from the plan below and be kept.
     int scoring_input;
-    instr_time pull_time;        // time its rows took to come from the plan below and be kept
+    instr_time pull_time;
     // EXPLAIN ANALYZE
     int64 gpu_batches;
     int64 batches;
