@@ -1,0 +1,89 @@
+// Metrics of a model on labelled rows: what evaluate_model() returns and what train() stores
+// with a version. Torch-free and PostgreSQL-free; the definitions are scikit-learn's
+// (sklearn.metrics, 1.2), so the conformance tests compare with it directly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pg_predict::evaluation {
+
+// A classifier's predictions on n rows.
+struct ClassificationInput {
+    // Class labels as text: first the model's classes in its order (model_classes of them),
+    // then any true labels the model does not know ("unseen"), which it can never predict.
+    std::vector<std::string> labels;
+    size_t model_classes = 0;
+    std::vector<int32_t> truth;        // per row: index into labels
+    std::vector<int32_t> predicted;    // per row: index < model_classes; empty: from probabilities
+    std::vector<double> probabilities; // n × model_classes, row-major; empty when the model has none
+    // Binary models with probabilities: the positive class (labels[1]) is predicted when its
+    // probability is > threshold (0.5 is scikit-learn's and XGBoost's predict()).
+    std::optional<double> threshold;
+};
+
+struct ClassMetrics {
+    double precision = 0, recall = 0, f1 = 0;  // 0 where undefined (zero_division=0)
+    int64_t support = 0;                       // rows whose true class this is
+};
+
+struct Averages {
+    double precision = 0, recall = 0, f1 = 0;
+};
+
+struct ClassificationMetrics {
+    std::vector<std::string> labels;
+    size_t model_classes = 0;
+    int64_t rows = 0;
+    double accuracy = 0;
+    std::vector<ClassMetrics> per_class;         // one per label
+    Averages macro, weighted;                    // over every label (model's and unseen)
+    std::optional<double> log_loss;              // needs probabilities and no unseen labels
+    std::optional<double> roc_auc;               // binary, probabilities, both classes present
+    std::vector<std::vector<int64_t>> confusion; // [true][predicted], labels order
+    std::optional<double> threshold;             // binary models with probabilities
+};
+
+struct RegressionMetrics {
+    int64_t rows = 0;
+    double mse = 0, rmse = 0, mae = 0, r2 = 0, explained_variance = 0;
+};
+
+// Throw pg_predict::Error (InvalidParameter) on inconsistent input or zero rows.
+ClassificationMetrics classification_metrics(const ClassificationInput& input);
+RegressionMetrics regression_metrics(const std::vector<double>& truth,
+                                     const std::vector<double>& predicted);
+
+// The metrics document (keys in README.md, "Evaluate a model"):
+//   classification: task, rows, classes, accuracy, per_class {label: {precision, recall, f1,
+//     support}}, macro_avg and weighted_avg {precision, recall, f1}, log_loss, roc_auc (binary
+//     only), confusion_matrix, positive_class and threshold (binary only), unseen_classes
+//   regression: task, rows, rmse, mse, mae, r2, explained_variance
+// Undefined metrics are JSON null.
+nlohmann::json to_json(const ClassificationMetrics& metrics);
+nlohmann::json to_json(const RegressionMetrics& metrics);
+std::string render(const ClassificationMetrics& metrics);
+std::string render(const RegressionMetrics& metrics);
+
+// The metric that decides deploy => 'best': roc_auc for a binary classifier (accuracy when it
+// is null), accuracy for a multiclass one (higher is better), rmse for a regressor (lower).
+struct KeyMetric {
+    std::string name;
+    double value;
+    bool higher_is_better;
+};
+std::optional<KeyMetric> key_metric(const nlohmann::json& document);
+
+// Whether `candidate` beats `incumbent` on the key metric. A candidate without a key metric
+// never improves; an incumbent without one (no metrics stored) is always beaten. When the two
+// documents' key metrics differ in name (a binary model whose AUC became null), accuracy is
+// compared if both have it, else the candidate does not improve.
+bool improves(const nlohmann::json& candidate, const nlohmann::json& incumbent);
+bool improves(const std::string& candidate_json, const std::string& incumbent_json);
+
+}  // namespace pg_predict::evaluation
