@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pg_predict/common/error.hpp"
-#include "pg_predict/evaluation/metrics.hpp"
+#include "pg_predict/evaluation/metrics_json.hpp"
 
 namespace ev = pg_predict::evaluation;
 using pg_predict::Error;

@@ -1,7 +1,7 @@
 // Classification and regression metrics with scikit-learn's definitions (sklearn.metrics 1.2):
 // zero_division=0 for precision/recall/F1, log_loss clipped to [eps, 1-eps] and renormalised,
 // roc_auc_score's tie handling, r2_score's and explained_variance_score's constant-target rules.
-#include "pg_predict/evaluation/metrics.hpp"
+#include "pg_predict/evaluation/metrics_json.hpp"
 
 #include <algorithm>
 #include <cmath>

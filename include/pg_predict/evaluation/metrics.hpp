@@ -1,6 +1,8 @@
 // Metrics of a model on labelled rows: what evaluate_model() returns and what train() stores
 // with a version. Torch-free and PostgreSQL-free; the definitions are scikit-learn's
-// (sklearn.metrics, 1.2), so the conformance tests compare with it directly.
+// (sklearn.metrics, 1.2), so the conformance tests compare with it directly. No nlohmann here:
+// src/pg includes this header, and PostgreSQL's port.h macros (snprintf) break nlohmann's;
+// metrics_json.hpp has the JSON documents as nlohmann::json.
 #pragma once
 
 #include <cstddef>
@@ -8,8 +10,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace pg_predict::evaluation {
 
@@ -59,31 +59,12 @@ ClassificationMetrics classification_metrics(const ClassificationInput& input);
 RegressionMetrics regression_metrics(const std::vector<double>& truth,
                                      const std::vector<double>& predicted);
 
-// The metrics document (keys in README.md, "Evaluate a model"):
-//   classification: task, rows, classes, accuracy, per_class {label: {precision, recall, f1,
-//     support}}, macro_avg and weighted_avg {precision, recall, f1}, log_loss, roc_auc (binary
-//     only), confusion_matrix, positive_class and threshold (binary only), unseen_classes
-//   regression: task, rows, rmse, mse, mae, r2, explained_variance
-// Undefined metrics are JSON null.
-nlohmann::json to_json(const ClassificationMetrics& metrics);
-nlohmann::json to_json(const RegressionMetrics& metrics);
+// The metrics document as JSON text (keys: metrics_json.hpp and README.md, "Evaluate a model").
 std::string render(const ClassificationMetrics& metrics);
 std::string render(const RegressionMetrics& metrics);
 
-// The metric that decides deploy => 'best': roc_auc for a binary classifier (accuracy when it
-// is null), accuracy for a multiclass one (higher is better), rmse for a regressor (lower).
-struct KeyMetric {
-    std::string name;
-    double value;
-    bool higher_is_better;
-};
-std::optional<KeyMetric> key_metric(const nlohmann::json& document);
-
-// Whether `candidate` beats `incumbent` on the key metric. A candidate without a key metric
-// never improves; an incumbent without one (no metrics stored) is always beaten. When the two
-// documents' key metrics differ in name (a binary model whose AUC became null), accuracy is
-// compared if both have it, else the candidate does not improve.
-bool improves(const nlohmann::json& candidate, const nlohmann::json& incumbent);
+// Whether the metrics document `candidate_json` beats `incumbent_json` on the key metric
+// (metrics_json.hpp: key_metric); "" or unparsable text is a document without one.
 bool improves(const std::string& candidate_json, const std::string& incumbent_json);
 
 }  // namespace pg_predict::evaluation
