@@ -126,7 +126,7 @@ TEST(Metrics, RegressionDefinitions) {
     EXPECT_DOUBLE_EQ(m.rmse, std::sqrt(0.375));
     EXPECT_DOUBLE_EQ(m.mae, 0.5);
     const double total = 0.125 * 0.125 + 3.375 * 3.375 + 0.875 * 0.875 + 4.125 * 4.125;
-    EXPECT_DOUBLE_EQ(m.r2, 1 - 1.5 / total);
+    EXPECT_DOUBLE_EQ(*m.r2, 1 - 1.5 / total);
     // Error mean -0.25: deviations 0.75, -0.25, 0.25, -0.75.
     EXPECT_DOUBLE_EQ(m.explained_variance, 1 - (0.5625 + 0.0625 + 0.0625 + 0.5625) / total);
 }
@@ -134,15 +134,20 @@ TEST(Metrics, RegressionDefinitions) {
 TEST(Metrics, ConstantTarget) {
     std::vector<double> constant = {0.1, 0.1, 0.1};
     ev::RegressionMetrics perfect = ev::regression_metrics(constant, constant);
-    EXPECT_EQ(perfect.r2, 1.0);
+    EXPECT_EQ(*perfect.r2, 1.0);
     EXPECT_EQ(perfect.explained_variance, 1.0);
     ev::RegressionMetrics off = ev::regression_metrics(constant, {0.0, 0.1, 0.2});
-    EXPECT_EQ(off.r2, 0.0);
+    EXPECT_EQ(*off.r2, 0.0);
     EXPECT_EQ(off.explained_variance, 0.0);
     // A constant offset explains all the variance but not R².
     ev::RegressionMetrics shifted = ev::regression_metrics({1, 2, 3}, {2, 3, 4});
     EXPECT_EQ(shifted.explained_variance, 1.0);
-    EXPECT_DOUBLE_EQ(shifted.r2, 1 - 3.0 / 2.0);
+    EXPECT_DOUBLE_EQ(*shifted.r2, 1 - 3.0 / 2.0);
+    // One row: no R² (scikit-learn's NaN); explained variance of one error is perfect.
+    ev::RegressionMetrics one = ev::regression_metrics({1}, {2});
+    EXPECT_FALSE(one.r2);
+    EXPECT_EQ(one.explained_variance, 1.0);
+    EXPECT_TRUE(ev::to_json(one)["r2"].is_null());
 }
 
 TEST(Metrics, BadInput) {

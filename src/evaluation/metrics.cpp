@@ -41,7 +41,8 @@ double ratio_or_zero(double numerator, double denominator) {
 }
 
 // r2_score / explained_variance_score with force_finite=True: a constant target gives 1 when
-// the predictions are perfect, else 0.
+// the predictions are perfect, else 0. (scikit-learn tests the denominator after its own mean,
+// so a constant such as 0.1 that the mean does not reproduce exactly gives it ~-1e31 instead.)
 double one_minus_ratio(double numerator, double denominator) {
     if (numerator == 0) return 1.0;
     if (denominator == 0) return 0.0;
@@ -211,7 +212,7 @@ RegressionMetrics regression_metrics(const std::vector<double>& truth, const std
     m.mse = squared.value() / rows;
     m.rmse = std::sqrt(m.mse);
     m.mae = absolute.value() / rows;
-    m.r2 = one_minus_ratio(squared.value(), total.value());
+    if (n >= 2) m.r2 = one_minus_ratio(squared.value(), total.value());
     m.explained_variance = one_minus_ratio(error_variance.value(), total.value());
     return m;
 }
@@ -256,7 +257,7 @@ nlohmann::json to_json(const ClassificationMetrics& m) {
 
 nlohmann::json to_json(const RegressionMetrics& m) {
     return {{"task", "regression"}, {"rows", m.rows}, {"rmse", m.rmse}, {"mse", m.mse},
-            {"mae", m.mae}, {"r2", m.r2}, {"explained_variance", m.explained_variance}};
+            {"mae", m.mae}, {"r2", optional_number(m.r2)}, {"explained_variance", m.explained_variance}};
 }
 
 std::string render(const ClassificationMetrics& m) { return to_json(m).dump(); }

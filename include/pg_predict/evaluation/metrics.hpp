@@ -51,7 +51,8 @@ struct ClassificationMetrics {
 
 struct RegressionMetrics {
     int64_t rows = 0;
-    double mse = 0, rmse = 0, mae = 0, r2 = 0, explained_variance = 0;
+    double mse = 0, rmse = 0, mae = 0, explained_variance = 0;
+    std::optional<double> r2;  // undefined for a single row (r2_score's NaN)
 };
 
 // Throw pg_predict::Error (InvalidParameter) on inconsistent input or zero rows.
