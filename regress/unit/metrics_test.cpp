@@ -203,4 +203,9 @@ TEST(Metrics, ImprovesOnTheKeyMetric) {
     EXPECT_FALSE(ev::improves(nlohmann::json(nullptr), reg(1.0)));
     EXPECT_TRUE(ev::improves(std::string(R"({"task":"regression","rmse":1})"), std::string()));
     EXPECT_FALSE(ev::improves(std::string("not json"), std::string()));
+    // catalog_store's shape: the deployed document first, NULL for none
+    EXPECT_TRUE(ev::metrics_better(R"({"task":"regression","rmse":2})", R"({"task":"regression","rmse":1})"));
+    EXPECT_FALSE(ev::metrics_better(R"({"task":"regression","rmse":1})", R"({"task":"regression","rmse":2})"));
+    EXPECT_TRUE(ev::metrics_better(nullptr, R"({"task":"regression","rmse":2})"));
+    EXPECT_FALSE(ev::metrics_better(R"({"task":"regression","rmse":2})", nullptr));
 }

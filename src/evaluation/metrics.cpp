@@ -309,4 +309,12 @@ bool improves(const std::string& candidate_json, const std::string& incumbent_js
     return improves(parse(candidate_json), parse(incumbent_json));
 }
 
+bool metrics_better(const char* deployed_json, const char* candidate_json) noexcept {
+    try {
+        return improves(std::string(candidate_json ? candidate_json : ""), std::string(deployed_json ? deployed_json : ""));
+    } catch (...) {
+        return false;
+    }
+}
+
 }  // namespace pg_predict::evaluation

@@ -246,13 +246,13 @@ char* required_text(FunctionCallInfo fcinfo, int arg, const char* what) {
     return text_to_cstring(PG_GETARG_TEXT_PP(arg));
 }
 
-// The metrics document, with the model's name in front.
-Datum metrics_document(const char* name, const char* metrics) {
+// The metrics document, with the model's name and version in front.
+Datum metrics_document(const CatalogEntry* entry, const char* metrics) {
     StringInfoData doc;
     initStringInfo(&doc);
     appendStringInfoString(&doc, "{\"model\": ");
-    escape_json(&doc, name);
-    appendStringInfo(&doc, ", %s", metrics + 1);  // the metrics' object, its '{' dropped
+    escape_json(&doc, entry->name);
+    appendStringInfo(&doc, ", \"version\": %d, %s", entry->version, metrics + 1);  // the metrics' '{' dropped
     return DirectFunctionCall1(jsonb_in, CStringGetDatum(doc.data));
 }
 
@@ -406,7 +406,7 @@ Datum pg_predict_evaluate_model(PG_FUNCTION_ARGS) {
     char* metrics = (char*)MemoryContextStrdup(caller, rendered);
     free(rendered);
     SPI_finish();
-    PG_RETURN_DATUM(metrics_document(name, metrics));
+    PG_RETURN_DATUM(metrics_document(entry, metrics));
 }
 
 }  // extern "C"

@@ -68,4 +68,8 @@ std::string render(const RegressionMetrics& metrics);
 // (metrics_json.hpp: key_metric); "" or unparsable text is a document without one.
 bool improves(const std::string& candidate_json, const std::string& incumbent_json);
 
+// improves() in the shape of catalog_store's MetricsBetter (src/pg/catalog.hpp): documents as
+// C strings (NULL: none), the deployed one first; never throws (false on any failure).
+bool metrics_better(const char* deployed_json, const char* candidate_json) noexcept;
+
 }  // namespace pg_predict::evaluation
