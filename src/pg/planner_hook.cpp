@@ -347,6 +347,8 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         in->format = entry->trees > 0 || entry->objective[0] == '\0'
                          ? psprintf("%s, %s", entry->format, shape)
                          : psprintf("%s, %s, %s", entry->format, entry->objective, shape);
+        // Which version a plan scores, once a name has more than one.
+        if (entry->version > 1) in->format = psprintf("version %d, %s", entry->version, in->format);
         in->strategy = entry->strategy;
         in->trees = entry->trees;
         in->depth = entry->depth;
