@@ -106,6 +106,9 @@ SELECT d->'unseen_classes' AS unseen, d->'confusion_matrix' AS confusion
 -- boolean labels and a boolean target; p(true) = sigmoid(a): true for rows 1, 5, 6 (and 3: a = 0 is not above 0.5)
 SELECT d->'classes' AS classes, d->'confusion_matrix' AS confusion, (d->>'roc_auc')::float8 AS roc_auc
   FROM evaluate_model('ev_flag', 'SELECT a, b, flag FROM ev_obs', 'flag') AS d;
+-- a boolean target of a model with numeric labels 0 and 1: false is 0, true is 1
+SELECT d->'classes' AS classes, d->'unseen_classes' AS unseen, d->'confusion_matrix' AS confusion
+  FROM evaluate_model('ev_svc', 'SELECT a, b, a > b AS label FROM ev_obs', 'label') AS d;
 -- no probabilities: predict()'s labels, no log loss, no ROC AUC, no threshold
 SELECT d->'confusion_matrix' AS confusion, d->'log_loss' AS log_loss, d->'roc_auc' AS roc_auc,
        d->'threshold' AS threshold

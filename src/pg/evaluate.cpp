@@ -211,7 +211,7 @@ Oid target_type(const char* query, const char* target) {
 // The scoring query: the model's calls over q and the target, with the model name a literal
 // so the planner hook batches the calls.
 char* scoring_query(const char* schema, const char* name, const char* query, const char* target, Scoring scoring,
-                    bool numeric_target) {
+                    const char* target_cast) {
     const char* s = quote_identifier(schema);
     const char* model = quote_literal_cstr(name);
     StringInfoData sql;
@@ -225,8 +225,7 @@ char* scoring_query(const char* schema, const char* name, const char* query, con
             break;
         case Scoring::Labels: appendStringInfo(&sql, "%s.predict_label(%s, q), NULL::float8[]", s, model); break;
     }
-    appendStringInfo(&sql, ", (q.%s)::%s FROM (\n%s\n) q", quote_identifier(target),
-                     numeric_target ? "float8" : "text", query);
+    appendStringInfo(&sql, ", (q.%s)%s FROM (\n%s\n) q", quote_identifier(target), target_cast, query);
     return sql.data;
 }
 
@@ -291,9 +290,13 @@ Datum pg_predict_evaluate_model(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                         errmsg("target column \"%s\" is of type %s; model \"%s\" is a regressor and needs a numeric target",
                                target, format_type_be(type), name)));
-    // Numbers compare with numeric labels as numbers; everything else compares as text.
-    bool by_number = numeric_target && (scoring == Scoring::Regression || index->by_number != NULL);
-    char* sql = scoring_query(schema, name, query, target, scoring, by_number);
+    // Numbers compare with numeric labels as numbers, and so do booleans (false 0, true 1: a
+    // boolean column as the target of a 0/1 model); everything else compares as text.
+    bool boolean_target = getBaseType(type) == BOOLOID;
+    bool by_number = scoring == Scoring::Regression ||
+                     ((numeric_target || boolean_target) && index->by_number != NULL);
+    const char* cast = !by_number ? "::text" : boolean_target ? "::int::float8" : "::float8";
+    char* sql = scoring_query(schema, name, query, target, scoring, cast);
 
     SPIPlanPtr plan = SPI_prepare_cursor(sql, 0, NULL, CURSOR_OPT_NO_SCROLL);
     if (plan == NULL)
