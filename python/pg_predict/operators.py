@@ -26,7 +26,8 @@ OPERATORS = [
     Operator("MaxAbsScaler", "featurizer", "`affine`", ""),
     Operator("RobustScaler", "featurizer", "`affine`", ""),
     Operator("SimpleImputer", "featurizer", "`impute`",
-             "missing values must be NaN / NULL; text columns too (constant / most_frequent); "
+             "`missing_values` NaN (SQL NULL) or a number (numeric columns; a NULL is missing "
+             "too, where scikit-learn raises); text columns too (constant / most_frequent); "
              "no `add_indicator`"),
     Operator("OneHotEncoder", "featurizer", "`one_hot`",
              "numeric or **text** columns (dictionary-encoded while the batch is filled); "
@@ -39,7 +40,8 @@ OPERATORS = [
              "only a known numpy ufunc (log1p, sqrt, exp, ...) or the identity"),
     Operator("Binarizer", "featurizer", "`threshold`", ""),
     Operator("Normalizer", "featurizer", "`normalize`", "l1, l2, max"),
-    Operator("MissingIndicator", "featurizer", "`is_missing`", "`features` missing-only or all"),
+    Operator("MissingIndicator", "featurizer", "`is_missing`",
+             "`features` missing-only or all; `missing_values` NaN or a number, as SimpleImputer"),
     Operator("PCA", "featurizer", "`project`", "`whiten` supported"),
     Operator("TruncatedSVD", "featurizer", "`project`", ""),
     Operator("KBinsDiscretizer", "featurizer", "`bucketize` (+ `one_hot`)",

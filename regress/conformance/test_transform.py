@@ -175,6 +175,11 @@ def transformer_cases():
         "spline_transformer_periodic_no_bias": (SplineTransformer(
             n_knots=5, degree=2, extrapolation="periodic", include_bias=False), ["visits", "rate"], True),
         "fast_ica": (imputed(FastICA(3, whiten="unit-variance", random_state=0)), NUMERIC, True),
+        # missing_values a number: visits and tenure hold zeros, income none (missing-only
+        # leaves it out of the indicator)
+        "simple_imputer_zero_marker": (SimpleImputer(missing_values=0, strategy="most_frequent"),
+                                       ["visits", "tenure", "income"], True),
+        "missing_indicator_zero_marker": (MissingIndicator(missing_values=0), ["visits", "tenure", "income"], True),
     }
 
 
@@ -237,6 +242,27 @@ def label_encoder_test(column):
 
 for _column in ("city", "visits"):  # text (with unseen labels after N_TRAIN), numeric
     add_test(f"transform[label_encoder_{_column}]", label_encoder_test(_column))
+
+
+@test(name="transform[missing_marker_and_null]")
+def missing_marker_and_null(env):
+    """missing_values = 0 over a column with NULLs (age): scikit-learn refuses NaN there, so a
+    NULL is what scikit-learn gives for the marker itself (age's NaN read as 0)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import MissingIndicator, SimpleImputer
+    from sklearn.pipeline import FeatureUnion
+    df, _ = sklearn_cases.frame()
+    columns = ["age", "visits"]
+    X = df[columns].fillna(0.0)
+    est = ColumnTransformer([("u", FeatureUnion([
+        ("imp", SimpleImputer(missing_values=0, strategy="mean")),
+        ("ind", MissingIndicator(missing_values=0, features="all"))]), columns)])
+    est.fit(X.iloc[:sklearn_cases.N_TRAIN])
+    env.load()
+    model = "tr_missing_marker_and_null"
+    env.deploy(model, est)
+    check_function(env, "transform", model, est.transform(X), columns)
+    env.conn.execute("SELECT drop_model(%s)", [model])
 
 
 @test(name="transform[kernel_pca_precomputed]")
