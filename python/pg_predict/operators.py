@@ -180,7 +180,7 @@ OPERATORS = [
     Operator("TweedieRegressor", "regressor", "`linear` (+ exp)",
              "link log, identity, or auto (identity for `power` <= 0, else log)"),
     Operator("PLSRegression", "regressor", "`affine` ((x − x_mean) / x_std) + `linear`",
-             "single target"),
+             "a 2-D y: one value per target (predict_outputs())"),
     # mixtures
     Operator("GaussianMixture", "clustering",
              "diag / spherical: as GaussianNB; full / tied: `project` + square per component, "
@@ -199,7 +199,8 @@ OPERATORS = [
     Operator("KNeighborsClassifier", "classifier",
              "`neighbors` (cdist to the training rows, the k nearest, weighted class counts) + "
              "`linear` (identity)",
-             "minkowski p=2 (euclidean) or p=1 (manhattan); seuclidean (`V`) and mahalanobis (`VI` "
+             "minkowski with any p >= 1 (2 euclidean, 1 manhattan, inf chebyshev; p < 1 fails in "
+             "scikit-learn's predict and is refused); seuclidean (`V`) and mahalanobis (`VI` "
              "or `V`) as a `project` of the rows first; `weights` uniform or distance "
              "(a zero distance: only the exact matches count); equal distances at the k-th place "
              "go to the lower training row; a NULL (not imputed) or infinite feature predicts "

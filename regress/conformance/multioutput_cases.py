@@ -27,6 +27,7 @@ def label_targets():
 
 
 def cases():
+    from sklearn.cross_decomposition import PLSRegression
     from sklearn.ensemble import (ExtraTreesRegressor, GradientBoostingRegressor,
                                   RandomForestRegressor)
     from sklearn.impute import SimpleImputer
@@ -66,6 +67,9 @@ def cases():
         "chain_knn": (imputed(RegressorChain(KNeighborsRegressor(n_neighbors=4, weights="distance"))), NUMERIC, True),
         "chain_mlp": (make_pipeline(prep(), RegressorChain(MLPRegressor(hidden_layer_sizes=(8,), max_iter=300,
                                                                         random_state=0))), ALL, False),
+        # PLSRegression on a 2-D y: one coef_ row per target (const has x_std 0, taken as 1)
+        "pls_two_components": (make_pipeline(prep(), PLSRegression(n_components=2)), ALL, False),
+        "pls_bare_unscaled": (PLSRegression(n_components=3, scale=False), NAN_FREE, True),
     }
 
 

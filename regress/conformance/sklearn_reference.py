@@ -404,7 +404,10 @@ def _model(step, X, classes):
         return (np.exp(eta) if step["link"] == "log" else eta), None
     if t == "PLSRegression":
         Z = (X - _arr(step["x_mean"])) / _arr(step["x_std"])
-        return Z @ _arr(step["coef"]) + _num(step["intercept"]), None
+        coef = _arr(step["coef"])
+        if coef.ndim == 2:  # a 2-D y: one row per target
+            return Z @ coef.T + _arr(step["intercept"]), None
+        return Z @ coef + _num(step["intercept"]), None
     Xf = X.astype(np.float32)
     if t in ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier"):
         total = 0
