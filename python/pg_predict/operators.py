@@ -212,20 +212,21 @@ OPERATORS = [
     Operator("MultiOutputRegressor", "regressor",
              "tree members: one tree ensemble, member k's trees in group k; other members: "
              "`concat` of each member's steps + `project` (+ exp), `linear` (identity)",
-             "one value per target (predict_outputs()); members of one kind: tree ensembles, or "
-             "models ending in a linear map (linear, GLM, KNN, SVR, MLP)"),
+             "one value per target (predict_outputs()); any supported regressor (tree ensembles "
+             "among others: a `model` step each)"),
     Operator("RegressorChain", "regressor",
-             "per member a `concat` [the vector, its steps + `project`] that appends its "
-             "prediction; `linear` (identity) picks the outputs in `order_`",
-             "one value per target (predict_outputs()); members ending in a linear map "
-             "(linear, GLM, KNN, SVR, MLP); tree members refused (a tree ensemble cannot feed "
-             "a later member)"),
+             "per member a `concat` [the vector, its steps + `project`, or its `model` step (tree "
+             "ensembles)] that appends its prediction; `linear` (identity) picks the outputs in "
+             "`order_`",
+             "one value per target (predict_outputs()); any supported regressor: linear, GLM, KNN, "
+             "SVR, MLP, tree ensembles (later trees read the prediction as float32, as "
+             "scikit-learn)"),
     Operator("MultiOutputClassifier", "classifier",
              "`concat` of each member's steps + `project` (its decision value d: the second label "
              "where d > 0), `linear` (identity)",
              "each output's label (predict_outputs()); binary members with numeric labels "
-             "(multi-label): linear classifiers, KNeighborsClassifier; models.classes lists two "
-             "labels per output"),
+             "(multi-label): linear classifiers, KNeighborsClassifier, tree ensembles (a `model` "
+             "step, d = P(c1) − P(c0)); models.classes lists two labels per output"),
     Operator("ClassifierChain", "classifier",
              "per member a `concat` [the vector, its d + `threshold` / `clip` + `project` (the label "
              "c0 + (c1 − c0)·[d > 0])] that appends its label; `linear` picks the outputs in `order_`",
