@@ -249,7 +249,8 @@ OPERATORS = [
              "`concat` of `model` steps (+ the input with passthrough) + the final estimator",
              "`stack_method` predict_proba (binary: P(classes[1]) only), decision_function "
              "(linear members), predict; `passthrough`; the final estimator any supported model "
-             "(not a pipeline)"),
+             "(not a pipeline); decision_function: the final estimator's (linear, gradient "
+             "boosting)"),
     Operator("StackingRegressor", "regressor", "as StackingClassifier",
              "`passthrough`; the final estimator any supported regressor (not a pipeline)"),
     Operator("RadiusNeighborsClassifier", "classifier", "`neighbors` with `radius` (every "

@@ -302,9 +302,10 @@ def kernel_pca_precomputed(env):
 
 def decision_cases():
     from sklearn.ensemble import (GradientBoostingClassifier, HistGradientBoostingClassifier,
-                                  IsolationForest)
+                                  IsolationForest, RandomForestClassifier, StackingClassifier)
     from sklearn.linear_model import LogisticRegression, RidgeClassifier, SGDClassifier
     from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC, LinearSVC, NuSVC
     prep, ALL = sklearn_cases._prep, sklearn_cases.ALL
     return {
@@ -336,6 +337,15 @@ def decision_cases():
                                         NAN_FREE, "binary"),
         "isolation_forest_pipeline": (make_pipeline(prep(), IsolationForest(
             n_estimators=25, contamination=0.05, max_samples=100, random_state=0)), ALL, "binary"),
+        # StackingClassifier: its final estimator's decision_function over the members' columns
+        # (Hummingbird's test_stacking_classifier_decision_function model, then a binary one)
+        "stacking_logistic_final": (make_pipeline(prep(), StackingClassifier([
+            ("rf", RandomForestClassifier(n_estimators=10, random_state=42)),
+            ("svc", make_pipeline(StandardScaler(), LinearSVC(random_state=42)))],
+            final_estimator=LogisticRegression())), ALL, "multiclass"),
+        "stacking_ridge_final_passthrough": (make_pipeline(prep(), StackingClassifier([
+            ("lr", LogisticRegression(max_iter=500)), ("gb", GradientBoostingClassifier(n_estimators=5, random_state=0))],
+            final_estimator=RidgeClassifier(), passthrough=True)), ALL, "binary"),
     }
 
 
@@ -379,6 +389,12 @@ def test_refusals(env):
     env.deploy("ref_scaler", fit(StandardScaler(), NAN_FREE)[0])
     env.deploy("ref_forest", fit(RandomForestClassifier(n_estimators=3, random_state=0), NAN_FREE)[0])
     env.deploy("ref_nb", fit(GaussianNB(), NAN_FREE)[0])
+    # a stacking classifier has decision_function only where its final estimator has one
+    from sklearn.ensemble import StackingClassifier
+    from sklearn.linear_model import LogisticRegression
+    env.deploy("ref_stack_forest", fit(StackingClassifier(
+        [("lr", LogisticRegression(max_iter=500))],
+        final_estimator=RandomForestClassifier(n_estimators=3, random_state=0)), NAN_FREE)[0])
     expected = [
         ("predict", "ref_scaler", "is a transformer", "transform()"),
         ("predict_proba", "ref_scaler", "is a transformer", "transform()"),
@@ -387,6 +403,7 @@ def test_refusals(env):
         ("decision_function", "ref_forest", "RandomForestClassifier", None),
         ("score_samples", "ref_forest", "RandomForestClassifier", None),
         ("decision_function", "ref_nb", "GaussianNB", None),
+        ("decision_function", "ref_stack_forest", "StackingClassifier", None),
     ]
     for batching in ("on", "off"):
         for function, model, message, hint in expected:
