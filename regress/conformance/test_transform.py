@@ -346,6 +346,10 @@ def decision_cases():
         "stacking_ridge_final_passthrough": (make_pipeline(prep(), StackingClassifier([
             ("lr", LogisticRegression(max_iter=500)), ("gb", GradientBoostingClassifier(n_estimators=5, random_state=0))],
             final_estimator=RidgeClassifier(), passthrough=True)), ALL, "binary"),
+        "stacking_gradient_boosting_final": (make_pipeline(prep(), StackingClassifier([
+            ("lr", LogisticRegression(max_iter=500)), ("svc", LinearSVC(max_iter=5000))],
+            final_estimator=GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0))),
+            ALL, "multiclass"),
     }
 
 
