@@ -4,7 +4,8 @@ over every training row within `radius`): the fitted training rows
 into the document, and the program computes the distances to all of them (brute force).
 
 Supported: the Minkowski metric with any p >= 1 (2 euclidean, scikit-learn's default,
-1 manhattan, inf chebyshev; below 1 scikit-learn's predict fails), under any of the names scikit-learn gives them; `seuclidean` (metric_params V) and
+1 manhattan, inf chebyshev; below 1 scikit-learn's predict fails), under any of the names
+scikit-learn gives them; `seuclidean` (metric_params V) and
 `mahalanobis` (VI or V), which are the euclidean distance after a linear map of the rows
 (x / sqrt(V); x @ L where VI = L Lᵀ), exported as a step before the model with the training rows
 mapped alike; uniform or distance weights.
