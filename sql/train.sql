@@ -62,8 +62,8 @@ SELECT r ->> 'objective' AS objective
   FROM train('visits', 'SELECT a, b, visits FROM train_rows', 'visits',
              hyperparams => '{"objective": "count:poisson", "n_estimators": 10}') r;
 SELECT count(*) FILTER (WHERE predict('visits', t) > 0) AS positive FROM train_rows t;
-SELECT r ->> 'objective' AS objective, (SELECT classes FROM models WHERE name = 'flagged') AS classes
-  FROM train('flagged', 'SELECT a, b, flag FROM train_rows', 'flag', hyperparams => '{"n_estimators": 3}') r;
+SELECT train('flagged', 'SELECT a, b, flag FROM train_rows', 'flag', hyperparams => '{"n_estimators": 3}') ->> 'objective' AS objective;
+SELECT classes FROM models WHERE name = 'flagged';
 SELECT count(*) FILTER (WHERE predict_label('flagged', t)::bool IN (true, false)) AS labels FROM train_rows t;
 
 -- linear: an exact linear target is recovered (closed form, float64); NULLs are imputed by the
@@ -81,7 +81,7 @@ SELECT train('logit', 'SELECT a, b, churned FROM train_rows', 'churned', 'logist
 SELECT count(*) FILTER (WHERE predict_label('logit', t) = churned) > 540 AS mostly_right FROM train_rows t;
 SELECT train('logit3', 'SELECT a, b, color, tier FROM train_rows', 'tier', 'logistic') ->> 'task' AS task;
 SELECT source #>> '{steps,-1,multi_class}' AS multi_class FROM model_catalog WHERE name = 'logit3';
-SELECT count(*) FILTER (WHERE abs(s - 1) < 1e-9) AS sums_to_one
+SELECT count(*) FILTER (WHERE abs(s - 1) < 1e-6) AS sums_to_one
   FROM (SELECT (SELECT sum(v) FROM unnest(predict_proba('logit3', t)) v) AS s FROM train_rows t) q;
 
 -- training over an existing name replaces it (the next statement scores the new model)
@@ -144,5 +144,5 @@ SELECT count(*) AS rolled FROM models WHERE name = 'rolled';
 
 SELECT drop_model(name) FROM models WHERE name IN ('churn', 'churn_copy', 'split1', 'split2', 'nosplit', 'tier', 'reg',
        'visits', 'flagged', 'lin', 'ridge', 'logit', 'logit3', 'others') ORDER BY name;
-DROP ROLE train_other;
 DROP TABLE train_rows, train_secret;
+DROP ROLE train_other;

@@ -3,13 +3,14 @@
 // torch-free interface include/pg_predict/training/train.hpp), and registers what it fits
 // through the importer create_model uses (a scikit-learn document), with the test split's
 // metrics.
+#include <cmath>
+
 #include "catalog.hpp"
 #include "features.hpp"
 #include "guard.hpp"
 #include "heap_trim.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/training/train.hpp"
-#include "settings.hpp"
 
 namespace pg_predict::pg {
 
@@ -126,6 +127,8 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("test_size and seed must not be NULL")));
     double test_size = PG_GETARG_FLOAT8(5);
     int64 seed = PG_GETARG_INT64(6);
+    // XGBoost's default nthread: the backend's scoring threads (hyperparams' nthread overrides).
+    int threads = atoi(GetConfigOption("pg_predict.threads", false, false));
     DeployChoice deploy = deploy_choice(required_text(fcinfo, 7, "deploy"));
 
     // Only the owner trains over an existing model: checked before any work, and again by the
@@ -180,7 +183,7 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
         // The request, names and kinds become C++ objects inside the guard only (no destructor
         // may be skipped by an ereport in this frame).
         *dataset = guarded([&] {
-            training::Request request{algorithm, hyperparams_json, target, target_kind, test_size, seed, threads_setting};
+            training::Request request{algorithm, hyperparams_json, target, target_kind, test_size, seed, Max(threads, 1)};
             std::vector<training::Column> columns;
             for (int f = 0; f < num_features; f++)
                 columns.push_back({NameStr(TupleDescAttr(tupdesc, attrs[f])->attname), kinds[f]});
@@ -229,12 +232,12 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
 
     pg_predict::Artifact artifact{pg_predict::ArtifactKind::Json, {}};
     artifact.bytes = trained->document_json;
-    runtime::BuiltModel* built = guarded([&] { return runtime::build_model(artifact, "sklearn", "{}"); });
+    pg_predict::runtime::BuiltModel* built = guarded([&] { return pg_predict::runtime::build_model(artifact, "sklearn", "{}"); });
     on_reset(free_built_model_callback, built);
     Datum source = DirectFunctionCall1(jsonb_in, CStringGetDatum(trained->document_json.c_str()));
     store_trained_model(name, built, source, trained->metrics_json.c_str(), deploy, existing != NULL);
     // This backend's programs of the replaced version are garbage now.
-    if (existing != NULL) guarded([&] { runtime::forget_model(name); });
+    if (existing != NULL) guarded([&] { pg_predict::runtime::forget_model(name); });
     PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(trained->summary_json.c_str())));
 }
 

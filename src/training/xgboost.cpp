@@ -16,8 +16,20 @@ namespace pg_predict::training {
 
 namespace {
 
+// XGBoost's message without its "[hh:mm:ss] file:line: " prefix and its stack trace.
+std::string last_error() {
+    std::string message = XGBGetLastError();
+    message = message.substr(0, message.find('\n'));
+    if (!message.empty() && message[0] == '[') {
+        size_t source = message.find("] ");
+        size_t text = source == std::string::npos ? source : message.find(": ", source);
+        if (text != std::string::npos) message = message.substr(text + 2);
+    }
+    return message;
+}
+
 void check(int rc, const char* what) {
-    if (rc != 0) invalid(std::string("xgboost: ") + what + ": " + XGBGetLastError());
+    if (rc != 0) invalid(std::string("xgboost: ") + what + ": " + last_error());
 }
 
 struct DMatrixDeleter {
