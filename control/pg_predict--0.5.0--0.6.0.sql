@@ -4,7 +4,111 @@
 -- ---- 0.6.0: a model's life in SQL (issue 14) ---------------------------------------------
 
 -- ---- 0.6.0: versions, deployment, rollback ------------------------------------------------
--- (versions)
+-- model_catalog keeps one row per VERSION of a model. Every create_model() or train() of an
+-- existing name adds a version (1, 2, ...) instead of overwriting; exactly one version per name
+-- is deployed, and predict() and the other scoring functions use it. `id` stays unique per row
+-- (the program cache's key), so a switch of the deployed version is seen like a replace was.
+-- The owner and the grants belong to the name: every version carries the same ones.
+ALTER TABLE @extschema@.model_catalog
+    ADD COLUMN version     int4,
+    ADD COLUMN deployed    bool,
+    ADD COLUMN deployed_at timestamptz,  -- when it was last deployed; NULL: never (rollback skips it)
+    ADD COLUMN created_by  text,         -- the role that added the version (by name, like owner)
+    ADD COLUMN metrics     jsonb;        -- train()'s metrics on its test split (NULL: none)
+UPDATE @extschema@.model_catalog
+   SET version = 1, deployed = true, deployed_at = created_at, created_by = owner;
+ALTER TABLE @extschema@.model_catalog
+    ALTER COLUMN version SET NOT NULL,
+    ALTER COLUMN deployed SET NOT NULL,
+    ADD CONSTRAINT model_catalog_version_check CHECK (version >= 1),
+    DROP CONSTRAINT model_catalog_name_key,
+    ADD CONSTRAINT model_catalog_name_version_key UNIQUE (name, version);
+-- One deployed version per name; the scoring functions look the model up through it.
+CREATE UNIQUE INDEX model_catalog_deployed_name ON @extschema@.model_catalog (name) WHERE deployed;
+
+CREATE FUNCTION @extschema@.deploy_model(name text, version int4)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_deploy_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.deploy_model(text, int4) IS
+'Make a version of the model the one predict() uses (only its owner or a superuser); plans that use the model are re-planned';
+
+CREATE FUNCTION @extschema@.rollback_model(name text)
+RETURNS int4
+AS 'MODULE_PATHNAME', 'pg_predict_rollback_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.rollback_model(text) IS
+'Deploy the newest version older than the deployed one that was deployed before, and return its number';
+
+CREATE FUNCTION @extschema@.drop_model(name text, version int4)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_drop_model_version'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.drop_model(text, int4) IS
+'Remove one version of the model (not the deployed one while others remain; the only one drops the model)';
+
+-- Every version of every model: which one is deployed, who added it when, what train() measured.
+CREATE VIEW @extschema@.model_versions AS
+SELECT name,
+       version,
+       deployed,
+       owner,
+       created_by,
+       created_at,
+       deployed_at,
+       format,
+       task,
+       strategy,
+       (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
+       metrics,
+       pg_catalog.octet_length(program) AS program_bytes,
+       @extschema@.model_usable(owner, usable_by) AS usable
+  FROM @extschema@.model_catalog;
+GRANT SELECT ON @extschema@.model_versions TO PUBLIC;
+
+-- The models view shows each name's deployed version, and how many versions it has.
+CREATE OR REPLACE VIEW @extschema@.models AS
+SELECT name,
+       owner,
+       usable_by,
+       @extschema@.model_usable(owner, usable_by) AS usable,  -- by the current role
+       format,
+       -- the SQL type the artifact was given as (the catalog keeps it as given)
+       CASE WHEN source IS NOT NULL THEN 'jsonb'
+            WHEN source_text IS NOT NULL THEN 'text'
+            ELSE 'bytea' END AS source_type,
+       task,
+       class_labels AS classes,  -- as text, predict_proba's column order
+       features,
+       columns,
+       -- the columns a query really fetches: those of inputs the optimized model reads
+       ARRAY(SELECT c FROM pg_catalog.unnest(columns) WITH ORDINALITY AS u(c, i)
+              WHERE (i - 1)::int4 OPERATOR(pg_catalog.<>) ALL (unused_features) ORDER BY i) AS columns_read,
+       strategy,
+       (summary OPERATOR(pg_catalog.->>) 'objective') AS objective,
+       (summary OPERATOR(pg_catalog.->>) 'trees')::int AS trees,
+       (summary OPERATOR(pg_catalog.->>) 'depth')::int AS depth,
+       -- the model's shape: input features, output values (one per class for a classifier, the
+       -- columns transform() returns for a transformer), what computes them (tree_ensemble,
+       -- linear, torchscript, ..., none for a transformer) after how many featurizer steps
+       pg_catalog.cardinality(features) AS inputs,
+       CASE WHEN coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::int, 1) OPERATOR(pg_catalog.>) 1
+                 THEN (summary OPERATOR(pg_catalog.->>) 'outputs')::int
+            WHEN task OPERATOR(pg_catalog.=) 'classification' THEN pg_catalog.cardinality(class_labels)
+            WHEN task OPERATOR(pg_catalog.=) 'transformer' THEN (summary OPERATOR(pg_catalog.->>) 'num_groups')::int
+            ELSE 1 END AS outputs,
+       (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
+       coalesce((summary OPERATOR(pg_catalog.->>) 'steps')::int, 0) AS steps,
+       pg_catalog.octet_length(program) AS program_bytes,
+       created_at,  -- of the deployed version
+       version,     -- the deployed version
+       (SELECT pg_catalog.count(*) FROM @extschema@.model_catalog v
+         WHERE v.name OPERATOR(pg_catalog.=) c.name)::int4 AS versions
+  FROM @extschema@.model_catalog c
+ WHERE deployed;
 
 -- ---- 0.6.0: training from a query ----------------------------------------------------------
 -- train: fit a model on a query's rows and register it under a name (a new model, or a new

@@ -16,12 +16,15 @@ SELECT name, format, task, classes, features, columns, strategy, objective, tree
        program_bytes > 0 AS has_program
   FROM models ORDER BY name;
 
--- a name is unique; replace needs options.replace
+-- a name's next create_model adds a version and deploys it (options.replace, from before
+-- versions, says the same); the versions sql file tests the rest
 SELECT create_model('churn', :'regression_model'::jsonb);
 SELECT create_model('churn', :'regression_model'::jsonb, options => '{"replace": true}');
-SELECT name, task, objective FROM models WHERE name = 'churn';
+SELECT name, task, objective, version, versions FROM models WHERE name = 'churn';
 SELECT create_model('churn', :'binary_model'::jsonb, options => '{"replace": "yes"}');
+SELECT create_model('churn', :'binary_model'::jsonb, options => '{"deploy": 1}');
 SELECT create_model('churn', :'binary_model'::jsonb, options => '{"replace": true}');
+SELECT version, deployed, task FROM model_versions WHERE name = 'churn' ORDER BY version;
 
 -- transactional: a rolled-back create or drop leaves no trace
 BEGIN;

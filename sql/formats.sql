@@ -31,9 +31,10 @@ SELECT count(*), bool_and(predict_proba('as_jsonb', c) = predict_proba('as_bytea
                 AND predict_proba('as_jsonb', c) = predict_proba('as_text', c)
                 AND predict_proba('as_jsonb', c) = predict_proba('as_literal', c)) AS equal
   FROM formats_rows c;
--- replacing keeps one source column set, the new one's
+-- a new version keeps one source column set, its own
 SELECT create_model('as_text', :'binary_model'::jsonb, options => '{"replace": true}');
-SELECT source IS NOT NULL AS jsonb, source_text IS NULL AS text_cleared FROM model_catalog WHERE name = 'as_text';
+SELECT version, source IS NOT NULL AS jsonb, source_text IS NULL AS text_cleared
+  FROM model_catalog WHERE name = 'as_text' ORDER BY version;
 
 -- EXPLAIN shows the format and the shape
 EXPLAIN (COSTS OFF) SELECT predict('as_bytea', c) FROM formats_rows c;

@@ -1,7 +1,7 @@
 """The `pg_predict` command (installed by `pip install ./python`; also `python3 -m pg_predict`).
 
     pg_predict export model.joblib [-o model.json] [--features a,b,c]
-    pg_predict deploy --dsn "host=... dbname=..." --name churn model.joblib [--replace]
+    pg_predict deploy --dsn "host=... dbname=..." --name churn model.joblib [--no-deploy]
     pg_predict deploy --dsn ... --name gbm model.txt      # XGBoost JSON, LightGBM, ONNX, ... as is
     pg_predict operators [--readme README.md]             # the supported scikit-learn classes
     pg_predict --version
@@ -66,7 +66,10 @@ def _parser():
     dp.add_argument("--dsn", default="", help="libpq connection string or URI (default: the "
                     "PG* environment variables, like psql)")
     dp.add_argument("--name", required=True, help="the model's name in PostgreSQL")
-    dp.add_argument("--replace", action="store_true", help="replace a model of that name")
+    dp.add_argument("--replace", action="store_true", help="accepted from before versions: a "
+                    "model of that name gets a new version either way")
+    dp.add_argument("--no-deploy", action="store_true", help="add the new version of an existing "
+                    "name without deploying it (deploy_model() in SQL later)")
     dp.add_argument("--format", help="create_model's format for an artifact file (default auto)")
     dp.add_argument("--strategy", help="auto, native, gemm, tree_traversal, "
                     "perfect_tree_traversal")
@@ -130,7 +133,7 @@ def _deploy(args):
         try:
             _check_extension(conn)
             deploy(conn, args.name, model, replace=args.replace, strategy=args.strategy,
-                   options=options, format=fmt)
+                   options=options, format=fmt, stage=args.no_deploy)
         except _psycopg().Error as e:
             raise Failure(EXIT_DATABASE, f"create_model failed: {_server_message(e)}") from None
     print(f"deployed {args.name!r} ({what})", file=sys.stderr)
@@ -225,7 +228,7 @@ def _server_message(e):
     text = "; ".join(line.strip() for line in str(e).splitlines() if line.strip())
     diag = getattr(e, "diag", None)
     hint = diag.message_hint if diag is not None else None
-    if getattr(e, "sqlstate", None) == "42710":  # duplicate_object: the name is taken
+    if getattr(e, "sqlstate", None) == "42710":  # duplicate_object: a server from before versions
         hint = "use --replace to replace it"
     if hint and hint not in text:
         text += f" (hint: {hint})"

@@ -6,17 +6,19 @@ import os
 from .export import export
 
 
-def create_model_options(replace=False, strategy=None, options=None):
+def create_model_options(replace=False, strategy=None, options=None, stage=False):
     opts = dict(options or {})
     if replace:
         opts["replace"] = True
+    if stage:
+        opts["deploy"] = False
     if strategy is not None:
         opts["strategy"] = strategy
     return opts
 
 
 def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=None,
-           options=None, format=None):
+           options=None, format=None, stage=False):
     """Register a model with create_model(name, artifact, format, options) on `conn`.
 
     conn: a psycopg 3 connection (or a DSN string: connect, deploy, commit, close).
@@ -37,7 +39,8 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
         'torchscript' (options must give "features"; see create_model);
       - an onnx.ModelProto: serialized and sent as bytea, format 'onnx'.
     format: create_model's format for bytes and str (default 'auto': the server detects it).
-    replace: replace a model of that name; strategy: how trees are compiled ('auto', 'native',
+    An existing name gets a new version, deployed unless stage=True (deploy_model() in SQL later).
+    replace: accepted from before versions (the server replaced the model only then); strategy: how trees are compiled ('auto', 'native',
     'gemm', 'tree_traversal', 'perfect_tree_traversal'); options: other create_model options
     (e.g. {"columns": {"feature": "column"}}, {"features": [...]} for a TorchScript module).
 
@@ -49,7 +52,7 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
         if sql_type == "jsonb" and not isinstance(estimator, dict):
             raise ValueError("format applies to artifacts (bytes, str, dict), not to a scikit-learn estimator")
         fmt = format
-    opts = create_model_options(replace, strategy, options)
+    opts = create_model_options(replace, strategy, options, stage)
     if isinstance(conn, str):
         import psycopg
         with psycopg.connect(conn) as c:  # commits on success

@@ -261,18 +261,23 @@ def test_cli_deploy_sklearn_pipeline(env):
     check_model(env, "pipe", pipe.predict(df), pipe.predict_proba(df))
 
 
-def test_cli_deploy_replace(env):
+def test_cli_deploy_versions(env):
+    # A taken name gets a new version: deployed, or staged with --no-deploy (--replace, from
+    # before versions, is accepted and changes nothing).
     first, second = pipeline(seed=1), pipeline(seed=2, C=0.05)
     env.run("deploy", "--dsn", env.pg.dsn, "--name", "again", dump(env, "first.pkl", first))
-    _, err = env.run("deploy", "--dsn", env.pg.dsn, "--name", "again",
-                     dump(env, "second.pkl", second), expect=1)
-    for part in ('model "again" already exists', "--replace"):
-        if part not in err:
-            raise Failure(f"a taken name: {part!r} not in {err!r}")
+    env.run("deploy", "--dsn", env.pg.dsn, "--name", "again", dump(env, "second.pkl", second))
     df = frame()
+    check_model(env, "again", second.predict(df), second.predict_proba(df))
+    env.run("deploy", "--dsn", env.pg.dsn, "--name", "again", "--no-deploy", env.path("first.pkl"))
+    check_model(env, "again", second.predict(df), second.predict_proba(df))
+    env.run("deploy", "--dsn", env.pg.dsn, "--name", "again", "--replace", env.path("first.pkl"))
     check_model(env, "again", first.predict(df), first.predict_proba(df))
-    env.run("deploy", "--dsn", env.pg.dsn, "--name", "again", "--replace",
-            env.path("second.pkl"))
+    rows = env.conn.execute("SELECT version, deployed FROM model_versions WHERE name = 'again' "
+                            "ORDER BY version").fetchall()
+    if rows != [(1, False), (2, False), (3, False), (4, True)]:
+        raise Failure(f"versions of 'again': {rows}")
+    env.conn.execute("SELECT rollback_model('again')")
     check_model(env, "again", second.predict(df), second.predict_proba(df))
 
 
@@ -369,7 +374,7 @@ def test_cli_failures(env):
 
 
 for _fn in [test_version_matches_extension, test_installed_package_is_the_one_run,
-            test_cli_export, test_cli_deploy_sklearn_pipeline, test_cli_deploy_replace,
+            test_cli_export, test_cli_deploy_sklearn_pipeline, test_cli_deploy_versions,
             test_cli_deploy_xgboost, test_cli_deploy_warns_on_another_extension_version,
             test_cli_failures]:
     add_test(_fn.__name__[len("test_"):], _fn)

@@ -47,4 +47,18 @@ like($err, qr/cannot execute drop_model\(\) during recovery/, '... also for an u
 like($err, qr/cannot execute grant_model_usage\(\) during recovery/, 'grants too');
 is(score_all($standby, 'postgres'), score_all($primary, 'postgres'), 'nothing changed on either side');
 
+# Versions: the replace above added version 2; a rollback on the primary reaches the standby,
+# which scores version 1 again and refuses to switch versions itself.
+my $versions_sql = q{SELECT string_agg(format('%s %s', version, deployed), ', ' ORDER BY version)
+                       FROM model_versions WHERE name = 'churn'};
+is($standby->safe_psql('postgres', $versions_sql), '1 f, 2 t', 'the standby lists both versions of churn');
+$primary->safe_psql('postgres', q{SELECT rollback_model('churn')});
+$primary->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $versions_sql), '1 t, 2 f', 'the rollback reaches the standby');
+is(score_all($standby, 'postgres', 'churn'), (split /\n/, $before)[0], 'the standby scores version 1 again');
+for my $call (q{SELECT deploy_model('churn', 2)}, q{SELECT rollback_model('churn')}, q{SELECT drop_model('churn', 2)}) {
+    ($rc, $out, $err) = $standby->psql('postgres', $call);
+    like($err, qr/during recovery/, "$call on a standby: clear error");
+}
+
 done_testing();

@@ -25,6 +25,14 @@ SELECT set_model_owner(name, 'model_owner') FROM models;
 SELECT grant_model_usage('churn', 'model_reader');
 SELECT grant_model_usage('city', 'public');
 });
+# churn gets a second version (the segment model, staged, not deployed): a dump keeps every
+# version and which one is deployed.
+$source->safe_psql('src',
+    model_sql('segment', 'churn') =~ s/'xgboost'\);/'xgboost', options => '{"deploy": false}');/r);
+my $versions_sql = q{SELECT string_agg(format('%s %s %s %s', name, version, deployed, owner), ', ' ORDER BY name, version)
+                       FROM model_versions};
+my $versions = $source->safe_psql('src', $versions_sql);
+like($versions, qr/churn 1 t model_owner, churn 2 f model_owner,/, 'churn has a staged second version');
 my $scores = score_all($source, 'src');
 my $privileges_sql = 'SELECT string_agg(format(\'%s %s %s\', name, owner, usable_by), \', \' ORDER BY name) FROM models';
 my $privileges = $source->safe_psql('src', $privileges_sql);
@@ -54,7 +62,12 @@ for my $db ('restored', 'restored_plain') {
     is($target->safe_psql($db, 'SELECT count(*) FROM models'), '4', "$db: every model restored");
     is(score_all($target, $db), $scores, "$db: every model scores identically");
     is($target->safe_psql($db, $privileges_sql), $privileges, "$db: owners and grants kept by name");
+    is($target->safe_psql($db, $versions_sql), $versions, "$db: every version, the deployed one marked");
 }
+# The restored staged version is whole: deployed there, it scores as the segment model.
+$target->safe_psql('restored', q{SELECT deploy_model('churn', 2)});
+is(score_all($target, 'restored', 'churn') =~ s/^churn: //r, score_all($source, 'src', 'segment') =~ s/^segment: //r,
+   'the restored version 2 scores as the model it was made from');
 
 # There, a name that denotes no role grants nothing; once the role exists, it is resolved.
 $target->safe_psql('postgres', 'CREATE ROLE someone; CREATE ROLE model_reader');

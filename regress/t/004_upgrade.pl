@@ -194,6 +194,20 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
             {"task": "regression", "steps": [{"type": "LinearRegression", "coef": [0.0], "intercept": 10.0}]}]}]}'::jsonb)});
     is($node->safe_psql($db, q{SELECT predict('vote', ARRAY[3]::float8[])}),
        '9.25', "$from -> $latest: a VotingRegressor (op model) registered after the upgrade");
+    # 0.6.0: each model from before is its version 1, deployed, added by its owner; a new
+    # create_model adds version 2 (keeping the owner) and a rollback scores version 1 again.
+    is($node->safe_psql($db, q{SELECT string_agg(format('%s %s %s %s', name, version, deployed, created_by IS NOT DISTINCT FROM owner),
+                                                 ', ' ORDER BY name)
+                               FROM model_versions WHERE name IN ('churn', 'city', 'forest', 'segment')}),
+       'churn 1 t t, city 1 t t, forest 1 t t, segment 1 t t', "$from -> $latest: the models from before are version 1");
+    $node->safe_psql($db, model_sql('churn', 'segment') =~ s/'xgboost'\);/'xgboost', options => '{"replace": true}');/r);
+    is($node->safe_psql($db, q{SELECT format('%s %s %s', version, versions, owner) FROM models WHERE name = 'segment'}),
+       '2 2 model_owner', "$from -> $latest: create_model of a model from before adds version 2");
+    isnt(score_all($node, $db, 'segment'), (grep { /^segment: / } split /\n/, $scores)[0],
+         "$from -> $latest: version 2 scores differently");
+    is($node->safe_psql($db, q{SELECT rollback_model('segment')}), '1', "$from -> $latest: rollback_model");
+    is(score_all($node, $db, 'segment'), (grep { /^segment: / } split /\n/, $scores)[0],
+       "$from -> $latest: after the rollback, version 1 scores as before the upgrade");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.

@@ -1,6 +1,7 @@
 #include "catalog.hpp"
 
 #include "pg_predict/runtime/api.hpp"
+#include "settings.hpp"
 
 extern "C" {
 #include "access/xlog.h"
@@ -47,6 +48,9 @@ struct CatalogTable {
     // 0.4.0 keeps the labels as text (class_labels) and classes NULL for labels that are not
     // numbers. Before, every label was a number.
     bool text_labels;
+    // 0.6.0 keeps one row per version, `deployed` marks the one a name resolves to.
+    bool versions;
+    const char* deployed_only;  // " AND deployed" for lookups by name, "" before 0.6.0
 };
 
 // The catalog's privileges need 0.2.0; a 0.1.0 catalog errors clearly instead.
@@ -81,6 +85,8 @@ CatalogTable catalog_table() {
     table.legacy = get_attnum(relation, "usable_by") == InvalidAttrNumber;
     table.typed_sources = get_attnum(relation, "source_bytes") != InvalidAttrNumber;
     table.text_labels = get_attnum(relation, "class_labels") != InvalidAttrNumber;
+    table.versions = get_attnum(relation, "deployed") != InvalidAttrNumber;
+    table.deployed_only = table.versions ? " AND deployed" : "";
     if (table.legacy) {
         table.owner_name = "(SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
                            "WHERE r.oid OPERATOR(pg_catalog.=) owner::pg_catalog.oid)";
@@ -203,15 +209,16 @@ Datum cstring_to_jsonb(const char* json) {
     return result;
 }
 
-// Locks the row of `name`; false when there is no such model. *owner: its owner's name (NULL
-// when it has none), in the caller's memory context (SPI's would go with SPI_finish).
+// Locks the rows of `name` (every version, in version order, so writers of one name queue
+// behind each other); false when there is no such model. *owner: its owner's name (NULL when it
+// has none), in the caller's memory context (SPI's would go with SPI_finish).
 bool lock_model_row(const CatalogTable& table, const char* name, char** owner) {
     MemoryContext caller = CurrentMemoryContext;
-    char* query = psprintf("SELECT %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
-                           table.owner_name, table.qualified_table);
+    char* query = psprintf("SELECT %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s FOR UPDATE",
+                           table.owner_name, table.qualified_table, table.versions ? " ORDER BY version" : "");
     Oid types[1] = {TEXTOID};
     Datum values[1] = {CStringGetTextDatum(name)};
-    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 1);
+    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 0);
     if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
     if (SPI_processed == 0) return false;
     char* value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
@@ -292,10 +299,10 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
         "coalesce((summary OPERATOR(pg_catalog.->>) 'probabilities')::pg_catalog.bool, "
         "task OPERATOR(pg_catalog.=) 'classification'), unused_features, "
         "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', ''), %s, %s, "
-        "coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::pg_catalog.int4, 1) "
-        "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::pg_catalog.int4, 1), %s "
+        "FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s",
         table.owner_name, table.usable_by, table.text_labels ? "class_labels" : "NULL::pg_catalog.text[]",
-        table.qualified_table);
+        table.versions ? "version" : "1", table.qualified_table, table.deployed_only);
     CatalogEntry* entry = NULL;
     read_catalog(table, query, TEXTOID, CStringGetTextDatum(name), [&] {
         if (SPI_processed == 0) return;
@@ -347,6 +354,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
         entry->is_unused = feature_flags(SPI_getbinval(row, desc, 14, &isnull), entry, "unused features");
         entry->objective = TextDatumGetCString(SPI_getbinval(row, desc, 15, &isnull));
         entry->num_outputs = DatumGetInt32(SPI_getbinval(row, desc, 18, &isnull));
+        entry->version = DatumGetInt32(SPI_getbinval(row, desc, 19, &isnull));
         for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
         MemoryContextSwitchTo(spi);
     }, snapshot);
@@ -383,7 +391,8 @@ Datum read_column_by_id(int64 id, const char* column) {
 
 int64 catalog_latest_version(const char* name) {
     CatalogTable table = catalog_table();
-    char* query = psprintf("SELECT id FROM %s WHERE name OPERATOR(pg_catalog.=) $1", table.qualified_table);
+    char* query = psprintf("SELECT id FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s", table.qualified_table,
+                           table.deployed_only);
     int64 version = 0;
     read_catalog(
         table, query, TEXTOID, CStringGetTextDatum(name),
@@ -410,8 +419,53 @@ char* catalog_text_inputs(int64 id) {
     return TextDatumGetCString(read_column_by_id(id, "text_inputs::pg_catalog.text"));
 }
 
-void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source, ArtifactKind kind,
-                   Datum options_jsonb, bool replace) {
+namespace {
+
+// Runs one catalog statement with text argument $1 (the name) and an optional int4 $2, inside
+// an SPI connection made by the caller; returns SPI_processed.
+uint64 run_on_model(const char* statement, const char* name, int number = 0, bool has_number = false) {
+    Oid types[2] = {TEXTOID, INT4OID};
+    Datum values[2] = {CStringGetTextDatum(name), Int32GetDatum(number)};
+    int rc = SPI_execute_with_args(statement, has_number ? 2 : 1, types, values, NULL, false, 0);
+    if (rc < 0) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    return SPI_processed;
+}
+
+// The number and the deployment of a new version of `name`, whose rows the caller has locked.
+// Read with a new snapshot (SPI takes one per statement): a writer that held the lock first
+// and committed has added its version by now.
+StoredVersion next_version(const CatalogTable& table, const char* name, const char* metrics_json,
+                           DeployChoice deploy, MetricsBetter better) {
+    char* query = psprintf(
+        "SELECT pg_catalog.max(version), (SELECT d.metrics::pg_catalog.text FROM %s d "
+        "WHERE d.name OPERATOR(pg_catalog.=) $1 AND d.deployed) FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+        table.qualified_table, table.qualified_table);
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 1);
+    if (rc != SPI_OK_SELECT || SPI_processed != 1)
+        elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    bool isnull;
+    StoredVersion stored;
+    stored.version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) + 1;
+    char* deployed_metrics = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+    switch (deploy) {
+        case DeployChoice::always: stored.deployed = true; break;
+        case DeployChoice::never: stored.deployed = false; break;
+        case DeployChoice::best:
+            if (better == NULL) elog(ERROR, "pg_predict: deploy 'best' needs a metrics comparison");
+            stored.deployed = metrics_json != NULL &&
+                              (deployed_metrics == NULL || better(deployed_metrics, metrics_json));
+            break;
+    }
+    return stored;
+}
+
+}  // namespace
+
+StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, Datum source, ArtifactKind kind,
+                            Datum options_jsonb, bool replace, const char* metrics_json, DeployChoice deploy,
+                            MetricsBetter better) {
     CatalogTable table = catalog_table();
     Oid caller = GetUserId();
     if (kind != ArtifactKind::Json && !table.typed_sources)
@@ -423,13 +477,15 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
     // $1 name, $2 format, $3 source (jsonb), $4 spec, $5 program, $6 features, $7 columns,
     // $8 task, $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only),
     // $14 text_features, $15 text_inputs, $16 unused_features; 0.3.0: $17 source_text,
-    // $18 source_bytes (the two of the three sources not given are NULL); 0.4.0: $19 class_labels
-    Datum values[19];
-    Oid types[19] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
+    // $18 source_bytes (the two of the three sources not given are NULL); 0.4.0: $19 class_labels;
+    // 0.6.0: $20 version, $21 deployed, $22 metrics ($13 is created_by too)
+    Datum values[22];
+    Oid types[22] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
                      TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
                      JSONBOID,     JSONBOID,     TEXTOID,  INT4ARRAYOID,   JSONBOID,
-                     INT4ARRAYOID, TEXTOID,      BYTEAOID, TEXTARRAYOID};
-    char nulls[19];
+                     INT4ARRAYOID, TEXTOID,      BYTEAOID, TEXTARRAYOID,   INT4OID,
+                     BOOLOID,      JSONBOID};
+    char nulls[22];
     memset(nulls, ' ', sizeof(nulls));
     values[0] = CStringGetTextDatum(name);
     values[1] = CStringGetTextDatum(built->format.c_str());
@@ -470,19 +526,45 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
     values[13] = ints_to_int4_array(built->text_features);
     values[14] = cstring_to_jsonb(built->text_inputs_json.c_str());
     values[15] = ints_to_int4_array(built->unused_features);
+    values[21] = metrics_json != NULL ? cstring_to_jsonb(metrics_json) : (Datum)0;
+    nulls[21] = metrics_json != NULL ? ' ' : 'n';
 
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
     char* existing_owner;
     char* statement;
-    if (lock_model_row(table, name, &existing_owner)) {
-        if (!replace)
+    StoredVersion stored = {1, true};
+    bool exists = lock_model_row(table, name, &existing_owner);
+    if (exists) {
+        if (!replace && !table.versions)
             ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
                             errmsg("model \"%s\" already exists", name),
                             errhint("Pass options => '{\"replace\": true}' to replace it, or drop_model() it first.")));
         restore_user(saved);  // the ownership check is about the caller, not the table owner
         check_model_owner(name, existing_owner);
         saved = become_catalog_owner(table.owner);
+    }
+    if (table.versions) {
+        // A new row; an existing name's owner and grants carry over to it.
+        if (exists) stored = next_version(table, name, metrics_json, deploy, better);
+        if (exists && stored.deployed)
+            run_on_model(psprintf("UPDATE %s SET deployed = false WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
+                                  table.qualified_table), name);
+        const char* same_name = psprintf("(SELECT %%s FROM %s o WHERE o.name OPERATOR(pg_catalog.=) $1 LIMIT 1)",
+                                         table.qualified_table);
+        statement = psprintf(
+            "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
+            "classes, strategy, options, summary, owner, usable_by, text_features, text_inputs, unused_features, "
+            "source_text, source_bytes, class_labels, version, deployed, deployed_at, created_by, metrics) "
+            "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+            "%s, %s, $14, $15, $16, $17, $18, $19, $20, $21, "
+            "CASE WHEN $21 THEN pg_catalog.clock_timestamp() END, $13, $22)",
+            table.qualified_table, table.qualified_sequence,
+            exists ? psprintf(same_name, "o.owner") : table.owner_value,
+            exists ? psprintf(same_name, "o.usable_by") : "'{}'::pg_catalog.text[]");
+        values[19] = Int32GetDatum(stored.version);
+        values[20] = BoolGetDatum(stored.deployed);
+    } else if (exists) {
         // A replace keeps the row (and its owner) but takes a new id: backends that cached
         // the old program see a different key and load the new one.
         statement = psprintf(
@@ -504,13 +586,20 @@ void catalog_store(const char* name, const runtime::BuiltModel* built, Datum sou
             table.text_labels ? ", class_labels" : "", table.qualified_sequence, table.owner_value,
             table.typed_sources ? ", $17, $18" : "", table.text_labels ? ", $19" : "");
     }
-    const int nargs = table.text_labels ? 19 : table.typed_sources ? 18 : 16;
+    const int nargs = table.versions ? 22 : table.text_labels ? 19 : table.typed_sources ? 18 : 16;
     int rc = SPI_execute_with_args(statement, nargs, types, values, nulls, false, 0);
     if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    if (table.versions && exists && keep_versions > 0)
+        run_on_model(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND NOT deployed "
+                              "AND version OPERATOR(pg_catalog.<>) ALL (ARRAY(SELECT k.version FROM %s k "
+                              "WHERE k.name OPERATOR(pg_catalog.=) $1 ORDER BY k.version DESC LIMIT $2))",
+                              table.qualified_table, table.qualified_table),
+                     name, keep_versions, true);
     SPI_finish();
     restore_user(saved);
     CacheInvalidateRelcacheByRelid(table.relation);
+    return stored;
 }
 
 namespace {
@@ -539,6 +628,105 @@ void catalog_delete(const char* name) {
     Datum values[1] = {CStringGetTextDatum(name)};
     int rc = SPI_execute_with_args(statement, 1, types, values, NULL, false, 0);
     if (rc != SPI_OK_DELETE) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+bool catalog_has_versions() { return catalog_table().versions; }
+
+namespace {
+
+void require_versions(const CatalogTable& table) {
+    if (!table.versions)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database predates version 0.6.0 and "
+                               "keeps one version per model"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
+}
+
+// The deployed version of `name`, whose rows the caller has locked.
+int deployed_version(const CatalogTable& table, const char* name) {
+    char* query = psprintf("SELECT version FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
+                           table.qualified_table);
+    run_on_model(query, name);
+    if (SPI_processed != 1) elog(ERROR, "pg_predict: model \"%s\" has no deployed version", name);
+    bool isnull;
+    return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+void require_version(const CatalogTable& table, const char* name, int version) {
+    char* query = psprintf("SELECT FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2",
+                           table.qualified_table);
+    if (run_on_model(query, name, version, true) == 0)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("model \"%s\" has no version %d", name, version),
+                        errhint("SELECT version FROM model_versions WHERE name = '%s' lists its versions.", name)));
+}
+
+// Makes `version` (which exists) the deployed version; the rows are locked by the caller.
+void switch_deployed(const CatalogTable& table, const char* name, int version) {
+    run_on_model(psprintf("UPDATE %s SET deployed = false WHERE name OPERATOR(pg_catalog.=) $1 AND deployed "
+                          "AND version OPERATOR(pg_catalog.<>) $2", table.qualified_table),
+                 name, version, true);
+    run_on_model(psprintf("UPDATE %s SET deployed = true, deployed_at = pg_catalog.clock_timestamp() "
+                          "WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2",
+                          table.qualified_table),
+                 name, version, true);
+}
+
+}  // namespace
+
+void catalog_deploy(const char* name, int version) {
+    CatalogTable table = catalog_table();
+    require_versions(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    require_version(table, name, version);
+    switch_deployed(table, name, version);
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+int catalog_rollback(const char* name) {
+    CatalogTable table = catalog_table();
+    require_versions(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    int current = deployed_version(table, name);
+    char* query = psprintf(
+        "SELECT version FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.<) $2 "
+        "AND deployed_at IS NOT NULL ORDER BY version DESC LIMIT 1",
+        table.qualified_table);
+    if (run_on_model(query, name, current, true) == 0)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("model \"%s\" has no earlier version to roll back to", name),
+                        errdetail("Version %d is deployed, and no older version of it was ever deployed.", current),
+                        errhint("deploy_model('%s', version) deploys any version.", name)));
+    bool isnull;
+    int previous = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    switch_deployed(table, name, previous);
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+    return previous;
+}
+
+void catalog_delete_version(const char* name, int version) {
+    CatalogTable table = catalog_table();
+    require_versions(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    require_version(table, name, version);
+    int current = deployed_version(table, name);
+    uint64 versions = run_on_model(psprintf("SELECT FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+                                            table.qualified_table), name);
+    if (version == current && versions > 1)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_IN_USE),
+                        errmsg("version %d of model \"%s\" is deployed", version, name),
+                        errhint("Deploy another version first (deploy_model, rollback_model), or drop_model('%s') "
+                                "to drop every version.", name)));
+    run_on_model(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2",
+                          table.qualified_table),
+                 name, version, true);
     SPI_finish();
     restore_user(saved);
     CacheInvalidateRelcacheByRelid(table.relation);

@@ -36,12 +36,14 @@ struct CatalogEntry {
     bool has_probabilities;  // a classifier whose outputs are probabilities (predict_proba)
     bool* is_unused;      // per feature: the model never reads it, so its column is not fetched
     int num_outputs;      // values predict gives per row (summary's outputs; 1 for models from before 0.5.0)
+    int version;          // the deployed version's number (1 in a catalog from before 0.6.0)
 };
 
 // The catalog table's OID: plans that use a model depend on it, and create/replace/drop
 // invalidate it so cached plans are rebuilt.
 Oid catalog_relation_id();
 
+// Lookups by name find the name's deployed version (0.6.0 keeps one row per version).
 // The row visible to the current snapshot (or to `snapshot`), or NULL when missing_ok and there
 // is none.
 CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapshot = NULL);
@@ -65,14 +67,45 @@ char* catalog_spec(int64 id);
 // The dictionaries of row `id`'s text inputs as JSON text.
 char* catalog_text_inputs(int64 id);
 
-// Insert a model, or replace it when `replace` (only its owner or a superuser may). `source` is
-// the artifact as given, a jsonb, text or bytea datum by `kind`: stored in the column of its type
-// (text and bytea need a 0.3.0 catalog).
-void catalog_store(const char* name, const runtime::BuiltModel* built, Datum source, ArtifactKind kind,
-                   Datum options_jsonb, bool replace);
+// Whether a new version becomes the deployed one: always, never (staged: deploy_model() later),
+// or best: when `better` says its metrics beat the deployed version's (or that one has none).
+// The first version of a name is always deployed.
+enum class DeployChoice { always, never, best };
+// Compares two metrics documents (JSON text): true when `candidate` is better than `deployed`.
+// Called inside the catalog write: it must not throw or call PostgreSQL.
+using MetricsBetter = bool (*)(const char* deployed, const char* candidate);
 
-// Delete a model (only its owner or a superuser may).
+struct StoredVersion {
+    int version;    // the new version's number
+    bool deployed;  // whether it is the one predict() uses now
+};
+
+// Add a model, or a new version of an existing one (only its owner or a superuser may; it gets
+// the name's owner and grants). `source` is the artifact as given, a jsonb, text or bytea datum
+// by `kind`: stored in the column of its type (text and bytea need a 0.3.0 catalog).
+// `metrics_json`: train()'s test-split metrics, NULL when none. pg_predict.keep_versions then
+// removes the oldest versions beyond the newest N (never the deployed one).
+// A catalog from before 0.6.0 has no versions: an existing model is replaced when `replace`,
+// and is an error otherwise.
+StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, Datum source, ArtifactKind kind,
+                            Datum options_jsonb, bool replace, const char* metrics_json = NULL,
+                            DeployChoice deploy = DeployChoice::always, MetricsBetter better = NULL);
+
+// Delete a model, every version of it (only its owner or a superuser may).
 void catalog_delete(const char* name);
+
+// Whether the catalog keeps versions (0.6.0); the functions below error clearly when it does not.
+bool catalog_has_versions();
+
+// Delete one version (only its owner or a superuser may): not the deployed one while other
+// versions remain; the only version deletes the model.
+void catalog_delete_version(const char* name, int version);
+
+// Make `version` the deployed one (only its owner or a superuser may).
+void catalog_deploy(const char* name, int version);
+
+// Deploy the newest version older than the deployed one that was deployed before; returns it.
+int catalog_rollback(const char* name);
 
 // Errors unless the current user may replace or drop a model owned by the role named `owner`
 // (NULL: none). Owners are kept by name so that a dump restores into a cluster without the role;

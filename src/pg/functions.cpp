@@ -20,6 +20,12 @@ char* required_text_arg(FunctionCallInfo fcinfo, int arg, const char* what) {
     return text_to_cstring(PG_GETARG_TEXT_PP(arg));
 }
 
+int required_version_arg(FunctionCallInfo fcinfo, int arg) {
+    if (PG_ARGISNULL(arg))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model version must not be NULL")));
+    return PG_GETARG_INT32(arg);
+}
+
 void free_built_model_callback(void* arg) {
     try {
         runtime::free_built_model(static_cast<runtime::BuiltModel*>(arg));
@@ -27,16 +33,17 @@ void free_built_model_callback(void* arg) {
     }
 }
 
-// create_model's options.replace, checked here because the catalog write is ours.
-bool replace_option(Jsonb* options) {
+// A boolean of create_model's options (replace, deploy), read here because the catalog write is
+// ours; `fallback` when absent.
+bool bool_option(Jsonb* options, const char* key, bool fallback) {
     if (!JB_ROOT_IS_OBJECT(options))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("create_model options must be a JSON object")));
-    JsonbValue* value = getKeyJsonValueFromContainer(&options->root, "replace", strlen("replace"), NULL);
-    if (value == NULL || value->type == jbvNull) return false;
+    JsonbValue* value = getKeyJsonValueFromContainer(&options->root, key, strlen(key), NULL);
+    if (value == NULL || value->type == jbvNull) return fallback;
     if (value->type != jbvBool)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                        errmsg("create_model option \"replace\" must be true or false")));
+                        errmsg("create_model option \"%s\" must be true or false", key)));
     return value->val.boolean;
 }
 
@@ -204,13 +211,20 @@ Datum create_model(FunctionCallInfo fcinfo, pg_predict::ArtifactKind kind) {
     Datum options_datum = PG_ARGISNULL(3) ? DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"))
                                           : PG_GETARG_DATUM(3);
     Jsonb* options = DatumGetJsonbP(options_datum);
-    bool replace = replace_option(options);
+    bool replace = bool_option(options, "replace", false);
+    // An existing name gets a new version (0.6.0), deployed unless options say "deploy": false.
+    bool versions = catalog_has_versions();
+    bool deploy = bool_option(options, "deploy", true);
+    if (!versions && !deploy)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("create_model option \"deploy\" needs pg_predict's 0.6.0 catalog (versions)"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
 
-    // Fail fast, before the expensive compile, on a name that exists or a model we may not
-    // replace; catalog_store checks again under a row lock.
+    // Fail fast, before the expensive compile, on a name that exists (before versions) or a model
+    // we may not add to; catalog_store checks again under a row lock.
     CatalogEntry* existing = catalog_lookup(name, true);
     if (existing != NULL) {
-        if (!replace)
+        if (!replace && !versions)
             ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
                             errmsg("model \"%s\" already exists", name),
                             errhint("Pass options => '{\"replace\": true}' to replace it, or drop_model() it first.")));
@@ -242,10 +256,11 @@ Datum create_model(FunctionCallInfo fcinfo, pg_predict::ArtifactKind kind) {
     MemoryContextRegisterResetCallback(CurrentMemoryContext, callback);
     if (json_text != NULL) pfree(json_text);
 
-    catalog_store(name, built, source, kind, options_datum, replace);
-    // This backend's programs of the replaced version are garbage now (other backends free
-    // theirs when they next look the model up: runtime::note_model_version).
-    if (replace) guarded([&] { pg_predict::runtime::forget_model(name); });
+    StoredVersion stored = catalog_store(name, built, source, kind, options_datum, replace, NULL,
+                                         deploy ? DeployChoice::always : DeployChoice::never);
+    // This backend's programs of the version deployed before are garbage now (other backends
+    // free theirs when they next look the model up: runtime::note_model_version).
+    if (existing != NULL && stored.deployed) guarded([&] { pg_predict::runtime::forget_model(name); });
     PG_RETURN_VOID();
 }
 
@@ -261,6 +276,9 @@ PG_PREDICT_SQL_FUNCTION(pg_predict_create_model);
 PG_PREDICT_SQL_FUNCTION(pg_predict_create_model_text);
 PG_PREDICT_SQL_FUNCTION(pg_predict_create_model_bytea);
 PG_PREDICT_SQL_FUNCTION(pg_predict_drop_model);
+PG_PREDICT_SQL_FUNCTION(pg_predict_drop_model_version);
+PG_PREDICT_SQL_FUNCTION(pg_predict_deploy_model);
+PG_PREDICT_SQL_FUNCTION(pg_predict_rollback_model);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict_proba);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict_label);
@@ -284,6 +302,33 @@ Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {
     guarded([&] { pg_predict::runtime::forget_model(name); });
     trim_heap_at_transaction_end();
     PG_RETURN_VOID();
+}
+
+// drop_model(name, version), deploy_model(name, version), rollback_model(name): the deployed
+// version changes (or a staged one goes); this backend frees the programs it kept of the name.
+Datum pg_predict_drop_model_version(PG_FUNCTION_ARGS) {
+    prevent_catalog_change("drop_model()");
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    catalog_delete_version(name, required_version_arg(fcinfo, 1));
+    guarded([&] { pg_predict::runtime::forget_model(name); });
+    trim_heap_at_transaction_end();
+    PG_RETURN_VOID();
+}
+
+Datum pg_predict_deploy_model(PG_FUNCTION_ARGS) {
+    prevent_catalog_change("deploy_model()");
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    catalog_deploy(name, required_version_arg(fcinfo, 1));
+    guarded([&] { pg_predict::runtime::forget_model(name); });
+    PG_RETURN_VOID();
+}
+
+Datum pg_predict_rollback_model(PG_FUNCTION_ARGS) {
+    prevent_catalog_change("rollback_model()");
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    int version = catalog_rollback(name);
+    guarded([&] { pg_predict::runtime::forget_model(name); });
+    PG_RETURN_INT32(version);
 }
 
 Datum pg_predict_predict(PG_FUNCTION_ARGS) {

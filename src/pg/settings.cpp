@@ -15,6 +15,7 @@ int gpu_min_rows = 16384;
 int gpu_batch_size = 262144;
 int max_gpu_backends = 8;
 int max_batch_size = kDefaultMaxBatchSize;
+int keep_versions = 0;
 
 namespace {
 
@@ -115,6 +116,11 @@ void define_settings() {
         "recently used idle ones are freed. Programs of replaced or dropped models are freed "
         "when the backend next looks the model up. 0 keeps only the programs in use.",
         &cache_size_mb, 128, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_MB, NULL, assign_cache_size, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.keep_versions", "Versions of a model kept when a new one is added (0 keeps all).",
+        "create_model() and train() of an existing name add a version; beyond the newest N the "
+        "oldest are removed, never the deployed one.",
+        &keep_versions, 0, 0, INT_MAX, PGC_USERSET, 0, NULL, NULL, NULL);
     size_t strategies = 0;
     for (const char* name; strategies + 1 < lengthof(strategy_options) &&
                            (name = runtime::strategy_name_at(strategies)) != nullptr;

@@ -18,6 +18,8 @@ extern int gpu_min_rows;        // pg_predict.gpu_min_rows: auto uses the GPU fr
 extern int gpu_batch_size;      // pg_predict.gpu_batch_size: rows per model call on the GPU
 extern int max_gpu_backends;    // pg_predict.max_gpu_backends (enforced when preloaded)
 
+extern int keep_versions;       // pg_predict.keep_versions: versions a name keeps (0: all)
+
 void define_settings();
 
 }  // namespace pg_predict::pg

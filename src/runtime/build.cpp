@@ -20,12 +20,12 @@ namespace {
 
 using nlohmann::json;
 
-// "replace" is create_model's own (the catalog write is PostgreSQL's side); it is accepted
+// "replace" and "deploy" are create_model's own (the catalog write is PostgreSQL's side); accepted
 // here so the error for an unknown key can list every valid option. "task" and "classes" are
 // the torchscript importer's (a module does not say what its outputs are).
 // "num_iteration" and "raw_score" the LightGBM importer's; "output" the ONNX importer's (the
 // graph output to score).
-constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace", "task", "classes",
+constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace", "deploy", "task", "classes",
                                     "num_iteration", "raw_score", "output"};
 
 void check_option_keys(const json& options) {
