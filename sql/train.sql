@@ -19,25 +19,25 @@ SELECT g AS id,
 
 -- binary classification of a text target, with a text feature, NULLs in numeric and text
 -- columns, a boolean feature: what train() returns (the metrics' values are the library's)
-SELECT r - 'metrics' AS result, r -> 'metrics' ? 'accuracy' AS has_accuracy,
+SELECT r - 'metrics' - 'name' AS result, r ->> 'name' AS name, r -> 'metrics' ? 'accuracy' AS has_accuracy,
        (r #>> '{metrics,accuracy}')::float8 BETWEEN 0 AND 1 AS accuracy_in_range
-  FROM train('churn', 'SELECT a, b, c, color, tag, flag, churned FROM train_rows ORDER BY id',
+  FROM train('tchurn', 'SELECT a, b, c, color, tag, flag, churned FROM train_rows ORDER BY id',
              target => 'churned', hyperparams => '{"max_depth": 3, "n_estimators": 20, "eta": 0.3}') r;
-SELECT name, format, task, classes, features, estimator, objective, trees, depth FROM models WHERE name = 'churn';
+SELECT name, format, task, classes, features, estimator, objective, trees, depth FROM models WHERE name = 'tchurn';
 -- the training table scores by name: batched and per row agree, every label is a class
 SELECT count(*) AS rows, count(*) FILTER (WHERE p IN ('yes', 'no')) AS labelled,
        count(*) FILTER (WHERE p = churned) > 500 AS mostly_right
-  FROM (SELECT predict_label('churn', t) AS p, churned FROM train_rows t) s;
+  FROM (SELECT predict_label('tchurn', t) AS p, churned FROM train_rows t) s;
 CREATE TEMP TABLE per_row AS
-SELECT id, (SELECT predict_proba('churn', t)) AS p FROM train_rows t;  -- a subquery: the per-row path
-SELECT count(*) AS differ FROM train_rows t JOIN per_row USING (id) WHERE predict_proba('churn', t) <> per_row.p;
+SELECT id, (SELECT predict_proba('tchurn', t)) AS p FROM train_rows t;  -- a subquery: the per-row path
+SELECT count(*) AS differ FROM train_rows t JOIN per_row USING (id) WHERE predict_proba('tchurn', t) <> per_row.p;
 -- the stored source is a document create_model itself accepts, and scores the same
 SELECT source ->> 'format' AS format, jsonb_path_query_array(source, '$.steps[*].type') AS steps
-  FROM model_catalog WHERE name = 'churn';
-SELECT create_model('churn_copy', (SELECT source FROM model_catalog WHERE name = 'churn'));
-SELECT count(*) AS differ FROM train_rows t WHERE predict_proba('churn', t) <> predict_proba('churn_copy', t);
+  FROM model_catalog WHERE name = 'tchurn';
+SELECT create_model('tchurn_copy', (SELECT source FROM model_catalog WHERE name = 'tchurn'));
+SELECT count(*) AS differ FROM train_rows t WHERE predict_proba('tchurn', t) <> predict_proba('tchurn_copy', t);
 -- an unseen category and a NULL text are no category (all the one-hot columns 0)
-SELECT predict_proba('churn', r) = predict_proba('churn', r2) AS unseen_is_null
+SELECT predict_proba('tchurn', r) = predict_proba('tchurn', r2) AS unseen_is_null
   FROM (SELECT 1.0::float8 AS a, 3::real AS b, 2 AS c, 'purple' AS color, 'v9' AS tag, true AS flag) r,
        (SELECT 1.0::float8 AS a, 3::real AS b, 2 AS c, NULL::text AS color, NULL::text AS tag, true AS flag) r2;
 
@@ -84,9 +84,34 @@ SELECT source #>> '{steps,-1,multi_class}' AS multi_class FROM model_catalog WHE
 SELECT count(*) FILTER (WHERE abs(s - 1) < 1e-6) AS sums_to_one
   FROM (SELECT (SELECT sum(v) FROM unnest(predict_proba('logit3', t)) v) AS s FROM train_rows t) q;
 
--- training over an existing name replaces it (the next statement scores the new model)
-SELECT train('lin', 'SELECT a, linear_y FROM train_rows', 'linear_y', 'linear') ->> 'features' AS features;
+-- training over an existing name adds a version and deploys it (the next statement scores it);
+-- the test split's metrics are stored with each version
+SELECT r ->> 'version' AS version, r ->> 'deployed' AS deployed, r ->> 'features' AS features
+  FROM train('lin', 'SELECT a, linear_y FROM train_rows', 'linear_y', 'linear') r;
 SELECT features FROM models WHERE name = 'lin';
+SELECT version, deployed, created_by, metrics ? 'rmse' AS has_rmse, metrics ? 'r2' AS has_r2
+  FROM model_versions WHERE name = 'lin' ORDER BY version;
+SELECT version, metrics -> 'rows' AS test_rows, metrics ? 'accuracy' AS has_accuracy, metrics ? 'log_loss' AS has_log_loss
+  FROM model_versions WHERE name = 'tchurn';
+SELECT metrics IS NULL AS no_metrics FROM model_versions WHERE name = 'nosplit';
+-- deploy => 'best': a new version is deployed only when its test metrics beat the deployed one's
+-- (rmse for a regressor; accuracy, then log_loss, for a classifier); 'never' stages it
+SELECT r ->> 'version' AS version, r ->> 'deployed' AS deployed
+  FROM train('best', 'SELECT a, b, linear_y FROM train_rows ORDER BY id', 'linear_y', 'linear', deploy => 'best') r;
+SELECT r ->> 'version' AS version, r ->> 'deployed' AS deployed
+  FROM train('best', 'SELECT b, linear_y FROM train_rows ORDER BY id', 'linear_y', 'linear', deploy => 'best') r;
+SELECT r ->> 'version' AS version, r ->> 'deployed' AS deployed
+  FROM train('best', 'SELECT a, b, linear_y FROM train_rows ORDER BY id', 'linear_y', 'linear', '{"alpha": 0.001}',
+             deploy => 'best') r;
+SELECT r ->> 'version' AS version, r ->> 'deployed' AS deployed
+  FROM train('best', 'SELECT a, b, linear_y FROM train_rows ORDER BY id', 'linear_y', 'linear', deploy => 'never') r;
+SELECT version, deployed, (metrics ->> 'rmse')::float8 < 1e-3 AS exact FROM model_versions WHERE name = 'best' ORDER BY version;
+SELECT (r ->> 'deployed')::bool AS deployed
+  FROM train('tchurn', 'SELECT a, churned FROM train_rows ORDER BY id', 'churned', hyperparams => '{"n_estimators": 1, "max_depth": 1}',
+             deploy => 'best') r;
+SELECT (r ->> 'deployed')::bool AS deployed
+  FROM train('tchurn', 'SELECT a, churned FROM train_rows ORDER BY id', 'churned', test_size => 0, deploy => 'best') r;
+SELECT version, deployed FROM model_versions WHERE name = 'tchurn' ORDER BY version;
 
 -- refusals, each naming what is wrong
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', 'forest');
@@ -111,6 +136,7 @@ SELECT train('bad', 'SELECT a, a, churned FROM train_rows', 'churned');
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', test_size => 1);
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', test_size => -0.1);
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', deploy => 'sometimes');
+SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', deploy => NULL);
 SELECT train('bad', 'SELECT a, churned FROM train_rows WHERE id = 1', 'churned', test_size => 0);
 SELECT train('bad', 'SELECT a, tier FROM train_rows', 'tier', hyperparams => '{"objective": "binary:logistic"}');
 SELECT train('bad', 'SELECT a, NULL::text AS color, churned FROM train_rows', 'churned');
@@ -127,7 +153,7 @@ CREATE ROLE train_other;
 GRANT SELECT ON train_rows TO train_other;
 CREATE TABLE train_secret AS SELECT a, churned FROM train_rows;
 SET ROLE train_other;
-SELECT train('churn', 'SELECT a, churned FROM train_rows', 'churned');
+SELECT train('tchurn', 'SELECT a, churned FROM train_rows', 'churned');
 SELECT train('others', 'SELECT a, churned FROM train_rows', 'churned', hyperparams => '{"n_estimators": 2}') ->> 'rows' AS rows;
 SELECT owner FROM models WHERE name = 'others';
 SELECT train('others2', 'SELECT a, churned FROM train_secret', 'churned');
@@ -142,7 +168,7 @@ SELECT train('rolled', 'SELECT a, churned FROM train_rows', 'churned', hyperpara
 ROLLBACK;
 SELECT count(*) AS rolled FROM models WHERE name = 'rolled';
 
-SELECT drop_model(name) FROM models WHERE name IN ('churn', 'churn_copy', 'split1', 'split2', 'nosplit', 'tier', 'reg',
-       'visits', 'flagged', 'lin', 'ridge', 'logit', 'logit3', 'others') ORDER BY name;
+SELECT drop_model(name) FROM models WHERE name IN ('tchurn', 'tchurn_copy', 'split1', 'split2', 'nosplit', 'tier', 'reg',
+       'visits', 'flagged', 'lin', 'ridge', 'logit', 'logit3', 'others', 'best') ORDER BY name;
 DROP TABLE train_rows, train_secret;
 DROP ROLE train_other;

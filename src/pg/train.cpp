@@ -12,6 +12,10 @@
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/training/train.hpp"
 
+extern "C" {
+#include "utils/json.h"
+}
+
 namespace pg_predict::pg {
 
 namespace {
@@ -20,8 +24,6 @@ namespace training = pg_predict::training;
 
 // Rows fetched from the cursor at a time; interrupts are checked between fetches.
 constexpr long kFetchRows = 10000;
-
-enum class DeployChoice { always, best };
 
 char* required_text(FunctionCallInfo fcinfo, int arg, const char* what) {
     if (PG_ARGISNULL(arg))
@@ -32,8 +34,9 @@ char* required_text(FunctionCallInfo fcinfo, int arg, const char* what) {
 DeployChoice deploy_choice(const char* value) {
     if (strcmp(value, "always") == 0) return DeployChoice::always;
     if (strcmp(value, "best") == 0) return DeployChoice::best;
+    if (strcmp(value, "never") == 0) return DeployChoice::never;
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("deploy must be 'always' or 'best', not '%s'", value)));
+                    errmsg("deploy must be 'always', 'best' or 'never', not '%s'", value)));
 }
 
 void free_dataset_callback(void* arg) {
@@ -89,17 +92,14 @@ training::Cell cell_of(training::ColumnKind kind, FeatureConverter convert, Datu
     return cell;
 }
 
-// Writes the trained model to the catalog: a new model, or a new version of the caller's
-// model of that name. Kept in one function for the versions work (issue 14 §2): its
-// catalog_store takes the metrics and the deploy choice; until then the metrics are returned by
-// train() only and deploy => 'best' is accepted but a trained model always replaces the
-// current one.
-void store_trained_model(const char* name, const runtime::BuiltModel* built, Datum source, const char* metrics_json,
-                         DeployChoice deploy, bool exists) {
-    (void)metrics_json;
-    (void)deploy;
+// Writes the trained model to the catalog: a new model, or a new version of the caller's model
+// of that name, deployed as `deploy` says (best: when its test metrics beat the deployed
+// version's, training::metrics_better), with its metrics.
+StoredVersion store_trained_model(const char* name, const pg_predict::runtime::BuiltModel* built, Datum source,
+                                  const char* metrics_json, DeployChoice deploy) {
     Datum options = DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"));
-    catalog_store(name, built, source, ArtifactKind::Json, options, exists);
+    return catalog_store(name, built, source, ArtifactKind::Json, options, true, metrics_json, deploy,
+                         training::metrics_better);
 }
 
 }  // namespace
@@ -235,10 +235,17 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     pg_predict::runtime::BuiltModel* built = guarded([&] { return pg_predict::runtime::build_model(artifact, "sklearn", "{}"); });
     on_reset(free_built_model_callback, built);
     Datum source = DirectFunctionCall1(jsonb_in, CStringGetDatum(trained->document_json.c_str()));
-    store_trained_model(name, built, source, trained->metrics_json.c_str(), deploy, existing != NULL);
-    // This backend's programs of the replaced version are garbage now.
-    if (existing != NULL) guarded([&] { pg_predict::runtime::forget_model(name); });
-    PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(trained->summary_json.c_str())));
+    const char* metrics = trained->metrics_json == "{}" ? NULL : trained->metrics_json.c_str();
+    StoredVersion stored = store_trained_model(name, built, source, metrics, deploy);
+    // This backend's programs of the version no longer deployed are garbage now.
+    if (existing != NULL && stored.deployed) guarded([&] { pg_predict::runtime::forget_model(name); });
+    StringInfoData summary;
+    initStringInfo(&summary);
+    appendStringInfoString(&summary, "{\"name\": ");
+    escape_json(&summary, name);
+    appendStringInfo(&summary, ", \"version\": %d, \"deployed\": %s, %s", stored.version,
+                     stored.deployed ? "true" : "false", trained->summary_json.c_str() + 1);
+    PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(summary.data)));
 }
 
 }  // extern "C"

@@ -41,4 +41,24 @@ nlohmann::json test_metrics(Task task, const Labels& labels, const TestPredictio
     return m;
 }
 
+bool metrics_better(const char* deployed, const char* candidate) noexcept {
+    try {
+        const nlohmann::json old = nlohmann::json::parse(deployed, nullptr, false);
+        const nlohmann::json now = nlohmann::json::parse(candidate, nullptr, false);
+        const auto number = [](const nlohmann::json& m, const char* key, double* out) {
+            if (!m.is_object() || !m.contains(key) || !m[key].is_number()) return false;
+            *out = m[key].get<double>();
+            return true;
+        };
+        double a, b;
+        if (number(now, "rmse", &b)) return !number(old, "rmse", &a) || b < a;
+        if (!number(now, "accuracy", &b)) return false;
+        if (!number(old, "accuracy", &a) || b != a) return !number(old, "accuracy", &a) || b > a;
+        double la, lb;
+        return number(now, "log_loss", &lb) && number(old, "log_loss", &la) && lb < la;
+    } catch (...) {
+        return false;
+    }
+}
+
 }  // namespace pg_predict::training
