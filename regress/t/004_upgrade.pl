@@ -208,6 +208,14 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     is($node->safe_psql($db, q{SELECT rollback_model('segment')}), '1', "$from -> $latest: rollback_model");
     is(score_all($node, $db, 'segment'), (grep { /^segment: / } split /\n/, $scores)[0],
        "$from -> $latest: after the rollback, version 1 scores as before the upgrade");
+    # Evaluation (0.6.0): evaluate_model() of a model registered before the update, its own
+    # predict() as the target (every row right), and its error for a target it does not have.
+    is($node->safe_psql($db, q{SELECT format('%s %s %s', d->>'rows', (d->>'accuracy')::float8, d->>'classes')
+        FROM evaluate_model('churn', 'SELECT *, predict(''churn'', r) AS truth FROM scored_rows r', 'truth') AS d}),
+       '200 1 ["0", "1"]', "$from -> $latest: evaluate_model() of a model from before the update");
+    ($rc, $out, $err) = $node->psql($db, q{SELECT evaluate_model('churn', 'SELECT * FROM scored_rows', 'truth')});
+    like($err, qr/target column "truth" is not a column of the query/,
+         "$from -> $latest: evaluate_model() names a missing target column");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.
@@ -222,6 +230,10 @@ is($node->safe_psql($first, $columns_sql), $node->safe_psql('fresh', $columns_sq
    'upgraded and fresh catalogs have the same columns');
 is($node->safe_psql($first, $view_sql), $node->safe_psql('fresh', $view_sql),
    'upgraded and fresh models views have the same columns');
+my $evaluate_sql = q{SELECT format('%s(%s) %s %s', proname, pg_get_function_arguments(oid), pg_get_function_result(oid), provolatile)
+  FROM pg_proc WHERE proname = 'evaluate_model'};
+is($node->safe_psql($first, $evaluate_sql), $node->safe_psql('fresh', $evaluate_sql),
+   'upgraded and fresh databases have the same evaluate_model()');
 
 # The role for TorchScript imports is cluster-wide: created once, left by DROP EXTENSION (a
 # CREATE EXTENSION after that finds it).
