@@ -10,6 +10,7 @@
 #include "guard.hpp"
 #include "heap_trim.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "pg_predict/evaluation/metrics.hpp"
 #include "pg_predict/training/train.hpp"
 
 extern "C" {
@@ -94,12 +95,12 @@ training::Cell cell_of(training::ColumnKind kind, FeatureConverter convert, Datu
 
 // Writes the trained model to the catalog: a new model, or a new version of the caller's model
 // of that name, deployed as `deploy` says (best: when its test metrics beat the deployed
-// version's, training::metrics_better), with its metrics.
+// version's key metric, evaluation::metrics_better), with its metrics.
 StoredVersion store_trained_model(const char* name, const pg_predict::runtime::BuiltModel* built, Datum source,
                                   const char* metrics_json, DeployChoice deploy) {
     Datum options = DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"));
     return catalog_store(name, built, source, ArtifactKind::Json, options, true, metrics_json, deploy,
-                         training::metrics_better);
+                         pg_predict::evaluation::metrics_better);
 }
 
 }  // namespace

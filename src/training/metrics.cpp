@@ -1,64 +1,38 @@
-// The test split's metrics stored with the model. A stand-in until the evaluation module
-// (src/evaluation/metrics.cpp, issue 14 §3) lands: the same definitions as scikit-learn's
-// accuracy_score, log_loss (probabilities clipped to [1e-15, 1 - 1e-15]), mean_squared_error,
-// mean_absolute_error and r2_score.
-#include <algorithm>
+// The test split's metrics stored with the version: the evaluation module's (the same document
+// evaluate_model() returns), from the fitted model's predictions on the test rows.
+#include <charconv>
 #include <cmath>
+#include <string>
 
+#include "pg_predict/evaluation/metrics_json.hpp"
 #include "training.hpp"
 
 namespace pg_predict::training {
 
-nlohmann::json test_metrics(Task task, const Labels& labels, const TestPredictions& p) {
-    const size_t n = labels.test.size();
-    if (n == 0) return nlohmann::json::object();
-    if (task == Task::Classification) {
-        double correct = 0, loss = 0;
-        for (size_t i = 0; i < n; ++i) {
-            const double* row = p.values.data() + i * p.width;
-            const int predicted = static_cast<int>(std::max_element(row, row + p.width) - row);
-            const int truth = static_cast<int>(labels.test[i]);
-            correct += predicted == truth;
-            // log_loss normalizes each row before clipping, as scikit-learn 1.2 does.
-            double sum = 0;
-            for (int k = 0; k < p.width; ++k) sum += row[k];
-            loss -= std::log(std::clamp(row[truth] / sum, 1e-15, 1 - 1e-15));
-        }
-        return {{"accuracy", correct / n}, {"log_loss", loss / n}, {"rows", n}};
-    }
-    double mean = 0;
-    for (size_t i = 0; i < n; ++i) mean += labels.test[i];
-    mean /= n;
-    double se = 0, ae = 0, total = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const double e = p.values[i] - labels.test[i];
-        se += e * e;
-        ae += std::abs(e);
-        total += (labels.test[i] - mean) * (labels.test[i] - mean);
-    }
-    nlohmann::json m = {{"rmse", std::sqrt(se / n)}, {"mae", ae / n}, {"rows", n}};
-    m["r2"] = total > 0 ? nlohmann::json(1 - se / total) : nlohmann::json(nullptr);
-    return m;
+namespace {
+
+// A label as text, as predict_label() gives it: strings as they are, booleans true / false,
+// numbers in float8's shortest form.
+std::string label_text(const nlohmann::json& label) {
+    if (label.is_string()) return label.get<std::string>();
+    if (label.is_boolean()) return label.get<bool>() ? "true" : "false";
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, label.get<double>());
+    return std::string(buf, end);
 }
 
-bool metrics_better(const char* deployed, const char* candidate) noexcept {
-    try {
-        const nlohmann::json old = nlohmann::json::parse(deployed, nullptr, false);
-        const nlohmann::json now = nlohmann::json::parse(candidate, nullptr, false);
-        const auto number = [](const nlohmann::json& m, const char* key, double* out) {
-            if (!m.is_object() || !m.contains(key) || !m[key].is_number()) return false;
-            *out = m[key].get<double>();
-            return true;
-        };
-        double a, b;
-        if (number(now, "rmse", &b)) return !number(old, "rmse", &a) || b < a;
-        if (!number(now, "accuracy", &b)) return false;
-        if (!number(old, "accuracy", &a) || b != a) return !number(old, "accuracy", &a) || b > a;
-        double la, lb;
-        return number(now, "log_loss", &lb) && number(old, "log_loss", &la) && lb < la;
-    } catch (...) {
-        return false;
-    }
+}  // namespace
+
+nlohmann::json test_metrics(Task task, const Labels& labels, const TestPredictions& p) {
+    if (labels.test.empty()) return nlohmann::json::object();
+    if (task == Task::Regression) return evaluation::to_json(evaluation::regression_metrics(labels.test, p.values));
+    evaluation::ClassificationInput in;
+    for (const nlohmann::json& c : labels.classes) in.labels.push_back(label_text(c));
+    in.model_classes = in.labels.size();
+    for (double y : labels.test) in.truth.push_back(static_cast<int32_t>(y));
+    in.probabilities = p.values;
+    if (in.model_classes == 2) in.threshold = 0.5;  // XGBoost's and scikit-learn's predict
+    return evaluation::to_json(evaluation::classification_metrics(in));
 }
 
 }  // namespace pg_predict::training

@@ -95,7 +95,7 @@ int64_t expanded_width(const Dataset&);
 Fitted fit_xgboost(const Dataset&, const Labels&, const Matrix& train, const Matrix& test);
 Fitted fit_linear(const Dataset&, const Labels&, Matrix& train, Matrix& test);
 
-// metrics.cpp: the test split's metrics (a stand-in for the evaluation module's).
+// metrics.cpp: the test split's metrics (the evaluation module's document).
 nlohmann::json test_metrics(Task, const Labels&, const TestPredictions&);
 
 }  // namespace pg_predict::training

@@ -71,12 +71,6 @@ struct Trained {
     std::string summary_json;   // train()'s result: algorithm, task, rows, features, metrics
 };
 
-// deploy => 'best': whether the `candidate` version's test metrics beat the `deployed` one's
-// (JSON texts as train() stores them): a lower rmse for a regressor, a higher accuracy for a
-// classifier (a tie: the lower log_loss). False when the candidate has no such metric, true when
-// only the candidate has it. Never throws (the catalog calls it inside its write).
-bool metrics_better(const char* deployed, const char* candidate) noexcept;
-
 // Trains on the training rows and measures the test rows. Checks interrupts between boosting
 // rounds / optimizer steps (common/interrupt.hpp).
 Trained train(Dataset*);
