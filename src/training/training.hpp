@@ -92,7 +92,8 @@ nlohmann::json encoder_step(const Dataset&);
 int64_t expanded_width(const Dataset&);
 
 // xgboost.cpp / linear.cpp
-Fitted fit_xgboost(const Dataset&, const Labels&, const Matrix& train, const Matrix& test);
+// fit_xgboost frees train's rows once its DMatrix holds them.
+Fitted fit_xgboost(const Dataset&, const Labels&, Matrix& train, const Matrix& test);
 Fitted fit_linear(const Dataset&, const Labels&, Matrix& train, Matrix& test);
 
 // metrics.cpp: the test split's metrics (the evaluation module's document).

@@ -53,7 +53,7 @@ std::string param_text(const nlohmann::json& v) { return v.is_string() ? v.get<s
 
 }  // namespace
 
-Fitted fit_xgboost(const Dataset& d, const Labels& labels, const Matrix& train, const Matrix& test) {
+Fitted fit_xgboost(const Dataset& d, const Labels& labels, Matrix& train, const Matrix& test) {
     const nlohmann::json& h = d.hyperparams;
     const int threads = h.value("nthread", d.request.threads);
     const int rounds = h.value("n_estimators", h.value("num_boost_round", 100));
@@ -81,6 +81,7 @@ Fitted fit_xgboost(const Dataset& d, const Labels& labels, const Matrix& train, 
     DMatrix dtrain = make_dmatrix(train.x32.data(), train.rows, train.cols, threads);
     check(XGDMatrixSetFloatInfo(dtrain.get(), "label", labels.train.data(), static_cast<bst_ulong>(labels.train.size())),
           "setting the labels");
+    train.x32 = {};  // the DMatrix holds its own copy: the rows' goes before the boosting rounds
     BoosterHandle handle = nullptr;
     DMatrixHandle caches[1] = {dtrain.get()};
     check(XGBoosterCreate(caches, 1, &handle), "creating the booster");
