@@ -46,6 +46,16 @@ SELECT (train('split1', 'SELECT a, b, churned FROM train_rows ORDER BY id', 'chu
               hyperparams => '{"n_estimators": 2}') ->> 'test_rows')
      = (train('split2', 'SELECT a, b, churned FROM train_rows ORDER BY id', 'churned', seed => 7,
               hyperparams => '{"n_estimators": 2}') ->> 'test_rows') AS same_split;
+-- the document's XGBoost step is checked against the vector before it and the document
+SELECT create_model('bad_doc', (SELECT jsonb_set(source, '{inputs}', source -> 'inputs' || '[{"name": "z"}]')
+                                FROM model_catalog WHERE name = 'split1'));
+SELECT create_model('bad_doc', (SELECT jsonb_set(source, '{steps,0,type}', '"XGBRegressor"')
+                                FROM model_catalog WHERE name = 'split1'));
+SELECT create_model('bad_doc', (SELECT jsonb_set(source, '{classes}', '["a", "b", "c"]')
+                                FROM model_catalog WHERE name = 'split1'));
+SELECT create_model('bad_doc', (SELECT source #- '{steps,0,booster}' FROM model_catalog WHERE name = 'split1'));
+SELECT create_model('bad_doc', (SELECT jsonb_set(source, '{steps,0,booster,learner,objective,name}', '"reg:squarederror"')
+                                FROM model_catalog WHERE name = 'split1'));
 SELECT (r ->> 'test_rows')::int AS test_rows, r -> 'metrics' AS metrics
   FROM train('nosplit', 'SELECT a, b, churned FROM train_rows', 'churned', test_size => 0,
              hyperparams => '{"n_estimators": 2}') r;
