@@ -65,10 +65,12 @@ SELECT d->'model' AS model, d->'task' AS task, d->'rows' AS rows, d->'classes' A
        d->'per_class'->'yes' AS yes,
        (d->'macro_avg'->>'precision')::float8 = (2 / 3.0::float8 + 2 / 3.0::float8) / 2 AS macro_precision
   FROM e;
--- log loss: the mean of -ln p(true class) over predict_proba's probabilities of the same rows
+-- log loss: the mean of -ln p(true class) over predict_proba's probabilities of the same rows,
+-- each row renormalised to sum 1 (as scikit-learn does: float32 probabilities sum to 1 +- 1e-7)
 WITH p AS (SELECT y, predict_proba('ev_weather', o) AS pr FROM ev_obs o),
      e AS (SELECT evaluate_model('ev_weather', 'SELECT a, b, y FROM ev_obs', 'y') AS d)
-SELECT abs((d->>'log_loss')::float8 - (SELECT avg(-ln(CASE y WHEN 'yes' THEN pr[2] ELSE pr[1] END)) FROM p)) < 1e-12
+SELECT abs((d->>'log_loss')::float8 - (SELECT avg(-ln(CASE y WHEN 'yes' THEN pr[2] ELSE pr[1] END / (pr[1] + pr[2])))
+                                         FROM p)) < 1e-12
        AS log_loss_agrees
   FROM e;
 -- threshold: p(yes) of row 6 is sigmoid(0.5) = 0.62, no longer above 0.7
@@ -91,7 +93,8 @@ SELECT d->'classes' AS classes, d->'unseen_classes' AS unseen, d->'confusion_mat
 WITH p AS (SELECT medal, predict_proba('ev_medal', o) AS pr FROM ev_obs o WHERE medal <> 'platinum'),
      e AS (SELECT evaluate_model('ev_medal', 'SELECT a, b, medal FROM ev_obs WHERE medal <> ''platinum''', 'medal') AS d)
 SELECT d->'unseen_classes' AS unseen,
-       abs((d->>'log_loss')::float8 - (SELECT avg(-ln(pr[CASE medal WHEN 'bronze' THEN 1 WHEN 'gold' THEN 2 ELSE 3 END]))
+       abs((d->>'log_loss')::float8 - (SELECT avg(-ln(pr[CASE medal WHEN 'bronze' THEN 1 WHEN 'gold' THEN 2 ELSE 3 END]
+                                                        / (pr[1] + pr[2] + pr[3])))
                                          FROM p)) < 1e-12 AS log_loss_agrees
   FROM e;
 -- numeric labels and a numeric target compare as numbers (7 = 7.0); 0 is no class: unseen "0"
@@ -103,6 +106,9 @@ SELECT d->'unseen_classes' AS unseen, d->'confusion_matrix' AS confusion
 -- boolean labels and a boolean target; p(true) = sigmoid(a): true for rows 1, 5, 6 (and 3: a = 0 is not above 0.5)
 SELECT d->'classes' AS classes, d->'confusion_matrix' AS confusion, (d->>'roc_auc')::float8 AS roc_auc
   FROM evaluate_model('ev_flag', 'SELECT a, b, flag FROM ev_obs', 'flag') AS d;
+-- a boolean target of a model with numeric labels 0 and 1: false is 0, true is 1
+SELECT d->'classes' AS classes, d->'unseen_classes' AS unseen, d->'confusion_matrix' AS confusion
+  FROM evaluate_model('ev_svc', 'SELECT a, b, a > b AS label FROM ev_obs', 'label') AS d;
 -- no probabilities: predict()'s labels, no log loss, no ROC AUC, no threshold
 SELECT d->'confusion_matrix' AS confusion, d->'log_loss' AS log_loss, d->'roc_auc' AS roc_auc,
        d->'threshold' AS threshold

@@ -41,6 +41,8 @@ SELECT rollback_model('versioned');
 -- deploy_model: any version
 SELECT deploy_model('versioned', 3);
 SELECT * FROM version_check;
+-- EXPLAIN names the version a plan scores (from version 2 on)
+EXPLAIN (COSTS OFF) SELECT predict('versioned', r) FROM version_rows r;
 SELECT deploy_model('versioned', 9);
 SELECT deploy_model('nope', 1);
 SELECT deploy_model('versioned', NULL);

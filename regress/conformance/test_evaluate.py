@@ -48,7 +48,7 @@ def frame(seed=29):
     df["color"] = rng.choice(["red", "green", "blue"], N_ROWS).astype(object)
     z = (df["x0"] - 0.8 * df["x1"] + 0.5 * df["x2"] + df["color"].map(
         {"red": 0.5, "green": 0.0, "blue": -0.5}) + rng.normal(0, 0.7, N_ROWS)).to_numpy()
-    df["binary"] = np.where(z > 0, "yes", "no")
+    df["churned"] = np.where(z > 0, "yes", "no")
     df["medal"] = np.select([z < -0.6, z < 0.6], ["bronze", "silver"], "gold")
     df["flag"] = (z > 0.2).astype(int)
     df["level"] = np.select([z < -0.5, z < 0.5], [0, 1], 2)
@@ -104,9 +104,9 @@ class Env:
 
     def load(self):
         self.conn.execute(f"CREATE TABLE {TABLE} (id int PRIMARY KEY, x0 real, x1 real, x2 real, x3 real, "
-                          "x0_missing real, color text, binary text, medal text, flag int, level int, "
+                          "x0_missing real, color text, churned text, medal text, flag int, level int, "
                           "y float8)")
-        cols = ["x0", "x1", "x2", "x3", "x0_missing", "color", "binary", "medal", "flag", "level", "y"]
+        cols = ["x0", "x1", "x2", "x3", "x0_missing", "color", "churned", "medal", "flag", "level", "y"]
         with self.conn.cursor() as cur:
             with cur.copy(f"COPY {TABLE} (id, {', '.join(cols)}) FROM STDIN") as cp:
                 for i, row in enumerate(DF[cols].itertuples(index=False)):
@@ -227,7 +227,7 @@ PIPELINE_FEATURES = ["x0_missing", "x1", "x2", "x3", "color"]
 def binary_pipeline(env):
     from sklearn.linear_model import LogisticRegression
     return env.model("ev_binary", lambda: fit(pipeline(LogisticRegression()), TRAIN[PIPELINE_FEATURES],
-                                              TRAIN["binary"]))
+                                              TRAIN["churned"]))
 
 
 def medal_forest(env):
@@ -248,9 +248,9 @@ def binary_strings_pipeline(env):
     classes = [str(c) for c in est.classes_]
     proba = read_proba(env, "ev_binary")
     assert_close("predict_proba vs scikit-learn", proba, est.predict_proba(TEST[PIPELINE_FEATURES]))
-    y_true = TEST["binary"].tolist()
+    y_true = TEST["churned"].tolist()
     for threshold in (0.5, 0.3, 0.9):
-        doc = env.evaluate("ev_binary", HELD_OUT, "binary", threshold)
+        doc = env.evaluate("ev_binary", HELD_OUT, "churned", threshold)
         y_pred = np.where(proba[:, 1] > threshold, classes[1], classes[0])
         check_classification(doc, y_true, y_pred, classes, classes, proba, threshold)
     assert_equal("model", doc["model"], "ev_binary")
@@ -262,15 +262,15 @@ def binary_unseen_label_and_single_row(env):
     binary_pipeline(env)
     proba = read_proba(env, "ev_binary")
     classes = ["no", "yes"]
-    y_true = [("maybe" if i % 7 == 0 else v) for i, v in zip(TEST.index, TEST["binary"])]
-    doc = env.evaluate("ev_binary", f"SELECT *, CASE WHEN (id - 1) % 7 = 0 THEN 'maybe' ELSE binary END AS answer "
+    y_true = [("maybe" if i % 7 == 0 else v) for i, v in zip(TEST.index, TEST["churned"])]
+    doc = env.evaluate("ev_binary", f"SELECT *, CASE WHEN (id - 1) % 7 = 0 THEN 'maybe' ELSE churned END AS answer "
                                     f"FROM {TABLE} WHERE id > {N_TRAIN}", "answer")
     y_pred = np.where(proba[:, 1] > 0.5, "yes", "no")
     check_classification(doc, y_true, y_pred, classes + ["maybe"], classes, proba, 0.5)
     # a single row
     first = N_TRAIN + 1
-    doc = env.evaluate("ev_binary", f"SELECT * FROM {TABLE} WHERE id = {first}", "binary")
-    check_classification(doc, [TEST["binary"].iloc[0]], y_pred[:1], classes, classes, proba[:1], 0.5)
+    doc = env.evaluate("ev_binary", f"SELECT * FROM {TABLE} WHERE id = {first}", "churned")
+    check_classification(doc, [TEST["churned"].iloc[0]], y_pred[:1], classes, classes, proba[:1], 0.5)
 
 
 @test
@@ -411,7 +411,7 @@ def scored_by_the_batch_node(env):
         conn.execute("SET auto_explain.log_min_duration = 0")
         conn.execute("SET auto_explain.log_nested_statements = on")
         conn.execute("SET client_min_messages = log")
-        for name, target in (("ev_binary", "binary"), ("ev_medal", "medal"), ("ev_gbr", "y")):
+        for name, target in (("ev_binary", "churned"), ("ev_medal", "medal"), ("ev_gbr", "y")):
             plans.clear()
             conn.execute("SELECT evaluate_model(%s, %s, %s)", (name, HELD_OUT, target))
             nested = [p for p in plans if "evaluate_model" not in p and "predict" in p]

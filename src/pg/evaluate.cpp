@@ -211,7 +211,7 @@ Oid target_type(const char* query, const char* target) {
 // The scoring query: the model's calls over q and the target, with the model name a literal
 // so the planner hook batches the calls.
 char* scoring_query(const char* schema, const char* name, const char* query, const char* target, Scoring scoring,
-                    bool numeric_target) {
+                    const char* target_cast) {
     const char* s = quote_identifier(schema);
     const char* model = quote_literal_cstr(name);
     StringInfoData sql;
@@ -225,8 +225,7 @@ char* scoring_query(const char* schema, const char* name, const char* query, con
             break;
         case Scoring::Labels: appendStringInfo(&sql, "%s.predict_label(%s, q), NULL::float8[]", s, model); break;
     }
-    appendStringInfo(&sql, ", (q.%s)::%s FROM (\n%s\n) q", quote_identifier(target),
-                     numeric_target ? "float8" : "text", query);
+    appendStringInfo(&sql, ", (q.%s)%s FROM (\n%s\n) q", quote_identifier(target), target_cast, query);
     return sql.data;
 }
 
@@ -244,6 +243,149 @@ char* required_text(FunctionCallInfo fcinfo, int arg, const char* what) {
     if (PG_ARGISNULL(arg))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", what)));
     return text_to_cstring(PG_GETARG_TEXT_PP(arg));
+}
+
+// One evaluation: what the model is, how targets are matched, what was read so far.
+struct Evaluation {
+    const CatalogEntry* entry;
+    const char* target;
+    Scoring scoring;
+    int classes;         // the model's (0 for a regressor)
+    bool by_number;      // targets read as float8 and matched to numeric labels
+    ClassIndex* index;   // a classifier's classes
+    double threshold;
+    MemoryContext context;  // where the collected rows live (the caller's)
+    Collected rows;
+};
+
+// Reads one row of the scoring query: counts NULLs, keeps the target and what was predicted.
+// Runs in a per-fetch context; what is kept goes to e->context.
+void read_row(Evaluation* e, HeapTuple row, TupleDesc desc) {
+    Collected* c = &e->rows;
+    c->rows++;
+    bool target_null, label_null, proba_null;
+    Datum truth = SPI_getbinval(row, desc, e->scoring == Scoring::Regression ? 2 : 3, &target_null);
+    if (target_null) c->null_targets++;
+    if (e->scoring == Scoring::Regression) {
+        Datum value = SPI_getbinval(row, desc, 1, &proba_null);
+        if (proba_null) c->null_predictions++;
+        if (target_null || proba_null) return;
+        MemoryContext old = MemoryContextSwitchTo(e->context);
+        grow(c, e->scoring, e->classes);
+        MemoryContextSwitchTo(old);
+        c->target[c->used] = DatumGetFloat8(truth);
+        c->prediction[c->used++] = DatumGetFloat8(value);
+        return;
+    }
+    Datum label = SPI_getbinval(row, desc, 1, &label_null);
+    Datum proba = SPI_getbinval(row, desc, 2, &proba_null);
+    bool missing = e->scoring == Scoring::Binary ? proba_null
+                   : e->scoring == Scoring::Labels ? label_null
+                                                   : label_null || proba_null;
+    if (missing) c->null_predictions++;
+    if (target_null || missing) return;
+    MemoryContext old = MemoryContextSwitchTo(e->context);
+    grow(c, e->scoring, e->classes);
+    MemoryContextSwitchTo(old);
+    int truth_index;
+    if (e->by_number) {
+        double value = DatumGetFloat8(truth);
+        truth_index = find_number(e->index, value);
+        if (truth_index < 0) truth_index = unseen_index(e->index, double_to_shortest_decimal(value), e->target);
+    } else {
+        char* truth_text = TextDatumGetCString(truth);
+        truth_index = find_text(e->index, truth_text);
+        if (truth_index < 0) truth_index = unseen_index(e->index, truth_text, e->target);
+    }
+    c->truth[c->used] = truth_index;
+    if (e->scoring != Scoring::Binary) {
+        char* label_text = TextDatumGetCString(label);
+        int p = find_text(e->index, label_text);
+        if (p < 0)
+            elog(ERROR, "evaluate_model(): model \"%s\" predicted \"%s\", not one of its classes", e->entry->name,
+                 label_text);
+        c->predicted[c->used] = p;
+    }
+    if (e->scoring != Scoring::Labels) {
+        ArrayType* array = DatumGetArrayTypeP(proba);
+        if (ARR_NDIM(array) != 1 || ARR_HASNULL(array) || ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)) != e->classes)
+            elog(ERROR, "evaluate_model(): predict_proba() of model \"%s\" gave no %d probabilities", e->entry->name,
+                 e->classes);
+        memcpy(&c->probabilities[c->used * e->classes], ARR_DATA_PTR(array), sizeof(double) * e->classes);
+    }
+    c->used++;
+}
+
+// Runs the scoring query in a cursor and reads every row.
+void read_query(Evaluation* e, const char* sql) {
+    SPIPlanPtr plan = SPI_prepare_cursor(sql, 0, NULL, CURSOR_OPT_NO_SCROLL);
+    if (plan == NULL)
+        ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
+                        errmsg("evaluate_model(): could not prepare the query: %s", SPI_result_code_string(SPI_result))));
+    Portal portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+    MemoryContext per_fetch = AllocSetContextCreate(e->context, "evaluate_model fetch", ALLOCSET_DEFAULT_SIZES);
+    for (;;) {
+        SPI_cursor_fetch(portal, true, fetch_rows);
+        if (SPI_processed == 0) break;
+        MemoryContext old = MemoryContextSwitchTo(per_fetch);
+        for (uint64 r = 0; r < SPI_processed; r++) read_row(e, SPI_tuptable->vals[r], SPI_tuptable->tupdesc);
+        MemoryContextSwitchTo(old);
+        MemoryContextReset(per_fetch);
+        SPI_freetuptable(SPI_tuptable);
+        CHECK_FOR_INTERRUPTS();
+    }
+    SPI_cursor_close(portal);
+    MemoryContextDelete(per_fetch);
+}
+
+// Errors unless every row had a target and a prediction, and there was a row.
+void check_rows(const Evaluation* e) {
+    const Collected* c = &e->rows;
+    if (c->rows == 0)
+        ereport(ERROR, (errcode(ERRCODE_NO_DATA_FOUND), errmsg("evaluate_model(): the query returned no rows")));
+    if (c->null_targets > 0)
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("target column \"%s\" is NULL in " INT64_FORMAT " of " INT64_FORMAT " rows", e->target,
+                               c->null_targets, c->rows),
+                        errhint("evaluate_model() skips no rows: filter them out (WHERE %s IS NOT NULL) or fill them in.",
+                                quote_identifier(e->target))));
+    if (c->null_predictions > 0)
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                        errmsg("model \"%s\" predicts NULL for " INT64_FORMAT " of " INT64_FORMAT " rows", e->entry->name,
+                               c->null_predictions, c->rows),
+                        errdetail("A feature the model cannot do without is NULL there (it defines no missing value)."),
+                        errhint("evaluate_model() skips no rows: filter them out or fill the features in.")));
+}
+
+// The metrics of the rows read, as JSON text in e->context.
+char* metrics_text(const Evaluation* e) {
+    const Collected* c = &e->rows;
+    char* rendered = guarded([&] {
+        namespace ev = pg_predict::evaluation;
+        std::string text;
+        if (e->scoring == Scoring::Regression) {
+            text = ev::render(ev::regression_metrics(std::vector<double>(c->target, c->target + c->used),
+                                                     std::vector<double>(c->prediction, c->prediction + c->used)));
+        } else {
+            ev::ClassificationInput in;
+            for (int k = 0; k < e->classes; k++) in.labels.emplace_back(e->entry->class_labels[k]);
+            for (int u = 0; u < e->index->num_unseen; u++) in.labels.emplace_back(e->index->unseen[u]);
+            in.model_classes = e->classes;
+            in.truth.assign(c->truth, c->truth + c->used);
+            if (c->predicted != NULL) in.predicted.assign(c->predicted, c->predicted + c->used);
+            if (c->probabilities != NULL)
+                in.probabilities.assign(c->probabilities, c->probabilities + c->used * e->classes);
+            if (e->scoring == Scoring::Binary) in.threshold = e->threshold;
+            text = ev::render(ev::classification_metrics(in));
+        }
+        char* copy = strdup(text.c_str());
+        if (copy == NULL) throw std::bad_alloc();
+        return copy;
+    });
+    // Copy out of malloc'd memory before anything that may raise an error.
+    char* metrics = (char*)MemoryContextStrdup(e->context, rendered);
+    free(rendered);
+    return metrics;
 }
 
 // The metrics document, with the model's name and version in front.
@@ -274,137 +416,34 @@ Datum pg_predict_evaluate_model(PG_FUNCTION_ARGS) {
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold must not be NULL")));
     double threshold = PG_GETARG_FLOAT8(3);
 
+    Evaluation e{};
     CatalogEntry* entry = catalog_lookup(name, false);
     check_model_usage(entry);
-    Scoring scoring = scoring_for(entry, threshold);
-    const int classes = entry->classification ? entry->num_classes : 0;
-    ClassIndex* index = entry->classification ? make_class_index(entry) : NULL;
+    e.entry = entry;
+    e.target = target;
+    e.threshold = threshold;
+    e.scoring = scoring_for(entry, threshold);
+    e.classes = entry->classification ? entry->num_classes : 0;
+    e.index = entry->classification ? make_class_index(entry) : NULL;
+    e.context = CurrentMemoryContext;
     char* schema = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
 
-    MemoryContext caller = CurrentMemoryContext;
-    MemoryContext per_fetch = AllocSetContextCreate(caller, "evaluate_model fetch", ALLOCSET_DEFAULT_SIZES);
-    Collected c;
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "evaluate_model(): SPI_connect failed");
     Oid type = target_type(query, target);
     bool numeric_target = is_numeric_type(type);
-    if (scoring == Scoring::Regression && !numeric_target)
+    if (e.scoring == Scoring::Regression && !numeric_target)
         ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
                         errmsg("target column \"%s\" is of type %s; model \"%s\" is a regressor and needs a numeric target",
                                target, format_type_be(type), name)));
-    // Numbers compare with numeric labels as numbers; everything else compares as text.
-    bool by_number = numeric_target && (scoring == Scoring::Regression || index->by_number != NULL);
-    char* sql = scoring_query(schema, name, query, target, scoring, by_number);
-
-    SPIPlanPtr plan = SPI_prepare_cursor(sql, 0, NULL, CURSOR_OPT_NO_SCROLL);
-    if (plan == NULL)
-        ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
-                        errmsg("evaluate_model(): could not prepare the query: %s", SPI_result_code_string(SPI_result))));
-    Portal portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
-    for (;;) {
-        SPI_cursor_fetch(portal, true, fetch_rows);
-        if (SPI_processed == 0) break;
-        MemoryContext old = MemoryContextSwitchTo(per_fetch);
-        TupleDesc desc = SPI_tuptable->tupdesc;
-        for (uint64 r = 0; r < SPI_processed; r++) {
-            HeapTuple row = SPI_tuptable->vals[r];
-            c.rows++;
-            bool target_null, label_null, proba_null;
-            Datum truth = SPI_getbinval(row, desc, scoring == Scoring::Regression ? 2 : 3, &target_null);
-            if (target_null) c.null_targets++;
-            if (scoring == Scoring::Regression) {
-                Datum value = SPI_getbinval(row, desc, 1, &proba_null);
-                if (proba_null) c.null_predictions++;
-                if (target_null || proba_null) continue;
-                MemoryContextSwitchTo(caller);
-                grow(&c, scoring, classes);
-                MemoryContextSwitchTo(per_fetch);
-                c.target[c.used] = DatumGetFloat8(truth);
-                c.prediction[c.used++] = DatumGetFloat8(value);
-                continue;
-            }
-            Datum label = SPI_getbinval(row, desc, 1, &label_null);
-            Datum proba = SPI_getbinval(row, desc, 2, &proba_null);
-            bool missing = scoring == Scoring::Binary ? proba_null
-                           : scoring == Scoring::Labels ? label_null
-                                                        : label_null || proba_null;
-            if (missing) c.null_predictions++;
-            if (target_null || missing) continue;
-            MemoryContextSwitchTo(caller);
-            grow(&c, scoring, classes);
-            MemoryContextSwitchTo(per_fetch);
-            int truth_index;
-            if (by_number) {
-                double value = DatumGetFloat8(truth);
-                truth_index = find_number(index, value);
-                if (truth_index < 0) truth_index = unseen_index(index, double_to_shortest_decimal(value), target);
-            } else {
-                char* truth_text = TextDatumGetCString(truth);
-                truth_index = find_text(index, truth_text);
-                if (truth_index < 0) truth_index = unseen_index(index, truth_text, target);
-            }
-            c.truth[c.used] = truth_index;
-            if (scoring != Scoring::Binary) {
-                char* label_text = TextDatumGetCString(label);
-                int p = find_text(index, label_text);
-                if (p < 0) elog(ERROR, "evaluate_model(): model \"%s\" predicted \"%s\", not one of its classes", name, label_text);
-                c.predicted[c.used] = p;
-            }
-            if (scoring != Scoring::Labels) {
-                ArrayType* array = DatumGetArrayTypeP(proba);
-                if (ARR_NDIM(array) != 1 || ARR_HASNULL(array) || ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array)) != classes)
-                    elog(ERROR, "evaluate_model(): predict_proba() of model \"%s\" gave no %d probabilities", name, classes);
-                memcpy(&c.probabilities[c.used * classes], ARR_DATA_PTR(array), sizeof(double) * classes);
-            }
-            c.used++;
-        }
-        MemoryContextSwitchTo(old);
-        MemoryContextReset(per_fetch);
-        SPI_freetuptable(SPI_tuptable);
-        CHECK_FOR_INTERRUPTS();
-    }
-    SPI_cursor_close(portal);
-
-    if (c.rows == 0)
-        ereport(ERROR, (errcode(ERRCODE_NO_DATA_FOUND), errmsg("evaluate_model(): the query returned no rows")));
-    if (c.null_targets > 0)
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                        errmsg("target column \"%s\" is NULL in " INT64_FORMAT " of " INT64_FORMAT " rows", target,
-                               c.null_targets, c.rows),
-                        errhint("evaluate_model() skips no rows: filter them out (WHERE %s IS NOT NULL) or fill them in.",
-                                quote_identifier(target))));
-    if (c.null_predictions > 0)
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-                        errmsg("model \"%s\" predicts NULL for " INT64_FORMAT " of " INT64_FORMAT " rows", name,
-                               c.null_predictions, c.rows),
-                        errdetail("A feature the model cannot do without is NULL there (it defines no missing value)."),
-                        errhint("evaluate_model() skips no rows: filter them out or fill the features in.")));
-
-    const int unseen = index != NULL ? index->num_unseen : 0;
-    char* rendered = guarded([&] {
-        namespace ev = pg_predict::evaluation;
-        std::string text;
-        if (scoring == Scoring::Regression) {
-            text = ev::render(ev::regression_metrics(std::vector<double>(c.target, c.target + c.used),
-                                                     std::vector<double>(c.prediction, c.prediction + c.used)));
-        } else {
-            ev::ClassificationInput in;
-            for (int k = 0; k < classes; k++) in.labels.emplace_back(entry->class_labels[k]);
-            for (int u = 0; u < unseen; u++) in.labels.emplace_back(index->unseen[u]);
-            in.model_classes = classes;
-            in.truth.assign(c.truth, c.truth + c.used);
-            if (c.predicted != NULL) in.predicted.assign(c.predicted, c.predicted + c.used);
-            if (c.probabilities != NULL)
-                in.probabilities.assign(c.probabilities, c.probabilities + c.used * classes);
-            if (scoring == Scoring::Binary) in.threshold = threshold;
-            text = ev::render(ev::classification_metrics(in));
-        }
-        char* copy = strdup(text.c_str());
-        if (copy == NULL) throw std::bad_alloc();
-        return copy;
-    });
-    // Copy out of malloc'd memory before anything that may raise an error.
-    char* metrics = (char*)MemoryContextStrdup(caller, rendered);
-    free(rendered);
+    // Numbers compare with numeric labels as numbers, and so do booleans (false 0, true 1: a
+    // boolean column as the target of a 0/1 model); everything else compares as text.
+    bool boolean_target = getBaseType(type) == BOOLOID;
+    e.by_number = e.scoring == Scoring::Regression ||
+                  ((numeric_target || boolean_target) && e.index->by_number != NULL);
+    const char* cast = !e.by_number ? "::text" : boolean_target ? "::int::float8" : "::float8";
+    read_query(&e, scoring_query(schema, name, query, target, e.scoring, cast));
+    check_rows(&e);
+    char* metrics = metrics_text(&e);
     SPI_finish();
     PG_RETURN_DATUM(metrics_document(entry, metrics));
 }
