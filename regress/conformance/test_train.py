@@ -38,7 +38,7 @@ from harness import Failure, add_test, assert_close, assert_equal, main
 from pgcluster import Cluster
 
 N_ROWS = 1500
-FEATURES = ["x0", "x1", "x2", "color", "flag"]  # the query's feature columns, in order
+FEATURES = ["x0", "x1", "x2", "color", "flag", "k"]  # the query's feature columns, in order
 M64 = (1 << 64) - 1
 
 
@@ -72,6 +72,7 @@ def frame(seed=29):
     df["tier"] = np.select([z < -1, z < 1], ["bronze", "silver"], "gold")
     df["amount"] = 3 * z + rng.normal(0, 0.3, N_ROWS)
     df["visits"] = rng.poisson(np.exp(0.4 * np.clip(z, -3, 3)))
+    df["k"] = 1.5  # a constant column
     df.loc[rng.random(N_ROWS) < 0.08, "x0"] = np.nan
     df.loc[rng.random(N_ROWS) < 0.05, "x2"] = np.nan
     df.loc[rng.random(N_ROWS) < 0.06, "color"] = None
@@ -80,6 +81,18 @@ def frame(seed=29):
 
 DF = frame()
 COLORS = sorted(c for c in DF["color"].unique() if c is not None)
+
+
+def fresh_frame(seed=31, n=60):
+    """Rows scored but never trained on: colors never seen ('purple', 'teal'), NULL, known ones."""
+    rng = np.random.default_rng(seed)
+    df = frame(seed)[:n].copy()
+    df["color"] = rng.choice(["purple", "teal", "red", None], n)
+    df["id"] = np.arange(1, n + 1)
+    return df
+
+
+FRESH = fresh_frame()
 
 
 def expanded(df):
@@ -108,15 +121,16 @@ class Env:
         return self.conn.execute(sql, params).fetchall()
 
     def load(self):
-        self.conn.execute("CREATE TABLE rows (id int PRIMARY KEY, x0 float8, x1 real, x2 float8, color text, "
-                          "flag bool, churned text, tier text, amount float8, visits int)")
-        with self.conn.cursor() as cur:
-            with cur.copy("COPY rows FROM STDIN") as cp:
-                for r in DF.itertuples(index=False):
-                    num = lambda v: None if v is None or np.isnan(v) else float(v)  # noqa: E731
-                    cp.write_row([int(r.id), num(r.x0), num(r.x1), num(r.x2), r.color, bool(r.flag),
-                                  r.churned, r.tier, float(r.amount), int(r.visits)])
-        self.conn.execute("ANALYZE rows")
+        for table, df in (("rows", DF), ("fresh", FRESH)):
+            self.conn.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, x0 float8, x1 real, x2 float8, color text, "
+                              "flag bool, k float8, churned text, tier text, amount float8, visits int)")
+            with self.conn.cursor() as cur:
+                with cur.copy(f"COPY {table} FROM STDIN") as cp:
+                    for r in df.itertuples(index=False):
+                        num = lambda v: None if v is None or np.isnan(v) else float(v)  # noqa: E731
+                        cp.write_row([int(r.id), num(r.x0), num(r.x1), num(r.x2), r.color, bool(r.flag), float(r.k),
+                                      r.churned, r.tier, float(r.amount), int(r.visits)])
+            self.conn.execute(f"ANALYZE {table}")
 
     def train(self, name, target, algorithm, hyperparams, seed, test_size=0.25):
         sql = (f"SELECT train(%s, 'SELECT {', '.join(FEATURES)}, {target} FROM rows ORDER BY id', %s, %s, "
@@ -124,10 +138,10 @@ class Env:
         (result,), = self.query(sql, (name, target, algorithm, json.dumps(hyperparams), test_size, seed))
         return result
 
-    def scores(self, name, fn, batched=True):
-        """fn(name, r) over every row in id order, batched or on the per-row path."""
+    def scores(self, name, fn, batched=True, table="rows"):
+        """fn(name, r) over every row of table in id order, batched or on the per-row path."""
         self.conn.execute(f"SET pg_predict.enable_batching = {'on' if batched else 'off'}")
-        rows = self.query(f"SELECT {fn}(%s, r) FROM rows r ORDER BY id", (name,))
+        rows = self.query(f"SELECT {fn}(%s, r) FROM {table} r ORDER BY id", (name,))
         self.conn.execute("RESET pg_predict.enable_batching")
         return np.array([np.nan if v is None else v for (v,) in rows], dtype=np.float64)
 
@@ -180,6 +194,11 @@ def xgb_case(name, target, objective, hyper, seed):
         booster = xgb.train(params, xgb.DMatrix(X[train], label=y[train], missing=np.nan),
                             num_boost_round=hyper["n_estimators"])
         want = booster.predict(xgb.DMatrix(X, missing=np.nan))
+        # rows it never saw: unseen colors and NULL are no category (every one-hot column 0)
+        fresh = booster.predict(xgb.DMatrix(expanded(FRESH), missing=np.nan))
+        fresh = np.column_stack([1 - fresh, fresh]) if classifier and fresh.ndim == 1 else fresh
+        assert_close("unseen categories", env.scores(f"xgb_{name}", "predict_proba" if classifier else "predict",
+                                                     table="fresh"), fresh, atol=1e-6, rtol=1e-6)
         if classifier:
             want = np.column_stack([1 - want, want]) if want.ndim == 1 else want
             for batched in (True, False):
@@ -208,11 +227,11 @@ def xgb_case(name, target, objective, hyper, seed):
 def encoder():
     return ColumnTransformer([("n0", "passthrough", [0, 1, 2]),
                               ("c", OneHotEncoder(categories=[COLORS], handle_unknown="ignore"), [3]),
-                              ("n1", "passthrough", [4])])
+                              ("n1", "passthrough", [4, 5])])
 
 
-def sk_frame():
-    df = DF[FEATURES].copy()
+def sk_frame(df=DF):
+    df = df[FEATURES].copy()
     df["color"] = df["color"].fillna("__null__")  # all zeros: not a category
     df["flag"] = df["flag"].astype(np.float64)
     return df
@@ -234,6 +253,8 @@ def linear_case(name, hyper, make):
         for batched in (True, False):
             assert_close(f"predict (batched={batched})", env.scores(f"lin_{name}", "predict", batched),
                          pipe.predict(X), atol=1e-6, rtol=1e-6)
+        assert_close("unseen categories", env.scores(f"lin_{name}", "predict", table="fresh"),
+                     pipe.predict(sk_frame(FRESH)), atol=1e-6, rtol=1e-6)
     return run
 
 
