@@ -131,6 +131,7 @@ SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', hyperparams 
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', hyperparams => '{"max_depth": "deep"}');
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', hyperparams => '{"objective": "rank:pairwise"}');
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', hyperparams => '{"n_estimators": 0}');
+SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', hyperparams => '{"eta": 0.1, "learning_rate": 0.2}');
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', hyperparams => '[1]');
 SELECT train('bad', 'SELECT a, b FROM train_rows', 'churned');
 SELECT train('bad', 'SELECT a, CASE WHEN id = 5 THEN NULL ELSE churned END AS churned FROM train_rows ORDER BY id', 'churned');
@@ -139,6 +140,7 @@ SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', hyperparams 
 SELECT train('bad', 'SELECT a, flag FROM train_rows', 'flag', 'linear');
 SELECT train('bad', 'SELECT a, now() AS stamp, churned FROM train_rows', 'churned');
 SELECT train('bad', 'SELECT a, ARRAY[b] AS bs, churned FROM train_rows', 'churned');
+SELECT train('bad', 'SELECT a, CASE WHEN id = 7 THEN ''-Infinity''::float8 ELSE b END AS b, churned FROM train_rows ORDER BY id', 'churned', 'logistic');
 SELECT train('bad', 'SELECT a, churned, now() AS churned2 FROM train_rows', 'churned2');
 SELECT train('bad', 'SELECT a, churned FROM train_rows WHERE false', 'churned');
 SELECT train('bad', 'SELECT churned FROM train_rows', 'churned');

@@ -84,7 +84,12 @@ void add_row(Dataset* d, const Cell* cells, const Cell& target) {
     row.clear();
     for (size_t f = 0; f < d->features.size(); ++f) {
         const Cell& c = cells[f];
-        if (d->features[f].kind != ColumnKind::Text) row.push_back(c.number);
+        if (d->features[f].kind != ColumnKind::Text) {
+            if (std::isinf(c.number))
+                invalid("column \"" + d->features[f].name + "\" holds an infinite value in row " +
+                        std::to_string(d->rows + 1) + ": train() needs finite numbers (NULL for a missing one)");
+            row.push_back(c.number);
+        }
         else if (c.text == nullptr) row.push_back(NAN);
         else row.push_back(d->categories[f].add(c.text, c.length, d->features[f].name));
     }

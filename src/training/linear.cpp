@@ -120,6 +120,8 @@ std::pair<std::vector<double>, std::vector<double>> fit_logistic(torch::Tensor x
         if (grad_norm <= tol) break;
     }
     torch::NoGradGuard no_grad;
+    if (!std::isfinite(grad_norm) || !torch::isfinite(w).all().item<bool>() || !torch::isfinite(b).all().item<bool>())
+        invalid("logistic regression: L-BFGS did not reach finite coefficients (a C too large for separable rows?)");
     torch::Tensor coef = w / scale.unsqueeze(0);
     torch::Tensor intercept = b - torch::matmul(coef, mean);
     return {to_vector(coef), to_vector(intercept)};

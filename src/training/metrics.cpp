@@ -25,6 +25,8 @@ std::string label_text(const nlohmann::json& label) {
 
 nlohmann::json test_metrics(Task task, const Labels& labels, const TestPredictions& p) {
     if (labels.test.empty()) return nlohmann::json::object();
+    for (double v : p.values)
+        if (!std::isfinite(v)) invalid("the fitted model predicts a value that is not finite on a test row");
     if (task == Task::Regression) return evaluation::to_json(evaluation::regression_metrics(labels.test, p.values));
     evaluation::ClassificationInput in;
     for (const nlohmann::json& c : labels.classes) in.labels.push_back(label_text(c));

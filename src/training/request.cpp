@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 #include <string>
 
 #include "training.hpp"
@@ -68,8 +69,11 @@ nlohmann::json check_hyperparams(Algorithm algorithm, const std::string& json_te
             invalid(std::string("hyperparameter \"") + key + "\" must be an integer from 1 to 100000");
     };
     for (const char* key : {"n_estimators", "num_boost_round", "nthread", "max_iter"}) positive_int(key);
-    if (h.contains("n_estimators") && h.contains("num_boost_round"))
-        invalid("hyperparameters \"n_estimators\" and \"num_boost_round\" are the same; give one");
+    // XGBoost's aliases: both names given would leave one silently unused.
+    for (auto [a, b] : {std::pair{"n_estimators", "num_boost_round"}, {"eta", "learning_rate"}, {"gamma", "min_split_loss"},
+                        {"lambda", "reg_lambda"}, {"alpha", "reg_alpha"}})
+        if (algorithm == Algorithm::XGBoost && h.contains(a) && h.contains(b))
+            invalid(std::string("hyperparameters \"") + a + "\" and \"" + b + "\" are the same; give one");
     if (h.contains("alpha") && algorithm == Algorithm::Linear && h["alpha"].get<double>() < 0)
         invalid("hyperparameter \"alpha\" must be >= 0");
     for (const char* key : {"C", "tol"})
