@@ -216,6 +216,12 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     ($rc, $out, $err) = $node->psql($db, q{SELECT evaluate_model('churn', 'SELECT * FROM scored_rows', 'truth')});
     like($err, qr/target column "truth" is not a column of the query/,
          "$from -> $latest: evaluate_model() names a missing target column");
+    # 0.6.0: the usage statistics of a model registered before (200 rows: batches of 64 and 136).
+    $node->safe_psql($db, q{SELECT model_stats_reset('churn')});
+    is($node->safe_psql($db, q{SELECT count(predict('churn', r)) FROM scored_rows r;
+                               SELECT format('%s calls, %s rows, %s batches, dropped %s, %s backend', calls, rows,
+                                             batches, dropped, backends) FROM model_stats WHERE name = 'churn'}),
+       "200\n2 calls, 200 rows, 2 batches, dropped f, 1 backend", "$from -> $latest: model_stats counts a model from before");
     # Training (0.6.0): train() over a model from before adds version 2 (its owner kept),
     # deployed, with its test-split metrics, and it scores the table it was trained on.
     is($node->safe_psql($db, q{SELECT format('%s %s %s', r->>'version', r->>'deployed', r->>'rows')
@@ -246,6 +252,9 @@ my $evaluate_sql = q{SELECT format('%s(%s) %s %s', proname, pg_get_function_argu
   FROM pg_proc WHERE proname = 'evaluate_model'};
 is($node->safe_psql($first, $evaluate_sql), $node->safe_psql('fresh', $evaluate_sql),
    'upgraded and fresh databases have the same evaluate_model()');
+my $stats_view_sql = $view_sql =~ s/'models'::regclass/'model_stats'::regclass/r;
+is($node->safe_psql($first, $stats_view_sql), $node->safe_psql('fresh', $stats_view_sql),
+   'upgraded and fresh model_stats views have the same columns');
 my $train_sql = q{SELECT format('%s(%s) %s %s', proname, pg_get_function_arguments(oid), pg_get_function_result(oid), provolatile)
   FROM pg_proc WHERE proname = 'train'};
 is($node->safe_psql($first, $train_sql), $node->safe_psql('fresh', $train_sql),
