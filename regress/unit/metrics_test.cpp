@@ -167,6 +167,12 @@ TEST(Metrics, BadInput) {
     in = binary_input();
     in.probabilities.clear();  // and no predicted classes either
     EXPECT_THROW(ev::classification_metrics(in), Error);
+    in = binary_input();
+    in.probabilities[1] = NAN;  // ROC AUC's sort needs a total order: refused, not looped on
+    EXPECT_THROW(ev::classification_metrics(in), Error);
+    in = binary_input();
+    in.probabilities[0] = INFINITY;
+    EXPECT_THROW(ev::classification_metrics(in), Error);
 }
 
 TEST(Metrics, DocumentKeys) {

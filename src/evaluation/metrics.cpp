@@ -64,6 +64,10 @@ void check_input(const ClassificationInput& in) {
     for (int32_t p : in.predicted)
         if (p < 0 || static_cast<size_t>(p) >= k) bad_input("a predicted class index is out of range");
     if (in.threshold && !std::isfinite(*in.threshold)) bad_input("the threshold must be a finite number");
+    // As scikit-learn's metrics refuse NaN; the sort and the tie loops of ROC AUC need a total
+    // order (a NaN never compared equal to itself and looped forever).
+    for (double p : in.probabilities)
+        if (!std::isfinite(p)) bad_input("a predicted probability is not a finite number (NaN or infinite)");
 }
 
 // The predicted class of each row: the positive class above the threshold for a binary model,
