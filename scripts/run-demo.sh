@@ -97,6 +97,7 @@ note "demo table customers (10,000 rows)"
 psql_q <<'SQL'
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pg_predict;
+ALTER EXTENSION pg_predict UPDATE;  -- a demo database from an earlier version
 DROP TABLE IF EXISTS customers;
 CREATE TABLE customers (
   id              int PRIMARY KEY,
@@ -167,12 +168,23 @@ SELECT name, version, deployed, metrics ->> 'accuracy' AS accuracy, metrics ->> 
   FROM model_versions WHERE name = 'churn' ORDER BY version;
 SQL
 
+note "versions: deploy one, roll back, and measure the deployed one on held-out rows"
+"${PSQL[@]}" <<'SQL'
+SELECT deploy_model('churn', 2);              -- the version train() added: predict() uses it now
+SELECT name, version AS deployed_version, versions FROM models WHERE name = 'churn';
+SELECT rollback_model('churn') AS rolled_back_to;   -- the version deployed before it
+SELECT key, value
+  FROM jsonb_each(evaluate_model('churn', 'SELECT * FROM customers WHERE id > 8000', target => 'churned'))
+ WHERE key IN ('version', 'rows', 'accuracy', 'roc_auc', 'log_loss', 'confusion_matrix') ORDER BY key;
+SQL
+
 cat <<EOF
 
 The demo server is running (data directory $PGDATA_DIR, log $PGDATA_DIR/server.log).
 Connect:  ${PG_BINDIR}/psql -h $PGDATA_DIR -p $port -U $DB_USER $DB
 Try:      SELECT id, predict('churn', c), predict_proba('churn', c) FROM customers c LIMIT 5;
           SELECT predict('churn', ARRAY[12, 70.5, 3]::real[]);
+          SELECT * FROM model_versions;  SELECT * FROM model_stats;
 The model file is $ROOT/build/churn.json:  \\set model \`cat $ROOT/build/churn.json\`
 Stop:     make stop   (or: $( [ "$(id -u)" -eq 0 ] && echo "runuser -u $PG_OS_USER -- " )$PG_BINDIR/pg_ctl -D $PGDATA_DIR stop)
 EOF
