@@ -60,7 +60,7 @@ std::vector<double> shapley(const spec::Pipeline& p, const float* x, const std::
     return out;
 }
 
-void check(spec::Comparison cmp, int groups, unsigned seed) {
+void check(spec::Comparison cmp, int groups, unsigned seed, int max_table_elements) {
     std::mt19937 rng(seed);
     const int columns = 6, players = 5;
     const std::vector<int> player = {0, 1, 2, 3, 4, 0};  // column 5 counts for input 0
@@ -72,14 +72,15 @@ void check(spec::Comparison cmp, int groups, unsigned seed) {
     p.model.trees.push_back(testing::random_tree(rng, columns, {0, 0.0, false}, 0));  // a single leaf
     p.model.trees.back().cover = {2.0};
 
-    const kernels::PackedShap packed = kernels::pack_shap(p.model, player, players);
+    const kernels::PackedShap packed = kernels::pack_shap(p.model, player, players, max_table_elements);
+    EXPECT_EQ(packed.tables.empty(), max_table_elements == 0);
     const kernels::ShapView view = kernels::make_shap_view(
         packed.meta.data(), int64_t(packed.meta.size()), packed.trees.data(), int64_t(packed.trees.size()),
         packed.nodes.data(), int64_t(packed.nodes.size()), packed.thresholds.data(), int64_t(packed.thresholds.size()),
         packed.paths.data(), int64_t(packed.paths.size()), packed.path_values.data(),
         int64_t(packed.path_values.size()), packed.elements.data(), int64_t(packed.elements.size()),
         packed.zero_fractions.data(), int64_t(packed.zero_fractions.size()), packed.edges.data(),
-        int64_t(packed.edges.size()));
+        int64_t(packed.edges.size()), packed.tables.data(), int64_t(packed.tables.size()));
     const int rows = 70;  // two full blocks and a partial one
     std::vector<float> x(size_t(rows) * columns);
     for (float& v : x)
@@ -102,10 +103,12 @@ void check(spec::Comparison cmp, int groups, unsigned seed) {
 }
 
 TEST(TreeShap, EqualsTheShapleyValuesOfThePathDependentExpectation) {
-    for (unsigned seed = 1; seed <= 4; ++seed) {
-        check(spec::Comparison::Less, 1, seed);
-        check(spec::Comparison::LessEqual, 3, seed + 10);
-    }
+    // With tables (every path here has at most 5 unique features) and without (per block).
+    for (int tables : {kernels::kMaxTableElements, 0})
+        for (unsigned seed = 1; seed <= 4; ++seed) {
+            check(spec::Comparison::Less, 1, seed, tables);
+            check(spec::Comparison::LessEqual, 3, seed + 10, tables);
+        }
 }
 
 TEST(TreeShap, RefusesTreesWithoutCovers) {

@@ -53,8 +53,39 @@ struct Edge {
     double zero;  // cover(child) / cover(node)
 };
 
-// One path's elements: the edges grouped by player, in order of first appearance.
-void add_path(PackedShap& p, const std::vector<Edge>& path, double value) {
+// What each element of a path with zero fractions `zero` adds, per unit of leaf value, for the
+// one fractions `mask` (bit e: element e's one fraction is 1): UnwoundPathSum × (one - zero)
+// after extending the path with every element (XGBoost's ExtendPath / UnwoundPathSum).
+void path_coefficients(const double* zero, int d, uint32_t mask, double* out) {
+    double w[kMaxTableElements + 2] = {1.0};
+    for (int ud = 1; ud <= d; ++ud) {
+        const double z = zero[ud - 1], o = (mask >> (ud - 1) & 1u) ? 1.0 : 0.0;
+        w[ud] = 0.0;
+        for (int i = ud - 1; i >= 0; --i) {
+            w[i + 1] += o * w[i] * (i + 1) / (ud + 1);
+            w[i] = z * w[i] * (ud - i) / (ud + 1);
+        }
+    }
+    for (int e = 0; e < d; ++e) {
+        const double z = zero[e];
+        const bool one = mask >> e & 1u;
+        double total = 0.0, next = w[d];
+        for (int i = d - 1; i >= 0; --i) {
+            if (one) {
+                const double tmp = next * (d + 1) / (i + 1);
+                total += tmp;
+                next = w[i] - tmp * z * (d - i) / (d + 1);
+            } else if (z > 0.0) {
+                total += w[i] * (d + 1) / (z * (d - i));
+            }
+        }
+        out[e] = total * ((one ? 1.0 : 0.0) - z);
+    }
+}
+
+// One path's elements: the edges grouped by player, in order of first appearance; with few
+// enough elements, its table of contributions for every combination of one fractions.
+void add_path(PackedShap& p, const std::vector<Edge>& path, double value, int max_table_elements) {
     p.paths.push_back(static_cast<int32_t>(p.zero_fractions.size()));
     std::vector<int32_t> players;
     for (const Edge& e : path)
@@ -70,14 +101,30 @@ void add_path(PackedShap& p, const std::vector<Edge>& path, double value) {
         p.elements.insert(p.elements.end(), {player, first, static_cast<int32_t>(p.edges.size()) - first});
         p.zero_fractions.push_back(zero);
     }
-    p.paths.push_back(static_cast<int32_t>(players.size()));
+    const int d = static_cast<int>(players.size());
+    p.paths.push_back(d);
+    const int64_t table = d <= std::min(max_table_elements, kMaxTableElements) ? (int64_t(d) << d) : 0;
+    if (table > 0 && int64_t(p.tables.size()) + table <= kMaxTableValues) {
+        p.paths.push_back(static_cast<int32_t>(p.tables.size()));
+        const double* zero = p.zero_fractions.data() + (p.zero_fractions.size() - d);
+        const size_t at = p.tables.size();
+        p.tables.resize(at + size_t(table));
+        for (uint32_t mask = 0; mask < (1u << d); ++mask) {
+            double* c = p.tables.data() + at + size_t(mask) * d;
+            path_coefficients(zero, d, mask, c);
+            for (int e = 0; e < d; ++e) c[e] *= value;
+        }
+    } else {
+        p.paths.push_back(-1);  // evaluated per row block (below)
+    }
     p.path_values.push_back(value);
     p.meta[kShapMaxElements] = std::max<int64_t>(p.meta[kShapMaxElements], static_cast<int64_t>(players.size()));
 }
 
 }  // namespace
 
-PackedShap pack_shap(const spec::TreeEnsemble& e, const std::vector<int32_t>& player, int32_t players) {
+PackedShap pack_shap(const spec::TreeEnsemble& e, const std::vector<int32_t>& player, int32_t players,
+                     int max_table_elements) {
     PackedShap p;
     p.meta.assign(kShapMetaSize, 0);
     p.meta[kShapPlayers] = players;
@@ -117,7 +164,7 @@ PackedShap pack_shap(const spec::TreeEnsemble& e, const std::vector<int32_t>& pl
                 }
                 const int32_t n = v.node;
                 if (t.is_leaf(n)) {
-                    add_path(p, path, t.value[n]);
+                    add_path(p, path, t.value[n], max_table_elements);
                     continue;
                 }
                 const int32_t pl = player[t.feature[n]];
@@ -136,7 +183,8 @@ ShapView make_shap_view(const int64_t* meta, int64_t meta_size, const int32_t* t
                         const int32_t* nodes, int64_t nodes_size, const float* thresholds, int64_t thresholds_size,
                         const int32_t* paths, int64_t paths_size, const double* path_values, int64_t values_size,
                         const int32_t* elements, int64_t elements_size, const double* zero_fractions,
-                        int64_t zeros_size, const int32_t* edges, int64_t edges_size) {
+                        int64_t zeros_size, const int32_t* edges, int64_t edges_size, const double* tables,
+                        int64_t tables_size) {
     if (meta_size != kShapMetaSize) bad("meta has " + std::to_string(meta_size) + " entries");
     ShapView v;
     v.players = static_cast<int32_t>(meta[kShapPlayers]);
@@ -146,7 +194,7 @@ ShapView make_shap_view(const int64_t* meta, int64_t meta_size, const int32_t* t
     v.num_trees = meta[kShapTrees];
     v.max_elements = static_cast<int32_t>(meta[kShapMaxElements]);
     if (v.players < 0 || v.groups < 1 || v.columns < 0 || v.num_trees < 0 || v.max_elements < 0 ||
-        trees_size != 5 * v.num_trees || nodes_size != 2 * thresholds_size || paths_size != 2 * values_size ||
+        trees_size != 5 * v.num_trees || nodes_size != 2 * thresholds_size || paths_size != 3 * values_size ||
         elements_size != 3 * zeros_size)
         bad("inconsistent sizes");
     // Every index the kernel follows, checked once here.
@@ -158,9 +206,12 @@ ShapView make_shap_view(const int64_t* meta, int64_t meta_size, const int32_t* t
         for (int32_t n = 0; n < tr[1]; ++n)
             if (nodes[2 * (tr[0] + n)] >= v.columns) bad("a node reads a column out of range");
         for (int32_t q = tr[2]; q < tr[2] + tr[3]; ++q) {
-            const int32_t first = paths[2 * q], count = paths[2 * q + 1];
+            const int32_t first = paths[3 * q], count = paths[3 * q + 1], table = paths[3 * q + 2];
             if (first < 0 || count < 0 || count > v.max_elements || int64_t(first) + count > zeros_size)
                 bad("a path is out of range");
+            if (table != -1 && (table < 0 || count > kMaxTableElements ||
+                                int64_t(table) + (int64_t(count) << count) > tables_size))
+                bad("a path's table is out of range");
             for (int32_t k = first; k < first + count; ++k) {
                 const int32_t* el = elements + 3 * k;
                 if (el[0] < 0 || el[0] >= v.players || el[1] < 0 || el[2] < 1 || int64_t(el[1]) + el[2] > edges_size)
@@ -179,6 +230,7 @@ ShapView make_shap_view(const int64_t* meta, int64_t meta_size, const int32_t* t
     v.elements = elements;
     v.zero_fractions = zero_fractions;
     v.edges = edges;
+    v.tables = tables;
     return v;
 }
 
@@ -214,7 +266,31 @@ void score_block(const ShapView& v, const float* x, int64_t cols, int rows, Scra
         }
         double* phi_group = s.phi.data() + int64_t(tr[4]) * (v.players + 1);
         for (int32_t q = tr[2]; q < tr[2] + tr[3]; ++q) {
-            const int32_t first = v.paths[2 * q], d = v.paths[2 * q + 1];
+            const int32_t first = v.paths[3 * q], d = v.paths[3 * q + 1], table = v.paths[3 * q + 2];
+            if (table >= 0) {
+                // Each row's combination of one fractions, then its row of the table.
+                uint32_t mask[kBlock] = {};
+                for (int e = 0; e < d; ++e) {
+                    const int32_t* el = v.elements + 3 * (first + e);
+                    uint8_t takes[kBlock];
+                    for (int b = 0; b < kBlock; ++b) takes[b] = 1;
+                    for (int32_t j = el[1]; j < el[1] + el[2]; ++j) {
+                        const uint8_t* left = s.left.data() + size_t(v.edges[j] / 2) * kBlock;
+                        const uint8_t want = static_cast<uint8_t>(v.edges[j] & 1);
+                        for (int b = 0; b < kBlock; ++b) takes[b] &= static_cast<uint8_t>(left[b] == want);
+                    }
+                    for (int b = 0; b < kBlock; ++b) mask[b] |= uint32_t(takes[b]) << e;
+                }
+                int32_t player[kMaxTableElements];
+                for (int e = 0; e < d; ++e) player[e] = v.elements[3 * (first + e)];
+                const double* rows_of = v.tables + table;
+                for (int b = 0; b < rows; ++b) {
+                    const double* c = rows_of + size_t(mask[b]) * d;
+                    double* phi = phi_group + b * width;
+                    for (int e = 0; e < d; ++e) phi[player[e]] += c[e];
+                }
+                continue;
+            }
             const double value = v.path_values[q];
             // One fractions: 1 where the row takes every edge of the element.
             for (int e = 0; e < d; ++e) {
@@ -289,7 +365,8 @@ void tree_shap(const ShapView& v, const float* x, int64_t rows, int64_t cols, fl
     int64_t work = 1;
     for (int64_t t = 0; t < v.num_trees; ++t)
         for (int32_t q = v.trees[5 * t + 2]; q < v.trees[5 * t + 2] + v.trees[5 * t + 3]; ++q)
-            work += int64_t(v.paths[2 * q + 1] + 1) * (v.paths[2 * q + 1] + 1);
+            work += v.paths[3 * q + 2] >= 0 ? 2 * int64_t(v.paths[3 * q + 1] + 1)
+                                            : int64_t(v.paths[3 * q + 1] + 1) * (v.paths[3 * q + 1] + 1);
     const int64_t blocks = (rows + kBlock - 1) / kBlock;
     const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 21) / (work * kBlock));
     run_parallel(std::max(1, threads), 0, blocks, grain, [&](int64_t begin, int64_t end) {

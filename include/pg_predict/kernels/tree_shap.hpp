@@ -10,6 +10,11 @@
 // leaf. Rows are processed in blocks, so the O(depth²) path arithmetic runs over a block's
 // rows at once (auto-vectorized loops), with the node decisions computed once per tree.
 //
+// A path of at most kMaxTableElements unique features also gets a table (Yang's Fast TreeSHAP
+// v2): its contributions for each of the 2^d combinations of one fractions, computed at pack
+// time, so that a row only finds its combination (d bits) and adds d numbers. Tables stop at
+// kMaxTableValues values in all; longer paths, and paths beyond that, are computed per block.
+//
 // A split reads a model column (after the featurizers); its element is the column's
 // "player", the input column it derives from (spec/origins.hpp), so splits on several columns
 // of one input (a LightGBM feature's rank and category-set columns, one-hot indicators) are one
@@ -22,6 +27,9 @@
 namespace pg_predict::spec { struct TreeEnsemble; }
 
 namespace pg_predict::kernels {
+
+constexpr int kMaxTableElements = 10;
+constexpr int64_t kMaxTableValues = int64_t(1) << 25;  // 256 MB of doubles
 
 enum ShapMetaSlot : int {
     kShapPlayers = 0,   // F: contributions per group are F values plus the bias
@@ -38,11 +46,14 @@ struct PackedShap {
     std::vector<int32_t> trees;        // per tree: node offset, nodes, path offset, paths, group
     std::vector<int32_t> nodes;        // per node: column (-1 at a leaf), default_left
     std::vector<float> thresholds;     // per node
-    std::vector<int32_t> paths;        // per path: element offset, elements
+    std::vector<int32_t> paths;        // per path: element offset, elements, table offset (-1: none)
     std::vector<double> path_values;   // per path: its leaf's value
     std::vector<int32_t> elements;     // per element: player, edge offset, edges
     std::vector<double> zero_fractions;  // per element
     std::vector<int32_t> edges;        // per edge: node (in its tree) * 2 + (1: goes left)
+    // Per tabled path: [2^d masks][d elements] contributions (leaf value included); mask bit e
+    // is element e's one fraction.
+    std::vector<double> tables;
     // Per group the sum of the trees' expected values (the cover-weighted mean of their leaves):
     // the bias, before the model's base margin.
     std::vector<double> expected;
@@ -51,7 +62,10 @@ struct PackedShap {
 // `player[c]`: the player of model column c (in [0, players)); every column a split reads must
 // have one. Every tree must have covers (spec::Tree::cover). Throws Error(InvalidModel)
 // otherwise.
-PackedShap pack_shap(const spec::TreeEnsemble&, const std::vector<int32_t>& player, int32_t players);
+// Paths of more than `max_table_elements` unique features get no table (tests pass 0 to check the
+// per-block evaluation).
+PackedShap pack_shap(const spec::TreeEnsemble&, const std::vector<int32_t>& player, int32_t players,
+                     int max_table_elements = kMaxTableElements);
 
 // A non-owning view of the packed arrays (from a PackedShap or from a program's tensors),
 // checked: sizes agree, offsets and indices in range.
@@ -67,12 +81,14 @@ struct ShapView {
     const int32_t* elements = nullptr;
     const double* zero_fractions = nullptr;
     const int32_t* edges = nullptr;
+    const double* tables = nullptr;
 };
 ShapView make_shap_view(const int64_t* meta, int64_t meta_size, const int32_t* trees, int64_t trees_size,
                         const int32_t* nodes, int64_t nodes_size, const float* thresholds, int64_t thresholds_size,
                         const int32_t* paths, int64_t paths_size, const double* path_values, int64_t values_size,
                         const int32_t* elements, int64_t elements_size, const double* zero_fractions,
-                        int64_t zeros_size, const int32_t* edges, int64_t edges_size);
+                        int64_t zeros_size, const int32_t* edges, int64_t edges_size, const double* tables,
+                        int64_t tables_size);
 
 // out [rows × groups·(players + 1)]: per group each player's contribution, then 0 in the bias
 // slot (the program adds the expected values and the base margin there). x is [rows × cols],
