@@ -81,7 +81,7 @@ void check(spec::Comparison cmp, int groups, unsigned seed, int max_table_elemen
         int64_t(packed.path_values.size()), packed.elements.data(), int64_t(packed.elements.size()),
         packed.zero_fractions.data(), int64_t(packed.zero_fractions.size()), packed.edges.data(),
         int64_t(packed.edges.size()), packed.tables.data(), int64_t(packed.tables.size()));
-    const int rows = 70;  // two full blocks and a partial one
+    const int rows = 150;  // two full blocks and a partial one
     std::vector<float> x(size_t(rows) * columns);
     for (float& v : x)
         v = std::uniform_int_distribution<int>(0, 9)(rng) == 0 ? std::nanf("") : testing::grid_value(rng);

@@ -236,7 +236,7 @@ ShapView make_shap_view(const int64_t* meta, int64_t meta_size, const int32_t* t
 
 namespace {
 
-constexpr int kBlock = 32;  // rows evaluated together
+constexpr int kBlock = 64;  // rows evaluated together (each path's table is read once per block)
 
 // Per thread: the block's node decisions, one fractions, path weights and contributions.
 struct Scratch {
