@@ -5,7 +5,9 @@
 --   tree 1: monthly_charges < 50 (NULL right): leaf 0.5 (cover 1) | leaf -0.5 (cover 3); expected -0.25
 -- A stump's SHAP value is its leaf minus its expected value; the bias is the expected values
 -- plus the base margin (base_score 0.5: margin 0), 0.25.
+SET client_min_messages = warning;  -- runnable alone, quiet in the schedule
 CREATE EXTENSION IF NOT EXISTS pg_predict;
+RESET client_min_messages;
 SET pg_predict.cpu_kernel = portable;  -- EXPLAIN names the kernel: the same on every machine
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set fixtures :abs_srcdir '/regress/fixtures/'
