@@ -114,10 +114,66 @@ SELECT name,
 -- (training)
 
 -- ---- 0.6.0: evaluation -----------------------------------------------------------------------
--- (evaluation)
+-- evaluate_model: the deployed model's metrics on the rows of a query (jsonb; README.md,
+-- "Evaluate a model"). The query runs as the caller, in a cursor, with the model scored by the
+-- PredictBatch node like predict(); `target` names the query's column holding the true value.
+-- Rows with a NULL target or a NULL prediction are an error (it says how many), never skipped.
+CREATE FUNCTION @extschema@.evaluate_model(name text, query text, target text, threshold float8 DEFAULT 0.5)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'pg_predict_evaluate_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION @extschema@.evaluate_model(text, text, text, float8) IS
+'The model''s metrics on a query''s rows: accuracy, precision/recall/F1, log loss, ROC AUC, the confusion matrix (classifiers; threshold: a binary model''s positive class above it), RMSE, MAE, R², explained variance (regressors)';
 
 -- ---- 0.6.0: usage statistics -----------------------------------------------------------------
--- (statistics)
+-- Per model version of the current database (README "Usage statistics"): calls (program runs:
+-- one per batch, one per row on the per-row path), rows, batches, errors, time running the
+-- program and filling its batches (ms), last use, and the backends whose program cache holds it
+-- with the bytes the caches count. In shared memory when pg_predict is preloaded; otherwise the
+-- counts of the calling session only (the function says so with a NOTICE).
+CREATE FUNCTION @extschema@.model_stats_entries(
+    OUT model_id bigint, OUT name text, OUT version int4, OUT calls bigint, OUT rows bigint, OUT batches bigint,
+    OUT errors bigint, OUT model_time float8, OUT fill_time float8, OUT last_used timestamptz,
+    OUT stats_since timestamptz, OUT backends int4, OUT loaded_programs int4, OUT loaded_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_predict_model_stats_entries'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+-- Every role sees every version of the current database, as PostgreSQL's own statistics views
+-- show every table: counts are not secret, and the models view lists every model already.
+-- A version whose catalog row is gone (dropped) keeps its counts, with the name and number it
+-- had, until a reset or until pg_predict.stats_max evicts it.
+CREATE VIEW @extschema@.model_stats AS
+SELECT coalesce(c.name, s.name) AS name,
+       coalesce(c.version, s.version) AS version,
+       s.model_id,
+       coalesce(c.deployed, false) AS deployed,
+       c.id IS NULL AS dropped,
+       s.calls, s.rows, s.batches, s.errors,
+       s.model_time, s.fill_time,
+       s.last_used,
+       s.backends, s.loaded_bytes,
+       s.stats_since
+  FROM @extschema@.model_stats_entries() s
+  LEFT JOIN @extschema@.model_catalog c ON c.id OPERATOR(pg_catalog.=) s.model_id;
+GRANT SELECT ON @extschema@.model_stats TO PUBLIC;
+
+-- Forgets the counts of every database's models (NULL) or of one model's versions in the
+-- current database. A superuser's, like pg_stat_reset(): GRANT EXECUTE to delegate it.
+CREATE FUNCTION @extschema@.model_stats_reset(model text DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_predict_model_stats_reset'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION @extschema@.model_stats_reset(text) FROM PUBLIC;
+
+-- Entries evicted to make room (pg_predict.stats_max), the last reset of everything, and
+-- whether the counts are shared (pg_predict preloaded) or this session's.
+CREATE FUNCTION @extschema@.model_stats_info(OUT evicted bigint, OUT stats_reset timestamptz,
+                                             OUT shared_memory bool)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_predict_model_stats_info'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 -- ---- 0.6.0: explanations (issue 15) ------------------------------------------------------
 -- predict_contributions(name, row): each input's share of the raw score (the margin before the

@@ -6,7 +6,8 @@ bench/runtime.py, never here. That the C++ work itself noticed the interrupt (in
 PostgreSQL after the C++ call returned) shows as the DEBUG1 notice the guard emits
 ("C++ work stopped for a pending interrupt"); an interrupt may now and then land in
 PostgreSQL's own code between two C++ calls, so each case tries up to three times and needs
-the notice once.
+the notice once. A cancel or timeout the C++ work noticed while scoring counts one error of
+the model in model_stats (usage statistics); a terminate ends the backend without counting.
 
     /usr/bin/python3 regress/runtime/test_cancel.py [-k name]     (scripts/test.sh: suite cancel)
 """
@@ -74,10 +75,27 @@ def server_alive(env):
             raise Failure("the models are gone after the cancel")
 
 
-def ends_with_cancel(env, sql, how, after=0.5, setup=()):
+def model_errors(env, model):
+    with env.pg.connect() as conn:
+        row = conn.execute("SELECT errors FROM model_stats WHERE name = %s AND deployed", (model,)).fetchone()
+        return row[0] if row else 0
+
+
+def ends_with_cancel(env, sql, how, after=0.5, setup=(), model=None):
     """Runs sql on a fresh connection and interrupts it `how` (timeout, cancel, terminate)
     `after` seconds in; returns whether the C++ side noticed. Fails unless the statement ended
-    with PostgreSQL's error for that interrupt."""
+    with PostgreSQL's error for that interrupt, and, for a scoring `model`, unless a cancel or
+    timeout the C++ side noticed counted one error of it (model_stats)."""
+    errors_before = model_errors(env, model) if model else 0
+    noticed = ends_with_interrupt(env, sql, how, after, setup)
+    if model and how != "terminate":
+        counted = model_errors(env, model) - errors_before
+        if counted > 1 or (noticed and counted != 1):
+            raise Failure(f"{how} noticed by the C++ work: model_stats counted {counted} errors of {model}, not 1")
+    return noticed
+
+
+def ends_with_interrupt(env, sql, how, after, setup):
     conn = env.connect()
     try:
         for s in setup:
@@ -117,7 +135,7 @@ def ends_with_cancel(env, sql, how, after=0.5, setup=()):
         conn.close()
 
 
-def case(env, sql, how, after=0.5, setup=()):
+def case(env, sql, how, after=0.5, setup=(), model=None):
     """Interrupts sql up to ATTEMPTS times until the C++ work notices. The tries spread the
     interrupt from 0.3 x `after` to `after`: a statement whose C++ part ends before `after` on a
     fast or quiet machine (the rest is PostgreSQL's: catalog writes, TOAST) still gets tries that
@@ -125,7 +143,7 @@ def case(env, sql, how, after=0.5, setup=()):
     noticed = False
     for attempt in range(ATTEMPTS):
         at = after * (0.3 + 0.7 * attempt / (ATTEMPTS - 1))
-        noticed = ends_with_cancel(env, sql, how, at, setup) or noticed
+        noticed = ends_with_cancel(env, sql, how, at, setup, model) or noticed
         server_alive(env)
         if noticed:
             return
@@ -143,22 +161,22 @@ COMPILE_UNION = "SELECT create_model('union', doc, 'sklearn') FROM docs WHERE na
 
 @test
 def timeout_scoring_2500_trees_big_batch(env):
-    case(env, SCORE_TREES, "timeout", 1.0, BIG_BATCH)
+    case(env, SCORE_TREES, "timeout", 1.0, BIG_BATCH, "m2500")
 
 
 @test
 def cancel_scoring_2500_trees_big_batch(env):
-    case(env, SCORE_TREES, "cancel", 1.0, BIG_BATCH)
+    case(env, SCORE_TREES, "cancel", 1.0, BIG_BATCH, "m2500")
 
 
 @test
 def timeout_scoring_svc_big_batch(env):
-    case(env, SCORE_SVC, "timeout", 1.0, BIG_BATCH)
+    case(env, SCORE_SVC, "timeout", 1.0, BIG_BATCH, "svc")
 
 
 @test
 def cancel_scoring_svc_two_threads(env):
-    case(env, SCORE_SVC, "cancel", 1.0, BIG_BATCH + ("SET pg_predict.threads = 2",))
+    case(env, SCORE_SVC, "cancel", 1.0, BIG_BATCH + ("SET pg_predict.threads = 2",), "svc")
 
 
 @test

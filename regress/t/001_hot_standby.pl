@@ -61,4 +61,11 @@ for my $call (q{SELECT deploy_model('churn', 2)}, q{SELECT rollback_model('churn
     like($err, qr/during recovery/, "$call on a standby: clear error");
 }
 
+# Usage statistics: a standby counts the scoring it does, in its own shared memory (version 1
+# is deployed again; score_all scores its 200 rows in one node).
+$standby->safe_psql('postgres', 'SELECT model_stats_reset()');
+score_all($standby, 'postgres', 'churn');
+is($standby->safe_psql('postgres', q{SELECT format('%s rows, version %s', rows, version) FROM model_stats WHERE name = 'churn'}),
+   '200 rows, version 1', 'the standby counts its own scoring (model_stats)');
+
 done_testing();

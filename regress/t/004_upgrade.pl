@@ -208,6 +208,20 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     is($node->safe_psql($db, q{SELECT rollback_model('segment')}), '1', "$from -> $latest: rollback_model");
     is(score_all($node, $db, 'segment'), (grep { /^segment: / } split /\n/, $scores)[0],
        "$from -> $latest: after the rollback, version 1 scores as before the upgrade");
+    # Evaluation (0.6.0): evaluate_model() of a model registered before the update, its own
+    # predict() as the target (every row right), and its error for a target it does not have.
+    is($node->safe_psql($db, q{SELECT format('%s %s %s', d->>'rows', (d->>'accuracy')::float8, d->>'classes')
+        FROM evaluate_model('churn', 'SELECT *, predict(''churn'', r) AS truth FROM scored_rows r', 'truth') AS d}),
+       '200 1 ["0", "1"]', "$from -> $latest: evaluate_model() of a model from before the update");
+    ($rc, $out, $err) = $node->psql($db, q{SELECT evaluate_model('churn', 'SELECT * FROM scored_rows', 'truth')});
+    like($err, qr/target column "truth" is not a column of the query/,
+         "$from -> $latest: evaluate_model() names a missing target column");
+    # 0.6.0: the usage statistics of a model registered before (200 rows: batches of 64 and 136).
+    $node->safe_psql($db, q{SELECT model_stats_reset('churn')});
+    is($node->safe_psql($db, q{SELECT count(predict('churn', r)) FROM scored_rows r;
+                               SELECT format('%s calls, %s rows, %s batches, dropped %s, %s backend', calls, rows,
+                                             batches, dropped, backends) FROM model_stats WHERE name = 'churn'}),
+       "200\n2 calls, 200 rows, 2 batches, dropped f, 1 backend", "$from -> $latest: model_stats counts a model from before");
     # 0.6.0 (explanations): contributions of the models from before sum to their margins (the
     # XGBoost churn: the log-odds of its probability; the city logistic regression likewise); the
     # forest exported before covers were kept is refused with what to do.
@@ -236,6 +250,13 @@ is($node->safe_psql($first, $columns_sql), $node->safe_psql('fresh', $columns_sq
    'upgraded and fresh catalogs have the same columns');
 is($node->safe_psql($first, $view_sql), $node->safe_psql('fresh', $view_sql),
    'upgraded and fresh models views have the same columns');
+my $evaluate_sql = q{SELECT format('%s(%s) %s %s', proname, pg_get_function_arguments(oid), pg_get_function_result(oid), provolatile)
+  FROM pg_proc WHERE proname = 'evaluate_model'};
+is($node->safe_psql($first, $evaluate_sql), $node->safe_psql('fresh', $evaluate_sql),
+   'upgraded and fresh databases have the same evaluate_model()');
+my $stats_view_sql = $view_sql =~ s/'models'::regclass/'model_stats'::regclass/r;
+is($node->safe_psql($first, $stats_view_sql), $node->safe_psql('fresh', $stats_view_sql),
+   'upgraded and fresh model_stats views have the same columns');
 
 # The role for TorchScript imports is cluster-wide: created once, left by DROP EXTENSION (a
 # CREATE EXTENSION after that finds it).

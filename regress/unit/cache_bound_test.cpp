@@ -2,6 +2,7 @@
 // replaced or dropped model are freed when idle).
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -13,14 +14,19 @@
 namespace pg_predict {
 namespace {
 
-const std::string& program_bytes() {
-    static const std::string bytes = [] {
+const spec::Pipeline& pipeline() {
+    static const spec::Pipeline p = [] {
         std::mt19937 rng(5);
         auto p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity, 1, 3,
                                         spec::Comparison::Less);
         testing::add_trees(p, rng, 20, testing::TreeShape{3, 0.0, true});
-        return compiler::compile(p, compiler::Strategy::TreeTraversal);
+        return p;
     }();
+    return p;
+}
+
+const std::string& program_bytes() {
+    static const std::string bytes = compiler::compile(pipeline(), compiler::Strategy::TreeTraversal);
     return bytes;
 }
 
@@ -83,6 +89,73 @@ TEST(CacheBound, ReplacedAndDroppedVersionsAreFreed) {
     runtime::release_program(v2);
     EXPECT_FALSE(cached(5202));
     EXPECT_TRUE(cached(5301));
+}
+
+// What the model_stats view shows of a backend's programs: one record per id with its
+// programs and bytes, and one call of the listener after each change, none without one.
+int listener_calls = 0;
+void count_call() noexcept { ++listener_calls; }
+
+struct Listening {
+    Listening() {
+        listener_calls = 0;
+        runtime::set_cache_listener(count_call);
+    }
+    ~Listening() { runtime::set_cache_listener(nullptr); }
+};
+
+std::vector<runtime::CachedModel> cached_now() {
+    std::vector<runtime::CachedModel> models(runtime::kMaxCachedPrograms);
+    models.resize(runtime::cached_models(models.data(), models.size()));
+    return models;
+}
+
+const runtime::CachedModel* find(const std::vector<runtime::CachedModel>& models, int64_t id) {
+    for (const auto& m : models)
+        if (m.id == id) return &m;
+    return nullptr;
+}
+
+TEST(CacheBound, TheListenerHearsEveryChangeAndCachedModelsSumsAnIdsPrograms) {
+    const std::string& bytes = program_bytes();
+    const std::string json = spec::to_json(pipeline());
+    {
+        CacheLimit none(0);  // the next release frees what other tests left idle, and itself
+        runtime::release_program(runtime::load_program(5400, bytes.data(), bytes.size()));
+    }
+    ASSERT_EQ(runtime::cached_program_count(), 0u);
+    Listening listening;
+    runtime::Program* stored = runtime::load_program(5401, bytes.data(), bytes.size());
+    EXPECT_EQ(listener_calls, 1);
+    runtime::Program* again = runtime::load_program(5401, bytes.data(), bytes.size());  // cached
+    runtime::release_program(again);
+    EXPECT_EQ(listener_calls, 1);
+    runtime::Program* variant = runtime::compile_variant(5401, "gemm", json.data(), json.size());
+    runtime::release_program(runtime::load_program(5402, bytes.data(), bytes.size()));
+    EXPECT_EQ(listener_calls, 3);
+
+    std::vector<runtime::CachedModel> models = cached_now();
+    ASSERT_EQ(models.size(), 2u);
+    const runtime::CachedModel* both = find(models, 5401);
+    ASSERT_NE(both, nullptr);
+    EXPECT_EQ(both->programs, 2);
+    EXPECT_EQ(static_cast<size_t>(both->bytes), runtime::cached_program_bytes() - find(models, 5402)->bytes);
+    EXPECT_EQ(find(models, 5402)->bytes, static_cast<int64_t>(bytes.size() + (64 << 10)));
+    // A capacity smaller than the ids: that many records, none past it.
+    runtime::CachedModel one[1];
+    EXPECT_EQ(runtime::cached_models(one, 1), 1u);
+
+    // Freed: the release that frees a program over the limit is heard, a release that frees
+    // nothing is not.
+    CacheLimit zero(0);
+    runtime::release_program(variant);  // freed, and 5402 with it (idle, over the limit)
+    EXPECT_EQ(listener_calls, 4);
+    runtime::Program* held = runtime::acquire_cached_program(5401);
+    runtime::release_program(held);  // still held by `stored`: nothing freed
+    EXPECT_EQ(listener_calls, 4);
+    runtime::release_program(stored);
+    EXPECT_EQ(listener_calls, 5);
+    EXPECT_TRUE(cached_now().empty());
 }
 
 }  // namespace

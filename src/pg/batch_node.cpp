@@ -10,6 +10,7 @@
 #include "plan_invalidation.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
+#include "usage_stats.hpp"
 
 extern "C" {
 #include "commands/explain.h"
@@ -104,6 +105,11 @@ struct PredictBatchState {
     bool gpu_claimed;            // claim_gpu_slot() was asked
     bool gpu_granted;            // ... and gave a slot
     bool gpu_refused;            // the cap sent batches to the CPU
+    // Usage statistics: the input whose features are read or whose program runs, to count an
+    // error against (-1: none, e.g. while the plan below makes a row), and the time the current
+    // batch's rows took to come from the plan below and be kept.
+    int scoring_input;
+    instr_time pull_time;
     // EXPLAIN ANALYZE
     int64 gpu_batches;
     int64 batches;
@@ -463,11 +469,13 @@ void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) 
     for (int i = 0; i < state->plan->num_inputs; i++) {
         InputState* input = &state->inputs[i];
         size_t at = (size_t)row * input->num_features;
+        state->scoring_input = i;
         if (input->x64 != NULL)
             read_input_row(state, input, slot, row, input->x64 + at);
         else
             read_input_row(state, input, slot, row, input->x32 + at);
     }
+    state->scoring_input = -1;
     MemoryContextSwitchTo(old);
     ResetExprContext(econtext);
 }
@@ -548,10 +556,16 @@ bool batch_on_gpu(PredictBatchState* state) {
     return state->gpu_granted;
 }
 
+// Fills each input's batch and runs its program; each input's usage statistics get the batch
+// once (usage_add): the rows, the model time and the fill time (pulling the rows, shared by the
+// inputs, and converting the input's columns).
 void score_batch(PredictBatchState* state) {
     const bool gpu = batch_on_gpu(state);
     for (int i = 0; i < state->plan->num_inputs; i++) {
         InputState* input = &state->inputs[i];
+        state->scoring_input = i;
+        instr_time fill_start;
+        INSTR_TIME_SET_CURRENT(fill_start);
         if (input->plan->source == FeatureSource::Columns) {
             // Detoasted text and numeric values live until the next batch.
             MemoryContext old = MemoryContextSwitchTo(state->batch_context);
@@ -576,24 +590,22 @@ void score_batch(PredictBatchState* state) {
                 runtime::run_program(program, x32, rows, cols, out);
         });
         INSTR_TIME_SET_CURRENT(elapsed);
+        state->scoring_input = -1;
+        instr_time fill = state->pull_time;
+        INSTR_TIME_ACCUM_DIFF(fill, start, fill_start);
         INSTR_TIME_SUBTRACT(elapsed, start);
         INSTR_TIME_ADD(state->model_time, elapsed);
+        usage_add(input->model->entry,
+                  UsageCounts{1, rows, 1, 0, INSTR_TIME_GET_MILLISEC(elapsed), INSTR_TIME_GET_MILLISEC(fill)});
     }
     state->batches++;
     state->gpu_batches += gpu;
     state->rows_scored += state->count;
 }
 
-// Pulls the next batch from the child and scores it. False when the child is exhausted.
-bool next_batch(PredictBatchState* state) {
-    if (state->child_done) return false;
-    CHECK_FOR_INTERRUPTS();
-    if (!state->programs_loaded) load_programs(state);
-    MemoryContextReset(state->batch_context);
-    state->count = 0;
-    state->position = 0;
+// Pulls up to target rows from the child into the batch buffers.
+void pull_rows(PredictBatchState* state) {
     PlanState* child = outerPlanState(state);
-    reserve_rows(state, state->target);
     while (state->count < state->target) {
         TupleTableSlot* slot = ExecProcNode(child);
         if (TupIsNull(slot)) {
@@ -604,10 +616,39 @@ bool next_batch(PredictBatchState* state) {
         if (state->per_row_reads) read_row_features(state, slot, state->count);
         state->count++;
     }
+}
+
+// Pulls the next batch from the child and scores it. False when the child is exhausted.
+bool next_batch(PredictBatchState* state) {
+    if (state->child_done) return false;
+    CHECK_FOR_INTERRUPTS();
+    if (!state->programs_loaded) load_programs(state);
+    MemoryContextReset(state->batch_context);
+    state->count = 0;
+    state->position = 0;
+    reserve_rows(state, state->target);
+    instr_time start;
+    INSTR_TIME_SET_CURRENT(start);
+    state->scoring_input = -1;
+    // One setjmp a batch: an error while an input's features are read or its program runs
+    // counts against that model version (usage statistics), then goes on as it was.
+    PG_TRY();
+    {
+        pull_rows(state);
+        if (state->count > 0) {
+            INSTR_TIME_SET_CURRENT(state->pull_time);
+            INSTR_TIME_SUBTRACT(state->pull_time, start);
+            score_batch(state);
+        }
+    }
+    PG_CATCH();
+    {
+        if (state->scoring_input >= 0) count_scoring_error(state->inputs[state->scoring_input].model->entry);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
     state->target = Min(state->capacity, state->target * 4);
-    if (state->count == 0) return false;
-    score_batch(state);
-    return true;
+    return state->count > 0;
 }
 
 Datum output_value(PredictBatchState* state, const BatchOutput* output, int row, bool* isnull) {

@@ -9,6 +9,7 @@
 #include "privileges.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
+#include "usage_stats.hpp"
 
 namespace pg_predict::pg {
 
@@ -62,6 +63,7 @@ struct CallSiteModel {
     PredictCallKind kind;   // the call site's function (its program: model_output(kind))
     MemoryContext context;  // holds what is bound to the current version (model, reader, buffers)
     uint64 generation;      // catalog_generation() when bound
+    PendingUsage* usage;    // the usage statistics' record of the bound version (check its model_id)
 };
 
 // Binds the version the statement sees, releasing the one bound before (its context's reset
@@ -161,11 +163,8 @@ ArgumentKind argument_kind(FunctionCallInfo fcinfo) {
     return site->kind;
 }
 
-// Scores argument 1 of the call with the model named by argument 0; false if it is NULL.
-bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** scored) {
-    CallSiteModel* m = call_site_model(fcinfo, kind);
-    *scored = m;
-    if (PG_ARGISNULL(1)) return false;
+// Reads argument 1 of the call into the call site's features, then (read: the time now) runs the program.
+void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
     if (argument_kind(fcinfo) == ArgumentKind::Row) {
         HeapTupleHeader row = PG_GETARG_HEAPTUPLEHEADER(1);
         Oid type_id = HeapTupleHeaderGetTypeId(row);
@@ -184,10 +183,11 @@ bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** sc
     runtime::Program* program = program_for(m->model, m->gpu);
     int64 cols = m->model->entry->num_features;
     float* out = m->out;
+    if (read != NULL) INSTR_TIME_SET_CURRENT(*read);
     if (m->x32 != NULL && runtime::program_scores_one_row(program)) {
         const float* x = m->x32;
         guarded([&] { runtime::run_one_row(program, x, out); });  // no torch: see runtime/one_row.cpp
-        return true;
+        return;
     }
     guarded([&] {
         if (m->x64 != NULL)
@@ -195,6 +195,41 @@ bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** sc
         else
             runtime::run_program(program, m->x32, 1, cols, out);
     });
+}
+
+// read_and_run; an error counts against the version (usage statistics), then goes on.
+void read_and_run_counted(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
+    const CatalogEntry* volatile entry = m->model->entry;
+    PG_TRY();
+    {
+        read_and_run(fcinfo, m, read);
+    }
+    PG_CATCH();
+    {
+        count_scoring_error(entry);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+}
+
+// Scores argument 1 of the call with the model named by argument 0; false if it is NULL.
+// Counted in the backend's usage record of the version (usage_stats.hpp: no shared memory per row).
+bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** scored) {
+    CallSiteModel* m = call_site_model(fcinfo, kind);
+    *scored = m;
+    if (PG_ARGISNULL(1)) return false;
+    const CatalogEntry* entry = m->model->entry;
+    if (m->usage == NULL || m->usage->model_id != entry->id) m->usage = pending_usage(entry);
+    if (!time_next_call(m->usage)) {
+        read_and_run_counted(fcinfo, m, NULL);
+        count_row_call(m->usage);
+        return true;
+    }
+    instr_time start, read, done;
+    INSTR_TIME_SET_CURRENT(start);
+    read_and_run_counted(fcinfo, m, &read);
+    INSTR_TIME_SET_CURRENT(done);
+    count_timed_row_call(m->usage, start, read, done);
     return true;
 }
 

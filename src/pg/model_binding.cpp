@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "guard.hpp"
+#include "loaded_programs.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "privileges.hpp"
 #include "settings.hpp"
@@ -140,6 +141,7 @@ BoundModel* bind_model(const char* name, MemoryContext context, ModelOutput outp
 }
 
 void load_bound_program(BoundModel* model) {
+    track_loaded_programs();  // before the runtime's cache first changes in this backend
     const char* name = model->entry->name;
     MemoryContext context = model->context;
     MemoryContext old = MemoryContextSwitchTo(context);

@@ -8,11 +8,13 @@
 #include "device.hpp"
 #include "fast_exit.hpp"
 #include "interrupts.hpp"
+#include "loaded_programs.hpp"
 #include "plan_invalidation.hpp"
 #include "planner_hook.hpp"
 #include "predict_calls.hpp"
 #include "role_hook.hpp"
 #include "settings.hpp"
+#include "usage_stats.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -30,4 +32,6 @@ void _PG_init(void) {
     install_role_hook();
     install_gpu_slots();
     install_fast_exit();
+    install_usage_stats();
+    install_loaded_programs();
 }

@@ -16,6 +16,7 @@ int gpu_batch_size = 262144;
 int max_gpu_backends = 8;
 int max_batch_size = kDefaultMaxBatchSize;
 int keep_versions = 0;
+int stats_max = 1000;
 
 namespace {
 
@@ -156,6 +157,15 @@ void define_settings() {
         "A backend keeps its GPU slot until it exits; others score on the CPU. Enforced only when "
         "pg_predict is in shared_preload_libraries.",
         &max_gpu_backends, 8, 0, kMaxGpuSlots, PGC_SIGHUP, 0, NULL, NULL, NULL);
+    // Sizes shared memory, so it exists only when preloaded: PostgreSQL refuses (FATAL) to
+    // define a PGC_POSTMASTER setting after startup. Without preloading each session's own
+    // counts keep the default.
+    if (process_shared_preload_libraries_in_progress)
+        DefineCustomIntVariable(
+            "pg_predict.stats_max", "Most model versions the usage statistics (model_stats) keep.",
+            "One entry per database and model version. When a new version is scored with every entry "
+            "taken, the least recently used entry is dropped (model_stats_info() counts them).",
+            &stats_max, 1000, 10, 1 << 20, PGC_POSTMASTER, 0, NULL, NULL, NULL);
     MarkGUCPrefixReserved("pg_predict");
 }
 

@@ -19,6 +19,7 @@ extern int gpu_batch_size;      // pg_predict.gpu_batch_size: rows per model cal
 extern int max_gpu_backends;    // pg_predict.max_gpu_backends (enforced when preloaded)
 
 extern int keep_versions;       // pg_predict.keep_versions: versions a name keeps (0: all)
+extern int stats_max;           // pg_predict.stats_max: model versions the usage statistics keep
 
 void define_settings();
 

@@ -10,6 +10,8 @@
 //   its other ids are freed when a new one is seen, or all of them when the model is dropped.
 // Programs in use (refs > 0) are never freed; the release of the last reference frees them if
 // they are over the bound or retired.
+// Every change of the contents is told to the cache listener (src/pg publishes this backend's
+// loaded models for the model_stats view), once per public call that made one.
 #include <functional>
 #include <iterator>
 #include <string>
@@ -26,7 +28,7 @@
 namespace pg_predict::runtime {
 namespace {
 
-constexpr size_t kMaxCached = 16;
+constexpr size_t kMaxCached = kMaxCachedPrograms;
 // A program's own cost beyond its bytes (module, methods, graph): a rough constant.
 constexpr size_t kProgramOverhead = 64 << 10;
 
@@ -48,6 +50,15 @@ struct Cache {
 };
 
 size_t limit_bytes = size_t(128) << 20;  // pg_predict.cache_size's default
+CacheListener listener = nullptr;
+bool contents_changed = false;  // since the listener was last told
+
+// At the end of each public call that may change the contents.
+void tell_listener() noexcept {
+    if (!contents_changed) return;
+    contents_changed = false;
+    if (listener != nullptr) listener();
+}
 
 // Built on first use, never in a static initializer.
 Cache& cache() {
@@ -56,6 +67,7 @@ Cache& cache() {
 }
 
 void destroy(Program* p) {
+    contents_changed = true;
     cache().bytes -= p->bytes;
     free_module(p->module);
     delete p;
@@ -134,8 +146,10 @@ Program* insert(int64_t id, const std::string& strategy, const void* bytes, size
     p->bytes = length + kProgramOverhead;
     cache().bytes += p->bytes;
     cache().programs.emplace(Key(id, strategy), p);
+    contents_changed = true;
     hold(p);
     evict_idle();
+    tell_listener();
     return p;
 }
 
@@ -237,8 +251,10 @@ Program* acquire_on_device(Program* p, Device device) {
     q->bytes = p->bytes;
     cache().bytes += q->bytes;
     cache().programs.emplace(Key(q->id, key), q);
+    contents_changed = true;
     hold(q);
     evict_idle();
+    tell_listener();
     return q;
 }
 
@@ -255,6 +271,7 @@ void release_program(Program* p) {
                                           " released more often than acquired");
     --p->refs;
     if (p->refs == 0) evict_idle();
+    tell_listener();
 }
 
 void set_cache_limit(size_t bytes) noexcept { limit_bytes = bytes; }
@@ -262,6 +279,24 @@ void set_cache_limit(size_t bytes) noexcept { limit_bytes = bytes; }
 size_t cached_program_bytes() { return cache().bytes; }
 
 size_t cached_program_count() { return cache().programs.size(); }
+
+size_t cached_models(CachedModel* out, size_t capacity) noexcept {
+    size_t count = 0;
+    for (const auto& entry : cache().programs) {
+        const Program* p = entry.second;
+        size_t k = 0;
+        while (k < count && out[k].id != p->id) k++;
+        if (k == count) {
+            if (count == capacity) continue;
+            out[count++] = CachedModel{p->id, 0, 0};
+        }
+        out[k].programs++;
+        out[k].bytes += static_cast<int64_t>(p->bytes);
+    }
+    return count;
+}
+
+void set_cache_listener(CacheListener l) noexcept { listener = l; }
 
 void note_model_version(const char* name, int64_t id) {
     if (name == nullptr) fail(ErrorCategory::Internal, "note_model_version: null name");
@@ -272,6 +307,7 @@ void note_model_version(const char* name, int64_t id) {
     c.current[name] = id;
     evict_idle();
     forget_unused_ids();
+    tell_listener();
 }
 
 void forget_model(const char* name) {
@@ -280,6 +316,7 @@ void forget_model(const char* name) {
     c.current.erase(name);
     evict_idle();  // every id of the name is retired now
     forget_unused_ids();
+    tell_listener();
 }
 
 int program_output_width(const Program* p) {

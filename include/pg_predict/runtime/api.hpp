@@ -77,6 +77,24 @@ void set_cache_limit(size_t bytes) noexcept;
 size_t cached_program_bytes();
 size_t cached_program_count();
 
+// What the cache holds of one model version (catalog row id): its programs (the stored one,
+// strategy variants, decision_function / score_samples programs, GPU copies) and the bytes the
+// cache counts for them. At most kMaxCachedPrograms programs are cached, so as many ids.
+constexpr size_t kMaxCachedPrograms = 16;
+struct CachedModel {
+    int64_t id;
+    int32_t programs;
+    int64_t bytes;
+};
+// Fills `out` with one record per id in the cache (at most `capacity`); returns how many.
+// Never allocates or throws.
+size_t cached_models(CachedModel* out, size_t capacity) noexcept;
+// Called after every change of what the cache holds (a program loaded, compiled, copied to the
+// GPU or freed), from inside the runtime: it must not throw, and src/pg's listener must not
+// raise a PostgreSQL error (it copies cached_models() into shared memory). nullptr: none.
+using CacheListener = void (*)() noexcept;
+void set_cache_listener(CacheListener listener) noexcept;
+
 // bind_model tells the cache which catalog row is a model's current version after every
 // lookup: the idle programs of the model's other versions (replaced, in this backend or
 // another) are freed at once; nobody can bind them any more without a new lookup, and a
