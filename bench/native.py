@@ -40,7 +40,8 @@ def main():
 
     def predict(M):
         if a.contribs:
-            return bst.predict(xgb.DMatrix(M, nthread=a.threads), pred_contribs=True)[:, 0].astype(np.float64)
+            d = xgb.DMatrix(M, feature_names=bst.feature_names, nthread=a.threads)
+            return bst.predict(d, pred_contribs=True)[:, 0].astype(np.float64)
         p = bst.inplace_predict(M)
         if a.classifier:
             return (p > 0.5).astype(np.float64)
