@@ -155,6 +155,18 @@ FROM customers c ORDER BY id LIMIT 10;
 SELECT * FROM models;
 SQL
 
+note "train in SQL: a new version of 'churn', deployed only when it beats the deployed one on its test split"
+"${PSQL[@]}" <<'SQL'
+-- churned as 0/1 with a classification objective: labels 0 and 1 as the first version's, so
+-- predict() keeps working (a boolean target would give the labels false/true: predict_label())
+SELECT train('churn', 'SELECT tenure, monthly_charges, plan_id, churned::int AS churned FROM customers ORDER BY id',
+             target => 'churned',
+             hyperparams => '{"objective": "binary:logistic", "n_estimators": 50, "max_depth": 4, "eta": 0.2}',
+             deploy => 'best') - 'metrics' AS trained;
+SELECT name, version, deployed, metrics ->> 'accuracy' AS accuracy, metrics ->> 'roc_auc' AS roc_auc
+  FROM model_versions WHERE name = 'churn' ORDER BY version;
+SQL
+
 cat <<EOF
 
 The demo server is running (data directory $PGDATA_DIR, log $PGDATA_DIR/server.log).

@@ -244,5 +244,18 @@ SELECT sum(predict('churn', ARRAY[a % 30, b % 100, a % 3]::real[]))
   FROM generate_series(1, 100000) a, generate_series(1, 100000) b;
 RESET statement_timeout;
 
+-- The whole row of a subquery or a view (pulled up into ROW(...) of its columns) is read as the
+-- model's columns, like a table's row: same scores as per row, the columns the model reads only,
+-- and a column the row lacks is a plan-time error naming it.
+CREATE VIEW customer_features AS SELECT id, tenure, monthly_charges * 1 AS monthly_charges, plan_id FROM customers;
+EXPLAIN (COSTS OFF) SELECT sum(predict('churn', q)) FROM (SELECT id, tenure, monthly_charges, plan_id FROM customers) q;
+EXPLAIN (COSTS OFF) SELECT id, predict('churn', v) FROM customer_features v;
+SELECT (SELECT sum(predict('churn', q)) FROM (SELECT tenure, monthly_charges, plan_id FROM customers) q)
+     = (SELECT sum(predict('churn', c)) FROM customers c) AS subquery_equal,
+       (SELECT sum(predict('churn', v)) FROM customer_features v)
+     = (SELECT sum(predict('churn', c)) FROM customers c) AS view_equal;
+SELECT sum(predict('churn', q)) FROM (SELECT tenure, plan_id FROM customers) q;
+DROP VIEW customer_features;
+
 DROP FUNCTION churners;
 DROP TABLE customers, plans, scored, no_charges;

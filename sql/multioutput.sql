@@ -87,6 +87,22 @@ SELECT predict_label('mo_labels', ARRAY[1]::float8[]);
 RESET pg_predict.enable_batching;
 SELECT predict('mo_label_chain', r) FROM mo_rows r;
 
+-- a tree member is an op model step: a chain whose first member is a leaf (4), the second
+-- reading [a, 4] (a + 4); a MultiOutputRegressor of that leaf and a ridge (a)
+SELECT create_model('mo_tree_chain', '{"format": "sklearn", "version": 1, "task": "regression", "outputs": 2,
+  "inputs": [{"name": "a", "type": "numeric"}],
+  "steps": [{"type": "RegressorChain", "order": [0, 1], "estimators": [
+    {"type": "DecisionTreeRegressor", "n_classes": 1, "n_outputs": 1, "trees": [
+      {"children_left": [-1], "children_right": [-1], "feature": [-2], "threshold": [-2], "value": [[[4]]]}]},
+    {"type": "Ridge", "coef": [1.0, 1.0], "intercept": 0.0}]}]}'::jsonb);
+SELECT create_model('mo_tree_mixed', '{"format": "sklearn", "version": 1, "task": "regression", "outputs": 2,
+  "inputs": [{"name": "a", "type": "numeric"}],
+  "steps": [{"type": "MultiOutputRegressor", "estimators": [
+    {"type": "DecisionTreeRegressor", "n_classes": 1, "n_outputs": 1, "trees": [
+      {"children_left": [-1], "children_right": [-1], "feature": [-2], "threshold": [-2], "value": [[[4]]]}]},
+    {"type": "Ridge", "coef": [1.0], "intercept": 0.0}]}]}'::jsonb);
+SELECT predict_outputs('mo_tree_chain', ARRAY[3]::float8[]) AS chain, predict_outputs('mo_tree_mixed', ARRAY[3]::float8[]) AS mixed;
+
 -- documents that do not agree with themselves
 SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "regression", "outputs": 3,
   "inputs": [{"name": "a", "type": "numeric"}],
@@ -96,18 +112,6 @@ SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "regr
   "steps": [{"type": "GradientBoostingRegressor", "n_classes": 1, "n_outputs": 1, "init": [0.0],
              "learning_rate": 0.1, "loss": "squared_error", "trees": [[
     {"children_left": [-1], "children_right": [-1], "feature": [-2], "threshold": [-2], "value": [[[4]]]}]]}]}'::jsonb);
-SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "regression", "outputs": 2,
-  "inputs": [{"name": "a", "type": "numeric"}],
-  "steps": [{"type": "RegressorChain", "order": [0, 1], "estimators": [
-    {"type": "DecisionTreeRegressor", "n_classes": 1, "n_outputs": 1, "trees": [
-      {"children_left": [-1], "children_right": [-1], "feature": [-2], "threshold": [-2], "value": [[[4]]]}]},
-    {"type": "Ridge", "coef": [1.0, 1.0], "intercept": 0.0}]}]}'::jsonb);
-SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "regression", "outputs": 2,
-  "inputs": [{"name": "a", "type": "numeric"}],
-  "steps": [{"type": "MultiOutputRegressor", "estimators": [
-    {"type": "DecisionTreeRegressor", "n_classes": 1, "n_outputs": 1, "trees": [
-      {"children_left": [-1], "children_right": [-1], "feature": [-2], "threshold": [-2], "value": [[[4]]]}]},
-    {"type": "Ridge", "coef": [1.0], "intercept": 0.0}]}]}'::jsonb);
 SELECT create_model('mo_bad', '{"format": "sklearn", "version": 1, "task": "classification", "outputs": 2,
   "classes": [[0, 1], [0, 1]], "inputs": [{"name": "a", "type": "numeric"}],
   "steps": [{"type": "LogisticRegression", "coef": [[1.0]], "intercept": [0.0]}]}'::jsonb);

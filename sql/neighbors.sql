@@ -31,7 +31,7 @@ SELECT create_model('bad', '{"format": "sklearn", "version": 1, "task": "regress
              "fit_X": [[0]], "y": [1]}]}'::jsonb);
 SELECT create_model('bad', '{"format": "sklearn", "version": 1, "task": "regression",
   "inputs": [{"name": "a", "type": "numeric"}],
-  "steps": [{"type": "KNeighborsRegressor", "n_neighbors": 1, "p": 3, "weights": "uniform",
+  "steps": [{"type": "KNeighborsRegressor", "n_neighbors": 1, "p": 0.5, "weights": "uniform",
              "fit_X": [[0]], "y": [1]}]}'::jsonb);
 SELECT create_model('bad', '{"format": "sklearn", "version": 1, "task": "regression",
   "inputs": [{"name": "a", "type": "numeric"}],

@@ -4,7 +4,7 @@ hatched; top panel the 500-tree model, bottom panel the others."""
 from .fmt import fmt_s
 
 COLORS = {"floor": "#888888", "batched": "#1f77b4", "per-row": "#9ecae1", "native": "#ff7f0e",
-          "plpy-row": "#98df8a", "plpy-batch": "#2ca02c"}
+          "plpy-row": "#98df8a", "plpy-batch": "#2ca02c", "train": "#9467bd", "train-native": "#c5b0d5"}
 
 
 def chart(rows, path, title):

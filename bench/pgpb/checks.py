@@ -165,6 +165,10 @@ def targets(by, n_rows, env):
         for t in (1, 2):
             ratio(f"6. {m}, {t} thr: >= 3x faster than scikit-learn predict",
                   f"{m}.native.t{t}", f"{m}.batched.auto.t{t}", 3.0, at_most=False)
+    # issue 14: train() against Python xgboost's xgb.train on the same rows and threads
+    for t in (1, 2):
+        ratio(f"14. train() 100 trees depth 6, {t} thr: <= 1.5x Python xgb.train",
+              f"train.sql.t{t}", f"train.native.t{t}", 1.5)
     # issue 3: against the PostgresML pattern
     ratio("500-tree: pg_predict >= 10x faster than PL/Python batched",
           best(["m500.plpy_batch.t2", "m500.plpy_batch.t1"]), best(two), 10.0, at_most=False)

@@ -98,7 +98,8 @@ def make_inputs(admin, a, rows, workdir, info):
     created = sorted(m for m in wanted if m in models.CREATED_MODELS)
     fitted = sorted(m for m in wanted if m in models.SKLEARN_MODELS)
     sources = sorted({models.CREATED_MODELS[m][1] for m in created})
-    exported = sorted({models.table_of(m) for m in wanted}, key=data.TABLES.index)
+    exported = sorted({models.table_of(m) for m in wanted} | {r.table for r in rows if r.kind == "train-native"},
+                      key=data.TABLES.index)
     log(f"exporting {', '.join(exported) or 'nothing'} (binary COPY) ...")
     t0 = time.perf_counter()
     inputs = data.export(admin, exported, workdir)

@@ -184,6 +184,11 @@ def data_file(workdir, table):
     return os.path.join(workdir, "customers.pkl" if table == "customers" else f"{table}.npy")
 
 
+def label_file(workdir, table):
+    """Where export() leaves a numeric table's labels (train_native.py trains on them)."""
+    return os.path.join(workdir, f"{table}-label.npy")
+
+
 def export(conn, tables, workdir):
     """The tables' inputs and labels in memory ({table: {"X", "label"[, "target"]}}), and the
     inputs saved under workdir for native.py / sklearn_native.py."""
@@ -195,6 +200,7 @@ def export(conn, tables, workdir):
         data["higgs"] = {"X": np.ascontiguousarray(hx[:, :NF]), "label": hx[:, NF],
                          "target": hx[:, NF + 1]}
         np.save(data_file(workdir, "higgs"), data["higgs"]["X"])
+        np.save(label_file(workdir, "higgs"), data["higgs"]["label"])
     if "wide" in tables:
         wx = copy_matrix(conn, "SELECT " + ", ".join(WIDE_FEATURES) +
                          ", label::real FROM wide ORDER BY id", 11)

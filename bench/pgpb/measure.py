@@ -10,7 +10,7 @@ import subprocess
 import time
 import traceback
 
-from .data import data_file
+from .data import data_file, label_file
 from .fmt import fmt_load, fmt_s, log, nice_size
 from .procs import MemWatch, proc_status
 
@@ -205,6 +205,47 @@ class Bench:
                  "in-memory float32 numpy, DMatrix + predict(pred_contribs=True)"
                  if row.native["engine"] == "xgboost_contribs" else "in-memory float32 numpy, inplace_predict"}
 
+    # -- train(): the whole table once per rep, the backend's memory watched -------------------
+    def run_train_row(self, row):
+        N = self.sizes[row.table]
+        with self.pg.connect() as conn:
+            pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+            conn.execute("SELECT count(*) FROM models")  # the library loaded before the clock
+            times, cpus = [], []
+            with MemWatch(pid) as mw:
+                mw.mark()
+                for _ in range(max(1, min(self.args.reps, 2))):
+                    c0 = mw.cpu_seconds(sample=True)
+                    t0 = time.perf_counter()
+                    result = conn.execute(row.sql.format(T=row.table)).fetchone()[0]
+                    times.append(time.perf_counter() - t0)
+                    cpus.append(mw.cpu_seconds(sample=True) - c0)
+            hwm = proc_status(pid).get("VmHWM", 0) / 1024.0
+        med = statistics.median(times)
+        row.r = {"status": "ok", "rows_measured": N, "extrapolated": False, "times": times, "reps": len(times),
+                 "median_s": med, "seconds": med, "min_s": min(times), "rows_per_s": N / med,
+                 "value": float(result["train_rows"]), "peak_mb": mw.peak_mb, "vmhwm_mb": hwm,
+                 "cpu_s": statistics.median(cpus), "load_min": mw.load_min, "load_max": mw.load_max,
+                 "note": "reads the table through SPI, one DMatrix, 100 rounds, registers the model"}
+
+    def run_train_native_row(self, row):
+        cmd = [PY, os.path.join(BENCH, "train_native.py"), "--data", data_file(self.workdir, row.table),
+               "--label", label_file(self.workdir, row.table), "--threads", str(row.threads),
+               "--reps", str(max(1, min(self.args.reps, 2)))]
+        env = dict(os.environ, OMP_NUM_THREADS=str(row.threads))
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        with MemWatch(p.pid) as mw:
+            out, err = p.communicate()
+        if p.returncode != 0:
+            raise RuntimeError(f"train_native.py failed: {err.strip()[-2000:]}")
+        res = json.loads(out.strip().splitlines()[-1])
+        med = statistics.median(res["times"])
+        row.r = {"status": "ok", "rows_measured": res["rows"], "extrapolated": False, "times": res["times"],
+                 "reps": len(res["times"]), "median_s": med, "seconds": med, "min_s": min(res["times"]),
+                 "rows_per_s": res["rows"] / med, "value": res["value"], "peak_mb": mw.peak_mb,
+                 "cpu_s": statistics.median(res["cpu"]), "load_min": mw.load_min, "load_max": mw.load_max,
+                 "note": "in-memory float32 numpy: DMatrix + xgb.train"}
+
     def run(self, row):
         load = os.getloadavg()[0]
         log(f"- {row.key}: {row.label} ...  (load {load:.1f})")
@@ -212,6 +253,10 @@ class Bench:
         try:
             if row.kind == "native":
                 self.run_native_row(row)
+            elif row.kind == "train":
+                self.run_train_row(row)
+            elif row.kind == "train-native":
+                self.run_train_native_row(row)
             else:
                 self.run_sql_row(row)
         except Exception as e:

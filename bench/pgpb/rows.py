@@ -36,13 +36,15 @@ class Row:
     @property
     def baseline_key(self):
         """The row of the training library's own predictor this row is compared with."""
-        if self.kind in ("floor", "native") or not self.model:
+        if self.kind == "train":  # train(): Python xgboost's own xgb.train
+            return f"{self.group}.native.t{self.threads}"
+        if self.kind in ("floor", "native", "train-native") or not self.model:
             return None
         return f"{self.group}.native.t{self.cmp_threads}"
 
     @property
     def floor_key(self):
-        return None if self.kind in ("floor", "native") else FLOOR_OF[self.table]
+        return None if self.kind in ("floor", "native", "train-native") else FLOOR_OF[self.table]
 
 
 def predict_sql(model, alias="h"):
@@ -165,6 +167,15 @@ def build_rows(threads, strategies, kernels):
               predict_sql(m, alias), m, threads=1, strategy="auto", batched=False))
         for t in threads:
             native(m, m, f"{m} scikit-learn predict", t, table=table, engine="sklearn")
+    # -- train() (issue 14): 100 trees of depth 6 over the whole higgs table (label), against
+    #    Python xgboost's xgb.train on the same rows, parameters and threads
+    hyper = '{{"n_estimators": 100, "max_depth": 6, "nthread": %d}}'
+    for t in threads:
+        A(Row(f"train.sql.t{t}", "train", f"train() xgboost 100 trees depth 6, {t} thr", "train", "higgs",
+              f"SELECT train('bench_train', 'SELECT {feats}, label FROM {{T}}', 'label', "
+              f"hyperparams => '{hyper % t}', test_size => 0)", threads=t))
+        A(Row(f"train.native.t{t}", "train", f"Python xgb.train 100 trees depth 6, {t} thr", "train-native",
+              "higgs", threads=t))
     # -- issue 15: predict_contributions (TreeSHAP) of a 100-tree depth-6 model, against
     #    XGBoost's pred_contribs at the same thread count and pg_predict's predict on the query
     for t in threads:

@@ -83,11 +83,21 @@ def export_label_encoder(est, sources, ctx):
              "unknown_value": None}, [None])
 
 
-def export_simple_imputer(est, sources, ctx):
+def _missing_values(est, ctx):
+    """missing_values as the document writes it: None for NaN (SQL NULL), else a finite number
+    (a NULL is missing too, where scikit-learn refuses NaN)."""
     mv = est.missing_values
-    if not (isinstance(mv, float) and np.isnan(mv)):
-        ctx.refuse(est, "missing_values", "only missing_values=np.nan is supported "
-                   "(SQL NULL is the missing value)")
+    if isinstance(mv, numbers.Number) and not isinstance(mv, bool):
+        if np.isnan(mv):
+            return None
+        if np.isfinite(mv):
+            return float(mv)
+    ctx.refuse(est, "missing_values", f"{mv!r} is not supported (np.nan, i.e. SQL NULL, or a "
+               "finite number)")
+
+
+def export_simple_imputer(est, sources, ctx):
+    mv = _missing_values(est, ctx)
     if est.add_indicator:
         ctx.refuse(est, "add_indicator", "the missing-value indicator columns are not supported")
     stats = list(est.statistics_)
@@ -104,8 +114,13 @@ def export_simple_imputer(est, sources, ctx):
                            "it from the output; refit with keep_empty_features=True")
         ctx.read_numeric(est, [s])
         out.append(to_json_number(v) if v is not None else "NaN")
+    step = {"type": "SimpleImputer", "statistics": out}
+    if mv is not None:
+        if any(isinstance(v, str) for v in stats):
+            ctx.refuse(est, "missing_values", f"{mv!r} with text columns (only np.nan: NULL)")
+        step["missing_values"] = mv
     # Imputing keeps a column's identity: a text input stays a text input.
-    return {"type": "SimpleImputer", "statistics": out}, list(sources)
+    return step, list(sources)
 
 
 def export_standard_scaler(est, sources, ctx):
@@ -182,14 +197,15 @@ def export_normalizer(est, sources, ctx):
 
 
 def export_missing_indicator(est, sources, ctx):
-    mv = est.missing_values
-    if not (isinstance(mv, float) and np.isnan(mv)):
-        ctx.refuse(est, "missing_values", "only missing_values=np.nan is supported")
+    mv = _missing_values(est, ctx)
     if est.sparse is True:
         ctx.refuse(est, "sparse", "sparse output is not supported")
     features = [int(i) for i in est.features_]
     ctx.read_numeric(est, [sources[i] for i in features])
-    return {"type": "MissingIndicator", "features": features}, [None] * len(features)
+    step = {"type": "MissingIndicator", "features": features}
+    if mv is not None:
+        step["missing_values"] = mv
+    return step, [None] * len(features)
 
 
 def export_pca(est, sources, ctx):

@@ -83,21 +83,24 @@ def export_glm(est, n_features, ctx):
 
 def export_pls_regression(est, n_features, ctx):
     """predict = ((x - x_mean) / x_std) · coefᵀ + intercept (scikit-learn 1.2; 1.3 made the
-    private _coef_ the public coef_ of the same [targets × features] shape)."""
+    private _coef_ the public coef_ of the same [targets × features] shape); one value per
+    target when fitted on a 2-D y (predict_outputs())."""
     coef = np.asarray(est._coef_ if hasattr(est, "_coef_") else est.coef_, dtype=np.float64)
     mean = getattr(est, "_x_mean", None)
     std = getattr(est, "_x_std", None)
     if mean is None or std is None:
         ctx.refuse(est, None, "it has no _x_mean / _x_std (a scikit-learn version whose "
                    "PLSRegression.predict this exporter does not know)")
-    if coef.shape[0] != 1:
-        ctx.refuse(est, None, f"multi-output regression ({coef.shape[0]} targets) is not "
-                   "supported")
     if coef.shape[1] != n_features:
         ctx.refuse(est, None, f"coef_ has {coef.shape[1]} columns, the vector it reads has "
                    f"{n_features}")
-    return {"type": "PLSRegression", "x_mean": floats(mean), "x_std": floats(std),
-            "coef": floats(coef[0]), "intercept": floats(np.ravel(est.intercept_)[0])}
+    intercept = np.ravel(est.intercept_)
+    step = {"type": "PLSRegression", "x_mean": floats(mean), "x_std": floats(std)}
+    if coef.shape[0] != 1:
+        # Fitted on a 2-D y: one coef_ row per target, predict gives them all.
+        return {**step, "coef": floats(coef), "intercept": floats(intercept),
+                "n_outputs": int(coef.shape[0])}
+    return {**step, "coef": floats(coef[0]), "intercept": floats(intercept[0])}
 
 
 CLASSIFIERS = {

@@ -3,13 +3,13 @@
 MultiOutputRegressor holds one fitted regressor per target (`estimators_`), each reading the
 row. RegressorChain's `estimators_` are in chain order: member j reads the row followed by the
 predictions of members 0..j-1 and predicts target `order_[j]`. Each member is exported as a
-model of its own (any regressor export() knows, not a Pipeline); the document's `outputs` is
-their number.
+model of its own (any regressor export() knows, tree ensembles too, not a Pipeline); the
+document's `outputs` is their number.
 
 MultiOutputClassifier and ClassifierChain (whose members read the predicted labels of the
 members before them) hold binary classifiers with numeric labels (multi-label
-classification): linear classifiers and KNeighborsClassifier. Each member step carries its
-`classes`, the document's `classes` lists them per output."""
+classification): linear classifiers, KNeighborsClassifier and the tree ensembles. Each member
+step carries its `classes`, the document's `classes` lists them per output."""
 
 
 def _regressors():
@@ -39,21 +39,16 @@ def export_multi_output_regressor(est, n_features, ctx):
 
 
 def export_regressor_chain(est, n_features, ctx):
-    from . import trees
-    for member in est.estimators_:
-        if type(member).__name__ in trees.REGRESSORS:
-            ctx.refuse(est, "base_estimator", f"its members are {type(member).__name__}s: a tree "
-                       "ensemble ends a program, it cannot feed its prediction to a later member "
-                       "(MultiOutputRegressor can hold trees)")
     members = _members(est, n_features, ctx, chain=True)
     return {"type": "RegressorChain", "n_outputs": len(members),
             "order": [int(i) for i in est.order_], "estimators": members}
 
 
 def _classifier_members(est, n_features, ctx, chain):
-    from . import linear, neighbors
+    from . import linear, neighbors, trees
     from .export import _classes
-    classifiers = {**linear.CLASSIFIERS, **neighbors.CLASSIFIERS}
+    classifiers = {**linear.CLASSIFIERS, **neighbors.CLASSIFIERS,
+                   **{k: v for k, v in trees.CLASSIFIERS.items() if k not in trees.OUTLIER_DETECTORS}}
     if len(est.estimators_) < 2:
         ctx.refuse(est, None, "it has one output: export its estimator alone")
     steps = []

@@ -3,44 +3,52 @@ over every training row within `radius`): the fitted training rows
 (`_fit_X`) and their targets (`_y`: class indices into classes_, or the regression values) go
 into the document, and the program computes the distances to all of them (brute force).
 
-Supported: the Minkowski metric with p = 2 (euclidean, scikit-learn's default) or p = 1
-(manhattan), under any of the names scikit-learn gives them; `seuclidean` (metric_params V) and
+Supported: the Minkowski metric with any p >= 1 (2 euclidean, scikit-learn's default,
+1 manhattan, inf chebyshev; below 1 scikit-learn's predict fails), under any of the names
+scikit-learn gives them; `seuclidean` (metric_params V) and
 `mahalanobis` (VI or V), which are the euclidean distance after a linear map of the rows
 (x / sqrt(V); x @ L where VI = L Lᵀ), exported as a step before the model with the training rows
 mapped alike; uniform or distance weights.
 `algorithm`, `leaf_size` and `n_jobs` only choose how scikit-learn searches and are not needed.
 The training rows may hold at most MAX_VALUES numbers (rows × columns)."""
 
+import math
+import numbers
+
 import numpy as np
 
-from ._common import floats, ints
+from ._common import floats, ints, to_json_number
 
 MAX_VALUES = 1 << 22  # as spec::kMaxNeighborsValues (include/pg_predict/spec/limits.hpp)
 WEIGHTS = ("uniform", "distance")
-METRIC_P = {"euclidean": 2, "l2": 2, "manhattan": 1, "l1": 1, "cityblock": 1}
+METRIC_P = {"euclidean": 2, "l2": 2, "manhattan": 1, "l1": 1, "cityblock": 1,
+            "chebyshev": math.inf, "infinity": math.inf}
+SUPPORTED = "minkowski with any p >= 1, euclidean, manhattan, chebyshev, seuclidean, mahalanobis"
 
 
 def _metric_p(est, ctx):
-    """2 or 1, from the metric scikit-learn resolved at fit (effective_metric_)."""
+    """Minkowski's p (inf: chebyshev) and a whitening matrix or None, from the metric
+    scikit-learn resolved at fit (effective_metric_)."""
     metric = est.effective_metric_
     params = {key: v for key, v in (est.effective_metric_params_ or {}).items()
               if not (key == "w" and v is None)}  # w=None: no feature weights
     if callable(metric):
-        ctx.refuse(est, "metric", "a callable metric is not supported (only minkowski with p=1 "
-                   "or p=2: manhattan or euclidean)")
+        ctx.refuse(est, "metric", f"a callable metric is not supported (only {SUPPORTED})")
     p = params.pop("p", None)
     if metric in ("seuclidean", "mahalanobis"):
         return 2, _whitening(est, metric, params, ctx)
-    if metric == "minkowski" and p in (1, 2):
-        metric = {1: "manhattan", 2: "euclidean"}[p]
-    if metric not in METRIC_P:
-        param = "p" if est.metric == "minkowski" else "metric"
-        name = f"minkowski with p={p}" if metric == "minkowski" else repr(metric)
-        ctx.refuse(est, param, f"metric {name} is not supported (only minkowski with p=1 or "
-                   "p=2: manhattan or euclidean, seuclidean, mahalanobis)")
+    if metric == "minkowski":
+        if not (isinstance(p, numbers.Real) and p >= 1):
+            ctx.refuse(est, "p", f"minkowski with p={p!r} is not supported (a number >= 1; "
+                       "scikit-learn's predict fails below 1)")
+        p = float(p)
+    elif metric in METRIC_P:
+        p = METRIC_P[metric]
+    else:
+        ctx.refuse(est, "metric", f"metric {metric!r} is not supported (only {SUPPORTED})")
     if params:
         ctx.refuse(est, "metric_params", f"{sorted(params)} are not supported")
-    return METRIC_P[metric], None
+    return p, None
 
 
 def _whitening(est, metric, params, ctx):
@@ -91,7 +99,7 @@ def _common(est, n_features, ctx):
                    "may keep")
     if np.asarray(est._y).ndim != 1 and type(est).__name__ != "KNeighborsRegressor":
         ctx.refuse(est, None, "a model fitted on several targets (2-D y) is not supported")
-    step = {"type": type(est).__name__, "p": p, "weights": est.weights}
+    step = {"type": type(est).__name__, "p": to_json_number(p), "weights": est.weights}
     if type(est).__name__.startswith("Radius"):
         step["radius"] = float(est.radius)
     else:

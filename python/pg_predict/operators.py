@@ -26,7 +26,8 @@ OPERATORS = [
     Operator("MaxAbsScaler", "featurizer", "`affine`", ""),
     Operator("RobustScaler", "featurizer", "`affine`", ""),
     Operator("SimpleImputer", "featurizer", "`impute`",
-             "missing values must be NaN / NULL; text columns too (constant / most_frequent); "
+             "`missing_values` NaN (SQL NULL) or a number (numeric columns; a NULL is missing "
+             "too, where scikit-learn raises); text columns too (constant / most_frequent); "
              "no `add_indicator`"),
     Operator("OneHotEncoder", "featurizer", "`one_hot`",
              "numeric or **text** columns (dictionary-encoded while the batch is filled); "
@@ -39,7 +40,8 @@ OPERATORS = [
              "only a known numpy ufunc (log1p, sqrt, exp, ...) or the identity"),
     Operator("Binarizer", "featurizer", "`threshold`", ""),
     Operator("Normalizer", "featurizer", "`normalize`", "l1, l2, max"),
-    Operator("MissingIndicator", "featurizer", "`is_missing`", "`features` missing-only or all"),
+    Operator("MissingIndicator", "featurizer", "`is_missing`",
+             "`features` missing-only or all; `missing_values` NaN or a number, as SimpleImputer"),
     Operator("PCA", "featurizer", "`project`", "`whiten` supported"),
     Operator("TruncatedSVD", "featurizer", "`project`", ""),
     Operator("KBinsDiscretizer", "featurizer", "`bucketize` (+ `one_hot`)",
@@ -178,7 +180,7 @@ OPERATORS = [
     Operator("TweedieRegressor", "regressor", "`linear` (+ exp)",
              "link log, identity, or auto (identity for `power` <= 0, else log)"),
     Operator("PLSRegression", "regressor", "`affine` ((x − x_mean) / x_std) + `linear`",
-             "single target"),
+             "a 2-D y: one value per target (predict_outputs())"),
     # mixtures
     Operator("GaussianMixture", "clustering",
              "diag / spherical: as GaussianNB; full / tied: `project` + square per component, "
@@ -197,7 +199,8 @@ OPERATORS = [
     Operator("KNeighborsClassifier", "classifier",
              "`neighbors` (cdist to the training rows, the k nearest, weighted class counts) + "
              "`linear` (identity)",
-             "minkowski p=2 (euclidean) or p=1 (manhattan); seuclidean (`V`) and mahalanobis (`VI` "
+             "minkowski with any p >= 1 (2 euclidean, 1 manhattan, inf chebyshev; p < 1 fails in "
+             "scikit-learn's predict and is refused); seuclidean (`V`) and mahalanobis (`VI` "
              "or `V`) as a `project` of the rows first; `weights` uniform or distance "
              "(a zero distance: only the exact matches count); equal distances at the k-th place "
              "go to the lower training row; a NULL (not imputed) or infinite feature predicts "
@@ -209,20 +212,21 @@ OPERATORS = [
     Operator("MultiOutputRegressor", "regressor",
              "tree members: one tree ensemble, member k's trees in group k; other members: "
              "`concat` of each member's steps + `project` (+ exp), `linear` (identity)",
-             "one value per target (predict_outputs()); members of one kind: tree ensembles, or "
-             "models ending in a linear map (linear, GLM, KNN, SVR, MLP)"),
+             "one value per target (predict_outputs()); any supported regressor (tree ensembles "
+             "among others: a `model` step each)"),
     Operator("RegressorChain", "regressor",
-             "per member a `concat` [the vector, its steps + `project`] that appends its "
-             "prediction; `linear` (identity) picks the outputs in `order_`",
-             "one value per target (predict_outputs()); members ending in a linear map "
-             "(linear, GLM, KNN, SVR, MLP); tree members refused (a tree ensemble cannot feed "
-             "a later member)"),
+             "per member a `concat` [the vector, its steps + `project`, or its `model` step (tree "
+             "ensembles)] that appends its prediction; `linear` (identity) picks the outputs in "
+             "`order_`",
+             "one value per target (predict_outputs()); any supported regressor: linear, GLM, KNN, "
+             "SVR, MLP, tree ensembles (later trees read the prediction as float32, as "
+             "scikit-learn)"),
     Operator("MultiOutputClassifier", "classifier",
              "`concat` of each member's steps + `project` (its decision value d: the second label "
              "where d > 0), `linear` (identity)",
              "each output's label (predict_outputs()); binary members with numeric labels "
-             "(multi-label): linear classifiers, KNeighborsClassifier; models.classes lists two "
-             "labels per output"),
+             "(multi-label): linear classifiers, KNeighborsClassifier, tree ensembles (a `model` "
+             "step, d = P(c1) − P(c0)); models.classes lists two labels per output"),
     Operator("ClassifierChain", "classifier",
              "per member a `concat` [the vector, its d + `threshold` / `clip` + `project` (the label "
              "c0 + (c1 − c0)·[d > 0])] that appends its label; `linear` picks the outputs in `order_`",
@@ -245,7 +249,8 @@ OPERATORS = [
              "`concat` of `model` steps (+ the input with passthrough) + the final estimator",
              "`stack_method` predict_proba (binary: P(classes[1]) only), decision_function "
              "(linear members), predict; `passthrough`; the final estimator any supported model "
-             "(not a pipeline)"),
+             "(not a pipeline); decision_function: the final estimator's (linear, gradient "
+             "boosting)"),
     Operator("StackingRegressor", "regressor", "as StackingClassifier",
              "`passthrough`; the final estimator any supported regressor (not a pipeline)"),
     Operator("RadiusNeighborsClassifier", "classifier", "`neighbors` with `radius` (every "

@@ -27,6 +27,7 @@ def label_targets():
 
 
 def cases():
+    from sklearn.cross_decomposition import PLSRegression
     from sklearn.ensemble import (ExtraTreesRegressor, GradientBoostingRegressor,
                                   RandomForestRegressor)
     from sklearn.impute import SimpleImputer
@@ -66,6 +67,17 @@ def cases():
         "chain_knn": (imputed(RegressorChain(KNeighborsRegressor(n_neighbors=4, weights="distance"))), NUMERIC, True),
         "chain_mlp": (make_pipeline(prep(), RegressorChain(MLPRegressor(hidden_layer_sizes=(8,), max_iter=300,
                                                                         random_state=0))), ALL, False),
+        # PLSRegression on a 2-D y: one coef_ row per target (const has x_std 0, taken as 1)
+        "pls_two_components": (make_pipeline(prep(), PLSRegression(n_components=2)), ALL, False),
+        "pls_bare_unscaled": (PLSRegression(n_components=3, scale=False), NAN_FREE, True),
+        # chains of tree ensembles: each member an op model step whose prediction the later
+        # members read (as float32, as scikit-learn's trees read them)
+        "chain_decision_tree": (RegressorChain(DecisionTreeRegressor(max_depth=6, random_state=0), order=[2, 0, 1]),
+                                NAN_FREE, True),
+        "chain_forest_imputed": (imputed(RegressorChain(RandomForestRegressor(
+            n_estimators=6, max_depth=5, random_state=0))), NUMERIC, True),
+        "chain_gradient_boosting": (make_pipeline(prep(), RegressorChain(GradientBoostingRegressor(
+            n_estimators=12, max_depth=3, random_state=0), order="random", random_state=2)), ALL, False),
     }
 
 
@@ -77,7 +89,7 @@ def classifier_cases():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.ensemble import ExtraTreesClassifier, GradientBoostingClassifier, RandomForestClassifier
     from sklearn.tree import DecisionTreeClassifier
     prep = sklearn_cases._prep
     imputed = lambda step: make_pipeline(SimpleImputer(strategy="median"), step)  # noqa: E731
@@ -102,4 +114,11 @@ def classifier_cases():
         "decision_tree": (DecisionTreeClassifier(max_depth=5, random_state=0), NAN_FREE, True),
         "random_forest": (RandomForestClassifier(n_estimators=7, random_state=0), NAN_FREE, True),
         "extra_trees_imputed": (imputed(ExtraTreesClassifier(n_estimators=5, random_state=0)), NUMERIC, True),
+        # tree ensembles as members: model steps, d = P(c1) - P(c0)
+        "multi_output_random_forest": (MultiOutputClassifier(RandomForestClassifier(
+            n_estimators=5, max_depth=4, random_state=0)), NAN_FREE, True),
+        "chain_decision_tree": (ClassifierChain(DecisionTreeClassifier(max_depth=4, random_state=0), order=[2, 0, 1]),
+                                NAN_FREE, True),
+        "chain_gradient_boosting": (make_pipeline(prep(), ClassifierChain(GradientBoostingClassifier(
+            n_estimators=10, max_depth=2, random_state=0))), ALL, False),
     }

@@ -843,6 +843,20 @@ def build_neighbors_cases():
         C("knn_k5_regressor_mahalanobis", KNeighborsRegressor(metric="mahalanobis", metric_params={"VI": VI}),
           cols, "regression", False),
     ]
+    # Minkowski with p other than 1 and 2: (Σ |x - s|^p)^(1/p); p = inf (chebyshev) is the
+    # largest difference (continuous columns there, so that no two rows tie on it).
+    from sklearn.preprocessing import StandardScaler
+    cases += [
+        C("knn_k5_classifier_minkowski_p5", pipe(KNeighborsClassifier(p=5)), ALL, "multiclass", True),
+        C("knn_k3_classifier_minkowski_p5_metric_params", KNeighborsClassifier(
+            3, algorithm="brute", metric_params={"p": 5}), NAN_FREE, "four", True),
+        C("knn_k4_regressor_minkowski_p1_5_distance", pipe(KNeighborsRegressor(
+            4, weights="distance", p=1.5)), ALL, "regression", False),
+        C("knn_k5_classifier_chebyshev", make_pipeline(StandardScaler(), KNeighborsClassifier(
+            metric="chebyshev")), ["income", "rate"], "multiclass", True),
+        C("knn_k3_regressor_p_inf_distance", make_pipeline(StandardScaler(), KNeighborsRegressor(
+            3, weights="distance", p=np.inf)), ["income", "rate"], "regression", False),
+    ]
     return {c.name: c for c in cases}
 
 
@@ -971,7 +985,7 @@ def build_misc_cases():
                                    handle_unknown="infrequent_if_exist"), ["plan"])),
           ["age", "income", "score", "channel", "plan"], "binary", True),
     ]
-    cases += _spline_cases() + _ica_and_cluster_cases() + _radius_cases()
+    cases += _spline_cases() + _ica_and_cluster_cases() + _radius_cases() + _missing_marker_cases()
     return {c.name: c for c in cases}
 
 
@@ -1031,6 +1045,30 @@ def _radius_cases():
         if np.isnan(c.predict).any():
             raise ValueError(f"{c.name}: a row without neighbours (sklearn predicts NaN)")
     return cases
+
+
+def _missing_marker_cases():
+    """SimpleImputer and MissingIndicator with missing_values a number (visits and tenure hold
+    zeros; const is 3.5 on every row, so all of it is missing and filled with the constant)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import MissingIndicator, SimpleImputer
+    from sklearn.linear_model import LogisticRegression, Ridge
+    from sklearn.pipeline import FeatureUnion, make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    C = Case
+    cols = ["visits", "tenure", "income", "const"]
+    return [
+        C("imputer_zero_marker_ridge", make_pipeline(ColumnTransformer([
+            ("zero", SimpleImputer(missing_values=0, strategy="median"), ["visits", "tenure"]),
+            ("const", SimpleImputer(missing_values=3.5, strategy="constant", fill_value=-2.0), ["const"]),
+            ("income", StandardScaler(), ["income"])]), StandardScaler(), Ridge()),
+          cols, "regression", False),
+        C("missing_indicator_zero_marker_logistic", make_pipeline(ColumnTransformer([("union", FeatureUnion([
+            ("imp", SimpleImputer(missing_values=0.0, strategy="most_frequent")),
+            ("ind", MissingIndicator(missing_values=0, features="all"))]), ["visits", "tenure", "income"])]),
+            StandardScaler(), LogisticRegression(max_iter=1000)), ["visits", "tenure", "income"], "binary", True),
+    ]
 
 
 def _spline_cases():

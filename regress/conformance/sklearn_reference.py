@@ -94,8 +94,14 @@ def _imputer(step, cols):
             out.append(np.array([stat if _is_missing(v) else v for v in x], dtype=object))
         else:
             x = np.asarray(x, dtype=np.float64)
-            out.append(np.where(np.isnan(x), _num(stat), x))
+            out.append(np.where(_missing(step, x), _num(stat), x))
     return out
+
+
+def _missing(step, x):
+    """SimpleImputer's / MissingIndicator's missing values: NaN, or also missing_values."""
+    mv = step.get("missing_values")
+    return np.isnan(x) if mv is None else np.isnan(x) | (x == _num(mv))
 
 
 def _elementwise(cols, f):
@@ -154,7 +160,7 @@ def _apply(step, cols):
         thr = _num(step["threshold"])
         return _elementwise(cols, lambda x, j: (x > thr).astype(np.float64))
     if t == "MissingIndicator":
-        return [np.isnan(np.asarray(cols[i], dtype=np.float64)).astype(np.float64)
+        return [_missing(step, np.asarray(cols[i], dtype=np.float64)).astype(np.float64)
                 for i in step["features"]]
     if t == "Normalizer":
         X = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols])
@@ -398,7 +404,10 @@ def _model(step, X, classes):
         return (np.exp(eta) if step["link"] == "log" else eta), None
     if t == "PLSRegression":
         Z = (X - _arr(step["x_mean"])) / _arr(step["x_std"])
-        return Z @ _arr(step["coef"]) + _num(step["intercept"]), None
+        coef = _arr(step["coef"])
+        if coef.ndim == 2:  # a 2-D y: one row per target
+            return Z @ coef.T + _arr(step["intercept"]), None
+        return Z @ coef + _num(step["intercept"]), None
     Xf = X.astype(np.float32)
     if t in ("DecisionTreeClassifier", "RandomForestClassifier", "ExtraTreesClassifier"):
         total = 0
@@ -595,9 +604,10 @@ def _neighbors(step, X, classes):
     """scikit-learn's brute-force k nearest neighbours: distances summed directly, the k
     smallest (equal ones in training-row order), 1/d weights unless uniform, where a zero
     distance leaves only the exact matches (weight 1 each)."""
-    fit_x, p = _arr(step["fit_X"]), step["p"]
+    fit_x, p = _arr(step["fit_X"]), _num(step["p"])
     diff = np.abs(X[:, None, :] - fit_x[None, :, :])
-    d = diff.sum(2) if p == 1 else np.sqrt((diff ** 2).sum(2))
+    d = (diff.sum(2) if p == 1 else np.sqrt((diff ** 2).sum(2)) if p == 2
+         else diff.max(2) if np.isinf(p) else (diff ** p).sum(2) ** (1 / p))
     if "radius" in step:
         return _radius_neighbors(step, d, classes)
     idx = np.argsort(d, axis=1, kind="stable")[:, :step["n_neighbors"]]

@@ -164,7 +164,9 @@ for _name in [
         "knn_k4_regressor_distance_manhattan_bare", "knn_k3_classifier_integer_ties",
         "knn_k6_regressor_distance_integer_ties", "one_class_knn",
         "knn_k5_classifier_seuclidean", "knn_k3_classifier_mahalanobis_distance",
-        "knn_k5_regressor_mahalanobis"]:
+        "knn_k5_regressor_mahalanobis", "knn_k5_classifier_minkowski_p5",
+        "knn_k3_classifier_minkowski_p5_metric_params", "knn_k4_regressor_minkowski_p1_5_distance",
+        "knn_k5_classifier_chebyshev", "knn_k3_regressor_p_inf_distance"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 for _name in sklearn_cases.build_ensemble_cases():
     add_test(f"reference[{_name}]", reference_test(_name))
@@ -178,7 +180,8 @@ for _name in ["one_hot_infrequent_if_exist", "one_hot_infrequent_numeric_drop_fi
               "birch_three_clusters", "birch_subclusters", "birch_kmeans_global",
               "radius_classifier_most_frequent", "radius_classifier_distance_label",
               "radius_classifier_manhattan", "radius_regressor_uniform",
-              "radius_regressor_distance_bare"]:
+              "radius_regressor_distance_bare", "imputer_zero_marker_ridge",
+              "missing_indicator_zero_marker_logistic"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
 
@@ -273,10 +276,14 @@ def test_refuse_imputer_missing_values(_env):
     from sklearn.impute import SimpleImputer
     from sklearn.linear_model import Ridge
     from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
     X, y = small_frame()
-    pipe = fit_quiet(make_pipeline(SimpleImputer(missing_values=0.0), Ridge()),
-                     X[["visits"]], y)
-    expect_refusal(pipe, "SimpleImputer(missing_values=0.0)", "'simpleimputer'")
+    # A number is a missing value marker (test_transform scores it); a string is not supported.
+    doc = export(fit_quiet(make_pipeline(SimpleImputer(missing_values=0.0), Ridge()), X[["visits"]], y))
+    assert_equal("SimpleImputer(missing_values=0.0): missing_values", doc["steps"][0]["missing_values"], 0.0)
+    pipe = fit_quiet(make_pipeline(SimpleImputer(missing_values="", strategy="most_frequent"),
+                                   OneHotEncoder(), Ridge()), X[["city"]], y)
+    expect_refusal(pipe, "SimpleImputer(missing_values='')", "'simpleimputer'", "finite number")
     pipe = fit_quiet(make_pipeline(SimpleImputer(add_indicator=True), Ridge()), X[["age"]], y)
     expect_refusal(pipe, "SimpleImputer(add_indicator=True)")
 
@@ -758,6 +765,7 @@ def test_search_exports_best_estimator(_env):
 
 
 def test_refuse_search_without_refit_and_multi_target(_env):
+    """refit=False is refused; models of two targets (RidgeCV, PLSRegression) are exported."""
     from sklearn.cross_decomposition import PLSRegression
     from sklearn.linear_model import Ridge, RidgeCV
     from sklearn.model_selection import GridSearchCV, RandomizedSearchCV
@@ -774,7 +782,7 @@ def test_refuse_search_without_refit_and_multi_target(_env):
         expect_refusal(fit_quiet(make_pipeline(StandardScaler(), search), X, y),
                        f"{name}(refit=False)", "best_estimator_", "'" + name.lower() + "'")
     Y = np.column_stack([y, 1 - y])
-    expect_refusal(fit_quiet(PLSRegression(2), X, Y), "PLSRegression", "multi-output")
+    assert_equal("PLSRegression of two targets: outputs", export(fit_quiet(PLSRegression(2), X, Y)).get("outputs"), 2)
     assert_equal("RidgeCV of two targets: outputs", export(fit_quiet(RidgeCV(), X, Y)).get("outputs"), 2)
 
 
@@ -800,16 +808,18 @@ for _fn in [test_search_exports_best_estimator,
     add_test(_fn.__name__[len("test_"):], _fn)
 
 def test_refuse_neighbors_parameters(_env):
-    """Nearest neighbours: metrics other than minkowski p=1/p=2, callable weights, feature
-    weights, a classifier of several targets, too many neighbours or training values are refused by name."""
+    """Nearest neighbours: metrics other than minkowski (any p >= 1, chebyshev as p = inf),
+    seuclidean and mahalanobis, callable weights, feature weights, a classifier of several
+    targets, too many neighbours or training values are refused by name."""
     from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
     from pg_predict import neighbors
     X, y = small_frame()
     X = X[["income", "tenure", "rate"]]
-    expect_refusal(fit_quiet(KNeighborsClassifier(p=3), X, y), "KNeighborsClassifier(p=3)",
-                   "minkowski with p=3", "not supported")
-    expect_refusal(fit_quiet(KNeighborsClassifier(metric="chebyshev"), X, y),
-                   "KNeighborsClassifier(metric='chebyshev')", "not supported")
+    broken = fit_quiet(KNeighborsClassifier(p=3), X, y)
+    broken.effective_metric_params_["p"] = -1  # no p scikit-learn fits with
+    expect_refusal(broken, "KNeighborsClassifier(p=3)", "minkowski with p=-1", "not supported")
+    expect_refusal(fit_quiet(KNeighborsClassifier(p=0.5), X, y), "KNeighborsClassifier(p=0.5)",
+                   "minkowski with p=0.5", "predict fails below 1")
     expect_refusal(fit_quiet(KNeighborsRegressor(metric="cosine"), X, y),
                    "KNeighborsRegressor(metric='cosine')", "not supported")
     expect_refusal(fit_quiet(KNeighborsClassifier(metric="precomputed"), X @ X.T, y),
@@ -831,7 +841,9 @@ def test_refuse_neighbors_parameters(_env):
                    "KNeighborsClassifier(metric_params=", "not positive definite")
     # equivalent names of the two metrics are accepted
     for kw, p in (({"metric": "l1"}, 1), ({"metric": "cityblock"}, 1), ({"metric": "l2"}, 2),
-                  ({"metric": "minkowski", "p": 1}, 1), ({}, 2)):
+                  ({"metric": "minkowski", "p": 1}, 1), ({}, 2), ({"p": 3}, 3.0),
+                  ({"p": 1.5}, 1.5), ({"p": np.inf}, "Infinity"),
+                  ({"metric": "chebyshev"}, "Infinity"), ({"metric": "infinity"}, "Infinity")):
         assert_equal(f"p of {kw}", export(fit_quiet(KNeighborsClassifier(**kw), X, y))
                      ["steps"][-1]["p"], p)
     # the size limit: more training values than a program may keep

@@ -163,28 +163,29 @@ for _name in sklearn_cases.cases():
 
 
 def test_deploy_replace_and_strategy(env):
-    """deploy(replace=True) swaps the model; strategy reaches create_model's options."""
+    """deploy() over an existing name adds a version and deploys it (replace=True, from before
+    versions, the same; stage=True stages it); strategy reaches create_model's options."""
     env.load()
     c = sklearn_cases.cases()
     env.drop_model("sk_replace")
     pg_predict.deploy(env.conn, "sk_replace", c["ct_random_forest"].estimator,
                       strategy="tree_traversal")
     assert_equal("strategy", env.model_info("sk_replace")["strategy"], "tree_traversal")
-    try:
-        with env.conn.transaction():
-            pg_predict.deploy(env.conn, "sk_replace", c["gradient_boosting_binary"].estimator)
-    except Exception:
-        pass
-    else:
-        raise Failure("deploy() over an existing name without replace did not fail")
+    pg_predict.deploy(env.conn, "sk_replace", c["gradient_boosting_binary"].estimator)
+    check(env, c["gradient_boosting_binary"], "sk_replace")
+    pg_predict.deploy(env.conn, "sk_replace", c["ct_random_forest"].estimator, stage=True)
+    check(env, c["gradient_boosting_binary"], "sk_replace")
     pg_predict.deploy(env.conn, "sk_replace", c["gradient_boosting_binary"].estimator,
                       replace=True)
     check(env, c["gradient_boosting_binary"], "sk_replace")
+    versions = env.conn.execute("SELECT count(*) FROM model_versions WHERE name = 'sk_replace'").fetchone()[0]
+    assert_equal("versions", versions, 4)
     env.drop_model("sk_replace")
 
 
 def test_cli_deploy(env):
-    """python3 -m pg_predict deploy --dsn ... --name ... model.joblib [--replace]."""
+    """python3 -m pg_predict deploy --dsn ... --name ... model.joblib [--replace]: every deploy
+    of the name adds a version."""
     import joblib
     env.load()
     case = sklearn_cases.cases()["ct_logistic_binary"]
@@ -201,8 +202,10 @@ def test_cli_deploy(env):
             if p.returncode != 0:
                 raise Failure(f"deploy {' '.join(extra)} exited with {p.returncode}: {p.stderr}")
         p = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=300)
-        if p.returncode == 0:
-            raise Failure("deploy over an existing name without --replace succeeded")
+        if p.returncode != 0:
+            raise Failure(f"deploy over an existing name exited with {p.returncode}: {p.stderr}")
+    versions = env.conn.execute("SELECT count(*) FROM model_versions WHERE name = 'sk_cli'").fetchone()[0]
+    assert_equal("versions", versions, 3)
     check(env, case, "sk_cli")
     env.drop_model("sk_cli")
 

@@ -175,6 +175,11 @@ def transformer_cases():
         "spline_transformer_periodic_no_bias": (SplineTransformer(
             n_knots=5, degree=2, extrapolation="periodic", include_bias=False), ["visits", "rate"], True),
         "fast_ica": (imputed(FastICA(3, whiten="unit-variance", random_state=0)), NUMERIC, True),
+        # missing_values a number: visits and tenure hold zeros, income none (missing-only
+        # leaves it out of the indicator)
+        "simple_imputer_zero_marker": (SimpleImputer(missing_values=0, strategy="most_frequent"),
+                                       ["visits", "tenure", "income"], True),
+        "missing_indicator_zero_marker": (MissingIndicator(missing_values=0), ["visits", "tenure", "income"], True),
     }
 
 
@@ -239,6 +244,27 @@ for _column in ("city", "visits"):  # text (with unseen labels after N_TRAIN), n
     add_test(f"transform[label_encoder_{_column}]", label_encoder_test(_column))
 
 
+@test(name="transform[missing_marker_and_null]")
+def missing_marker_and_null(env):
+    """missing_values = 0 over a column with NULLs (age): scikit-learn refuses NaN there, so a
+    NULL is what scikit-learn gives for the marker itself (age's NaN read as 0)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import MissingIndicator, SimpleImputer
+    from sklearn.pipeline import FeatureUnion
+    df, _ = sklearn_cases.frame()
+    columns = ["age", "visits"]
+    X = df[columns].fillna(0.0)
+    est = ColumnTransformer([("u", FeatureUnion([
+        ("imp", SimpleImputer(missing_values=0, strategy="mean")),
+        ("ind", MissingIndicator(missing_values=0, features="all"))]), columns)])
+    est.fit(X.iloc[:sklearn_cases.N_TRAIN])
+    env.load()
+    model = "tr_missing_marker_and_null"
+    env.deploy(model, est)
+    check_function(env, "transform", model, est.transform(X), columns)
+    env.conn.execute("SELECT drop_model(%s)", [model])
+
+
 @test(name="transform[kernel_pca_precomputed]")
 def kernel_pca_precomputed(env):
     """The model reads each row's kernel against the 40 training rows (as float8[])."""
@@ -276,9 +302,10 @@ def kernel_pca_precomputed(env):
 
 def decision_cases():
     from sklearn.ensemble import (GradientBoostingClassifier, HistGradientBoostingClassifier,
-                                  IsolationForest)
+                                  IsolationForest, RandomForestClassifier, StackingClassifier)
     from sklearn.linear_model import LogisticRegression, RidgeClassifier, SGDClassifier
     from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
     from sklearn.svm import SVC, LinearSVC, NuSVC
     prep, ALL = sklearn_cases._prep, sklearn_cases.ALL
     return {
@@ -310,6 +337,19 @@ def decision_cases():
                                         NAN_FREE, "binary"),
         "isolation_forest_pipeline": (make_pipeline(prep(), IsolationForest(
             n_estimators=25, contamination=0.05, max_samples=100, random_state=0)), ALL, "binary"),
+        # StackingClassifier: its final estimator's decision_function over the members' columns
+        # (Hummingbird's test_stacking_classifier_decision_function model, then a binary one)
+        "stacking_logistic_final": (make_pipeline(prep(), StackingClassifier([
+            ("rf", RandomForestClassifier(n_estimators=10, random_state=42)),
+            ("svc", make_pipeline(StandardScaler(), LinearSVC(random_state=42)))],
+            final_estimator=LogisticRegression())), ALL, "multiclass"),
+        "stacking_ridge_final_passthrough": (make_pipeline(prep(), StackingClassifier([
+            ("lr", LogisticRegression(max_iter=500)), ("gb", GradientBoostingClassifier(n_estimators=5, random_state=0))],
+            final_estimator=RidgeClassifier(), passthrough=True)), ALL, "binary"),
+        "stacking_gradient_boosting_final": (make_pipeline(prep(), StackingClassifier([
+            ("lr", LogisticRegression(max_iter=500)), ("svc", LinearSVC(max_iter=5000))],
+            final_estimator=GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0))),
+            ALL, "multiclass"),
     }
 
 
@@ -353,6 +393,12 @@ def test_refusals(env):
     env.deploy("ref_scaler", fit(StandardScaler(), NAN_FREE)[0])
     env.deploy("ref_forest", fit(RandomForestClassifier(n_estimators=3, random_state=0), NAN_FREE)[0])
     env.deploy("ref_nb", fit(GaussianNB(), NAN_FREE)[0])
+    # a stacking classifier has decision_function only where its final estimator has one
+    from sklearn.ensemble import StackingClassifier
+    from sklearn.linear_model import LogisticRegression
+    env.deploy("ref_stack_forest", fit(StackingClassifier(
+        [("lr", LogisticRegression(max_iter=500))],
+        final_estimator=RandomForestClassifier(n_estimators=3, random_state=0)), NAN_FREE)[0])
     expected = [
         ("predict", "ref_scaler", "is a transformer", "transform()"),
         ("predict_proba", "ref_scaler", "is a transformer", "transform()"),
@@ -361,6 +407,7 @@ def test_refusals(env):
         ("decision_function", "ref_forest", "RandomForestClassifier", None),
         ("score_samples", "ref_forest", "RandomForestClassifier", None),
         ("decision_function", "ref_nb", "GaussianNB", None),
+        ("decision_function", "ref_stack_forest", "StackingClassifier", None),
     ]
     for batching in ("on", "off"):
         for function, model, message, hint in expected:

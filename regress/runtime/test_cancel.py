@@ -1,4 +1,5 @@
-"""Cancel, statement_timeout and terminate during create_model (import, compile) and scoring.
+"""Cancel, statement_timeout and terminate during create_model (import, compile), scoring and
+train() (XGBoost's boosting rounds, the logistic regression's L-BFGS).
 
 Each statement must end with PostgreSQL's own error (57014 for cancel and timeout; the
 connection closed for terminate) and the server must stay up. How fast it ends is measured by
@@ -16,6 +17,7 @@ import contextlib
 import os
 import sys
 import threading
+import time
 
 import psycopg
 from psycopg import errors
@@ -197,6 +199,70 @@ def cancel_create_model_many_trees(env):
 @test
 def terminate_create_model_many_trees(env):
     case(env, IMPORT_TREES, "terminate", 1.0)
+
+
+# train() over t: 300k rows read, then boosting rounds (an interrupt check between rounds) far
+# beyond what the interrupt needs, or L-BFGS steps of a logistic regression.
+TRAIN_QUERY = "SELECT f1, f2, f3, f4, f5, f6, f7, f8, f1 + f2 * f3 > 0 AS y FROM t"
+TRAIN_TREES = (f"SELECT train('trained', '{TRAIN_QUERY}', 'y', "
+               """hyperparams => '{"n_estimators": 100000, "max_depth": 6}')""")
+TRAIN_LOGISTIC = (f"SELECT train('trained', '{TRAIN_QUERY}', 'y', 'logistic', "
+                  """'{"C": 1e6, "max_iter": 100000, "tol": 1e-300}')""")
+
+
+@test
+def timeout_train_xgboost(env):
+    case(env, TRAIN_TREES, "timeout", 3.0)
+
+
+@test
+def cancel_train_xgboost(env):
+    case(env, TRAIN_TREES, "cancel", 3.0)
+
+
+@test
+def terminate_train_xgboost(env):
+    case(env, TRAIN_TREES, "terminate", 3.0)
+
+
+@test
+def cancel_train_logistic(env):
+    case(env, TRAIN_LOGISTIC, "cancel", 3.0)
+
+
+@test
+def train_cancel_arrives_within_100ms(env):
+    """The time from pg_cancel_backend to the error, while XGBoost boosts: one round at most
+    (a round of depth 6 over 240k rows is a few tens of ms here). Measured 5 times; the median
+    must be within 100 ms (the slowest is printed: a loaded machine may delay one)."""
+    delays = []
+    for _ in range(5):
+        conn = env.connect()
+        try:
+            pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+            sent = []
+
+            def interrupt():
+                with env.pg.connect() as other:
+                    sent.append(time.monotonic())
+                    other.execute("SELECT pg_cancel_backend(%s)", (pid,))
+            timer = threading.Timer(3.0, interrupt)
+            timer.start()
+            try:
+                conn.execute(TRAIN_TREES)
+                raise Failure("train() completed instead of being cancelled")
+            except errors.QueryCanceled:
+                delays.append(time.monotonic() - sent[0])
+            finally:
+                timer.join()
+            if not any(NOTICE in n for n in conn.notices):
+                raise Failure("the cancel did not land in the boosting rounds (no C++ notice)")
+        finally:
+            conn.close()
+    delays.sort()
+    print(f"    cancel -> error: {', '.join(f'{d * 1000:.0f}' for d in delays)} ms", flush=True)
+    if delays[len(delays) // 2] > 0.1:
+        raise Failure(f"the median delay is {delays[len(delays) // 2] * 1000:.0f} ms (> 100 ms)")
 
 
 @test

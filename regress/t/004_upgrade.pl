@@ -236,6 +236,18 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
          "$from -> $latest: contributions of a forest exported without covers are refused");
     like($node->safe_psql($db, q{SELECT explain_prediction('city', r, 2) FROM scored_rows r WHERE id = 1}),
          qr/"top_feature_attributions": \[\{.*\}, \{.*\}\]/, "$from -> $latest: explain_prediction after the upgrade");
+    # Training (0.6.0): train() over a model from before adds version 2 (its owner kept),
+    # deployed, with its test-split metrics, and it scores the table it was trained on.
+    is($node->safe_psql($db, q{SELECT format('%s %s %s', r->>'version', r->>'deployed', r->>'rows')
+        FROM train('churn', 'SELECT tenure, monthly_charges, plan_id, city, predict(''churn'', s) = 1 AS churned
+                             FROM scored_rows s', 'churned', hyperparams => '{"n_estimators": 5}') AS r}),
+       '2 true 200', "$from -> $latest: train() adds a version to a model from before");
+    is($node->safe_psql($db, q{SELECT format('%s %s %s %s', v.version, v.owner = o.owner, v.metrics ? 'accuracy', v.format)
+                               FROM model_versions v, model_versions o
+                               WHERE v.name = 'churn' AND v.deployed AND o.name = 'churn' AND o.version = 1}),
+       '2 t t sklearn', "$from -> $latest: the trained version, its owner and metrics");
+    is($node->safe_psql($db, q{SELECT count(predict_label('churn', s)) FROM scored_rows s}),
+       '200', "$from -> $latest: the trained version scores its training table");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.
@@ -257,6 +269,10 @@ is($node->safe_psql($first, $evaluate_sql), $node->safe_psql('fresh', $evaluate_
 my $stats_view_sql = $view_sql =~ s/'models'::regclass/'model_stats'::regclass/r;
 is($node->safe_psql($first, $stats_view_sql), $node->safe_psql('fresh', $stats_view_sql),
    'upgraded and fresh model_stats views have the same columns');
+my $train_sql = q{SELECT format('%s(%s) %s %s', proname, pg_get_function_arguments(oid), pg_get_function_result(oid), provolatile)
+  FROM pg_proc WHERE proname = 'train'};
+is($node->safe_psql($first, $train_sql), $node->safe_psql('fresh', $train_sql),
+   'upgraded and fresh databases have the same train()');
 
 # The role for TorchScript imports is cluster-wide: created once, left by DROP EXTENSION (a
 # CREATE EXTENSION after that finds it).

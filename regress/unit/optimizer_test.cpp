@@ -366,6 +366,7 @@ struct Gen {
         case 1: {
             json stats = json::array();
             for (size_t c = 0; c < w; ++c) stats.push_back(spec::number_to_json(chance(0.2) ? kNaN : real(-1.0, 1.0)));
+            if (chance(0.3)) return step("impute", {{"statistics", stats}, {"missing_value", double(integer(0, 3))}});
             return step("impute", {{"statistics", stats}});
         }
         case 2: {
@@ -392,7 +393,9 @@ struct Gen {
             return step("elementwise", {{"function", chance(0.5) ? "tanh" : "absolute"}});
         }
         case 3: return step("threshold", {{"threshold", real(-1.0, 1.0)}});
-        case 4: return step("is_missing", json::object());
+        case 4:  // scikit-learn's missing_values = a number: that value is missing, and NaN
+            if (chance(0.3)) return step("is_missing", {{"missing_value", double(integer(0, 3))}});
+            return step("is_missing", json::object());
         case 5: {
             json edges = json::array();
             for (size_t c = 0; c < w; ++c) {

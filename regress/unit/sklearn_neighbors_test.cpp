@@ -63,7 +63,7 @@ json numeric_inputs(int n) {
     return a;
 }
 
-json knn_doc(const std::string& type, int width, json fit_x, json y, int k, int p, const std::string& weights,
+json knn_doc(const std::string& type, int width, json fit_x, json y, int k, json p, const std::string& weights,
              json classes = nullptr) {
     json step = {{"type", type}, {"n_neighbors", k}, {"p", p}, {"weights", weights}, {"fit_X", fit_x}, {"y", y}};
     json d = {{"format", "sklearn"}, {"version", 1}, {"inputs", numeric_inputs(width)},
@@ -187,9 +187,9 @@ TEST(SklearnNeighbors, RandomDataMatchesReference) {
         }
         std::vector<float> x;
         for (int i = 0; i < 3 * (n == 50 ? 40 : 700); ++i) x.push_back(static_cast<float>(normal(rng)));
-        for (int p : {1, 2})
+        for (const json& p : {json(1), json(2), json(3), json(1.5), json("Infinity")})  // Minkowski's p
             for (const char* weights : {"uniform", "distance"}) {
-                const std::string what = std::to_string(n) + " points p=" + std::to_string(p) + " " + weights;
+                const std::string what = std::to_string(n) + " points p=" + p.dump() + " " + weights;
                 const spec::Pipeline c = importers::import_sklearn(
                     knn_doc("KNeighborsClassifier", 3, fit_x, labels, 5, p, weights, {0, 1, 2}));
                 expect_close(run_compiled(c, x), reference(c, x), what + " classifier");
@@ -204,8 +204,8 @@ TEST(SklearnNeighbors, BadDocumentsAndSteps) {
     auto import = [](const json& d) { return importers::import_sklearn(d); };
     json d = knn_doc("KNeighborsClassifier", 2, kPoints, kLabels, 5, 2, "uniform", {7, 9});
     expect_error([&] { import(d); }, ErrorCategory::InvalidModel, {"KNeighborsClassifier", "n_neighbors"});
-    d = knn_doc("KNeighborsClassifier", 2, kPoints, kLabels, 1, 3, "uniform", {7, 9});
-    expect_error([&] { import(d); }, ErrorCategory::InvalidModel, {"KNeighborsClassifier", "p"});
+    d = knn_doc("KNeighborsClassifier", 2, kPoints, kLabels, 1, 0.5, "uniform", {7, 9});
+    expect_error([&] { import(d); }, ErrorCategory::InvalidModel, {"KNeighborsClassifier", "p", ">= 1"});
     d = knn_doc("KNeighborsClassifier", 2, kPoints, kLabels, 1, 2, "gaussian", {7, 9});
     expect_error([&] { import(d); }, ErrorCategory::Unsupported, {"KNeighborsClassifier", "gaussian"});
     d = knn_doc("KNeighborsClassifier", 2, kPoints, {0, 1, 2, 0}, 1, 2, "uniform", {7, 9});
@@ -230,7 +230,7 @@ TEST(SklearnNeighbors, BadDocumentsAndSteps) {
     bad.steps[0].params["k"] = 9;
     expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"steps[0]", "neighbors k"});
     bad = p;
-    bad.steps[0].params["p"] = 3;
+    bad.steps[0].params["p"] = 0.5;
     expect_error([&] { spec::validate(bad); }, ErrorCategory::InvalidModel, {"steps[0]", "neighbors p"});
     bad = p;
     bad.steps[0].params["weights"] = "gaussian";

@@ -262,9 +262,18 @@ TEST(SklearnSteps, SelectorsBinarizerNormalizerMissingIndicatorPca) {
         importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
                                            {{{"type", "Normalizer"}, {"norm", "l3"}}, ridge({1.0}, 0.0)}));
     }, ErrorCategory::Unsupported, {"Normalizer", "norm"});
+    {
+        // missing_values a number: that number is missing, and NaN (NULL) too.
+        const spec::Pipeline m = importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+            {{{"type", "MissingIndicator"}, {"features", {0}}, {"missing_values", -1}}, ridge({2.0}, 0.5)}));
+        const std::vector<float> x = {-1.0f, kNaN, 0.0f, 3.0f};
+        expect_close(run_compiled(m, x, 4), {2.5, 2.5, 0.5, 0.5}, "MissingIndicator(missing_values=-1) compiled");
+        const std::vector<float> ref = reference(m, x, 4);
+        expect_close(std::vector<float>(ref), {2.5, 2.5, 0.5, 0.5}, "MissingIndicator(missing_values=-1) reference");
+    }
     expect_error([] {
         importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
-                                           {{{"type", "MissingIndicator"}, {"features", {0}}, {"missing_values", 0}},
+                                           {{{"type", "MissingIndicator"}, {"features", {0}}, {"missing_values", "Infinity"}},
                                             ridge({1.0}, 0.0)}));
     }, ErrorCategory::Unsupported, {"MissingIndicator", "missing_values"});
     expect_error([] {
@@ -606,11 +615,27 @@ TEST(SklearnErrors, UnsupportedEstimatorsAndParameters) {
                                              {"feature_range", {2, 1}}},
                                             ridge({1.0}, 0.0)}));
     }, ErrorCategory::InvalidModel, {"feature_range", "min < max"});
+    {
+        // missing_values = 0: zeros and NaN (NULL) take the statistic, 7.
+        const spec::Pipeline m = importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
+            {{{"type", "SimpleImputer"}, {"statistics", {7}}, {"missing_values", 0}}, ridge({1.0}, 0.0)}));
+        const std::vector<float> x = {0.0f, kNaN, 3.0f, -0.5f};
+        expect_close(run_compiled(m, x, 4), {7.0, 7.0, 3.0, -0.5}, "SimpleImputer(missing_values=0) compiled");
+        const std::vector<float> ref = reference(m, x, 4);
+        expect_close(std::vector<float>(ref), {7.0, 7.0, 3.0, -0.5}, "SimpleImputer(missing_values=0) reference");
+    }
     expect_error([] {
         importers::import_sklearn(doc_with(numeric_inputs(1), "regression",
-                                           {{{"type", "SimpleImputer"}, {"statistics", {1}}, {"missing_values", 0}},
+                                           {{{"type", "SimpleImputer"}, {"statistics", {1}}, {"missing_values", "-Infinity"}},
                                             ridge({1.0}, 0.0)}));
     }, ErrorCategory::Unsupported, {"SimpleImputer", "missing_values"});
+    expect_error([] {  // a text column's missing value is NULL only
+        importers::import_sklearn(doc_with(json::array({{{"name", "c"}, {"type", "text"}}}), "regression",
+                                           {{{"type", "SimpleImputer"}, {"statistics", {"a"}}, {"missing_values", 0}},
+                                            {{"type", "OrdinalEncoder"}, {"categories", {{"a", "b"}}},
+                                             {"handle_unknown", "error"}, {"unknown_value", nullptr}},
+                                            ridge({1.0}, 0.0)}));
+    }, ErrorCategory::Unsupported, {"SimpleImputer", "missing_values", "text input \"c\""});
     expect_error([] {
         importers::import_sklearn(doc_with(numeric_inputs(1), "classification",
                                            {{{"type", "LogisticRegression"}, {"coef", {{1.0}}}, {"intercept", {0}},

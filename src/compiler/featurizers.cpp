@@ -1,11 +1,11 @@
 // Featurizer steps → TorchScript (Hummingbird's "other operators"): each step is one or a few
 // tensor ops over the whole batch, in float64 like scikit-learn.
 //   affine   h * scale + offset
-//   impute   where(isnan(h), statistics, h)
+//   impute   where(isnan(h), statistics, h) (| h == missing_value when the step has one)
 //   one_hot  (h's column of each kept category == categories) → 0/1
 //   ordinal  the same comparison, then index_add_ of the matches' codes into their columns
 //   elementwise  the torch function of the numpy ufunc (sign and cbrt keep NaN explicitly)
-//   threshold  (h > t).double();  is_missing  isnan(h).double()
+//   threshold  (h > t).double();  is_missing  isnan(h).double() (| h == missing_value, as impute)
 //   normalize  h / the row's norm (1 where it is 0)
 //   project  matmul(h, matrixᵀ) + offset, natively for 8 outputs or more
 //   bucketize  searchsorted of each column in its edges (padded with +inf); NaN kept
@@ -55,6 +55,15 @@ struct Emitter {
 constexpr int64_t kNativeProjectOutputs = 8;
 
 int64_t size_of(const std::vector<double>& v) { return static_cast<int64_t>(v.size()); }
+
+// impute's and is_missing's test of h: NaN, or also equal to the step's finite missing_value.
+std::string missing_expr(Emitter& e, const spec::Step& s, const std::string& h, const std::string& pre,
+                         const std::string& at) {
+    const double m = spec::missing_marker(s, at);
+    if (std::isnan(m)) return "torch.isnan(" + h + ")";
+    e.parts.buffers.push_back(make_f64(pre + "missing_value", {1}, {m}));
+    return "torch.logical_or(torch.isnan(" + h + "), " + h + " == self." + pre + "missing_value)";
+}
 
 // Columns `cols` of the [N, W] tensor `in` (their indices in the 1-D int64 buffer `index`): a
 // slice where they are an ascending run (a view, no copy), else a gather with the index
@@ -197,7 +206,7 @@ void emit_neighbors(Emitter& e, const spec::Step& s, const std::string& h, const
     const int64_t n = static_cast<int64_t>(points.size());
     const int64_t c = targets.empty() ? 0 : static_cast<int64_t>(targets[0].size());
     const bool by_radius = s.params.contains("radius");
-    const bool manhattan = spec::param_number(s, "p", at) == 1.0;
+    const double p = spec::param_number(s, "p", at);
     const auto weights = s.params.find("weights");
     const bool by_distance = weights != s.params.end() && *weights == "distance";
     std::vector<double> flat;
@@ -209,7 +218,9 @@ void emit_neighbors(Emitter& e, const spec::Step& s, const std::string& h, const
     const std::string d = e.var(), dk = e.var(), ik = e.var(), t = e.var(), w = e.var();
     e.note_width(n);
     // compute_mode 2: donot_use_mm_for_euclid_dist (TorchScript takes the int)
-    e.line(d + " = torch.cdist(" + h + ", self." + pre + "points, " + (manhattan ? "1.0" : "2.0") + ", 2)");
+    // Minkowski's p as a float literal (cdist's p = inf is the largest difference).
+    const std::string p_literal = std::isinf(p) ? std::string("float(\"inf\")") : "float(" + double_literal(p) + ")";
+    e.line(d + " = torch.cdist(" + h + ", self." + pre + "points, " + p_literal + ", 2)");
     const std::string mean = e.var();
     if (by_radius) {
         // Every point within the radius, weighted; no point: the "outside" targets (or NaN).
@@ -410,7 +421,7 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
     }
     case spec::Op::Impute: {
         e.parts.buffers.push_back(make_f64(pre + "statistics", {width}, spec::param_vector(s, "statistics", at)));
-        e.line(out + " = torch.where(torch.isnan(" + h + "), self." + pre + "statistics, " + h + ")");
+        e.line(out + " = torch.where(" + missing_expr(e, s, h, pre, at) + ", self." + pre + "statistics, " + h + ")");
         break;
     }
     case spec::Op::OneHot: {
@@ -466,7 +477,7 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
         break;
     }
     case spec::Op::IsMissing: {
-        e.line(out + " = torch.isnan(" + h + ").double()");
+        e.line(out + " = " + missing_expr(e, s, h, pre, at) + ".double()");
         break;
     }
     case spec::Op::Normalize: {

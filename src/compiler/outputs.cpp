@@ -1,6 +1,7 @@
 // The results a model has besides predict / predict_proba: scikit-learn's decision_function
 // (the raw margin, before the link) and score_samples (IsolationForest), and which estimators
 // have them. The program computing one is the model's own, compiled with another tail.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -37,8 +38,17 @@ bool two_sided_decisions(const spec::Pipeline& p) {
 
 bool has_decision_function(const spec::Pipeline& p) {
     if (p.source_format != "sklearn") return false;
+    std::string cls = estimator_class(p);
+    if (cls == "StackingClassifier") {
+        // Its decision_function is its final estimator's, over the members' columns (the
+        // objective "StackingClassifier:<final estimator>"); not an SVC's (its pairwise
+        // values are no margin of this program).
+        const std::string final_objective = p.objective.substr(std::min(p.objective.size(), cls.size() + 1));
+        cls = final_objective.substr(0, final_objective.find(':'));
+        if (cls == "SVC" || cls == "NuSVC" || cls == "IsolationForest") return false;
+    }
     for (const char* name : kDecisionFunction)
-        if (estimator_class(p) == name) return true;
+        if (cls == name) return true;
     return false;
 }
 

@@ -5,6 +5,9 @@
 
 extern "C" {
 #include "access/relation.h"
+#include "access/tupdesc.h"
+#include "utils/builtins.h"
+#include "utils/typcache.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "parser/parsetree.h"
@@ -76,6 +79,44 @@ List* push_features_through_append(Append* append, List* scans, List* columns_pe
         features = lappend(features, passed_up);
     }
     return features;
+}
+
+// The features of a row built from columns (a subquery's or a view's whole row, pulled up into
+// the query as ROW(t.a, t.b) with its column names): each feature's column expression, matched
+// by name like a table's columns, so the node reads them directly instead of forming and
+// deforming a record per row. NIL when the row carries no names.
+List* row_expression_columns(RowExpr* row, const CatalogEntry* entry) {
+    int count = list_length(row->args);
+    if (count == 0) return NIL;
+    // The names: the row's own (a subquery's), or its named type's (a view's row; dropped
+    // columns are there too, as NULL arguments). The types: the arguments', which is what the
+    // node reads.
+    TupleDesc named = NULL;
+    if (row->colnames == NIL) {
+        if (row->row_typeid == RECORDOID) return NIL;
+        TupleDesc typed = lookup_rowtype_tupdesc(row->row_typeid, -1);
+        named = CreateTupleDescCopy(typed);
+        ReleaseTupleDesc(typed);
+        if (named->natts != count) return NIL;
+    } else if (list_length(row->colnames) != count) {
+        return NIL;
+    }
+    TupleDesc desc = CreateTemplateTupleDesc(count);
+    for (int i = 0; i < count; i++) {
+        Node* arg = (Node*)list_nth(row->args, i);
+        const char* name = named != NULL ? NameStr(TupleDescAttr(named, i)->attname) : strVal(list_nth(row->colnames, i));
+        TupleDescInitEntry(desc, (AttrNumber)(i + 1), name, exprType(arg), exprTypmod(arg), 0);
+        if (named != NULL) TupleDescAttr(desc, i)->attisdropped = TupleDescAttr(named, i)->attisdropped;
+    }
+    AttrNumber* attnums = (AttrNumber*)palloc(sizeof(AttrNumber) * Max(entry->num_features, 1));
+    resolve_feature_columns(entry, desc, format_type_be(row->row_typeid), attnums);
+    List* columns = NIL;
+    for (int f = 0; f < entry->num_features; f++)
+        columns = lappend(columns, attnums[f] == InvalidAttrNumber  // a feature the model never reads
+                                       ? (Node*)makeConst(FLOAT4OID, -1, InvalidOid, sizeof(float4),
+                                                          Float4GetDatum(0.0f), false, true)
+                                       : (Node*)copyObjectImpl(list_nth(row->args, attnums[f] - 1)));
+    return columns;
 }
 
 void decide_pushdown(Rewrite* rw, BatchInput* in, List* columns, List* scans, List* columns_per_scan) {
@@ -153,6 +194,14 @@ bool feature_source(Rewrite* rw, Node* arg, const CatalogEntry* entry, BatchInpu
         }
         if (scans != NIL && list_length(columns_per_scan) == list_length(scans)) {
             decide_pushdown(rw, in, NIL, scans, columns_per_scan);
+            return true;
+        }
+    }
+    if (bare != NULL && IsA(bare, RowExpr)) {
+        List* columns = row_expression_columns((RowExpr*)bare, entry);
+        if (columns != NIL) {
+            in->source = FeatureSource::Columns;
+            in->exprs = columns;
             return true;
         }
     }

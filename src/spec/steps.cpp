@@ -102,7 +102,7 @@ std::vector<double> neighbors_row(const Step& s, const std::vector<double>& x, c
     const bool by_radius = s.params.contains("radius");
     const double radius = by_radius ? param_number(s, "radius", at) : 0.0;
     size_t k = by_radius ? 0 : static_cast<size_t>(param_number(s, "k", at));
-    const bool manhattan = param_number(s, "p", at) == 1.0;
+    const double p = param_number(s, "p", at);
     const bool by_distance = param(s, "weights", at) == "distance";
     const size_t width = targets.empty() ? 0 : targets[0].size();
     for (double v : x)
@@ -111,10 +111,11 @@ std::vector<double> neighbors_row(const Step& s, const std::vector<double>& x, c
     for (size_t r = 0; r < points.size(); ++r) {
         double acc = 0.0;
         for (size_t c = 0; c < x.size(); ++c) {
-            const double diff = x[c] - points[r][c];
-            acc += manhattan ? std::fabs(diff) : diff * diff;
+            const double diff = std::fabs(x[c] - points[r][c]);
+            acc = p == 1.0 ? acc + diff : p == 2.0 ? acc + diff * diff : std::isinf(p) ? std::max(acc, diff)
+                                                                                        : acc + std::pow(diff, p);
         }
-        d[r] = manhattan ? acc : std::sqrt(acc);
+        d[r] = p == 1.0 || std::isinf(p) ? acc : p == 2.0 ? std::sqrt(acc) : std::pow(acc, 1.0 / p);
     }
     std::vector<size_t> order(points.size());
     for (size_t r = 0; r < order.size(); ++r) order[r] = r;
@@ -314,6 +315,10 @@ double param_number(const Step& s, const char* key, const std::string& where) {
     return param_reader(s, key, where).number();
 }
 
+double missing_marker(const Step& s, const std::string& where) {
+    return s.params.is_object() && s.params.contains("missing_value") ? param_number(s, "missing_value", where) : NAN;
+}
+
 std::vector<double> param_vector(const Step& s, const char* key, const std::string& where) {
     return param_reader(s, key, where).numbers();
 }
@@ -380,6 +385,16 @@ std::vector<double> model_row(const Step& s, const std::vector<double>& x, const
     return onehot;
 }
 
+// impute's and is_missing's "missing_value": a finite number compared with numbers only (a text
+// column carries vocabulary indices).
+void check_missing_marker(const Step& s, const std::vector<int32_t>& vocab, const std::string& at) {
+    const double m = missing_marker(s, at);
+    if (std::isnan(m)) return;
+    if (!std::isfinite(m)) invalid(at, std::string(op_name(s.op)) + " missing_value must be finite or NaN");
+    for (int32_t v : vocab)
+        if (v >= 0) invalid(at, std::string(op_name(s.op)) + " missing_value of a text column must be NaN");
+}
+
 void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at, int nesting) {
     const size_t w = vocab.size();
     if (s.op != Op::Concat && !s.parts.empty()) invalid(at, std::string("op ") + op_name(s.op) + " has parts; only concat has");
@@ -407,6 +422,7 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
                             std::to_string(w));
         // NaN leaves a missing value missing; a text column's statistic is a vocabulary index.
         for (double d : v) if (std::isinf(d)) invalid(at, "impute statistics must not be infinite");
+        check_missing_marker(s, vocab, at);
         for (size_t c = 0; c < w; ++c)
             if (vocab[c] >= 0 && !std::isnan(v[c]) && (v[c] < 0 || v[c] >= vocab[c] || v[c] != std::floor(v[c])))
                 invalid(at, "impute statistic of text column " + std::to_string(c) +
@@ -457,6 +473,7 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
         break;
     }
     case Op::IsMissing: {
+        check_missing_marker(s, vocab, at);
         break;
     }
     case Op::Normalize: {
@@ -561,7 +578,7 @@ void check_one(const Step& s, std::vector<int32_t>& vocab, const std::string& at
                 invalid(at, "neighbors k must be an integer in [1, " + std::to_string(points.size()) + "]");
         }
         const double p = param_number(s, "p", at);
-        if (p != 1.0 && p != 2.0) invalid(at, "neighbors p must be 1 or 2");
+        if (!(p >= 1.0)) invalid(at, "neighbors p must be a number >= 1 (Infinity: the largest difference)");
         const json& weights = param(s, "weights", at);
         if (weights != "uniform" && weights != "distance")
             invalid(at, "neighbors weights must be \"uniform\" or \"distance\", not " + weights.dump());
@@ -670,8 +687,9 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
         }
         case Op::Impute: {
             const std::vector<double> stat = param_vector(s, "statistics", at);
+            const double m = missing_marker(s, at);
             for (size_t c = 0; c < x.size(); ++c)
-                if (std::isnan(x[c])) x[c] = stat[c];
+                if (std::isnan(x[c]) || x[c] == m) x[c] = stat[c];
             break;
         }
         case Op::OneHot: {
@@ -712,7 +730,8 @@ std::vector<double> apply_steps(const std::vector<Step>& steps, std::vector<doub
             break;
         }
         case Op::IsMissing: {
-            for (double& v : x) v = std::isnan(v) ? 1.0 : 0.0;
+            const double m = missing_marker(s, at);
+            for (double& v : x) v = std::isnan(v) || v == m ? 1.0 : 0.0;
             break;
         }
         case Op::Normalize: {

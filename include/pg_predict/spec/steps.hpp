@@ -4,8 +4,10 @@
 // The ops and their params (numbers are JSON numbers; NaN and ±inf are the strings "NaN",
 // "Infinity", "-Infinity"):
 //   affine   {"scale": [w], "offset": [w]}            y = x * scale + offset       (width w → w)
-//   impute   {"statistics": [w]}                      y = isnan(x) ? statistic : x (w → w)
-//            (a text column stays text: its statistic is a vocabulary index)
+//   impute   {"statistics": [w], "missing_value": m}  y = missing(x) ? statistic : x (w → w)
+//            (a text column stays text: its statistic is a vocabulary index); missing(x) is
+//            isnan(x), or with a finite m (optional, default NaN: scikit-learn's missing_values
+//            = a number) x == m or isnan(x): a NULL stays missing, where scikit-learn raises
 //   one_hot  {"categories": [[c, ...] per column], "drop": [d per column]}
 //            per column, one 0/1 per category except category d (d = -1: none dropped);
 //            x matches c when x == c or both are NaN; no match gives zeros (w → Σ kept)
@@ -20,7 +22,7 @@
 //   threshold {"threshold": t}                        y = x > t ? 1 : 0 (NaN → 0)  (w → w)
 //   clip     {"min": a, "max": b}                     y = min(max(x, a), b), a <= b finite, NaN
 //            stays NaN (numpy's clip; MinMaxScaler(clip=True))               (w → w)
-//   is_missing {}                                     y = isnan(x) ? 1 : 0         (w → w)
+//   is_missing {"missing_value": m}                   y = missing(x) ? 1 : 0, as impute's (w → w)
 //   normalize {"norm": "l1" | "l2" | "max"}          y = x / ‖x‖ over the row (a zero norm
 //            leaves the row unchanged; max is the largest |x|)                 (w → w)
 //   project  {"matrix": [[w] × k], "offset": [k]}    y = x · matrixᵀ + offset     (w → k)
@@ -33,10 +35,11 @@
 //   kernel   {"support_vectors": [[w] × n], "kernel": k, "gamma": g, "coef0": c, "degree": d}
 //            y_r = K(x, sv_r), libsvm's kernels: linear x·s, rbf exp(-g‖x - s‖²),
 //            poly (g x·s + c)^d, sigmoid tanh(g x·s + c)                        (w → n)
-//   neighbors {"points": [[w] × n], "targets": [[c] × n], "k": k, "p": 1 | 2,
+//   neighbors {"points": [[w] × n], "targets": [[c] × n], "k": k, "p": p >= 1,
 //            "weights": "uniform" | "distance"}
 //            y = Σ weight_i targets_i / Σ weight_i over the k points nearest to x (Minkowski
-//            distance with p: manhattan or euclidean, summed directly), equal distances taking
+//            distance (Σ |x - s|^p)^(1/p) summed directly: 1 manhattan, 2 euclidean, "Infinity"
+//            the largest difference (chebyshev)), equal distances taking
 //            the lower point index first; weight 1 (uniform) or 1 / d (distance; a row with a
 //            zero distance weighs its exact matches 1 and the others 0, as scikit-learn); a row
 //            with NaN or ±inf gives NaN; n × w at most kMaxNeighborsValues            (w → c)
@@ -106,6 +109,10 @@ double apply_power(const std::string& method, double lambda, double x);
 
 // LightGBM's kZeroThreshold (a float32 1e-35 compared as a double): |x| at most this is zero.
 constexpr double kLightgbmZero = static_cast<double>(1e-35f);
+
+// The number impute and is_missing treat as missing besides NaN: "missing_value" (finite), or
+// NaN when the step has none (NaN only).
+double missing_marker(const Step&, const std::string& where);
 
 // Whether a bucketize step counts the edges <= x (side "right", also when absent) rather than
 // the edges < x (side "left"); throws Error(InvalidModel) for another side.

@@ -247,7 +247,10 @@ void stacking(const JsonReader& step, int32_t width, spec::Pipeline& p, bool cla
         final_step.unsupported("final_estimator \"" + type + "\" is not supported; supported: " + estimator_names());
     p.model.num_features = meta;
     h->estimator(final_step, meta, p);
-    p.objective = step.string("type");  // the final estimator's handler may have named itself
+    // "StackingClassifier:LogisticRegression": the final estimator after the colon says whether
+    // there is a decision_function (scikit-learn's is the final estimator's).
+    const std::string stacking = step.string("type");
+    p.objective = stacking + ":" + (p.objective == stacking ? type : p.objective);
 }
 
 }  // namespace

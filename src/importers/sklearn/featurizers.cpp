@@ -111,6 +111,17 @@ std::vector<std::vector<bool>> infrequent_categories(Document& doc, const JsonRe
     return out;
 }
 
+// SimpleImputer's and MissingIndicator's missing_values (absent or null: NaN) as the params of
+// impute / is_missing: {} for NaN, {"missing_value": m} for a finite number m.
+json missing_marker(const JsonReader& step) {
+    const auto mv = step.optional("missing_values");
+    if (!mv) return json::object();
+    const double m = mv->nullable_number();
+    if (std::isnan(m)) return json::object();
+    if (!std::isfinite(m)) refuse(*mv, "parameter missing_values = " + mv->value().dump() + " (NaN or a finite number)");
+    return {{"missing_value", m}};
+}
+
 // A column index list of a selection, each in [0, width).
 std::vector<int32_t> column_indices(const JsonReader& a, size_t width) {
     return a.expect_array().integers(0, static_cast<int64_t>(width) - 1);
@@ -128,10 +139,8 @@ void select(Document& doc, const JsonReader& step, Columns& cols, std::vector<sp
     for (int32_t c : part.columns) sub.push_back(cols[c]);
     if (part.columns.empty()) refuse(step, "selecting no column");
     if (missing) {
-        if (auto mv = step.optional("missing_values"); mv && !std::isnan(mv->nullable_number()))
-            refuse(step, "parameter missing_values = " + mv->value().dump() + " (only NaN)");
         doc.no_text(step, type, sub);
-        part.steps.push_back(make_step(spec::Op::IsMissing, json::object()));
+        part.steps.push_back(make_step(spec::Op::IsMissing, missing_marker(step)));
     }
     s.parts.push_back(std::move(part));
     out.push_back(std::move(s));
@@ -201,8 +210,10 @@ void min_max_scaler(Document& doc, const JsonReader& step, Columns& cols, std::v
 // vocabulary index. A NaN statistic (strategy "constant" with fill_value NaN) leaves NaN;
 // the exporter refuses the case where scikit-learn drops an all-missing column.
 void simple_imputer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
-    if (auto mv = step.optional("missing_values"); mv && !std::isnan(mv->nullable_number()))
-        refuse(step, "parameter missing_values = " + mv->value().dump() + " (only NaN)");
+    json params = missing_marker(step);
+    if (params.contains("missing_value") && !doc.text_name(cols).empty())
+        refuse(step, "parameter missing_values = " + step.need("missing_values").value().dump() +
+                         " for the text input \"" + doc.text_name(cols) + "\" (only NaN: NULL)");
     if (auto ind = step.optional("add_indicator"); ind && ind->value().is_boolean() && ind->boolean())
         refuse(step, "parameter add_indicator = true");
     const JsonReader stats = step.array("statistics");
@@ -224,7 +235,8 @@ void simple_imputer(Document& doc, const JsonReader& step, Columns& cols, std::v
             values.push_back(v.nullable_number());
         }
     }
-    out.push_back(make_step(spec::Op::Impute, {{"statistics", spec::numbers_to_json(values)}}));
+    params["statistics"] = spec::numbers_to_json(values);
+    out.push_back(make_step(spec::Op::Impute, std::move(params)));
 }
 
 // Without infrequent categories one one_hot over the categories, less the dropped one. With

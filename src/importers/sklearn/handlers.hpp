@@ -195,6 +195,10 @@ void multinomial_nb(const JsonReader&, int32_t, spec::Pipeline&);
 void bernoulli_nb(const JsonReader&, int32_t, spec::Pipeline&);
 void gaussian_nb(const JsonReader&, int32_t, spec::Pipeline&);
 
+// xgboost.cpp: a booster in XGBoost's own JSON under "booster"
+void xgb_classifier(const JsonReader&, int32_t, spec::Pipeline&);
+void xgb_regressor(const JsonReader&, int32_t, spec::Pipeline&);
+
 // neural.cpp
 void mlp_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void mlp_regressor(const JsonReader&, int32_t, spec::Pipeline&);

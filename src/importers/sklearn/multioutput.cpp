@@ -6,11 +6,13 @@
 //    members that end in a linear map (linear models, nearest neighbours, SVR, MLP, PLS, GLMs:
 //    featurizer steps + `linear` + identity or exp) become the parts of one concat, each part
 //    the member's steps + `project` (+ `elementwise` exp), and the identity `linear` after it.
+//    A member that does not end in a linear map (a tree ensemble among other members) is an
+//    op model step instead: its sub-document compiled on its own, a submodule whose output is
+//    its prediction (a tree ensemble ends a program, so it cannot be a featurizer step).
 //  - RegressorChain: member j reads the row plus the outputs of members 0..j-1 (the chain's
 //    order, `order_`) and predicts output order[j]. Each member is a concat [passthrough,
-//    member's steps + project] that appends its prediction to the vector; the identity
-//    `linear` at the end picks the outputs in the document's order. A tree ensemble cannot be
-//    a step (it ends a program), so a chain of trees is refused.
+//    member's steps + project, or its model step] that appends its prediction to the vector;
+//    the identity `linear` at the end picks the outputs in the document's order.
 //  - MultiOutputClassifier, ClassifierChain: the same shapes over binary classifiers with
 //    numeric labels (multi-label classification). The spec is a classification of `outputs` > 1
 //    whose classes are each output's two labels (c0, c1 of output k at 2k, 2k + 1) and whose
@@ -21,16 +23,21 @@
 //    feeds the predicted labels to later members (scikit-learn 1.2's ClassifierChain): each
 //    member appends c0 + (c1 - c0) [d > 0] + clip(d, 0, 0) (`threshold`, and a `clip` that is 0,
 //    or NaN where d is: a missing input gives NaN, never c0), and the outputs are
-//    (c1 - c0)(label - (c0 + c1) / 2).
-// Every member computes in float64 as scikit-learn does; a mix of trees and other members in
-// one MultiOutputRegressor is refused.
+//    (c1 - c0)(label - (c0 + c1) / 2). A member with predict_proba that is no linear model
+//    (a tree ensemble) is a model step whose d is P(c1) - P(c0).
+// Every member but the trees (float32 thresholds, as scikit-learn) computes in float64 as
+// scikit-learn does.
 #include <string>
 #include <vector>
 
 #include "handlers.hpp"
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/importers/sklearn.hpp"
 #include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers::sklearn {
+
+using nlohmann::json;
 
 namespace {
 
@@ -60,14 +67,30 @@ bool is_trees(const spec::Pipeline& m) {
     return m.estimator.op == spec::Op::None && m.steps.empty() && m.transform == PostTransform::Identity;
 }
 
-// The member's steps and its linear map as featurizer steps: what it predicts, one column.
-std::vector<spec::Step> as_steps(const spec::Pipeline& m, const JsonReader& at, const std::string& wrapper) {
+// A member as an op model step over `width` numeric columns: its step as a document of its own
+// (a regression, or a classification over `classes`), imported and compiled as a submodule
+// whose output is its predict (a regressor's value, a classifier's predict_proba).
+spec::Step model_member(const JsonReader& raw, int32_t width, const json& classes) {
+    json doc = {{"format", "sklearn"}, {"version", 1}, {"task", classes.is_null() ? "regression" : "classification"},
+                {"steps", json::array({raw.value()})}, {"inputs", json::array()}};
+    for (int32_t c = 0; c < width; ++c) doc["inputs"].push_back({{"name", "x" + std::to_string(c)}, {"type", "numeric"}});
+    if (!classes.is_null()) doc["classes"] = classes;
+    spec::Pipeline m;
+    try {
+        m = import_sklearn(doc);
+    } catch (const Error& e) {
+        // The member's messages name paths inside its own document: say which member.
+        fail(e.category(), raw.where() + ": " + e.what());
+    }
+    return make_step(spec::Op::Model, {{"pipeline", json::parse(spec::to_json(m))}, {"output", "predict"}});
+}
+
+// The member's steps and its linear map as featurizer steps, or (no linear map at its end: a
+// tree ensemble) its model step: what it predicts, one column.
+std::vector<spec::Step> as_steps(const spec::Pipeline& m, const JsonReader& raw, int32_t width) {
     const bool linear_tail = m.estimator.op == spec::Op::Linear &&
                              (m.transform == PostTransform::Identity || m.transform == PostTransform::Exp);
-    if (!linear_tail)
-        step_reader(at).unsupported("cannot be combined in " + wrapper + (is_trees(m) ? " (a tree ensemble ends a program: "
-                                                                                        "it cannot feed a later member)"
-                                                                                      : ""));
+    if (!linear_tail) return {model_member(raw, width, nullptr)};
     std::vector<spec::Step> steps = m.steps;
     steps.push_back(make_step(spec::Op::Project, {{"matrix", m.estimator.params.at("coef")},
                                                   {"offset", m.estimator.params.at("intercept")}}));
@@ -154,12 +177,21 @@ std::vector<spec::Step> member_steps(const JsonReader& raw, int32_t width, const
     } else if (coef.size() == 2 && m.transform == PostTransform::Identity) {
         for (size_t j = 0; j < coef[0].size(); ++j) d.push_back(coef[1][j] - coef[0][j]);
         d0 = intercept[1] - intercept[0];
-    } else {
+    } else if (!m.has_probabilities || m.output_width() != 2) {
         step.unsupported("cannot be a member of " + wrapper +
-                         " (pg_predict combines linear classifiers and nearest neighbours there)");
+                         " (pg_predict combines linear classifiers, nearest neighbours and classifiers with "
+                         "predict_proba there)");
     }
-    std::vector<spec::Step> steps = m.steps;
-    steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({d})}, {"offset", spec::numbers_to_json({d0})}}));
+    std::vector<spec::Step> steps;
+    if (d.empty()) {
+        // A tree ensemble (or another model with predict_proba): d = P(c1) - P(c0) of its model step.
+        steps.push_back(model_member(raw, width, step.need("classes").value()));
+        steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({{-1.0, 1.0}})},
+                                                      {"offset", spec::numbers_to_json({0.0})}}));
+    } else {
+        steps = m.steps;
+        steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({d})}, {"offset", spec::numbers_to_json({d0})}}));
+    }
     if (!as_label) return steps;
     spec::Step split;
     split.op = spec::Op::Concat;
@@ -270,12 +302,10 @@ void multi_output_regressor(const JsonReader& step, int32_t width, spec::Pipelin
         p.transform = PostTransform::Identity;
         return;
     }
-    if (trees != 0)
-        step.unsupported("mixes tree ensembles with other regressors; pg_predict combines members of one kind");
     spec::Step concat;
     concat.op = spec::Op::Concat;
     for (size_t k = 0; k < fitted.size(); ++k)
-        concat.parts.push_back({all_columns(width), as_steps(fitted[k], estimators[k], wrapper)});
+        concat.parts.push_back({all_columns(width), as_steps(fitted[k], estimators[k], width)});
     p.steps.push_back(std::move(concat));
     std::vector<int32_t> pick(static_cast<size_t>(outputs));
     for (int32_t i = 0; i < outputs; ++i) pick[static_cast<size_t>(i)] = i;
@@ -292,7 +322,7 @@ void regressor_chain(const JsonReader& step, int32_t width, spec::Pipeline& p) {
         spec::Step grow;
         grow.op = spec::Op::Concat;
         grow.parts.push_back({all_columns(current), {}});  // the row and the outputs so far
-        grow.parts.push_back({all_columns(current), as_steps(member, estimators[j], wrapper)});
+        grow.parts.push_back({all_columns(current), as_steps(member, estimators[j], current)});
         p.steps.push_back(std::move(grow));
         ++current;
     }

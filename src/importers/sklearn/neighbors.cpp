@@ -6,8 +6,8 @@
 //    = the argmax in classes order (the first of equal counts, as scikit-learn's mode).
 //  - KNeighborsRegressor: targets = y (a row of targets per training row when multi-output);
 //    the step gives the (weighted) mean of each.
-// Minkowski p = 2 (euclidean) or p = 1 (manhattan), uniform or distance weights; the exporter
-// refuses everything else. fit_X holds at most kMaxNeighborsValues numbers.
+// Minkowski with any p >= 1 (1 manhattan, 2 euclidean, Infinity chebyshev), uniform or distance
+// weights; the exporter refuses everything else. fit_X holds at most kMaxNeighborsValues numbers.
 // RadiusNeighborsClassifier / Regressor: the same over every training row within `radius`; a row
 // with none gets the classifier's outlier label (one-hot: predict_proba 1 for it, as
 // scikit-learn) or, without one (scikit-learn raises) and for the regressor (NaN there), NaN:
@@ -35,10 +35,12 @@ Matrix identity(size_t n) {
 // `outside` where there is none), then the identity estimator over its columns.
 void set_neighbors(const JsonReader& step, const Matrix& fit_x, const Matrix& targets, spec::Pipeline& p,
                    const json& outside = nullptr) {
-    const int64_t metric_p = step.integer("p", 1, 2);
+    const JsonReader p_reader = step.need("p");
+    const double metric_p = p_reader.number();
+    if (!(metric_p >= 1)) p_reader.invalid("must be a number >= 1 (Minkowski's p; \"Infinity\": chebyshev)");
     const std::string weights = step.string("weights");
     if (weights != "uniform" && weights != "distance") refuse(step.need("weights"), "weights \"" + weights + "\"");
-    json params = {{"points", matrix_json(fit_x)}, {"targets", matrix_json(targets)}, {"p", metric_p},
+    json params = {{"points", matrix_json(fit_x)}, {"targets", matrix_json(targets)}, {"p", spec::number_to_json(metric_p)},
                    {"weights", weights}};
     if (step.string("type").rfind("RadiusNeighbors", 0) == 0) {
         const double r = step.finite("radius");

@@ -127,6 +127,9 @@ const Handler kHandlers[] = {
     {"StackingRegressor", nullptr, stacking_regressor, kRefused},
     {"RadiusNeighborsClassifier", nullptr, k_neighbors_classifier, kProbaIsOne},
     {"RadiusNeighborsRegressor", nullptr, k_neighbors_regressor, kRefused},
+    // xgboost.cpp: XGBoost's scikit-learn estimators (what train() writes)
+    {"XGBClassifier", nullptr, xgb_classifier, kRefused},
+    {"XGBRegressor", nullptr, xgb_regressor, kRefused},
 };
 
 std::string names(bool featurizers) {

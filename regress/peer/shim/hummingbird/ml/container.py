@@ -64,9 +64,18 @@ class SqlModel:
         return self._matrix("predict_proba", X)
 
     def transform(self, X):
-        out = self._matrix("transform", X)
+        if type(self.original).__name__ != "LabelEncoder":
+            return self._matrix("transform", X)
+        try:
+            out = self._matrix("transform", X)
+        except Exception as e:
+            # Hummingbird's LabelEncoder signals a label it was not fitted on by a failed assert;
+            # the server's ERROR names the value (SQLSTATE 22023, invalid_parameter_value).
+            if getattr(e, "sqlstate", None) == "22023" and "does not know the value" in str(e):
+                raise AssertionError(f"an unseen label: {e}") from e
+            raise
         # LabelEncoder.transform returns one label per row, shape (n,); SQL gives 1-element arrays.
-        return out.ravel() if type(self.original).__name__ == "LabelEncoder" else out
+        return out.ravel()
 
     def decision_function(self, X):
         out = self._matrix("decision_function", X)
