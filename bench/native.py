@@ -27,6 +27,9 @@ def main():
     ap.add_argument("--budget", type=float, default=1e9,
                     help="stop repeating when the next run would exceed this many seconds")
     ap.add_argument("--classifier", action="store_true")
+    ap.add_argument("--contribs", action="store_true",
+                    help="TreeSHAP: predict(DMatrix, pred_contribs=True); the output is each row's first "
+                         "contribution (what the bench's predict_contributions row sums)")
     ap.add_argument("--save", help="write the outputs of the last run here (.npy, float64)")
     a = ap.parse_args()
 
@@ -36,6 +39,9 @@ def main():
     bst.set_param({"nthread": a.threads})
 
     def predict(M):
+        if a.contribs:
+            d = xgb.DMatrix(M, feature_names=bst.feature_names, nthread=a.threads)
+            return bst.predict(d, pred_contribs=True)[:, 0].astype(np.float64)
         p = bst.inplace_predict(M)
         if a.classifier:
             return (p > 0.5).astype(np.float64)

@@ -186,3 +186,43 @@ CREATE FUNCTION @extschema@.model_stats_info(OUT evicted bigint, OUT stats_reset
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_predict_model_stats_info'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+-- ---- 0.6.0: explanations (issue 15) ------------------------------------------------------
+-- predict_contributions(name, row): each input's share of the raw score (the margin before the
+-- link) and the bias last, summing to the raw score: exact path-dependent TreeSHAP over the
+-- trees' node covers, coef * x for linear models; [class][input + bias] for several groups.
+-- Compiled from the spec on first use per backend and batched by the PredictBatch node like
+-- predict.
+CREATE FUNCTION @extschema@.predict_contributions(name text, "row" anyelement)
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_contributions'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_contributions(name text, features real[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_contributions'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+CREATE FUNCTION @extschema@.predict_contributions(name text, features float8[])
+RETURNS float8[]
+AS 'MODULE_PATHNAME', 'pg_predict_predict_contributions'
+LANGUAGE C STABLE PARALLEL SAFE COST 1000;
+
+COMMENT ON FUNCTION @extschema@.predict_contributions(text, anyelement) IS
+'Each input''s contribution to the raw score, then the bias (XGBoost''s pred_contribs layout): exact TreeSHAP for tree ensembles, coef * x for linear models';
+
+-- The top features of one row's contributions as jsonb (explain_prediction's body).
+CREATE FUNCTION @extschema@.explain_contributions(name text, contributions float8[], "row" jsonb, top int4)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'pg_predict_explain_contributions'
+LANGUAGE C STABLE PARALLEL SAFE;
+
+-- A SQL function the planner inlines, so predict_contributions inside is batched.
+CREATE FUNCTION @extschema@.explain_prediction(name text, "row" anyelement, top int4 DEFAULT 5)
+RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT @extschema@.explain_contributions(name, @extschema@.predict_contributions(name, "row"),
+                                               pg_catalog.to_jsonb("row"), top) $$;
+
+COMMENT ON FUNCTION @extschema@.explain_prediction(text, anyelement, int4) IS
+'The row''s prediction_value (raw score), baseline_prediction_value (bias), class explained, and top_feature_attributions [{feature, value, attribution}] by absolute contribution';

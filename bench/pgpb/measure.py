@@ -182,8 +182,10 @@ class Bench:
                data_file(self.workdir, row.table), "--model", self.paths[row.model],
                "--threads", str(row.threads), "--reps", str(self.args.reps),
                "--budget", str(self.args.row_budget), "--save", save]
-        if row.native["classifier"] and not sk:
+        if row.native["classifier"] and not sk and row.native["engine"] != "xgboost_contribs":
             cmd.append("--classifier")
+        if row.native["engine"] == "xgboost_contribs":
+            cmd.append("--contribs")
         env = dict(os.environ, OMP_NUM_THREADS=str(row.threads))
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env)
@@ -200,7 +202,8 @@ class Bench:
                  "peak_mb": mw.peak_mb, "cpu_s": statistics.median(res["cpu"]),
                  "load_min": mw.load_min, "load_max": mw.load_max,
                  "note": "in-memory DataFrame / numpy, estimator.predict" if sk else
-                 "in-memory float32 numpy, inplace_predict"}
+                 "in-memory float32 numpy, DMatrix + predict(pred_contribs=True)"
+                 if row.native["engine"] == "xgboost_contribs" else "in-memory float32 numpy, inplace_predict"}
 
     # -- train(): the whole table once per rep, the backend's memory watched -------------------
     def run_train_row(self, row):

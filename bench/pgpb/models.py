@@ -32,6 +32,9 @@ XGB_MODELS = {
     "lgbm500": ("higgs", HIGGS_FEATURES,
                 {"objective": "binary:logistic", "grow_policy": "lossguide", "max_leaves": 255,
                  "max_depth": 0, "eta": 0.1}, 500, "label"),
+    # issue 15: explanations (predict_contributions) of a 100-tree depth-6 model
+    "shap100": ("higgs", HIGGS_FEATURES,
+                {"objective": "binary:logistic", "max_depth": 6, "eta": 0.1}, 100, "label"),
 }
 
 # Loaded with create_model. name: (format, the XGBoost model it is made from). The XGBoost
@@ -44,6 +47,10 @@ CREATED_MODELS = {
     "wide10": ("xgboost", "wide10"),
     "lgbm500": ("lightgbm", "lgbm500"),
     "onnx500": ("onnx", "m500"),
+    "shap100": ("xgboost", "shap100"),
+    # the same model under another name for the contributions rows: their sums are checked
+    # against XGBoost's pred_contribs (bench/native.py --contribs), not against predict's labels
+    "shap100c": ("xgboost", "shap100"),
 }
 
 # Fitted by scikit-learn, deployed with the Python client (python/pg_predict), measured against

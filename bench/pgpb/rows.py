@@ -176,6 +176,17 @@ def build_rows(threads, strategies, kernels):
               f"hyperparams => '{hyper % t}', test_size => 0)", threads=t))
         A(Row(f"train.native.t{t}", "train", f"Python xgb.train 100 trees depth 6, {t} thr", "train-native",
               "higgs", threads=t))
+    # -- issue 15: predict_contributions (TreeSHAP) of a 100-tree depth-6 model, against
+    #    XGBoost's pred_contribs at the same thread count and pg_predict's predict on the query
+    for t in threads:
+        A(Row(f"shap100.batched.auto.t{t}", "shap100", f"shap100 predict batched, {t} thr", "batched",
+              "higgs", predict_sql("shap100"), "shap100", threads=t, strategy="auto", batched=True))
+        native("shap100", "shap100", "shap100 XGBoost native predict", t)
+    for t in threads:
+        A(Row(f"shap100c.contrib.batched.t{t}", "shap100c", f"shap100 predict_contributions batched, {t} thr",
+              "batched", "higgs", "SELECT sum((predict_contributions('shap100c', h))[1]) FROM {T} h", "shap100c",
+              threads=t, strategy="auto", batched=True))
+        native("shap100c", "shap100c", "shap100 XGBoost pred_contribs", t, engine="xgboost_contribs")
     return rows
 
 

@@ -14,7 +14,9 @@ def tree_dict(tree):
             "children_right": ints(tree.children_right),
             "feature": ints(tree.feature),
             "threshold": floats(tree.threshold),
-            "value": floats(tree.value)}
+            "value": floats(tree.value),
+            # TreeSHAP's covers (predict_contributions); the document reads without them
+            "weighted_n_node_samples": floats(tree.weighted_n_node_samples)}
 
 
 def _check(est, n_features, ctx):
@@ -92,7 +94,8 @@ def hist_tree_dict(predictor):
          "num_threshold": floats(nodes["num_threshold"]),
          "missing_go_to_left": ints(nodes["missing_go_to_left"]),
          "left": ints(nodes["left"]), "right": ints(nodes["right"]),
-         "is_leaf": ints(nodes["is_leaf"]), "value": floats(nodes["value"])}
+         "is_leaf": ints(nodes["is_leaf"]), "value": floats(nodes["value"]),
+         "count": ints(nodes["count"])}  # TreeSHAP's covers (predict_contributions)
     if np.any(nodes["is_categorical"]):
         d["is_categorical"] = ints(nodes["is_categorical"])
         d["bitset_idx"] = ints(nodes["bitset_idx"])

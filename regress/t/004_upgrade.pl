@@ -222,6 +222,20 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
                                SELECT format('%s calls, %s rows, %s batches, dropped %s, %s backend', calls, rows,
                                              batches, dropped, backends) FROM model_stats WHERE name = 'churn'}),
        "200\n2 calls, 200 rows, 2 batches, dropped f, 1 backend", "$from -> $latest: model_stats counts a model from before");
+    # 0.6.0 (explanations): contributions of the models from before sum to their margins (the
+    # XGBoost churn: the log-odds of its probability; the city logistic regression likewise); the
+    # forest exported before covers were kept is refused with what to do.
+    for my $m ('churn', 'city') {
+        is($node->safe_psql($db, "SELECT count(*) FROM scored_rows r WHERE NOT abs((SELECT sum(v) FROM "
+                               . "unnest(predict_contributions('$m', r)) v) - ln((predict_proba('$m', r))[2] "
+                               . "/ (predict_proba('$m', r))[1])) < 1e-4"),
+           '0', "$from -> $latest: contributions of $m, registered before, sum to its margin");
+    }
+    ($rc, $out, $err) = $node->psql($db, q{SELECT predict_contributions('forest', r) FROM scored_rows r});
+    like($err, qr/predict_contributions is not available for scikit-learn's RandomForestClassifier: .*export it again/,
+         "$from -> $latest: contributions of a forest exported without covers are refused");
+    like($node->safe_psql($db, q{SELECT explain_prediction('city', r, 2) FROM scored_rows r WHERE id = 1}),
+         qr/"top_feature_attributions": \[\{.*\}, \{.*\}\]/, "$from -> $latest: explain_prediction after the upgrade");
     # Training (0.6.0): train() over a model from before adds version 2 (its owner kept),
     # deployed, with its test-split metrics, and it scores the table it was trained on.
     is($node->safe_psql($db, q{SELECT format('%s %s %s', r->>'version', r->>'deployed', r->>'rows')

@@ -232,10 +232,12 @@ TEST(XgboostImporter, DropsDeletedNodes) {
     t["split_conditions"] = {1.0, 9.0, 2.0, 0.25, 0.5, 0.75};
     t["default_left"] = {0, 0, 1, 0, 0, 0};
     t["split_type"] = {0, 0, 0, 0, 0, 0};
+    t["sum_hessian"] = {10.0, 0.0, 6.0, 2.0, 4.0, 4.0};  // the covers follow the renumbering
     t["tree_param"]["num_nodes"] = "6";
     t["tree_param"]["num_deleted"] = "1";
     spec::Pipeline p = importers::import_xgboost(d);
     const spec::Tree& c = p.model.trees[0];
+    EXPECT_EQ(c.cover, (std::vector<double>{10.0, 6.0, 2.0, 4.0, 4.0}));
     EXPECT_EQ(c.left, (std::vector<int32_t>{1, 2, -1, -1, -1}));
     EXPECT_EQ(c.right, (std::vector<int32_t>{3, 4, -1, -1, -1}));
     EXPECT_EQ(c.feature[1], 1);
@@ -245,6 +247,20 @@ TEST(XgboostImporter, DropsDeletedNodes) {
     EXPECT_EQ(c.value[3], 0.5f);
     EXPECT_EQ(c.value[4], 0.75f);
     EXPECT_EQ(c.depth(), 2);
+}
+
+TEST(XgboostImporter, CoversAreOptionalAndChecked) {
+    // sum_hessian (TreeSHAP's covers) is kept per node; a file without it scores as before; one
+    // of the wrong length, or negative, is malformed (XGBoost itself refuses to load it).
+    json d = doc(kV1);
+    EXPECT_EQ(importers::import_xgboost(d).model.trees[0].cover, (std::vector<double>{10.0, 4.0, 6.0}));
+    json& t = at(d, "/learner/gradient_booster/model/trees/0");
+    t.erase("sum_hessian");
+    EXPECT_TRUE(importers::import_xgboost(d).model.trees[0].cover.empty());
+    t["sum_hessian"] = {1.0, 2.0};
+    EXPECT_THROW(importers::import_xgboost(d), Error);
+    t["sum_hessian"] = {1.0, -2.0, 3.0};
+    EXPECT_THROW(importers::import_xgboost(d), Error);
 }
 
 TEST(XgboostImporter, DartFoldsWeightsIntoLeaves) {

@@ -14,6 +14,10 @@ std::string compile(const spec::Pipeline& p, Strategy strategy, Output output) {
     if (e.num_groups < 1)
         fail(ErrorCategory::InvalidModel, "model has " + std::to_string(e.num_groups) + " output groups");
     ProgramParts parts;
+    if (output == Output::Contributions) {
+        build_contributions(p, parts);
+        return build_module(parts);
+    }
     if (p.task == spec::Task::Transform) {
         build_transformer(p, parts);
         return build_module(parts);

@@ -78,12 +78,14 @@ const char* output_name(Output output) {
         case Output::Predict: return "predict";
         case Output::DecisionFunction: return "decision_function";
         case Output::ScoreSamples: return "score_samples";
+        case Output::Contributions: return "contributions";
     }
     return "unknown";
 }
 
 void check_output(const spec::Pipeline& p, Output output) {
     if (output == Output::Predict) return;
+    if (output == Output::Contributions) return check_contributions(p);
     if (p.task == spec::Task::Transform)
         refuse(p, output, "the pipeline ends in a transformer; use transform()");
     if (is_isolation_forest(p) && p.score_offset == 0.0)
@@ -107,6 +109,7 @@ void check_output(const spec::Pipeline& p, Output output) {
 
 int output_width(const spec::Pipeline& p, Output output) {
     if (output == Output::Predict) return spec::transformed_width(p);
+    if (output == Output::Contributions) return contributions_width(p);
     if (is_isolation_forest(p) || two_sided_decisions(p)) return 1;
     if (is_svc(p)) {
         const int k = static_cast<int>(p.classes.size());

@@ -91,6 +91,11 @@ void build_linear(const spec::Pipeline&, ProgramParts& parts, Output output);
 // decision_function of SVC / NuSVC (svc_decision.cpp): the pairwise decision values before the
 // one-vs-one vote, as scikit-learn shapes them.
 void build_svc_decision(const spec::Pipeline&, ProgramParts& parts);
+// predict_contributions (contributions.cpp): the whole forward() of a tree ensemble (TreeSHAP)
+// or linear model; check_contributions refuses (Unsupported, naming why) what it cannot explain.
+void build_contributions(const spec::Pipeline&, ProgramParts& parts);
+void check_contributions(const spec::Pipeline&);
+int contributions_width(const spec::Pipeline&);
 // Whether the pipeline is scikit-learn's SVC or NuSVC (outputs.cpp).
 bool is_svc(const spec::Pipeline&);
 // The whole forward() of a transformer (Task::Transform): the featurized columns.

@@ -247,6 +247,9 @@ struct RawTree {
     int64_t num_leaves = 1;
     std::vector<int64_t> split_feature, decision_type, left, right;
     std::vector<double> threshold, leaf_value;
+    // Data counts (TreeSHAP's covers, as LightGBM's pred_contrib reads them); empty when the
+    // file lacks them.
+    std::vector<double> internal_count, leaf_count;
     std::vector<int64_t> cat_boundaries;
     std::vector<uint32_t> cat_threshold;
     // Linear leaves (is_linear=1): per leaf its constant, inputs and coefficients.
@@ -267,6 +270,10 @@ RawTree read_tree(const Section& s, int64_t num_features) {
     const int64_t n = t.num_leaves;
     const int64_t num_cat = to_int(s.need("num_cat"), s.where + ": num_cat", 0, n - 1);
     t.leaf_value = doubles_of(s, "leaf_value", n);
+    if (s.find("leaf_count") && (n == 1 || s.find("internal_count"))) {
+        t.leaf_count = doubles_of(s, "leaf_count", n);
+        if (n > 1) t.internal_count = doubles_of(s, "internal_count", n - 1);
+    }
     if (const std::string_view* lin = s.find("is_linear"))
         t.linear = to_int(*lin, s.where + ": is_linear", 0, 1) == 1;
     if (t.linear) {
@@ -469,6 +476,10 @@ spec::Tree to_spec_tree(const RawTree& t, const Columns& cols, int32_t group, do
         out.threshold.push_back(0.0f);
         out.default_left.push_back(0);
         out.value.push_back(static_cast<float>(t.leaf_value[l] * scale));
+    }
+    if (!t.leaf_count.empty()) {  // nodes are internal 0..n-2, then the leaves
+        out.cover = t.internal_count;
+        out.cover.insert(out.cover.end(), t.leaf_count.begin(), t.leaf_count.end());
     }
     spec::Tree tree =
         build_tree(out, group, std::max<int32_t>(cols.width, 1), UnreachableNodes::Refuse, "LightGBM model: " + t.where);

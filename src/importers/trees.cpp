@@ -194,6 +194,7 @@ spec::Tree build_tree(const NodeArrays& nodes, int32_t group, int32_t num_featur
     same(nodes.threshold.size(), "thresholds");
     same(nodes.value.size(), "values");
     if (!nodes.default_left.empty()) same(nodes.default_left.size(), "default directions");
+    if (!nodes.cover.empty()) same(nodes.cover.size(), "covers");
     const std::vector<uint8_t> reached = check_tree_links(nodes.left, nodes.right, unreachable, where);
 
     std::vector<int32_t> renumbered(n, -1);
@@ -225,6 +226,11 @@ spec::Tree build_tree(const NodeArrays& nodes, int32_t group, int32_t num_featur
         tree.threshold.push_back(leaf ? 0.0f : nodes.threshold[i]);
         tree.default_left.push_back(leaf || nodes.default_left.empty() ? 0 : nodes.default_left[i]);
         tree.value.push_back(leaf ? nodes.value[i] : 0.0f);
+        if (!nodes.cover.empty()) {
+            if (!std::isfinite(nodes.cover[i]) || nodes.cover[i] < 0.0)
+                malformed(where, "node " + std::to_string(i) + " has a cover that is negative or not finite");
+            tree.cover.push_back(nodes.cover[i]);
+        }
     }
     return tree;
 }

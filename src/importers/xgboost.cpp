@@ -143,6 +143,11 @@ spec::Tree read_tree(const JsonReader& t, int32_t group, float weight, int32_t n
     // A leaf keeps its value in split_conditions (base_weights lacks the learning rate).
     nodes.value.reserve(n);
     for (float c : nodes.threshold) nodes.value.push_back(c * weight);
+    // Covers for TreeSHAP, as XGBoost's pred_contribs reads them (older files lack them).
+    if (auto h = t.optional("sum_hessian")) {
+        nodes.cover = h->finite_numbers();
+        same(nodes.cover.size(), "sum_hessian");
+    }
     return build_tree(nodes, group, num_features, UnreachableNodes::Drop, t.where());
 }
 

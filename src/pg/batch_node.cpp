@@ -666,6 +666,7 @@ Datum output_value(PredictBatchState* state, const BatchOutput* output, int row,
         case PredictCallKind::PredictLabel: return label_from_output(input->model, scores);
         case PredictCallKind::ScoreSamples: return Float8GetDatum((double)scores[0]);
         case PredictCallKind::PredictOutputs: return outputs_from_output(input->model, scores);
+        case PredictCallKind::Contributions: return contributions_from_output(input->model, scores);
         case PredictCallKind::PredictProba: case PredictCallKind::Transform: case PredictCallKind::DecisionFunction:
         case PredictCallKind::None: break;
     }

@@ -321,6 +321,7 @@ PG_PREDICT_SQL_FUNCTION(pg_predict_transform);
 PG_PREDICT_SQL_FUNCTION(pg_predict_decision_function);
 PG_PREDICT_SQL_FUNCTION(pg_predict_score_samples);
 PG_PREDICT_SQL_FUNCTION(pg_predict_predict_outputs);
+PG_PREDICT_SQL_FUNCTION(pg_predict_predict_contributions);
 
 Datum pg_predict_create_model(PG_FUNCTION_ARGS) { return create_model(fcinfo, pg_predict::ArtifactKind::Json); }
 
@@ -410,6 +411,15 @@ Datum pg_predict_predict_outputs(PG_FUNCTION_ARGS) {
     if (!score_one(fcinfo, PredictCallKind::PredictOutputs, &m) || output_is_missing(m->out, m->model->output_width))
         PG_RETURN_NULL();
     PG_RETURN_DATUM(outputs_from_output(m->model, m->out));
+}
+
+// predict_contributions(name, row): each input's share of the raw score and the bias (see
+// compiler/contributions.cpp); NULL where the model gives NaN (a NULL no imputer fills).
+Datum pg_predict_predict_contributions(PG_FUNCTION_ARGS) {
+    CallSiteModel* m;
+    if (!score_one(fcinfo, PredictCallKind::Contributions, &m) || output_is_missing(m->out, m->model->output_width))
+        PG_RETURN_NULL();
+    PG_RETURN_DATUM(contributions_from_output(m->model, m->out));
 }
 
 Datum pg_predict_predict_label(PG_FUNCTION_ARGS) {

@@ -73,7 +73,9 @@ void check_predict_label(const CatalogEntry* entry) {
 
 void check_outputs(const CatalogEntry* entry, PredictCallKind kind) {
     // Never a silent first column: a multi-output model's values come all together.
-    if (entry->num_outputs > 1 && kind != PredictCallKind::PredictOutputs && kind != PredictCallKind::None)
+    // (predict_contributions explains every output: a row of contributions per output.)
+    if (entry->num_outputs > 1 && kind != PredictCallKind::PredictOutputs && kind != PredictCallKind::None &&
+        kind != PredictCallKind::Contributions)
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
                         errmsg("model \"%s\" predicts %d outputs per row; %s returns one value", entry->name,
                                entry->num_outputs, call_name(kind)),
@@ -102,6 +104,11 @@ void check_call(const CatalogEntry* entry, PredictCallKind kind) {
     if (kind == PredictCallKind::PredictProba) check_predict_proba(entry);
     if (kind == PredictCallKind::Predict) check_predict(entry);
     if (kind == PredictCallKind::PredictLabel) check_predict_label(entry);
+    if (kind == PredictCallKind::Contributions && strcmp(entry->format, "torchscript") == 0)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("predict_contributions is not available for model \"%s\": it is a TorchScript module",
+                               entry->name),
+                        errdetail("predict_contributions explains tree ensembles and linear models.")));
     if ((kind == PredictCallKind::DecisionFunction || kind == PredictCallKind::ScoreSamples) &&
         strcmp(entry->format, "sklearn") != 0)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -153,7 +160,8 @@ void load_bound_program(BoundModel* model) {
     if (model->output != ModelOutput::Stored) {
         // decision_function / score_samples: the spec compiled with that tail, once per backend.
         runtime::Output output = model->output == ModelOutput::DecisionFunction ? runtime::Output::DecisionFunction
-                                                                               : runtime::Output::ScoreSamples;
+                                 : model->output == ModelOutput::ScoreSamples   ? runtime::Output::ScoreSamples
+                                                                                : runtime::Output::Contributions;
         // With pg_predict.strategy at auto, the strategy the model was compiled with.
         const char* with = strcmp(strategy, "auto") == 0 ? model->entry->strategy : strategy;
         program = guarded([&] { return runtime::acquire_cached_output(id, output, with); });
@@ -225,7 +233,8 @@ void load_bound_program(BoundModel* model) {
 }
 
 runtime::Program* program_for(BoundModel* model, bool gpu) {
-    if (!gpu) return model->program;
+    // TreeSHAP has no CUDA kernel: contributions run on the CPU whatever pg_predict.device says.
+    if (!gpu || model->output == ModelOutput::Contributions) return model->program;
     if (model->gpu_program != NULL) return model->gpu_program;
     // Allocated first, so nothing can fail between acquiring and registering the release.
     MemoryContextCallback* callback =
@@ -274,6 +283,24 @@ Datum outputs_from_output(const BoundModel* model, const float* output_row) {
         elements[k] = Float8GetDatum(value);
     }
     return PointerGetDatum(construct_array(elements, width, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+Datum contributions_from_output(const BoundModel* model, const float* output_row) {
+    // Per group the inputs and the bias; one group gives a flat array, several a 2-D one.
+    const int per_group = model->entry->num_features + 1;
+    const int width = model->output_width;
+    if (per_group < 1 || width % per_group != 0)
+        ereport(ERROR, (errcode(ERRCODE_DATA_CORRUPTED),
+                        errmsg("model \"%s\" gives %d contributions for %d features", model->entry->name, width,
+                               per_group - 1)));
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * Max(width, 1));
+    for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)output_row[k]);
+    int groups = width / per_group;
+    int dims[2] = {groups, per_group}, lbs[2] = {1, 1};
+    if (groups == 1)
+        return PointerGetDatum(construct_array(elements, width, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+    return PointerGetDatum(
+        construct_md_array(elements, NULL, 2, dims, lbs, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 double prediction_from_output(const BoundModel* model, const float* output_row) {

@@ -67,6 +67,10 @@ bool output_is_missing(const float* output_row, int width);
 // single-output classifier's label alone (palloc'd in the current memory context).
 Datum outputs_from_output(const BoundModel* model, const float* output_row);
 
+// predict_contributions()'s float8[] for one output row: each input's contribution then the
+// bias, as a flat array for one group and [group][input + bias] for several.
+Datum contributions_from_output(const BoundModel* model, const float* output_row);
+
 // The value predict() returns for one output row: the label of the most probable class for a
 // classifier (the first on ties, as numpy's argmax; the largest decision value when the
 // program gives decision values after the probabilities), the value for a regressor.

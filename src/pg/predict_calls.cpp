@@ -52,6 +52,8 @@ PredictCallKind lookup(Oid funcid) {
                     kind = PredictCallKind::ScoreSamples;
                 else if (strcmp(symbol, "pg_predict_predict_outputs") == 0)
                     kind = PredictCallKind::PredictOutputs;
+                else if (strcmp(symbol, "pg_predict_predict_contributions") == 0)
+                    kind = PredictCallKind::Contributions;
                 pfree(symbol);
             }
             pfree(library);
@@ -67,6 +69,7 @@ ModelOutput model_output(PredictCallKind kind) {
     switch (kind) {
         case PredictCallKind::DecisionFunction: return ModelOutput::DecisionFunction;
         case PredictCallKind::ScoreSamples: return ModelOutput::ScoreSamples;
+        case PredictCallKind::Contributions: return ModelOutput::Contributions;
         case PredictCallKind::None: case PredictCallKind::Predict: case PredictCallKind::PredictProba:
         case PredictCallKind::PredictLabel: case PredictCallKind::Transform: case PredictCallKind::PredictOutputs: break;
     }
@@ -75,7 +78,8 @@ ModelOutput model_output(PredictCallKind kind) {
 
 bool call_returns_array(PredictCallKind kind) {
     return kind == PredictCallKind::PredictProba || kind == PredictCallKind::Transform ||
-           kind == PredictCallKind::DecisionFunction || kind == PredictCallKind::PredictOutputs;
+           kind == PredictCallKind::DecisionFunction || kind == PredictCallKind::PredictOutputs ||
+           kind == PredictCallKind::Contributions;
 }
 
 const char* call_name(PredictCallKind kind) {
@@ -87,6 +91,7 @@ const char* call_name(PredictCallKind kind) {
         case PredictCallKind::DecisionFunction: return "decision_function()";
         case PredictCallKind::ScoreSamples: return "score_samples()";
         case PredictCallKind::PredictOutputs: return "predict_outputs()";
+        case PredictCallKind::Contributions: return "predict_contributions()";
         case PredictCallKind::None: break;
     }
     return "?";
@@ -104,7 +109,8 @@ PredictCallKind predict_call_kind(Oid funcid) {
 Oid predict_call_type(PredictCallKind kind) {
     switch (kind) {
         case PredictCallKind::PredictProba: case PredictCallKind::Transform:
-        case PredictCallKind::DecisionFunction: case PredictCallKind::PredictOutputs: return FLOAT8ARRAYOID;
+        case PredictCallKind::DecisionFunction: case PredictCallKind::PredictOutputs:
+        case PredictCallKind::Contributions: return FLOAT8ARRAYOID;
         case PredictCallKind::PredictLabel: return TEXTOID;
         default: return FLOAT8OID;
     }

@@ -8,6 +8,7 @@ namespace pg_predict::pg {
 enum class PredictCallKind {
     None, Predict, PredictProba, PredictLabel, Transform, DecisionFunction, ScoreSamples,
     PredictOutputs,  // predict_outputs(): every value predict gives per row (multi-output models)
+    Contributions,   // predict_contributions(): each input's share of the raw score, and the bias
 };
 
 // The SQL type of a call's result (float8, float8[], text) and its collation.
@@ -15,10 +16,11 @@ Oid predict_call_type(PredictCallKind kind);
 Oid predict_call_collation(PredictCallKind kind);
 // The program a call runs: the model's own (predict, predict_proba, predict_label, transform:
 // the program create_model stored) or one compiled from its spec for decision_function /
-// score_samples.
-enum class ModelOutput { Stored = 0, DecisionFunction = 1, ScoreSamples = 2 };
+// score_samples / predict_contributions.
+enum class ModelOutput { Stored = 0, DecisionFunction = 1, ScoreSamples = 2, Contributions = 3 };
 ModelOutput model_output(PredictCallKind kind);
-// Whether the call returns float8[] (predict_proba, transform, decision_function, predict_outputs).
+// Whether the call returns float8[] (predict_proba, transform, decision_function, predict_outputs,
+// predict_contributions).
 bool call_returns_array(PredictCallKind kind);
 // "predict()", ... for messages.
 const char* call_name(PredictCallKind kind);

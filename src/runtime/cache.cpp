@@ -192,7 +192,12 @@ Program* compile_variant(int64_t id, const char* strategy, const char* spec_json
 namespace {
 
 compiler::Output compiler_output(Output output) {
-    return output == Output::DecisionFunction ? compiler::Output::DecisionFunction : compiler::Output::ScoreSamples;
+    switch (output) {
+        case Output::DecisionFunction: return compiler::Output::DecisionFunction;
+        case Output::ScoreSamples: return compiler::Output::ScoreSamples;
+        case Output::Contributions: return compiler::Output::Contributions;
+    }
+    fail(ErrorCategory::Internal, "unknown program output");
 }
 
 // "decision_function:native", ...: never a strategy name, so never a variant's key.
@@ -215,7 +220,8 @@ Program* compile_output(int64_t id, Output output, const char* strategy, const c
     spec::Pipeline pipeline = spec::from_json(std::string(spec_json, length));
     spec::validate(pipeline);
     compiler::check_output(pipeline, compiler_output(output));  // before the optimizer's work
-    pipeline = optimizer::optimize(pipeline);
+    // Contributions are of the imported columns: pruning and fusion would move them.
+    if (output != Output::Contributions) pipeline = optimizer::optimize(pipeline);
     compiler::Strategy s = compiler::parse_strategy(strategy);
     if (s == compiler::Strategy::Auto) s = compiler::choose_strategy(pipeline);
     const std::string bytes = compiler::compile(pipeline, s, compiler_output(output));

@@ -112,6 +112,7 @@ Tree tree_from_json(const JsonReader& t) {
     tree.threshold = floats(t.array("threshold"));
     tree.default_left = flags(t.array("default_left"));
     tree.value = floats(t.array("value"));
+    if (const auto cover = t.optional("cover")) tree.cover = cover->finite_numbers();  // TreeSHAP only
     if (const auto lin = t.optional("linear")) {  // LightGBM linear leaves
         lin->expect_object();
         tree.linear_const = lin->array("const").finite_numbers();
@@ -183,6 +184,7 @@ std::string to_json(const Pipeline& p) {
             {"default_left", dl},
             {"value", floats_to_json(t.value)},
         });
+        if (t.has_cover()) trees.back()["cover"] = t.cover;
         if (t.is_linear())
             trees.back()["linear"] = {{"const", t.linear_const}, {"feature", t.linear_feature}, {"coeff", t.linear_coeff}};
     }

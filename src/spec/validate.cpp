@@ -37,6 +37,11 @@ void check_tree(const Tree& t, size_t ti, const TreeEnsemble& m) {
     same(t.threshold.size(), "threshold");
     same(t.default_left.size(), "default_left");
     same(t.value.size(), "value");
+    if (t.has_cover()) {
+        same(t.cover.size(), "cover");
+        for (size_t i = 0; i < n; ++i)
+            if (!std::isfinite(t.cover[i]) || t.cover[i] < 0.0) invalid(at(ti, i) + "cover is negative or not finite");
+    }
     if (t.is_linear()) {
         same(t.linear_const.size(), "linear const");
         same(t.linear_feature.size(), "linear feature");

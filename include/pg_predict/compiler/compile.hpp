@@ -16,8 +16,10 @@ enum class Output {
     Predict,           // what the catalog's program gives: predict_proba / predict, or transform
     DecisionFunction,  // scikit-learn's decision_function: the raw margin, one column per group
     ScoreSamples,      // scikit-learn's score_samples (IsolationForest): one column
+    Contributions,     // predict_contributions: per group each input's share of the margin, then
+                       // the bias (compiler/contributions.cpp)
 };
-const char* output_name(Output);  // "predict", "decision_function", "score_samples"
+const char* output_name(Output);  // "predict", "decision_function", "score_samples", "contributions"
 
 // The module's forward(x: Tensor[N, F] float32) -> Tensor[N, output_width] float32 returns
 // what predict_proba returns for classification (class probabilities, model class order), the

@@ -73,6 +73,7 @@ struct NodeArrays {
     std::vector<float> threshold;
     std::vector<uint8_t> default_left;  // empty: a missing value goes right everywhere
     std::vector<float> value;
+    std::vector<double> cover;          // empty: the format gave none (spec::Tree::cover)
 };
 
 enum class UnreachableNodes {

@@ -60,10 +60,11 @@ Program* acquire_cached_variant(int64_t id, const char* strategy);
 Program* compile_variant(int64_t id, const char* strategy, const char* spec_json, size_t length);
 
 // A model's other results (compiler::Output): scikit-learn's decision_function and
-// score_samples. The program is the model's spec compiled with that tail, on first use per
+// score_samples, and predict_contributions (compiled from the spec as imported, without the
+// optimizer, so that its columns are the inputs' own). The program is the model's spec compiled with that tail, on first use per
 // backend, cached like a variant under (id, output, strategy); `strategy` may be "auto" (the
 // model's own choice). Throws Error(Unsupported) naming the estimator when it has no such result.
-enum class Output { DecisionFunction, ScoreSamples };
+enum class Output { DecisionFunction, ScoreSamples, Contributions };
 Program* acquire_cached_output(int64_t id, Output output, const char* strategy);
 Program* compile_output(int64_t id, Output output, const char* strategy, const char* spec_json, size_t length);
 

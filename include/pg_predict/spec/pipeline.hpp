@@ -45,6 +45,11 @@ struct Tree {
     std::vector<float> threshold;
     std::vector<uint8_t> default_left;  // where a missing (NaN) input goes at this node
     std::vector<float> value;
+    // Each node's cover (the training weight reaching it: XGBoost's sum_hessian, LightGBM's
+    // counts, scikit-learn's weighted_n_node_samples), one per node, or empty when the source
+    // lacks it. Only TreeSHAP (predict_contributions) reads it; scoring never does.
+    std::vector<double> cover;
+    bool has_cover() const { return !cover.empty(); }
     int32_t group = 0;                  // the output column this tree's leaves add to
     // LightGBM's linear trees (linear_tree=true): one entry per node, or all empty. Leaf n
     // outputs linear_const[n] + sum_k linear_coeff[n][k] * x[linear_feature[n][k]] computed in

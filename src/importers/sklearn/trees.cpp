@@ -94,7 +94,16 @@ struct SkTree {
     // of each output
     std::vector<std::vector<double>> leaf;
     std::vector<uint8_t> default_left;       // where NaN goes per node; empty: always right
+    std::vector<double> cover;               // weighted_n_node_samples (HistGradientBoosting:
+                                             // count); empty in documents exported without it
 };
+
+// The optional per-node array `key` (TreeSHAP's covers), as long as the tree, or empty.
+std::vector<double> node_covers(const JsonReader& t, const char* key, size_t n) {
+    const auto c = t.optional(key);
+    if (!c) return {};
+    return c->finite_numbers(n);
+}
 
 // Split node i: its feature (inside the model's input vector) and its threshold, not NaN,
 // rounded down to float32.
@@ -161,6 +170,7 @@ SkTree read_tree(const JsonReader& t, int32_t num_features, size_t width, size_t
             out.leaf[i].insert(out.leaf[i].end(), row.begin(), row.end());
         }
     }, [&](int32_t i) { read_split(out, i, a[2], a[3], num_features); });
+    out.cover = node_covers(t, "weighted_n_node_samples", n);
     return out;
 }
 
@@ -176,6 +186,7 @@ spec::Tree to_spec(const JsonReader& tree, const SkTree& s, int32_t group, int32
     nodes.threshold = s.threshold;
     // NaN goes right unless the model says otherwise (scikit-learn 1.2's trees reject NaN).
     nodes.default_left = s.default_left;
+    nodes.cover = s.cover;
     nodes.value.assign(n, 0.0f);
     for (size_t i = 0; i < n; ++i)
         if (s.left[i] == -1) nodes.value[i] = static_cast<float>(leaf_value(s.leaf[i]));
@@ -452,6 +463,7 @@ HistTree read_hist_tree(const JsonReader& t, int32_t num_features, HistCategorie
     out.threshold.assign(n, 0.0f);
     out.leaf.resize(n);
     out.default_left.assign(n, 0);
+    out.cover = node_covers(t, "count", n);
     h.category_set.assign(n, -1);
     const int64_t hi = static_cast<int64_t>(n) - 1;
     const std::vector<int32_t> is_leaf = a[5].integers(0, 1);

@@ -1,0 +1,123 @@
+// TreeSHAP (kernels/tree_shap.hpp) against the definition: the exact Shapley values of the
+// path-dependent value function v(S) (follow the row at splits on players in S, the covers'
+// weighted mean of both children elsewhere), by enumerating every subset of players. Random
+// trees with ties at thresholds, NaN (default directions), both comparisons, several groups, and
+// two columns of one player (its splits are one feature of the path, as LightGBM's rank and
+// category columns of one input are).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/tree_shap.hpp"
+#include "tree_gen.hpp"
+
+namespace pg_predict {
+namespace {
+
+// Leaves get random positive covers, splits the sum of their children's.
+double assign_covers(spec::Tree& t, std::mt19937& rng, int node) {
+    if (t.cover.empty()) t.cover.assign(t.size(), 0.0);
+    if (t.is_leaf(node)) return t.cover[node] = std::uniform_real_distribution<double>(0.5, 4.0)(rng);
+    return t.cover[node] = assign_covers(t, rng, t.left[node]) + assign_covers(t, rng, t.right[node]);
+}
+
+bool goes_left(const spec::Tree& t, int n, const float* x, spec::Comparison cmp) {
+    const float v = x[t.feature[n]];
+    if (std::isnan(v)) return t.default_left[n] != 0;
+    return cmp == spec::Comparison::Less ? v < t.threshold[n] : v <= t.threshold[n];
+}
+
+double value_of(const spec::Tree& t, int n, const float* x, spec::Comparison cmp, const std::vector<int>& player,
+                unsigned known) {
+    if (t.is_leaf(n)) return t.value[n];
+    const int l = t.left[n], r = t.right[n];
+    if (known >> player[t.feature[n]] & 1u)
+        return value_of(t, goes_left(t, n, x, cmp) ? l : r, x, cmp, player, known);
+    return (t.cover[l] * value_of(t, l, x, cmp, player, known) + t.cover[r] * value_of(t, r, x, cmp, player, known)) /
+           t.cover[n];
+}
+
+// [groups × (players + 1)] by enumeration, the bias being v(∅) plus nothing else.
+std::vector<double> shapley(const spec::Pipeline& p, const float* x, const std::vector<int>& player, int players) {
+    const int G = p.model.num_groups;
+    std::vector<double> out(size_t(G) * (players + 1), 0.0), fact(players + 1, 1.0);
+    for (int k = 1; k <= players; ++k) fact[k] = fact[k - 1] * k;
+    for (const spec::Tree& t : p.model.trees) {
+        double* phi = out.data() + size_t(t.group) * (players + 1);
+        phi[players] += value_of(t, 0, x, p.model.comparison, player, 0);
+        for (int i = 0; i < players; ++i)
+            for (unsigned s = 0; s < (1u << players); ++s) {
+                if (s >> i & 1u) continue;
+                const int size = __builtin_popcount(s);
+                const double w = fact[size] * fact[players - size - 1] / fact[players];
+                phi[i] += w * (value_of(t, 0, x, p.model.comparison, player, s | 1u << i) -
+                               value_of(t, 0, x, p.model.comparison, player, s));
+            }
+    }
+    return out;
+}
+
+void check(spec::Comparison cmp, int groups, unsigned seed, int max_table_elements) {
+    std::mt19937 rng(seed);
+    const int columns = 6, players = 5;
+    const std::vector<int> player = {0, 1, 2, 3, 4, 0};  // column 5 counts for input 0
+    spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity, groups, columns, cmp);
+    testing::TreeShape shape;
+    shape.max_depth = 5;
+    testing::add_trees(p, rng, 7, shape);
+    for (spec::Tree& t : p.model.trees) assign_covers(t, rng, 0);
+    p.model.trees.push_back(testing::random_tree(rng, columns, {0, 0.0, false}, 0));  // a single leaf
+    p.model.trees.back().cover = {2.0};
+
+    const kernels::PackedShap packed = kernels::pack_shap(p.model, player, players, max_table_elements);
+    EXPECT_EQ(packed.tables.empty(), max_table_elements == 0);
+    const kernels::ShapView view = kernels::make_shap_view(
+        packed.meta.data(), int64_t(packed.meta.size()), packed.trees.data(), int64_t(packed.trees.size()),
+        packed.nodes.data(), int64_t(packed.nodes.size()), packed.thresholds.data(), int64_t(packed.thresholds.size()),
+        packed.paths.data(), int64_t(packed.paths.size()), packed.path_values.data(),
+        int64_t(packed.path_values.size()), packed.elements.data(), int64_t(packed.elements.size()),
+        packed.zero_fractions.data(), int64_t(packed.zero_fractions.size()), packed.edges.data(),
+        int64_t(packed.edges.size()), packed.tables.data(), int64_t(packed.tables.size()));
+    const int rows = 150;  // two full blocks and a partial one
+    std::vector<float> x(size_t(rows) * columns);
+    for (float& v : x)
+        v = std::uniform_int_distribution<int>(0, 9)(rng) == 0 ? std::nanf("") : testing::grid_value(rng);
+    const int width = groups * (players + 1);
+    std::vector<float> out(size_t(rows) * width, -7.0f);
+    kernels::tree_shap(view, x.data(), rows, columns, out.data(), 2);
+    for (int r = 0; r < rows; ++r) {
+        const std::vector<double> want = shapley(p, x.data() + size_t(r) * columns, player, players);
+        for (int g = 0; g < groups; ++g) {
+            // The kernel leaves the bias slot 0: the program adds the expected values.
+            EXPECT_NEAR(packed.expected[g], want[size_t(g) * (players + 1) + players], 1e-9) << "group " << g;
+            EXPECT_EQ(out[size_t(r) * width + size_t(g) * (players + 1) + players], 0.0f);
+            for (int i = 0; i < players; ++i)
+                EXPECT_NEAR(out[size_t(r) * width + size_t(g) * (players + 1) + i], want[size_t(g) * (players + 1) + i],
+                            1e-5 * (1.0 + std::fabs(want[size_t(g) * (players + 1) + i])))
+                    << "row " << r << " group " << g << " player " << i;
+        }
+    }
+}
+
+TEST(TreeShap, EqualsTheShapleyValuesOfThePathDependentExpectation) {
+    // With tables (every path here has at most 5 unique features) and without (per block).
+    for (int tables : {kernels::kMaxTableElements, 0})
+        for (unsigned seed = 1; seed <= 4; ++seed) {
+            check(spec::Comparison::Less, 1, seed, tables);
+            check(spec::Comparison::LessEqual, 3, seed + 10, tables);
+        }
+}
+
+TEST(TreeShap, RefusesTreesWithoutCovers) {
+    std::mt19937 rng(5);
+    spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity, 1, 3,
+                                              spec::Comparison::Less);
+    testing::add_trees(p, rng, 2, {});
+    EXPECT_THROW(kernels::pack_shap(p.model, {0, 1, 2}, 3), Error);
+}
+
+}  // namespace
+}  // namespace pg_predict
