@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "batch_plan.hpp"
+#include "early_exit.hpp"
 #include "device.hpp"
 #include "features.hpp"
 #include "guard.hpp"
@@ -110,6 +111,11 @@ struct PredictBatchState {
     // batch's rows took to come from the plan below and be kept.
     int scoring_input;
     instr_time pull_time;
+    // The early exit (early_exit_plan.hpp, early_exit.hpp): the screen's verdicts for the
+    // current batch (when `screened`), the conjuncts the node applies itself, the top-K's heap.
+    EarlyExit early;
+    ExprState* owned_qual;
+    bool screened;
     // EXPLAIN ANALYZE
     int64 gpu_batches;
     int64 batches;
@@ -290,6 +296,10 @@ void reserve_rows(PredictBatchState* state, int rows) {
     state->nulls = NULL;
     state->values = (Datum*)MemoryContextAllocHuge(state->buffer_context, sizeof(Datum) * cells);
     state->nulls = (bool*)MemoryContextAllocHuge(state->buffer_context, sizeof(bool) * cells);
+    if (state->early.active) {
+        if (state->early.verdict != NULL) pfree(state->early.verdict);
+        state->early.verdict = (uint8_t*)MemoryContextAlloc(state->buffer_context, rows);
+    }
     state->allocated_rows = rows;
 }
 
@@ -312,6 +322,14 @@ void load_programs(PredictBatchState* state) {
             release->arg = input;
             MemoryContextRegisterResetCallback(state->buffer_context, release);
         }
+    }
+    const EarlyExitPlan* early = &state->plan->early_exit;
+    if (early->output >= 0) {
+        const int i = state->plan->outputs[early->output].input;
+        const BoundModel* model = state->inputs[i].model;
+        early_exit_activate(&state->early, i, model->program,
+                            model->entry->classification || model->output_width != 1 ? -1 : 0, model->proba_width,
+                            state->gpu_possible, state->inputs[i].reads_float64);
     }
     state->capacity = (int)Max((size_t)1, Min((size_t)state->capacity, batch_memory_budget / row_bytes(state)));
     state->target = Min(first_batch_rows, state->capacity);
@@ -353,6 +371,22 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     // Nothing past the last column read is kept: a 10-feature model over the first columns of
     // a 200-column table keeps 11 Datums a row, and its batch stays dense in the cache.
     state->row_stride = state->last_needed;
+    early_exit_init(&state->early, &state->plan->early_exit);
+    if (state->plan->early_exit.owned != NIL) {
+        // The threshold's conjuncts are applied apart: rows the screen finds certain to pass skip them.
+        List* owned = NIL;
+        List* rest = NIL;
+        int position = 0;
+        ListCell* lc;
+        foreach (lc, cscan->scan.plan.qual) {
+            if (list_member_int(state->plan->early_exit.owned, position++))
+                owned = lappend(owned, lfirst(lc));
+            else
+                rest = lappend(rest, lfirst(lc));
+        }
+        state->owned_qual = ExecInitQual(owned, &node->ss.ps);
+        node->ss.ps.qual = ExecInitQual(rest, &node->ss.ps);
+    }
     if (explain_only) return;
     // The planner checked each call against the version it planned for (the one bound here);
     // a call sharing another's input was not looked at there.
@@ -556,12 +590,90 @@ bool batch_on_gpu(PredictBatchState* state) {
     return state->gpu_granted;
 }
 
-// Fills each input's batch and runs its program; each input's usage statistics get the batch
-// once (usage_add): the rows, the model time and the fill time (pulling the rows, shared by the
-// inputs, and converting the input's columns).
+// Moves batch row `from` to row `to` (to < from): its kept values, every input's features, and
+// the screened input's outputs (scored before the move).
+void move_row(PredictBatchState* state, int from, int to) {
+    const size_t stride = state->row_stride;
+    memcpy(state->values + to * stride, state->values + from * stride, sizeof(Datum) * stride);
+    memcpy(state->nulls + to * stride, state->nulls + from * stride, sizeof(bool) * stride);
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        InputState* input = &state->inputs[i];
+        const size_t features = input->num_features;
+        if (input->x64 != NULL)
+            memcpy(input->x64 + to * features, input->x64 + from * features, sizeof(double) * features);
+        else
+            memcpy(input->x32 + to * features, input->x32 + from * features, sizeof(float) * features);
+        input->row_null[to] = input->row_null[from];
+    }
+    const InputState* screened = &state->inputs[state->early.input];
+    memcpy(screened->out + (size_t)to * screened->width, screened->out + (size_t)from * screened->width,
+           sizeof(float) * screened->width);
+}
+
+// The early exit's screen over a filled batch: rows whose value cannot reach the interval the
+// query needs leave the batch; rows certain to pass it are marked and, when the node applies
+// the threshold itself, not scored; the others are scored here, in their places in the batch
+// (runtime::score_undecided_rows), before the batch closes up.
+void screen_batch(PredictBatchState* state, runtime::Program* program) {
+    EarlyExit* e = &state->early;
+    double lower, upper;
+    if (!early_exit_interval(e, &lower, &upper)) return;
+    InputState* input = &state->inputs[e->input];
+    const float* x = input->x32;
+    float* out = input->out;
+    const int rows = state->count;
+    const int64 cols = input->num_features;
+    uint8_t* verdict = e->verdict;
+    guarded([&] { runtime::screen_rows(e->program, x, rows, cols, e->column, lower, upper, verdict, &e->stats); });
+    const bool owned = state->owned_qual != NULL;
+    for (int r = 0; r < rows; r++) {
+        // A NULL row argument scores NULL: it stays, as the filter or the sort sees it.
+        const bool null_argument = input->plan->source != FeatureSource::Columns && input->row_null[r];
+        if ((verdict[r] == kVerdictInside && !owned) || (verdict[r] != kVerdictUndecided && null_argument)) {
+            e->stats.inside -= verdict[r] == kVerdictInside;
+            e->stats.outside -= verdict[r] == kVerdictOutside;
+            verdict[r] = kVerdictUndecided;
+        }
+    }
+    guarded([&] { runtime::score_undecided_rows(program, x, rows, cols, verdict, out); });
+    int kept = 0;
+    for (int r = 0; r < rows; r++) {
+        if (verdict[r] == kVerdictOutside) {
+            e->rows_dropped++;
+            continue;
+        }
+        if (kept != r) move_row(state, r, kept);
+        verdict[kept++] = verdict[r];
+    }
+    state->count = kept;
+    state->screened = true;
+}
+
+// Runs an input's program over the batch (the screened input's rows were scored by the screen).
+void score_input(PredictBatchState* state, int i, runtime::Program* program) {
+    InputState* input = &state->inputs[i];
+    const float* x32 = input->x32;
+    const double* x64 = input->x64;
+    float* out = input->out;
+    const int64 rows = state->count;
+    const int64 cols = input->num_features;
+    if (state->screened && i == state->early.input) return;
+    guarded([&] {
+        if (x64 != NULL)
+            runtime::run_program(program, x64, rows, cols, out);
+        else
+            runtime::run_program(program, x32, rows, cols, out);
+    });
+}
+
+// Fills each input's batch, screens it (the early exit) and runs the programs; each input's
+// usage statistics get the batch once (usage_add): the rows, the model time and the fill time
+// (pulling the rows, shared by the inputs, and converting the input's columns).
 void score_batch(PredictBatchState* state) {
     const bool gpu = batch_on_gpu(state);
-    for (int i = 0; i < state->plan->num_inputs; i++) {
+    const int inputs = state->plan->num_inputs;
+    instr_time* fill = (instr_time*)MemoryContextAlloc(state->batch_context, sizeof(instr_time) * Max(inputs, 1));
+    for (int i = 0; i < inputs; i++) {
         InputState* input = &state->inputs[i];
         state->scoring_input = i;
         instr_time fill_start;
@@ -575,28 +687,33 @@ void score_batch(PredictBatchState* state) {
                 fill_columns(state, input, input->x32);
             MemoryContextSwitchTo(old);
         }
-        runtime::Program* program = program_for(input->model, gpu);
-        const float* x32 = input->x32;
-        const double* x64 = input->x64;
-        float* out = input->out;
-        int64 rows = state->count;
-        int64 cols = input->num_features;
+        INSTR_TIME_SET_CURRENT(fill[i]);
+        INSTR_TIME_SUBTRACT(fill[i], fill_start);
+        INSTR_TIME_ADD(fill[i], state->pull_time);
+    }
+    state->screened = false;
+    if (state->early.active && !gpu) {
+        state->scoring_input = state->early.input;
         instr_time start, elapsed;
         INSTR_TIME_SET_CURRENT(start);
-        guarded([&] {
-            if (x64 != NULL)
-                runtime::run_program(program, x64, rows, cols, out);
-            else
-                runtime::run_program(program, x32, rows, cols, out);
-        });
+        screen_batch(state, state->early.program);
         INSTR_TIME_SET_CURRENT(elapsed);
-        state->scoring_input = -1;
-        instr_time fill = state->pull_time;
-        INSTR_TIME_ACCUM_DIFF(fill, start, fill_start);
         INSTR_TIME_SUBTRACT(elapsed, start);
         INSTR_TIME_ADD(state->model_time, elapsed);
-        usage_add(input->model->entry,
-                  UsageCounts{1, rows, 1, 0, INSTR_TIME_GET_MILLISEC(elapsed), INSTR_TIME_GET_MILLISEC(fill)});
+    }
+    for (int i = 0; i < inputs; i++) {
+        InputState* input = &state->inputs[i];
+        state->scoring_input = i;
+        runtime::Program* program = program_for(input->model, gpu);
+        instr_time start, elapsed;
+        INSTR_TIME_SET_CURRENT(start);
+        score_input(state, i, program);
+        INSTR_TIME_SET_CURRENT(elapsed);
+        state->scoring_input = -1;
+        INSTR_TIME_SUBTRACT(elapsed, start);
+        INSTR_TIME_ADD(state->model_time, elapsed);
+        usage_add(input->model->entry, UsageCounts{1, state->count, 1, 0, INSTR_TIME_GET_MILLISEC(elapsed),
+                                                   INSTR_TIME_GET_MILLISEC(fill[i])});
     }
     state->batches++;
     state->gpu_batches += gpu;
@@ -618,8 +735,8 @@ void pull_rows(PredictBatchState* state) {
     }
 }
 
-// Pulls the next batch from the child and scores it. False when the child is exhausted.
-bool next_batch(PredictBatchState* state) {
+// Pulls the next batch from the child and scores it. False when the child had no more rows.
+bool pull_batch(PredictBatchState* state) {
     if (state->child_done) return false;
     CHECK_FOR_INTERRUPTS();
     if (!state->programs_loaded) load_programs(state);
@@ -632,10 +749,12 @@ bool next_batch(PredictBatchState* state) {
     state->scoring_input = -1;
     // One setjmp a batch: an error while an input's features are read or its program runs
     // counts against that model version (usage statistics), then goes on as it was.
+    bool pulled = false;
     PG_TRY();
     {
         pull_rows(state);
-        if (state->count > 0) {
+        pulled = state->count > 0;
+        if (pulled) {
             INSTR_TIME_SET_CURRENT(state->pull_time);
             INSTR_TIME_SUBTRACT(state->pull_time, start);
             score_batch(state);
@@ -648,7 +767,14 @@ bool next_batch(PredictBatchState* state) {
     }
     PG_END_TRY();
     state->target = Min(state->capacity, state->target * 4);
-    return state->count > 0;
+    return pulled;
+}
+
+// The next batch with rows to hand up: one the early exit emptied is not the end of the rows below.
+bool next_batch(PredictBatchState* state) {
+    while (pull_batch(state))
+        if (state->count > 0) return true;
+    return false;
 }
 
 Datum output_value(PredictBatchState* state, const BatchOutput* output, int row, bool* isnull) {
@@ -694,16 +820,36 @@ TupleTableSlot* exec(CustomScanState* node) {
         ExecClearTuple(scan);
         memcpy(scan->tts_values, state->values + (size_t)row * state->row_stride, sizeof(Datum) * passthrough);
         memcpy(scan->tts_isnull, state->nulls + (size_t)row * state->row_stride, sizeof(bool) * passthrough);
-        for (int j = 0; j < state->plan->num_outputs; j++)
+        // A row the screen found certain to pass its threshold has no scores from that model
+        // (nothing reads them: early_exit_plan.cpp).
+        const bool certain = state->screened && state->early.verdict[row] == kVerdictInside;
+        for (int j = 0; j < state->plan->num_outputs; j++) {
+            if (certain && state->plan->outputs[j].input == state->early.input) {
+                scan->tts_values[passthrough + j] = (Datum)0;
+                scan->tts_isnull[passthrough + j] = true;
+                continue;
+            }
             scan->tts_values[passthrough + j] =
                 output_value(state, &state->plan->outputs[j], row, &scan->tts_isnull[passthrough + j]);
+        }
         MemoryContextSwitchTo(old);
         ExecStoreVirtualTuple(scan);
 
         econtext->ecxt_scantuple = scan;
+        if (state->owned_qual != NULL && !certain && !ExecQual(state->owned_qual, econtext)) {
+            InstrCountFiltered1(node, 1);
+            continue;
+        }
         if (qual != NULL && !ExecQual(qual, econtext)) {
             InstrCountFiltered1(node, 1);
             continue;
+        }
+        if (state->early.active && state->plan->early_exit.top_k > 0) {
+            const EarlyExit* e = &state->early;
+            if (!scan->tts_isnull[passthrough + state->plan->early_exit.output]) {
+                const InputState* input = &state->inputs[e->input];
+                early_exit_returned(&state->early, (double)input->out[(size_t)row * input->width + e->column]);
+            }
         }
         return projection != NULL ? ExecProject(projection) : scan;
     }
@@ -716,6 +862,8 @@ void rescan(CustomScanState* node) {
     state->count = state->position = 0;
     state->child_done = false;
     state->target = Min(first_batch_rows, state->capacity);
+    state->screened = false;
+    early_exit_rescan(&state->early);
     if (state->batch_context != NULL) MemoryContextReset(state->batch_context);
     PlanState* child = outerPlanState(node);
     if (child->chgParam == NULL) ExecReScan(child);
@@ -788,6 +936,12 @@ void explain(CustomScanState* node, List* ancestors, ExplainState* es) {
         ExplainPropertyText(label, columns.data, es);
     }
     ExplainPropertyInteger("Batch Size", NULL, state->capacity, es);
+    if (state->plan->early_exit.output >= 0) {
+        const BatchOutput* output = &state->plan->outputs[state->plan->early_exit.output];
+        const char* call = psprintf("%s(%s)", output->kind == PredictCallKind::Predict ? "predict" : "predict_proba",
+                                    state->plan->inputs[output->input].model);
+        early_exit_explain(&state->early, call, es->analyze, es);
+    }
     if (es->analyze) {
         ExplainPropertyInteger("Batches", NULL, state->batches, es);
         ExplainPropertyInteger("Rows Scored", NULL, state->rows_scored, es);

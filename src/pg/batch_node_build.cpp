@@ -1,6 +1,7 @@
 #include "batch_node_build.hpp"
 
 #include "batch_node.hpp"
+#include "early_exit_plan.hpp"
 #include "plan_nodes.hpp"
 #include "predict_calls.hpp"
 
@@ -70,6 +71,7 @@ CustomScan* make_batch_node(Rewrite* rw, Plan* child, int passthrough, List* tli
     plan.num_outputs = list_length(rw->outputs);
     plan.outputs = (BatchOutput*)palloc0(sizeof(BatchOutput) * plan.num_outputs);
     for (int j = 0; j < plan.num_outputs; j++) plan.outputs[j] = *(BatchOutput*)list_nth(rw->outputs, j);
+    plan_threshold(&plan, tlist, qual);
 
     CustomScan* cscan = makeNode(CustomScan);
     cscan->methods = &predict_batch_scan_methods;

@@ -1,12 +1,50 @@
 #include "batch_plan.hpp"
 
+#include <limits>
+
 namespace pg_predict::pg {
 
-// custom_private = (passthrough, inputs, outputs)
+// custom_private = (passthrough, inputs, outputs, early_exit)
 //   input  = (model, source, expr_count, num_features, model_version), (format, strategy, trees, depth, output)
 //   (model_version as a decimal string: an Integer node holds only 32 bits)
 //   output = (input, kind)
+// early_exit = (output, column, lower, upper, strictness, owned, top_k, descending), the doubles as
+//   strings ("%.17g", exact) and top_k as a decimal string
 // custom_exprs = every input's exprs, concatenated in input order.
+
+namespace {
+
+List* early_exit_store(const EarlyExitPlan* e) {
+    return list_make4(list_make4(makeInteger(e->output), makeInteger(e->column),
+                                 makeString(psprintf("%.17g", e->lower)), makeString(psprintf("%.17g", e->upper))),
+                      makeInteger((e->lower_strict ? 1 : 0) | (e->upper_strict ? 2 : 0)), list_copy(e->owned),
+                      list_make2(makeString(psprintf(INT64_FORMAT, e->top_k)), makeInteger(e->descending ? 1 : 0)));
+}
+
+void early_exit_load(List* stored, EarlyExitPlan* e) {
+    List* first = (List*)linitial(stored);
+    e->output = intVal(linitial(first));
+    e->column = intVal(lsecond(first));
+    e->lower = strtod(strVal(lthird(first)), NULL);
+    e->upper = strtod(strVal(lfourth(first)), NULL);
+    int strict = intVal(lsecond(stored));
+    e->lower_strict = (strict & 1) != 0;
+    e->upper_strict = (strict & 2) != 0;
+    e->owned = (List*)lthird(stored);
+    List* last = (List*)lfourth(stored);
+    e->top_k = pg_strtoint64(strVal(linitial(last)));
+    e->descending = intVal(lsecond(last)) != 0;
+}
+
+}  // namespace
+
+void early_exit_none(EarlyExitPlan* e) {
+    *e = EarlyExitPlan{};
+    e->output = -1;
+    e->column = -1;
+    e->lower = -std::numeric_limits<double>::infinity();
+    e->upper = std::numeric_limits<double>::infinity();
+}
 
 void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custom_exprs) {
     List* inputs = NIL;
@@ -28,7 +66,7 @@ void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custo
     for (int j = 0; j < plan->num_outputs; j++)
         outputs = lappend(outputs, list_make2(makeInteger(plan->outputs[j].input),
                                               makeInteger((int)plan->outputs[j].kind)));
-    *custom_private = list_make3(makeInteger(plan->passthrough), inputs, outputs);
+    *custom_private = list_make4(makeInteger(plan->passthrough), inputs, outputs, early_exit_store(&plan->early_exit));
     *custom_exprs = exprs;
 }
 
@@ -64,6 +102,7 @@ BatchPlan* batch_plan_load(List* custom_private, List* custom_exprs) {
         plan->outputs[j].input = intVal(linitial(output));
         plan->outputs[j].kind = (PredictCallKind)intVal(lsecond(output));
     }
+    early_exit_load((List*)lfourth(custom_private), &plan->early_exit);
     return plan;
 }
 

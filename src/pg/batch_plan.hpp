@@ -35,13 +35,30 @@ struct BatchOutput {
     PredictCallKind kind;
 };
 
+// The early exit (early_exit_plan.hpp): one output value the query only needs within an
+// interval (a WHERE threshold) or among the best rows (ORDER BY ... LIMIT above the node).
+struct EarlyExitPlan {
+    int output;           // the bounded output, -1: none
+    int column;           // predict_proba's element (0-based); -1: predict's value
+    double lower, upper;  // the threshold's interval (±inf where open)
+    bool lower_strict, upper_strict;  // for EXPLAIN only: the screen is conservative either way
+    List* owned;          // Integer positions in the node's qual of the conjuncts the node applies
+                          // itself (rows certain to pass skip them and their scores); NIL: none
+    int64 top_k;          // rows the ORDER BY ... LIMIT above needs (limit + offset); 0: none
+    bool descending;
+};
+
 struct BatchPlan {
     int passthrough;      // child columns copied into the scan tuple, before the outputs
     int num_inputs;
     BatchInput* inputs;
     int num_outputs;
     BatchOutput* outputs;
+    EarlyExitPlan early_exit;
 };
+
+// No early exit: output -1, an unbounded interval.
+void early_exit_none(EarlyExitPlan* e);
 
 void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custom_exprs);
 BatchPlan* batch_plan_load(List* custom_private, List* custom_exprs);

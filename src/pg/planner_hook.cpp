@@ -25,6 +25,7 @@
 // and the walk over the plan.
 #include "batch_node_build.hpp"
 #include "call_collection.hpp"
+#include "early_exit_plan.hpp"
 #include "feature_pushdown.hpp"
 #include "plan_invalidation.hpp"
 #include "plan_nodes.hpp"
@@ -287,6 +288,7 @@ PlannedStmt* batching_planner(Query* parse, const char* query_string, int cursor
     stmt->planTree = rewrite_plan(stmt, stmt->planTree, false);
     stmt->subplans = rewrite_plan_list(stmt, stmt->subplans);
     reconsider_jit(stmt, end_batched_cost(outer_cost_saved));
+    plan_top_k(stmt);
 
     // Nodes made here get ids after the highest one the planner used.
     int next_id = max_id + 1;

@@ -17,6 +17,7 @@ int max_gpu_backends = 8;
 int max_batch_size = kDefaultMaxBatchSize;
 int keep_versions = 0;
 int stats_max = 1000;
+bool early_exit_enabled = true;
 
 namespace {
 
@@ -89,6 +90,12 @@ void assign_cpu_kernel(int value, void* extra) noexcept { runtime::set_cpu_kerne
 }  // namespace
 
 void define_settings() {
+    DefineCustomBoolVariable(
+        "pg_predict.early_exit", "Stop scoring rows that a threshold or a top-K already decides.",
+        "A PredictBatch node bounds a tree ensemble's score from its first trees and skips the rest "
+        "for rows that cannot pass a WHERE threshold or reach an ORDER BY ... LIMIT; results are "
+        "the same either way. Applies at execution: cached plans follow the setting.",
+        &early_exit_enabled, true, PGC_USERSET, 0, NULL, NULL, NULL);
     DefineCustomBoolVariable(
         "pg_predict.enable_batching", "Score predict() calls in batches with a PredictBatch plan node.",
         "When off, every call runs the model for one row at a time.", &batching_enabled, true,

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -330,6 +331,62 @@ void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* 
         if (!m->device.is_cpu()) return run_on_device(m, xs, n, cols, p->output_width, outs);
         // The batch is only read: wrapping it avoids a copy.
         run_on_cpu(p, torch::from_blob(const_cast<float*>(xs), {n, cols}, torch::kFloat32), n, outs);
+    });
+}
+
+void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols, const uint8_t* verdict,
+                          float* out) {
+    if (!p->one_row || p->native.num_groups != 1) fail(ErrorCategory::Internal, "score_undecided_rows: not a one-row program");
+    check_batch(p, rows, cols);
+    // Positions at most this many rows apart share one link call: below ATen's parallel grain,
+    // and a multiple of the program's 64-row chunks, so the link's vectorized blocks fall where
+    // they fall in run_program.
+    constexpr int64_t kLinkRows = 16384;
+    torch_guard("running the model program failed", [&] {
+        if (int threads = take_thread_request()) at::set_num_threads(threads);
+        c10::InferenceMode inference;
+        std::vector<float> packed, margins;
+        std::vector<int64_t> where;
+        const at::Tensor base = torch::from_blob(const_cast<float*>(p->base_margin), {1}, torch::kFloat32);
+        for (int64_t start = 0; start < rows; start += kLinkRows) {
+            check_interrupts();
+            const int64_t n = std::min(kLinkRows, rows - start);
+            packed.clear();
+            where.clear();
+            for (int64_t r = start; r < start + n; ++r) {
+                if (verdict[r] != 1) continue;
+                packed.insert(packed.end(), x + r * cols, x + (r + 1) * cols);
+                where.push_back(r - start);
+            }
+            if (where.empty()) continue;
+            std::vector<float> scored(where.size());
+            kernels::score(p->native, packed.data(), static_cast<int64_t>(where.size()), cols, scored.data(),
+                           kernels::process_isa());
+            margins.assign(n, 0.0f);
+            for (size_t k = 0; k < where.size(); ++k) margins[where[k]] = scored[k];
+            // The program's own tail (compiler/postprocess.cpp: link_source), on the same float32 ops.
+            at::Tensor m = torch::from_blob(margins.data(), {n, 1}, torch::kFloat32) + base;
+            at::Tensor r;
+            switch (p->link) {
+            case spec::PostTransform::Identity: r = m; break;
+            case spec::PostTransform::Logistic:
+                if (p->output_width == 2) {
+                    at::Tensor e = torch::sigmoid(m);
+                    r = torch::cat({1.0 - e, e}, 1);
+                } else {
+                    r = torch::sigmoid(m);
+                }
+                break;
+            case spec::PostTransform::TwoSided: r = torch::cat({-m, m}, 1); break;
+            case spec::PostTransform::Complement: r = torch::cat({1.0 - m, m}, 1); break;
+            default: fail(ErrorCategory::Internal, "score_undecided_rows: unexpected link");
+            }
+            r = r.contiguous();
+            const float* values = r.data_ptr<float>();
+            const int width = p->output_width;
+            for (int64_t k : where)
+                std::memcpy(out + (start + k) * width, values + k * width, sizeof(float) * width);
+        }
     });
 }
 

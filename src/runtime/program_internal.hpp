@@ -4,8 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "pg_predict/kernels/tree_bounds.hpp"
 #include "pg_predict/kernels/tree_ensemble.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/spec/pipeline.hpp"
@@ -32,6 +34,8 @@ struct Program {
     kernels::PackedView native;
     const float* base_margin = nullptr;
     spec::PostTransform link = spec::PostTransform::Identity;
+    // screen.cpp: the one-row program's trees staged for the early exit, on first use.
+    std::unique_ptr<kernels::StagedEnsemble> staged;
 };
 
 // one_row.cpp: the links run_one_row applies itself (output_width decides [1 - p, p]); false

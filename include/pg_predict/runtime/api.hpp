@@ -170,6 +170,32 @@ char* explain_model(const char* name, const char* spec_json, size_t length,
 // per batch. Never throws.
 void release_free_memory() noexcept;
 
+// The early exit of threshold and top-K queries (issue 15 §2, kernels/tree_bounds.hpp).
+// Whether output column `column` of the program is a monotone function of one tree-ensemble
+// margin that screen_rows can bound: a program_scores_one_row program with one output group
+// (binary classifiers, regressors; not softmax, not featurizers, not GPU copies).
+bool program_screens_column(const Program*, int column) noexcept;
+struct ScreenStats {
+    int64_t rows = 0;         // rows screened
+    int64_t tree_visits = 0;  // trees the screen evaluated, over all rows
+    int64_t outside = 0;      // rows certain to fall outside the interval
+    int64_t inside = 0;       // rows certain to fall inside it
+    int64_t trees = 0;        // trees of the model
+};
+// For rows [0, rows) of a float32 batch: verdict[r] = 0 when output `column` of row r, as
+// run_program computes it, is certain to lie outside [lower, upper]; 2 when it is certain to lie
+// strictly inside it; 1 otherwise (score the row). Either end may be infinite. Allowances for
+// float32 rounding make both answers conservative. Builds the staged trees on first use.
+void screen_rows(Program*, const float* x, int64_t rows, int64_t cols, int column, double lower, double upper,
+                 uint8_t* verdict, ScreenStats* stats);
+// The outputs of the rows of a batch whose verdict is 1 (undecided), bit for bit what
+// run_program gives them in that batch, into their rows of `out` (rows × output_width; other
+// rows are left as they are): the kernel scores only those rows, then the base margin and the
+// link are applied as the program applies them, at every row position of the batch (ATen's
+// vectorized sigmoid and its scalar tail differ in the last bit, so a row's output depends on
+// where it sits in the batch).
+void score_undecided_rows(Program*, const float* x, int64_t rows, int64_t cols, const uint8_t* verdict, float* out);
+
 // The native tree kernel's path (pg_predict.cpu_kernel): "auto", "avx512", "avx2", "neon" or
 // "portable". The CPU is probed once per process; none of these touch torch (the postmaster
 // may call them) or throw.
