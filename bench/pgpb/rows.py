@@ -18,13 +18,14 @@ KEY_ROWS = {"floor", "m500.batched.auto.t1", "m500.batched.auto.t2", "m500.batch
 
 class Row:
     def __init__(self, key, group, label, kind, table, sql=None, model=None, threads=1,
-                 workers=0, strategy=None, batched=None, native=None, kernel=None):
+                 workers=0, strategy=None, batched=None, native=None, kernel=None, settings=None):
         self.key, self.group, self.label, self.kind = key, group, label, kind
         self.table, self.sql, self.model = table, sql, model
         self.threads, self.workers, self.strategy = threads, workers, strategy
         self.batched = batched          # True: needs enable_batching on; False: off
         self.native = native            # for kind 'native': dict(classifier=, engine=)
         self.kernel = kernel            # pg_predict.cpu_kernel value; "" when the GUC is absent
+        self.settings = settings or {}  # more settings of its own (e.g. pg_predict.early_exit)
         self.key_row = key in KEY_ROWS  # a target depends on it: whole table up to --key-max-seconds
         self.r = {"status": "pending"}  # results
 
@@ -187,6 +188,17 @@ def build_rows(threads, strategies, kernels):
               "batched", "higgs", "SELECT sum((predict_contributions('shap100c', h))[1]) FROM {T} h", "shap100c",
               threads=t, strategy="auto", batched=True))
         native("shap100c", "shap100c", "shap100 XGBoost pred_contribs", t, engine="xgboost_contribs")
+    # -- issue 15 §2: the early exit on m500, against the same query with pg_predict.early_exit
+    #    off (the value each returns must be the same)
+    queries = {"threshold": "SELECT count(*) FROM {T} h WHERE (predict_proba('m500', h))[2] > 0.95",
+               "topk": "SELECT sum(id) FROM (SELECT id FROM {T} h ORDER BY (predict_proba('m500', h))[2] DESC "
+                       "LIMIT 100) top"}
+    for what, sql in queries.items():
+        for t in threads:
+            for mode in ("on", "off"):
+                A(Row(f"ee.{what}.{mode}.t{t}", "ee", f"m500 {what}, early exit {mode}, {t} thr", "batched",
+                      "higgs", sql, "m500", threads=t, strategy="auto", batched=True,
+                      settings={"pg_predict.early_exit": mode}))
     return rows
 
 
