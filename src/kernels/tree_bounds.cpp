@@ -194,6 +194,7 @@ void screen(const StagedEnsemble& s, const float* x, int64_t rows, int64_t cols,
             const int64_t live = static_cast<int64_t>(active.size());
             score(s.stages[st], stage_x, live, cols, margins.data(), isa);
             counts->tree_visits += live * s.stage_trees[st];
+            counts->stage_rows += live;
             const bool last = st + 1 == s.stages.size();
             next.clear();
             for (int64_t k = 0; k < live; ++k) {

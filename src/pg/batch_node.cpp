@@ -624,6 +624,7 @@ void screen_batch(PredictBatchState* state, runtime::Program* program) {
     const int rows = state->count;
     const int64 cols = input->num_features;
     uint8_t* verdict = e->verdict;
+    const runtime::ScreenStats before = e->stats;
     guarded([&] { runtime::screen_rows(e->program, x, rows, cols, e->column, lower, upper, verdict, &e->stats); });
     const bool owned = state->owned_qual != NULL;
     for (int r = 0; r < rows; r++) {
@@ -636,6 +637,9 @@ void screen_batch(PredictBatchState* state, runtime::Program* program) {
         }
     }
     guarded([&] { runtime::score_undecided_rows(program, x, rows, cols, verdict, out); });
+    int64 undecided = 0;
+    for (int r = 0; r < rows; r++) undecided += verdict[r] == kVerdictUndecided;
+    early_exit_screened(e, before, undecided);
     int kept = 0;
     for (int r = 0; r < rows; r++) {
         if (verdict[r] == kVerdictOutside) {
@@ -692,7 +696,7 @@ void score_batch(PredictBatchState* state) {
         INSTR_TIME_ADD(fill[i], state->pull_time);
     }
     state->screened = false;
-    if (state->early.active && !gpu) {
+    if (state->early.active && !gpu && early_exit_screen_next(&state->early)) {
         state->scoring_input = state->early.input;
         instr_time start, elapsed;
         INSTR_TIME_SET_CURRENT(start);

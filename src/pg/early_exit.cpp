@@ -16,6 +16,7 @@ void early_exit_init(EarlyExit* e, const EarlyExitPlan* plan) {
     e->plan = plan;
     e->input = -1;
     e->column = -1;
+    e->pause_next = 1;
 }
 
 void early_exit_activate(EarlyExit* e, int input, runtime::Program* program, int predict_column, int proba_columns,
@@ -62,6 +63,27 @@ bool early_exit_interval(const EarlyExit* e, double* lower, double* upper) {
             *upper = Min(*upper, -e->heap[0]);
     }
     return std::isfinite(*lower) || std::isfinite(*upper);
+}
+
+bool early_exit_screen_next(EarlyExit* e) {
+    if (e->pause_left == 0) return true;
+    e->pause_left--;
+    e->paused_batches++;
+    return false;
+}
+
+void early_exit_screened(EarlyExit* e, const runtime::ScreenStats& before, int64 scored_rows) {
+    const runtime::ScreenStats& now = e->stats;
+    const double trees = (double)now.trees;
+    const double rows = (double)(now.rows - before.rows);
+    const double with_screen = (double)(now.tree_visits - before.tree_visits) +
+                               (double)(now.stage_rows - before.stage_rows) * now.rank_trees + scored_rows * trees;
+    if (with_screen <= rows * trees) {
+        e->pause_next = 1;
+        return;
+    }
+    e->pause_left = e->pause_next;
+    e->pause_next = Min(e->pause_next * 2, 64);
 }
 
 void early_exit_returned(EarlyExit* e, double value) {
@@ -124,6 +146,8 @@ void early_exit_explain(const EarlyExit* e, const char* call, bool analyze, Expl
     const double per_row =
         e->stats.rows > 0 ? ((double)e->stats.tree_visits + scored * e->stats.trees) / e->stats.rows : 0.0;
     ExplainPropertyText("Trees per Row", psprintf("%.1f of " INT64_FORMAT, per_row, e->stats.trees), es);
+    // Batches scored whole because the screen cost more than it saved on the ones before.
+    if (e->paused_batches > 0) ExplainPropertyInteger("Batches Not Screened", NULL, e->paused_batches, es);
 }
 
 }  // namespace pg_predict::pg

@@ -29,6 +29,11 @@ struct EarlyExit {
     int64 heap_size;
     runtime::ScreenStats stats;
     int64 rows_dropped;           // rows the node never handed up because of the screen
+    // The screen pauses where it costs more than it saves (early_exit_screened): for
+    // `pause_left` more batches, then tries again; each failed try doubles the pause.
+    int pause_left;
+    int pause_next;
+    int64 paused_batches;
 };
 
 void early_exit_init(EarlyExit* e, const EarlyExitPlan* plan);
@@ -42,6 +47,13 @@ void early_exit_activate(EarlyExit* e, int input, runtime::Program* program, int
 // The interval a row's value must be able to reach now: the threshold, narrowed by the k-th
 // best value returned once k were. False when nothing bounds it yet (no screen needed).
 bool early_exit_interval(const EarlyExit* e, double* lower, double* upper);
+
+// Whether to screen the next batch (false while paused).
+bool early_exit_screen_next(EarlyExit* e);
+
+// After a screened batch: `before` is the stats before it. Pauses the screen when it cost more
+// tree visits (its stages, its ranks, the rows still scored whole) than scoring the batch whole.
+void early_exit_screened(EarlyExit* e, const runtime::ScreenStats& before, int64 scored_rows);
 
 // The top-K's record of a value the node hands up.
 void early_exit_returned(EarlyExit* e, double value);

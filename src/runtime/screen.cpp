@@ -6,6 +6,7 @@
 // a ∈ {0, 1}. So an interval of outputs is an interval of z, and of margins. Each step widens
 // the interval it hands on (for "certainly outside") or narrows it (for "certainly inside") by
 // more than the float32 rounding of that step.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -83,6 +84,9 @@ void screen_rows(Program* p, const float* x, int64_t rows, int64_t cols, int col
     stats->outside += counts.outside;
     stats->inside += counts.inside;
     stats->trees = p->staged->trees;
+    stats->stage_rows += counts.stage_rows;
+    // A rank is a binary search of ~8 steps per feature; a tree visit one step per level.
+    stats->rank_trees = 8.0 * p->native.num_features / std::max(1, p->native.depth);
 }
 
 }  // namespace pg_predict::runtime

@@ -42,6 +42,7 @@ enum Verdict : uint8_t { kOutside = 0, kUndecided = 1, kInside = 2 };
 struct ScreenCounts {
     int64_t rows = 0;          // rows screened
     int64_t tree_visits = 0;   // trees evaluated, summed over rows
+    int64_t stage_rows = 0;    // rows entering a stage, summed over stages (each ranks its features)
     int64_t outside = 0;
     int64_t inside = 0;
 };

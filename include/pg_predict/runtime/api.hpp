@@ -181,6 +181,8 @@ struct ScreenStats {
     int64_t outside = 0;      // rows certain to fall outside the interval
     int64_t inside = 0;       // rows certain to fall inside it
     int64_t trees = 0;        // trees of the model
+    int64_t stage_rows = 0;   // rows entering a stage of the screen, summed over its stages
+    double rank_trees = 0;    // what turning one row's features into ranks costs, in tree visits
 };
 // For rows [0, rows) of a float32 batch: verdict[r] = 0 when output `column` of row r, as
 // run_program computes it, is certain to lie outside [lower, upper]; 2 when it is certain to lie
