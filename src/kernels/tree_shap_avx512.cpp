@@ -1,0 +1,98 @@
+// TreeSHAP's block evaluation with AVX-512 (compiled with -mavx512f/bw/dq/vl; only called after
+// the run-time CPU check). The same arithmetic as shap_block_portable, rows as the SIMD lanes:
+//   * a node's decisions for 16 rows are one compare into a mask (the block's 64 rows: 4);
+//   * a term's rows are ANDs of those 64-bit masks, and a row's table index is built by a masked
+//     OR per term;
+//   * a slot's 16 table reads are one gather, added to the slot's player in the same order as
+//     the portable loop, so every row's float32 sums are the same bits.
+#include "pg_predict/kernels/tree_shap.hpp"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#include <immintrin.h>
+
+// GCC 12 warns about the undefined source operand inside its own gather intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace pg_predict::kernels::detail {
+
+namespace {
+
+template <bool kLessEqual>
+void decisions(const ShapView& v, const int32_t* tree, int vectors, ShapBlock& b) {
+    for (int32_t n = 0; n < tree[1]; ++n) {
+        const int32_t col = v.nodes[2 * (tree[0] + n)];
+        if (col < 0) continue;
+        const __m512 th = _mm512_set1_ps(v.thresholds[tree[0] + n]);
+        const float* x = b.x.data() + size_t(col) * kShapBlock;
+        uint64_t left = 0;
+        for (int j = 0; j < vectors; ++j) {
+            const __m512 xv = _mm512_loadu_ps(x + 16 * j);
+            // Ordered compares: NaN is false here, then takes the default direction below.
+            const __mmask16 m = kLessEqual ? _mm512_cmp_ps_mask(xv, th, _CMP_LE_OQ)
+                                           : _mm512_cmp_ps_mask(xv, th, _CMP_LT_OQ);
+            left |= uint64_t(m) << (16 * j);
+        }
+        const uint64_t nan = b.nan[size_t(col)];
+        b.left[size_t(n)] = v.nodes[2 * (tree[0] + n) + 1] != 0 ? left | nan : left & ~nan;
+    }
+}
+
+template <bool kLessEqual>
+void one_tree(const ShapView& v, const int32_t* tree, ShapBlock* blocks, int count) {
+    for (int i = 0; i < count; ++i) decisions<kLessEqual>(v, tree, (blocks[i].rows + 15) / 16, blocks[i]);
+    const size_t group = size_t(tree[4]) * (v.players + 1);
+    for (int32_t s = tree[5]; s < tree[5] + tree[6]; ++s) {
+        const int32_t* st = v.subtrees + 5 * s;
+        const int32_t terms = st[1], slots = st[3];
+        const float* table = v.tables + st[4];
+        const __m512i stride = _mm512_set1_epi32(slots);
+        for (int i = 0; i < count; ++i) {
+            ShapBlock& b = blocks[i];
+            const int vectors = (b.rows + 15) / 16;
+            __m512i index[kShapBlock / 16];
+            for (int j = 0; j < vectors; ++j) index[j] = _mm512_setzero_si512();
+            for (int32_t k = 0; k < terms; ++k) {
+                const int32_t* term = v.terms + 2 * (st[0] + k);
+                const uint64_t rows = shap_term(v, b, term[0], term[1]);
+                const __m512i bit = _mm512_set1_epi32(1 << k);
+                for (int j = 0; j < vectors; ++j)
+                    index[j] = _mm512_mask_or_epi32(index[j], __mmask16(rows >> (16 * j)), index[j], bit);
+            }
+            for (int j = 0; j < vectors; ++j) index[j] = _mm512_mullo_epi32(index[j], stride);
+            for (int32_t q = 0; q < slots; ++q) {
+                float* phi = b.phi.data() + (group + size_t(v.slots[st[2] + q])) * kShapBlock;
+                for (int j = 0; j < vectors; ++j) {
+                    const __m512 read = _mm512_i32gather_ps(index[j], table + q, 4);
+                    _mm512_storeu_ps(phi + 16 * j, _mm512_add_ps(_mm512_loadu_ps(phi + 16 * j), read));
+                }
+            }
+        }
+    }
+    for (int i = 0; i < count; ++i) shap_untabled_paths(v, tree, blocks[i]);
+}
+
+}  // namespace
+
+bool shap_avx512_compiled() { return true; }
+
+void shap_tree_avx512(const ShapView& v, const int32_t* tree, ShapBlock* blocks, int count) {
+    if (v.less_equal)
+        one_tree<true>(v, tree, blocks, count);
+    else
+        one_tree<false>(v, tree, blocks, count);
+}
+
+}  // namespace pg_predict::kernels::detail
+
+#else
+
+#include "pg_predict/common/error.hpp"
+
+namespace pg_predict::kernels::detail {
+bool shap_avx512_compiled() { return false; }
+void shap_tree_avx512(const ShapView&, const int32_t*, ShapBlock*, int) {
+    fail(ErrorCategory::Unsupported, "tree_shap: this build has no AVX-512 path");
+}
+}  // namespace pg_predict::kernels::detail
+
+#endif
