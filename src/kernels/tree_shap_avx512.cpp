@@ -41,6 +41,8 @@ template <bool kLessEqual>
 void one_tree(const ShapView& v, const int32_t* tree, ShapBlock* blocks, int count) {
     for (int i = 0; i < count; ++i) decisions<kLessEqual>(v, tree, (blocks[i].rows + 15) / 16, blocks[i]);
     const size_t group = size_t(tree[4]) * (v.players + 1);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     for (int32_t s = tree[5]; s < tree[5] + tree[6]; ++s) {
         const int32_t* st = v.subtrees + 5 * s;
         const int32_t terms = st[1], slots = st[3];
@@ -59,7 +61,24 @@ void one_tree(const ShapView& v, const int32_t* tree, ShapBlock* blocks, int cou
                     index[j] = _mm512_mask_or_epi32(index[j], __mmask16(rows >> (16 * j)), index[j], bit);
             }
             for (int j = 0; j < vectors; ++j) index[j] = _mm512_mullo_epi32(index[j], stride);
-            for (int32_t q = 0; q < slots; ++q) {
+            // Two slots at a time: one 64-bit read per row brings both (half the loads of two
+            // 32-bit gathers), then a permute apiece sorts them back into rows.
+            int32_t q = 0;
+            for (; q + 1 < slots; q += 2) {
+                float* phi0 = b.phi.data() + (group + size_t(v.slots[st[2] + q])) * kShapBlock;
+                float* phi1 = b.phi.data() + (group + size_t(v.slots[st[2] + q + 1])) * kShapBlock;
+                for (int j = 0; j < vectors; ++j) {
+                    const __m512 low = _mm512_castpd_ps(
+                        _mm512_i32gather_pd(_mm512_castsi512_si256(index[j]), table + q, 4));
+                    const __m512 high = _mm512_castpd_ps(
+                        _mm512_i32gather_pd(_mm512_extracti32x8_epi32(index[j], 1), table + q, 4));
+                    const __m512 first = _mm512_permutex2var_ps(low, even, high);
+                    const __m512 second = _mm512_permutex2var_ps(low, odd, high);
+                    _mm512_storeu_ps(phi0 + 16 * j, _mm512_add_ps(_mm512_loadu_ps(phi0 + 16 * j), first));
+                    _mm512_storeu_ps(phi1 + 16 * j, _mm512_add_ps(_mm512_loadu_ps(phi1 + 16 * j), second));
+                }
+            }
+            if (q < slots) {
                 float* phi = b.phi.data() + (group + size_t(v.slots[st[2] + q])) * kShapBlock;
                 for (int j = 0; j < vectors; ++j) {
                     const __m512 read = _mm512_i32gather_ps(index[j], table + q, 4);

@@ -12,16 +12,6 @@
 namespace pg_predict::kernels {
 namespace detail {
 
-uint64_t shap_term(const ShapView& v, const ShapBlock& b, int32_t first_edge, int32_t edges) {
-    uint64_t rows = ~uint64_t(0);
-    for (int32_t j = first_edge; j < first_edge + edges; ++j) {
-        const int32_t e = v.edges[j];
-        const uint64_t left = b.left[size_t(e / 2)];
-        rows &= (e & 1) ? left : ~left;
-    }
-    return rows;
-}
-
 // The untabled paths vectorize well: one clone per x86 ISA, picked once at load time by the CPU.
 // Both block evaluations call the same clone, so they agree bit for bit.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

@@ -156,9 +156,17 @@ struct ShapBlock {
 void shap_tree_portable(const ShapView&, const int32_t* tree, ShapBlock* blocks, int count);
 bool shap_avx512_compiled();
 void shap_tree_avx512(const ShapView&, const int32_t* tree, ShapBlock* blocks, int count);
-// Shared by both: one tree's node decisions (as the portable path computes them) and its
-// untabled paths.
-uint64_t shap_term(const ShapView&, const ShapBlock&, int32_t first_edge, int32_t edges);
+// The block's rows that take every one of the edges (node * 2 + left) [first_edge, + edges).
+inline uint64_t shap_term(const ShapView& v, const ShapBlock& b, int32_t first_edge, int32_t edges) {
+    uint64_t rows = ~uint64_t(0);
+    for (int32_t j = first_edge; j < first_edge + edges; ++j) {
+        const int32_t e = v.edges[j];
+        const uint64_t left = b.left[size_t(e / 2)];
+        rows &= (e & 1) ? left : ~left;
+    }
+    return rows;
+}
+// Shared by both: one tree's untabled paths.
 void shap_untabled_paths(const ShapView&, const int32_t* tree, ShapBlock& b);
 }  // namespace detail
 
