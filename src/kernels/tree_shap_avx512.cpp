@@ -1,10 +1,11 @@
 // TreeSHAP's block evaluation with AVX-512 (compiled with -mavx512f/bw/dq/vl; only called after
 // the run-time CPU check). The same arithmetic as shap_block_portable, rows as the SIMD lanes:
 //   * a node's decisions for 16 rows are one compare into a mask (the block's 64 rows: 4);
-//   * a term's rows are ANDs of those 64-bit masks, and a row's table index is built by a masked
-//     OR per term;
-//   * a slot's 16 table reads are one gather, added to the slot's player in the same order as
-//     the portable loop, so every row's float32 sums are the same bits.
+//   * a term's rows are ANDs of those 64-bit masks; the block's table indices are built as bytes
+//     (or 16-bit words), one masked OR per term for all 64 rows;
+//   * two slots' table reads for 8 rows are one 64-bit gather, sorted back into rows by a permute,
+//     and added to the slots' players in the same order as the portable loop, so every row's
+//     float32 sums are the same bits.
 #include "pg_predict/kernels/tree_shap.hpp"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
@@ -24,13 +25,17 @@ void decisions(const ShapView& v, const int32_t* tree, int vectors, ShapBlock& b
         if (col < 0) continue;
         const __m512 th = _mm512_set1_ps(v.thresholds[tree[0] + n]);
         const float* x = b.x.data() + size_t(col) * kShapBlock;
-        uint64_t left = 0;
-        for (int j = 0; j < vectors; ++j) {
+        // Ordered compares: NaN is false here, then takes the default direction below.
+        const auto goes_left = [&](int j) {
             const __m512 xv = _mm512_loadu_ps(x + 16 * j);
-            // Ordered compares: NaN is false here, then takes the default direction below.
-            const __mmask16 m = kLessEqual ? _mm512_cmp_ps_mask(xv, th, _CMP_LE_OQ)
-                                           : _mm512_cmp_ps_mask(xv, th, _CMP_LT_OQ);
-            left |= uint64_t(m) << (16 * j);
+            return kLessEqual ? _mm512_cmp_ps_mask(xv, th, _CMP_LE_OQ) : _mm512_cmp_ps_mask(xv, th, _CMP_LT_OQ);
+        };
+        uint64_t left = 0;
+        if (vectors == 4) {
+            left = _cvtmask64_u64(_mm512_kunpackd(_mm512_kunpackw(goes_left(3), goes_left(2)),
+                                                  _mm512_kunpackw(goes_left(1), goes_left(0))));
+        } else {
+            for (int j = 0; j < vectors; ++j) left |= uint64_t(goes_left(j)) << (16 * j);
         }
         const uint64_t nan = b.nan[size_t(col)];
         b.left[size_t(n)] = v.nodes[2 * (tree[0] + n) + 1] != 0 ? left | nan : left & ~nan;
@@ -51,14 +56,33 @@ void one_tree(const ShapView& v, const int32_t* tree, ShapBlock* blocks, int cou
         for (int i = 0; i < count; ++i) {
             ShapBlock& b = blocks[i];
             const int vectors = (b.rows + 15) / 16;
+            // Each row's combination of terms: one masked OR per term over the 64 rows as bytes
+            // (up to 8 terms) or as 16-bit words, then widened and scaled to the table's rows.
             __m512i index[kShapBlock / 16];
-            for (int j = 0; j < vectors; ++j) index[j] = _mm512_setzero_si512();
-            for (int32_t k = 0; k < terms; ++k) {
-                const int32_t* term = v.terms + 2 * (st[0] + k);
-                const uint64_t rows = shap_term(v, b, term[0], term[1]);
-                const __m512i bit = _mm512_set1_epi32(1 << k);
-                for (int j = 0; j < vectors; ++j)
-                    index[j] = _mm512_mask_or_epi32(index[j], __mmask16(rows >> (16 * j)), index[j], bit);
+            if (terms <= 8) {
+                __m512i bytes = _mm512_setzero_si512();
+                for (int32_t k = 0; k < terms; ++k) {
+                    const int32_t* term = v.terms + 2 * (st[0] + k);
+                    const __mmask64 rows = _cvtu64_mask64(shap_term(v, b, term[0], term[1]));
+                    bytes = _mm512_or_si512(bytes, _mm512_maskz_set1_epi8(rows, char(1 << k)));
+                }
+                index[0] = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(bytes));
+                index[1] = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(bytes, 1));
+                index[2] = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(bytes, 2));
+                index[3] = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(bytes, 3));
+            } else {
+                __m512i low = _mm512_setzero_si512(), high = _mm512_setzero_si512();
+                for (int32_t k = 0; k < terms; ++k) {
+                    const int32_t* term = v.terms + 2 * (st[0] + k);
+                    const uint64_t rows = shap_term(v, b, term[0], term[1]);
+                    const __m512i bit = _mm512_set1_epi16(short(1 << k));
+                    low = _mm512_or_si512(low, _mm512_maskz_mov_epi16(__mmask32(rows), bit));
+                    high = _mm512_or_si512(high, _mm512_maskz_mov_epi16(__mmask32(rows >> 32), bit));
+                }
+                index[0] = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(low));
+                index[1] = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(low, 1));
+                index[2] = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(high));
+                index[3] = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(high, 1));
             }
             for (int j = 0; j < vectors; ++j) index[j] = _mm512_mullo_epi32(index[j], stride);
             // Two slots at a time: one 64-bit read per row brings both (half the loads of two
