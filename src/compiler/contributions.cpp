@@ -103,8 +103,8 @@ void build_tree_contributions(const spec::Pipeline& p, ProgramParts& parts) {
     s += "    c = ops.pg_predict.tree_shap(x, self.shap_meta, self.shap_trees, self.shap_nodes, self.shap_thresholds,\n"
          "                                 self.shap_edges, self.shap_subtrees, self.shap_terms, self.shap_slots,\n"
          "                                 self.shap_tables, self.shap_paths, self.shap_path_values,\n"
-         "                                 self.shap_elements, self.shap_zero_fractions)\n"
-         "    return c + self.shap_bias\n";
+         "                                 self.shap_elements, self.shap_zero_fractions, self.shap_bias)\n"
+         "    return c\n";
     parts.source += s;
     parts.num_features = F;
     parts.output_width = static_cast<int64_t>(G) * (F + 1);

@@ -126,7 +126,8 @@ void shap_tree_portable(const ShapView& v, const int32_t* tree, ShapBlock* block
 
 }  // namespace detail
 
-void tree_shap(const ShapView& v, const float* x, int64_t rows, int64_t cols, float* out, int threads, Isa isa) {
+void tree_shap(const ShapView& v, const float* x, int64_t rows, int64_t cols, float* out, int threads, Isa isa,
+               const float* bias) {
     if (cols != v.columns)
         fail(ErrorCategory::InvalidModel, "tree_shap: the batch has " + std::to_string(cols) +
                                               " columns, the model reads " + std::to_string(v.columns));
@@ -184,7 +185,8 @@ void tree_shap(const ShapView& v, const float* x, int64_t rows, int64_t cols, fl
                 const detail::ShapBlock& b = panel[i];
                 const int64_t row0 = (first_block + int64_t(i)) * kB;
                 for (int r = 0; r < b.rows; ++r)
-                    for (int64_t k = 0; k < width; ++k) out[(row0 + r) * width + k] = b.phi[size_t(k) * kB + r];
+                    for (int64_t k = 0; k < width; ++k)
+                        out[(row0 + r) * width + k] = b.phi[size_t(k) * kB + r] + (bias ? bias[k] : 0.0f);
             }
         }
     });

@@ -3,8 +3,8 @@
 //
 //   tree_shap(Tensor x, Tensor meta, Tensor trees, Tensor nodes, Tensor thresholds, Tensor edges,
 //             Tensor subtrees, Tensor terms, Tensor slots, Tensor tables, Tensor paths,
-//             Tensor path_values, Tensor elements, Tensor zero_fractions)
-//       -> Tensor          # [N, groups * (players + 1)] float32, the bias slots 0
+//             Tensor path_values, Tensor elements, Tensor zero_fractions, Tensor bias)
+//       -> Tensor          # [N, groups * (players + 1)] float32, + bias
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 #include <torch/types.h>
@@ -32,7 +32,7 @@ at::Tensor tree_shap_op(const at::Tensor& x_in, const at::Tensor& meta_in, const
                         const at::Tensor& nodes_in, const at::Tensor& thresholds_in, const at::Tensor& edges_in,
                         const at::Tensor& subtrees_in, const at::Tensor& terms_in, const at::Tensor& slots_in,
                         const at::Tensor& tables_in, const at::Tensor& paths_in, const at::Tensor& values_in,
-                        const at::Tensor& elements_in, const at::Tensor& zeros_in) {
+                        const at::Tensor& elements_in, const at::Tensor& zeros_in, const at::Tensor& bias_in) {
     TORCH_CHECK(x_in.dim() == 2, "pg_predict::tree_shap: x must be [rows, columns]");
     TORCH_CHECK(x_in.device().is_cpu(), "pg_predict::tree_shap: x must be on the CPU");
     const at::Tensor x = x_in.to(at::kFloat).contiguous();
@@ -45,17 +45,20 @@ at::Tensor tree_shap_op(const at::Tensor& x_in, const at::Tensor& meta_in, const
                      tables = checked(tables_in, at::kFloat, "tables"), paths = checked(paths_in, at::kInt, "paths"),
                      values = checked(values_in, at::kDouble, "path_values"),
                      elements = checked(elements_in, at::kInt, "elements"),
-                     zeros = checked(zeros_in, at::kDouble, "zero_fractions");
+                     zeros = checked(zeros_in, at::kDouble, "zero_fractions"),
+                     bias = checked(bias_in, at::kFloat, "bias");
     try {
         const ShapView view = make_shap_view(
             {array<int64_t>(meta), array<int32_t>(trees), array<int32_t>(nodes), array<float>(thresholds),
              array<int32_t>(edges), array<int32_t>(subtrees), array<int32_t>(terms), array<int32_t>(slots),
              array<float>(tables), array<int32_t>(paths), array<double>(values), array<int32_t>(elements),
              array<double>(zeros)});
-        at::Tensor out = at::empty({x.size(0), int64_t(view.groups) * (view.players + 1)}, x.options());
+        const int64_t width = int64_t(view.groups) * (view.players + 1);
+        TORCH_CHECK(bias.numel() == width, "pg_predict::tree_shap: bias must have ", width, " values");
+        at::Tensor out = at::empty({x.size(0), width}, x.options());
         // The pg_predict.cpu_kernel setting picks the path, as for the tree_ensemble op.
         tree_shap(view, x.data_ptr<float>(), x.size(0), x.size(1), out.data_ptr<float>(), at::get_num_threads(),
-                  process_isa());
+                  process_isa(), bias.data_ptr<float>());
         return out;
     } catch (const Error& e) {
         TORCH_CHECK(false, "pg_predict::tree_shap: ", e.what());
@@ -71,6 +74,6 @@ int shap_op_anchor() { return 1; }
 TORCH_LIBRARY_FRAGMENT(pg_predict, m) {
     m.def("tree_shap(Tensor x, Tensor meta, Tensor trees, Tensor nodes, Tensor thresholds, Tensor edges, "
           "Tensor subtrees, Tensor terms, Tensor slots, Tensor tables, Tensor paths, Tensor path_values, "
-          "Tensor elements, Tensor zero_fractions) -> Tensor",
+          "Tensor elements, Tensor zero_fractions, Tensor bias) -> Tensor",
           TORCH_FN(pg_predict::kernels::tree_shap_op));
 }

@@ -129,13 +129,15 @@ struct ShapArrays {
 ShapArrays shap_arrays(const PackedShap&);
 ShapView make_shap_view(const ShapArrays&);
 
-// out [rows × groups·(players + 1)]: per group each player's contribution, then 0 in the bias
-// slot (the program adds the expected values and the base margin there). x is [rows × cols],
-// cols == the view's columns; NaN takes each node's default direction. Runs on `threads`.
-// `isa`: Avx512 takes the AVX-512 path (where this build and CPU have it, else it throws
-// Error(Unsupported)), any other the portable one; Auto the widest available.
+// out [rows × groups·(players + 1)]: per group each player's contribution, then the bias slot;
+// `bias` (that many floats, or null for zeros) is added to every row last, in float32: the
+// program passes the expected values and the base margin there. (Adding it here rather than as a
+// torch op afterwards keeps torch's OpenMP threads, which spin, out of the query.) x is
+// [rows × cols], cols == the view's columns; NaN takes each node's default direction. Runs on
+// `threads`. `isa`: Avx512 takes the AVX-512 path (where this build and CPU have it, else it
+// throws Error(Unsupported)), any other the portable one; Auto the widest available.
 void tree_shap(const ShapView&, const float* x, int64_t rows, int64_t cols, float* out, int threads,
-               Isa isa = Isa::Auto);
+               Isa isa = Isa::Auto, const float* bias = nullptr);
 
 // Referenced from the compiler so that a static link keeps the op's registration.
 int shap_op_anchor();
