@@ -152,9 +152,34 @@ public:
     TreePacker(PackedShap& p, const spec::Tree& t, const std::vector<int32_t>& player, const ShapPacking& packing)
         : p_(p), t_(t), player_(player), packing_(packing), shape_(shape_of(t)) {}
 
-    void pack() {
-        if (t_.is_leaf(0)) return;  // a single leaf: its value is all expectation
-        choose();
+    // Picks the tables for a weight of table memory against reads per row (larger: smaller
+    // tables); returns the floats they take.
+    int64_t choose(double memory_weight) {
+        if (t_.is_leaf(0)) return 0;  // a single leaf: its value is all expectation
+        if (layouts_.empty()) {
+            layouts_.resize(t_.size());
+            fits_.resize(t_.size());
+            for (size_t n = 0; n < t_.size(); ++n) fits_[n] = layout(int32_t(n), &layouts_[n]);
+        }
+        choose_cover(memory_weight);
+        int64_t values = 0;
+        std::vector<int32_t> stack{0};
+        while (!stack.empty()) {
+            const int32_t n = stack.back();
+            stack.pop_back();
+            if (own_[n]) {
+                values += int64_t(layouts_[n].slots) << layouts_[n].terms;
+            } else if (!t_.is_leaf(n)) {
+                stack.push_back(t_.left[n]);
+                stack.push_back(t_.right[n]);
+            }
+        }
+        return values;
+    }
+
+    // Adds the chosen tables (while the budget lasts) and the untabled leaves.
+    void emit() {
+        if (t_.is_leaf(0)) return;
         std::vector<Edge> path;
         emit(0, path);
     }
@@ -204,19 +229,19 @@ private:
     }
 
     // Per row, a table costs a read per slot and a little per term (its bits); a larger table
-    // costs cache misses. An untabled leaf costs its O(d²) path arithmetic.
-    static double table_cost(const Layout& l) {
-        return l.slots * (1.0 + double(int64_t(l.slots) << l.terms) / 8192.0) + 0.25 * l.terms;
+    // costs cache misses, and memory. An untabled leaf costs its O(d²) path arithmetic.
+    static double table_cost(const Layout& l, double memory_weight) {
+        return l.slots + memory_weight * double(int64_t(l.slots) * l.slots << l.terms) / 8192.0 + 0.25 * l.terms;
     }
 
     // Bottom-up: each node's cheapest cover by tables (own_[n]: the subtree at n is one table).
-    void choose() {
+    void choose_cover(double memory_weight) {
         cost_.assign(t_.size(), 0.0);
         own_.assign(t_.size(), 0);
         for (auto it = shape_.preorder.rbegin(); it != shape_.preorder.rend(); ++it) {
             const int32_t n = *it;
-            Layout l;
-            const bool fits = layout(n, &l);
+            const Layout& l = layouts_[size_t(n)];
+            const bool fits = fits_[size_t(n)];
             double below;
             if (t_.is_leaf(n)) {
                 const double d = fits ? l.terms : kMaxTableElements + 1;  // untabled: longer than a table
@@ -224,8 +249,8 @@ private:
             } else {
                 below = cost_[t_.left[n]] + cost_[t_.right[n]];
             }
-            if (fits && table_cost(l) <= below) {
-                cost_[n] = table_cost(l);
+            if (fits && table_cost(l, memory_weight) <= below) {
+                cost_[n] = table_cost(l, memory_weight);
                 own_[n] = 1;
             } else {
                 cost_[n] = below;
@@ -341,6 +366,8 @@ private:
     const std::vector<int32_t>& player_;
     const ShapPacking& packing_;
     const TreeShape shape_;
+    std::vector<Layout> layouts_;  // per node, where fits_
+    std::vector<uint8_t> fits_;
     std::vector<double> cost_;
     std::vector<uint8_t> own_;
 };
@@ -358,14 +385,13 @@ PackedShap pack_shap(const spec::TreeEnsemble& e, const std::vector<int32_t>& pl
     p.expected.assign(static_cast<size_t>(std::max(1, e.num_groups)), 0.0);
     if (player.size() != static_cast<size_t>(e.num_features))
         bad("players for " + std::to_string(player.size()) + " of " + std::to_string(e.num_features) + " columns");
+    std::vector<int32_t> node_offset;
     for (size_t ti = 0; ti < e.trees.size(); ++ti) {
         const spec::Tree& t = e.trees[ti];
         if (t.cover.size() != t.size()) bad("tree " + std::to_string(ti) + " has no node covers");
         if (t.group < 0 || t.group >= e.num_groups) bad("tree " + std::to_string(ti) + " has no group");
         p.expected[static_cast<size_t>(t.group)] += expected_value(t);
-        const int32_t node_offset = static_cast<int32_t>(p.thresholds.size());
-        const int32_t path_offset = static_cast<int32_t>(p.path_values.size());
-        const int32_t subtree_offset = static_cast<int32_t>(p.subtrees.size() / 5);
+        node_offset.push_back(static_cast<int32_t>(p.thresholds.size()));
         for (size_t n = 0; n < t.size(); ++n) {
             const bool leaf = t.is_leaf(n);
             if (!leaf && (t.feature[n] < 0 || t.feature[n] >= e.num_features || player[t.feature[n]] < 0 ||
@@ -375,11 +401,25 @@ PackedShap pack_shap(const spec::TreeEnsemble& e, const std::vector<int32_t>& pl
             p.nodes.push_back(t.default_left[n]);
             p.thresholds.push_back(t.threshold[n]);
         }
-        TreePacker(p, t, player, packing).pack();
-        p.trees.insert(p.trees.end(), {node_offset, static_cast<int32_t>(t.size()), path_offset,
-                                       static_cast<int32_t>(p.path_values.size()) - path_offset, t.group,
-                                       subtree_offset, static_cast<int32_t>(p.subtrees.size() / 5) - subtree_offset});
         p.meta[kShapMaxNodes] = std::max<int64_t>(p.meta[kShapMaxNodes], static_cast<int64_t>(t.size()));
+    }
+    // Tables for every tree within the budget: memory weighs more until they fit (a leaf past the
+    // budget would be untabled, far slower than a smaller table).
+    std::vector<TreePacker> packers;
+    packers.reserve(e.trees.size());
+    for (const spec::Tree& t : e.trees) packers.emplace_back(p, t, player, packing);
+    for (double memory_weight = 1.0;; memory_weight *= 4.0) {
+        int64_t values = 0;
+        for (TreePacker& packer : packers) values += packer.choose(memory_weight);
+        if (values <= packing.max_values || memory_weight > 1e6) break;
+    }
+    for (size_t ti = 0; ti < e.trees.size(); ++ti) {
+        const int32_t path_offset = static_cast<int32_t>(p.path_values.size());
+        const int32_t subtree_offset = static_cast<int32_t>(p.subtrees.size() / 5);
+        packers[ti].emit();
+        p.trees.insert(p.trees.end(), {node_offset[ti], static_cast<int32_t>(e.trees[ti].size()), path_offset,
+                                       static_cast<int32_t>(p.path_values.size()) - path_offset, e.trees[ti].group,
+                                       subtree_offset, static_cast<int32_t>(p.subtrees.size() / 5) - subtree_offset});
     }
     p.meta[kShapTrees] = static_cast<int64_t>(e.trees.size());
     return p;
