@@ -62,9 +62,13 @@ std::vector<double> shapley(const spec::Pipeline& p, const float* x, const std::
     return out;
 }
 
+struct Packed {
+    size_t table_values = 0, untabled_paths = 0;
+};
+
 // Contributions of `rows` rows on every path this build and CPU have: the portable one against
-// the enumeration, every SIMD one against the portable one bit for bit.
-void check(spec::Comparison cmp, int groups, unsigned seed, const kernels::ShapPacking& packing, int max_depth = 5,
+// the enumeration, every SIMD one against the portable one bit for bit. Says how it was packed.
+Packed check(spec::Comparison cmp, int groups, unsigned seed, const kernels::ShapPacking& packing, int max_depth = 5,
            int rows = 150) {
     std::mt19937 rng(seed);
     const int columns = 6, players = 5;
@@ -104,10 +108,11 @@ void check(spec::Comparison cmp, int groups, unsigned seed, const kernels::ShapP
         std::vector<float> simd(out.size(), -7.0f);
         kernels::tree_shap(view, x.data(), rows, columns, simd.data(), 2, isa);
         for (size_t k = 0; k < out.size(); ++k)
-            ASSERT_EQ(std::memcmp(&simd[k], &out[k], sizeof(float)), 0)
+            EXPECT_EQ(std::memcmp(&simd[k], &out[k], sizeof(float)), 0)
                 << kernels::isa_name(isa) << ": row " << k / width << " slot " << k % width << ": " << simd[k]
                 << " versus the portable " << out[k];
     }
+    return {packed.tables.size(), packed.path_values.size()};
 }
 
 TEST(TreeShap, EqualsTheShapleyValuesOfThePathDependentExpectation) {
@@ -121,10 +126,19 @@ TEST(TreeShap, EqualsTheShapleyValuesOfThePathDependentExpectation) {
 }
 
 TEST(TreeShap, MixesTablesAndUntabledPaths) {
-    // Short leaves get their own table, long ones none unless a subtree table covers them.
-    for (unsigned seed = 1; seed <= 3; ++seed) check(spec::Comparison::Less, 2, seed + 20, {3, 6});
-    // The tables' budget runs out part way: the leaves past it are untabled.
-    for (unsigned seed = 1; seed <= 3; ++seed) check(spec::Comparison::LessEqual, 1, seed + 30, {10, 8, 3000});
+    for (unsigned seed = 1; seed <= 3; ++seed) {
+        // Leaves of up to 3 features get a table, longer ones none; subtree tables may cover
+        // leaves too long for their own.
+        check(spec::Comparison::Less, 2, seed + 20, {3, 6});
+        const Packed short_leaves = check(spec::Comparison::Less, 2, seed + 20, {3, 0});
+        EXPECT_GT(short_leaves.table_values, 0u);
+        EXPECT_GT(short_leaves.untabled_paths, 0u);
+        // A budget too small for every leaf: smaller tables, then untabled leaves.
+        const Packed budget = check(spec::Comparison::LessEqual, 1, seed + 30, {10, 8, 300});
+        EXPECT_GT(budget.table_values, 0u);
+        EXPECT_LE(budget.table_values, 300u);
+        EXPECT_GT(budget.untabled_paths, 0u);
+    }
 }
 
 TEST(TreeShap, DeepTreesSingleRowsAndPartialBlocks) {
