@@ -3,6 +3,7 @@
 // reference the AVX-512 path matches bit for bit) and the untabled paths both paths share.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "pg_predict/common/error.hpp"
@@ -83,23 +84,45 @@ SHAP_ISA_CLONES void shap_untabled_paths(const ShapView& v, const int32_t* tree,
     }
 }
 
+namespace {
+
+// Bytes of 0 or 1 → bits (byte i → bit i), and back: 8 rows per 64-bit word.
+uint64_t bits_of(const uint8_t* bytes) {
+    uint64_t word;
+    std::memcpy(&word, bytes, 8);
+    return (word * 0x0102040810204080ULL) >> 56;
+}
+uint64_t bytes_of(uint64_t bits) {
+    const uint64_t spread = ((bits & 0xFF) * 0x0101010101010101ULL) & 0x8040201008040201ULL;
+    return ((spread + 0x7F7F7F7F7F7F7F7FULL) >> 7) & 0x0101010101010101ULL;
+}
+
+// A node's decisions for the block's 64 rows (past `rows` too: nobody reads those). Ordered
+// compares, so NaN is false, then takes the default direction.
+template <bool kLessEqual>
+void decisions(const ShapView& v, const int32_t* tree, ShapBlock& b) {
+    for (int32_t n = 0; n < tree[1]; ++n) {
+        const int32_t col = v.nodes[2 * (tree[0] + n)];
+        if (col < 0) continue;
+        const float th = v.thresholds[tree[0] + n];
+        const float* x = b.x.data() + size_t(col) * kShapBlock;
+        alignas(64) uint8_t goes[kShapBlock];
+        for (int r = 0; r < kShapBlock; ++r) goes[r] = kLessEqual ? x[r] <= th : x[r] < th;
+        uint64_t left = 0;
+        for (int r = 0; r < kShapBlock; r += 8) left |= bits_of(goes + r) << r;
+        const uint64_t nan = b.nan[size_t(col)];
+        b.left[size_t(n)] = v.nodes[2 * (tree[0] + n) + 1] != 0 ? left | nan : left & ~nan;
+    }
+}
+
+}  // namespace
+
 void shap_tree_portable(const ShapView& v, const int32_t* tree, ShapBlock* blocks, int count) {
-    // Exactly the scoring decisions: NaN takes the default direction.
     for (int i = 0; i < count; ++i) {
-        ShapBlock& b = blocks[i];
-        for (int32_t n = 0; n < tree[1]; ++n) {
-            const int32_t col = v.nodes[2 * (tree[0] + n)];
-            if (col < 0) continue;
-            const bool default_left = v.nodes[2 * (tree[0] + n) + 1] != 0;
-            const float th = v.thresholds[tree[0] + n];
-            const float* x = b.x.data() + size_t(col) * kShapBlock;
-            uint64_t left = 0;
-            for (int r = 0; r < b.rows; ++r) {
-                const bool goes = std::isnan(x[r]) ? default_left : (v.less_equal ? x[r] <= th : x[r] < th);
-                left |= uint64_t(goes) << r;
-            }
-            b.left[size_t(n)] = left;
-        }
+        if (v.less_equal)
+            decisions<true>(v, tree, blocks[i]);
+        else
+            decisions<false>(v, tree, blocks[i]);
     }
     const size_t group = size_t(tree[4]) * (v.players + 1);
     for (int32_t s = tree[5]; s < tree[5] + tree[6]; ++s) {
@@ -108,12 +131,23 @@ void shap_tree_portable(const ShapView& v, const int32_t* tree, ShapBlock* block
         const float* table = v.tables + st[4];
         for (int i = 0; i < count; ++i) {
             ShapBlock& b = blocks[i];
-            // Each row's combination of terms, then its row of the table.
+            // Each row's combination of terms (up to 8 terms: 8 rows' bytes per word), then its
+            // row of the table.
             uint32_t index[kShapBlock] = {};
-            for (int32_t k = 0; k < terms; ++k) {
-                const int32_t* term = v.terms + 2 * (st[0] + k);
-                const uint64_t rows = shap_term(v, b, term[0], term[1]);
-                for (int r = 0; r < b.rows; ++r) index[r] |= uint32_t((rows >> r) & 1u) << k;
+            if (terms <= 8) {
+                uint64_t bytes[kShapBlock / 8] = {};
+                for (int32_t k = 0; k < terms; ++k) {
+                    const int32_t* term = v.terms + 2 * (st[0] + k);
+                    const uint64_t rows = shap_term(v, b, term[0], term[1]);
+                    for (int w = 0; w < kShapBlock / 8; ++w) bytes[w] |= bytes_of(rows >> (8 * w)) << k;
+                }
+                for (int r = 0; r < b.rows; ++r) index[r] = uint32_t(bytes[r / 8] >> (8 * (r % 8))) & 0xFFu;
+            } else {
+                for (int32_t k = 0; k < terms; ++k) {
+                    const int32_t* term = v.terms + 2 * (st[0] + k);
+                    const uint64_t rows = shap_term(v, b, term[0], term[1]);
+                    for (int r = 0; r < b.rows; ++r) index[r] |= uint32_t((rows >> r) & 1u) << k;
+                }
             }
             for (int32_t j = 0; j < slots; ++j) {
                 float* phi = b.phi.data() + (group + size_t(v.slots[st[2] + j])) * kShapBlock;
