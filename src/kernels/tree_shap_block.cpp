@@ -167,7 +167,6 @@ void tree_shap(const ShapView& v, const float* x, int64_t rows, int64_t cols, fl
                                               " columns, the model reads " + std::to_string(v.columns));
     const bool simd = resolve_isa(isa) == Isa::Avx512 && detail::shap_avx512_compiled();
     constexpr int kB = detail::kShapBlock;
-    constexpr int64_t kShapPanel = 16;  // blocks
     const int64_t width = int64_t(v.groups) * (v.players + 1);
     // Chunks of a few ms: about 2M steps (a node decision, a term, a table read, a path's d²).
     int64_t work = 1;
@@ -182,11 +181,14 @@ void tree_shap(const ShapView& v, const float* x, int64_t rows, int64_t cols, fl
     const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 21) / (work * kB));
     // Blocks go through the trees together, a panel at a time: a tree's tables are read from
     // memory once per panel, then from cache for each of its blocks.
-    const int64_t panels = (blocks + kShapPanel - 1) / kShapPanel;
+    // 16 blocks (1024 rows), fewer where their inputs and contributions would pass 4 MB
+    // (thousands of columns).
+    const int64_t panel_blocks = std::clamp<int64_t>((int64_t(1) << 22) / ((width + cols) * kB * 4), 1, 16);
+    const int64_t panels = (blocks + panel_blocks - 1) / panel_blocks;
     const auto tree_fn = simd ? detail::shap_tree_avx512 : detail::shap_tree_portable;
-    run_parallel(std::max(1, threads), 0, panels, std::max<int64_t>(1, grain / kShapPanel),
+    run_parallel(std::max(1, threads), 0, panels, std::max<int64_t>(1, grain / panel_blocks),
                  [&](int64_t begin, int64_t end) {
-        std::vector<detail::ShapBlock> panel(size_t(std::min<int64_t>(kShapPanel, blocks - begin * kShapPanel)));
+        std::vector<detail::ShapBlock> panel(size_t(std::min<int64_t>(panel_blocks, blocks - begin * panel_blocks)));
         for (detail::ShapBlock& b : panel) {
             b.x.assign(size_t(cols) * kB, 0.0f);
             b.nan.assign(size_t(cols), 0);
@@ -196,8 +198,8 @@ void tree_shap(const ShapView& v, const float* x, int64_t rows, int64_t cols, fl
             b.weight.assign(size_t(v.max_elements + 1) * kB, 0.0);
         }
         for (int64_t p = begin; p < end; ++p) {
-            const int64_t first_block = p * kShapPanel;
-            const size_t count = size_t(std::min<int64_t>(kShapPanel, blocks - first_block));
+            const int64_t first_block = p * panel_blocks;
+            const size_t count = size_t(std::min<int64_t>(panel_blocks, blocks - first_block));
             for (size_t i = 0; i < count; ++i) {
                 detail::ShapBlock& b = panel[i];
                 const int64_t row0 = (first_block + int64_t(i)) * kB;
