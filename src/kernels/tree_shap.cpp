@@ -52,35 +52,65 @@ struct Edge {
     double zero;  // cover(child) / cover(node)
 };
 
-// What each element of a path with zero fractions `zero` adds, per unit of leaf value, for the
-// one fractions `mask` (bit e: element e's one fraction is 1): UnwoundPathSum × (one - zero)
-// after extending the path with every element (XGBoost's ExtendPath / UnwoundPathSum).
-void path_coefficients(const double* zero, int d, uint32_t mask, double* out) {
-    double w[kMaxTableElements + 2] = {1.0};
-    for (int ud = 1; ud <= d; ++ud) {
-        const double z = zero[ud - 1], o = (mask >> (ud - 1) & 1u) ? 1.0 : 0.0;
-        w[ud] = 0.0;
-        for (int i = ud - 1; i >= 0; --i) {
-            w[i + 1] += o * w[i] * (i + 1) / (ud + 1);
-            w[i] = z * w[i] * (ud - i) / (ud + 1);
+// What each element of a path with zero fractions `zero` adds, per unit of leaf value, for each
+// combination of one fractions (mask bit e: element e's one fraction is 1): UnwoundPathSum ×
+// (one - zero) after extending the path with every element (XGBoost's ExtendPath /
+// UnwoundPathSum). out: [2^d][d]. The masks sharing their first elements share those extensions
+// (a walk over the bits), and the divisions by constants are multiplications.
+class LeafCoefficients {
+public:
+    LeafCoefficients(const double* zero, int d, double* out) : zero_(zero), d_(d), out_(out) {
+        for (int i = 0; i < d; ++i) {
+            up_[i] = double(d + 1) / (i + 1);
+            down_[i] = double(d - i) / (d + 1);
+            back_[i] = double(d + 1) / (d - i);
         }
+        double w[kMaxTableElements + 2] = {1.0};
+        extend(1, 0, w);
     }
-    for (int e = 0; e < d; ++e) {
-        const double z = zero[e];
-        const bool one = mask >> e & 1u;
-        double total = 0.0, next = w[d];
-        for (int i = d - 1; i >= 0; --i) {
-            if (one) {
-                const double tmp = next * (d + 1) / (i + 1);
-                total += tmp;
-                next = w[i] - tmp * z * (d - i) / (d + 1);
-            } else if (z > 0.0) {
-                total += w[i] * (d + 1) / (z * (d - i));
+
+private:
+    // w: the path's weights after extending with elements [0, ud - 1), their one fractions `mask`.
+    void extend(int ud, uint32_t mask, const double* w) {
+        if (ud > d_) return unwind(mask, w);
+        const double z = zero_[ud - 1], scale = 1.0 / (ud + 1);
+        for (const uint32_t o : {0u, 1u}) {
+            double next[kMaxTableElements + 2];
+            next[ud] = 0.0;
+            for (int i = ud - 1; i >= 0; --i) {
+                next[i + 1] += o ? w[i] * (i + 1) * scale : 0.0;
+                next[i] = z * w[i] * (ud - i) * scale;
             }
+            extend(ud + 1, mask | o << (ud - 1), next);
         }
-        out[e] = total * ((one ? 1.0 : 0.0) - z);
     }
-}
+
+    void unwind(uint32_t mask, const double* w) {
+        const int d = d_;
+        double* out = out_ + size_t(mask) * d;
+        for (int e = 0; e < d; ++e) {
+            const double z = zero_[e];
+            const bool one = mask >> e & 1u;
+            double total = 0.0, next = w[d];
+            if (one) {
+                for (int i = d - 1; i >= 0; --i) {
+                    const double tmp = next * up_[i];
+                    total += tmp;
+                    next = w[i] - tmp * z * down_[i];
+                }
+            } else if (z > 0.0) {
+                const double inverse = 1.0 / z;
+                for (int i = d - 1; i >= 0; --i) total += w[i] * back_[i] * inverse;
+            }
+            out[e] = total * ((one ? 1.0 : 0.0) - z);
+        }
+    }
+
+    const double* zero_;
+    const int d_;
+    double* out_;
+    double up_[kMaxTableElements], down_[kMaxTableElements], back_[kMaxTableElements];
+};
 
 // A path's unique features in order of first appearance, each with its zero fraction and its
 // edges (indices into the path).
@@ -334,8 +364,7 @@ private:
                 }
             }
             coefficients.resize(size_t(d) << d);
-            for (uint32_t mask = 0; mask < (1u << d); ++mask)
-                path_coefficients(zero.data(), d, mask, coefficients.data() + size_t(mask) * d);
+            LeafCoefficients(zero.data(), d, coefficients.data());
             const double value = t_.value[w.node];
             for (uint32_t index = 0; index < uint32_t(width); ++index) {
                 uint32_t mask = 0;
