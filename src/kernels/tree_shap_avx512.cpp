@@ -1,5 +1,5 @@
 // TreeSHAP's block evaluation with AVX-512 (compiled with -mavx512f/bw/dq/vl; only called after
-// the run-time CPU check). The same arithmetic as shap_block_portable, rows as the SIMD lanes:
+// the run-time CPU check). The same arithmetic as shap_tree_portable, rows as the SIMD lanes:
 //   * a node's decisions for 16 rows are one compare into a mask (the block's 64 rows: 4);
 //   * a term's rows are ANDs of those 64-bit masks; the block's table indices are built as bytes
 //     (or 16-bit words), one masked OR per term for all 64 rows;

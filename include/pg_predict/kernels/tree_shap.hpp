@@ -7,8 +7,7 @@
 // the path's edges that split on it) and its edges. For a row, an element's one fraction is 1
 // when the row takes every one of its edges, else 0; the leaf then adds, per element,
 // UnwoundPathSum × (one - zero) × value to its feature, exactly what the recursion adds at that
-// leaf. Rows are processed in blocks, so the O(depth²) path arithmetic runs over a block's
-// rows at once (auto-vectorized loops), with the node decisions computed once per tree.
+// leaf.
 //
 // Tables (Yang's Fast TreeSHAP v2, extended to whole subtrees): the leaves under a node m add,
 // for a row, a function of a few bits of the row only: per player on the path from the root to
@@ -16,16 +15,18 @@
 // split node below m, whether the row goes left there (a term of one edge). Every leaf's
 // combination of one fractions follows from those bits, so the subtree's contributions for each
 // of the 2^terms combinations are summed at pack time into one float32 table, [2^terms][slot]
-// (a slot per player of the subtree: a row's reads share a cache line). A row then finds its combination (an integer built from
-// bit masks) and adds one number per slot. A single leaf is the subtree with no split: its
-// terms are its path's unique features, as in Fast TreeSHAP v2. Which nodes root the tabled
-// subtrees is chosen per tree at pack time (fewest table reads per row, tables kept small; see
-// ShapPacking). Leaves that no table may cover (paths of more unique features than a table may
-// index, or past the tables' budget) are computed per block as above ("untabled paths").
+// (a slot per player of the subtree: a row's reads share a cache line). A row then finds its
+// combination (an integer built from bit masks) and adds one number per slot. A single leaf is
+// the subtree with no split: its terms are its path's unique features, as in Fast TreeSHAP v2.
+// Which nodes root the tabled subtrees is chosen per tree at pack time (fewest table reads per
+// row, tables kept small, all of them within a budget; see ShapPacking). Leaves no table may
+// cover (more unique features than a table may index) are "untabled paths": their O(d²) path
+// arithmetic runs per block of rows.
 //
-// The per-block evaluation has a portable reference and an AVX-512 path (rows are the SIMD
-// dimension: a gather per slot for 16 rows) that gives the same bits: each row adds the same
-// float32 numbers in the same order.
+// Rows go in blocks of 64 (a node's decisions for the block are one 64-bit mask), and 16 blocks
+// go through a tree before the next one, so that a tree's tables are read from memory once per
+// 1024 rows. The block evaluation has a portable reference and an AVX-512 path that gives the
+// same bits: each row adds the same float32 numbers in the same order.
 //
 #pragma once
 
