@@ -86,7 +86,9 @@ SHAP_ISA_CLONES void shap_untabled_paths(const ShapView& v, const int32_t* tree,
 
 namespace {
 
-// Bytes of 0 or 1 → bits (byte i → bit i), and back: 8 rows per 64-bit word.
+// Bytes of 0 or 1 → bits (byte i → bit i), and back: 8 rows per 64-bit word (byte i of the
+// word being the i-th in memory).
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "bits_of and bytes_of assume a little-endian CPU");
 uint64_t bits_of(const uint8_t* bytes) {
     uint64_t word;
     std::memcpy(&word, bytes, 8);
