@@ -258,6 +258,41 @@ add_test("xgboost[multiclass]", xgboost_test("shap_xgb_multi", "multi:softprob",
 add_test("xgboost[regression_nulls]", xgboost_test("shap_xgb_reg", "reg:squarederror", 0))
 
 
+@test
+def cpu_kernels_bit_for_bit(env):
+    """Deeper trees (whole subtrees share one table in the kernel) against pred_contribs, and every
+    TreeSHAP path this machine runs (pg_predict.cpu_kernel) against the portable one bit for bit."""
+    import xgboost as xgb
+    X = data(with_nan=True)
+    _, _, classes = targets(X)
+    d = xgb.DMatrix(X[:N_TRAIN], label=classes[:N_TRAIN], feature_names=FEATURES, missing=np.nan)
+    booster = xgb.train({"objective": "multi:softprob", "num_class": 3, "max_depth": 7, "eta": 0.3,
+                         "min_child_weight": 0}, d, num_boost_round=10)
+    want = booster.predict(xgb.DMatrix(X, feature_names=FEATURES, missing=np.nan), pred_contribs=True)
+    name = "shap_xgb_deep"
+    env.drop(name)
+    env.conn.execute("SELECT create_model(%s, %s::jsonb)", [name, booster.save_raw("json").decode()])
+    check_contributions(env, name, want.reshape(len(want), -1), forms=("row",))
+
+    def contributions_with(kernel):
+        with env.conn.transaction():
+            env.conn.execute(f"SET LOCAL pg_predict.cpu_kernel = {kernel}")
+            return [flat(r[0]) for r in env.query(
+                f"SELECT predict_contributions(%s, t) FROM {TABLE} t ORDER BY id", [name])]
+
+    ref = contributions_with("portable")
+    ran = 0
+    for kernel in ("avx512", "avx2", "neon"):
+        try:
+            with env.conn.transaction():
+                env.conn.execute(f"SET LOCAL pg_predict.cpu_kernel = {kernel}")
+        except Exception:  # noqa: BLE001  (this machine lacks the path: refused at SET)
+            continue
+        ran += 1
+        assert_equal(f"{name}: {kernel} against portable", contributions_with(kernel), ref)
+    print(f"    {ran} kernel path(s) besides portable")
+
+
 # ---- scikit-learn trees ------------------------------------------------------------------------
 
 def sk_ref_tree(tree, leaf_value):

@@ -3,10 +3,12 @@
 // weighted mean of both children elsewhere), by enumerating every subset of players. Random
 // trees with ties at thresholds, NaN (default directions), both comparisons, several groups, and
 // two columns of one player (its splits are one feature of the path, as LightGBM's rank and
-// category columns of one input are).
+// category columns of one input are); every way of packing the trees into tables; the SIMD path
+// against the portable one bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -60,34 +62,36 @@ std::vector<double> shapley(const spec::Pipeline& p, const float* x, const std::
     return out;
 }
 
-void check(spec::Comparison cmp, int groups, unsigned seed, int max_table_elements) {
+struct Packed {
+    size_t table_values = 0, untabled_paths = 0;
+};
+
+// Contributions of `rows` rows on every path this build and CPU have: the portable one against
+// the enumeration, every SIMD one against the portable one bit for bit. Says how it was packed.
+Packed check(spec::Comparison cmp, int groups, unsigned seed, const kernels::ShapPacking& packing, int max_depth = 5,
+           int rows = 150) {
     std::mt19937 rng(seed);
     const int columns = 6, players = 5;
     const std::vector<int> player = {0, 1, 2, 3, 4, 0};  // column 5 counts for input 0
     spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity, groups, columns, cmp);
     testing::TreeShape shape;
-    shape.max_depth = 5;
+    shape.max_depth = max_depth;
     testing::add_trees(p, rng, 7, shape);
     for (spec::Tree& t : p.model.trees) assign_covers(t, rng, 0);
     p.model.trees.push_back(testing::random_tree(rng, columns, {0, 0.0, false}, 0));  // a single leaf
     p.model.trees.back().cover = {2.0};
 
-    const kernels::PackedShap packed = kernels::pack_shap(p.model, player, players, max_table_elements);
-    EXPECT_EQ(packed.tables.empty(), max_table_elements == 0);
-    const kernels::ShapView view = kernels::make_shap_view(
-        packed.meta.data(), int64_t(packed.meta.size()), packed.trees.data(), int64_t(packed.trees.size()),
-        packed.nodes.data(), int64_t(packed.nodes.size()), packed.thresholds.data(), int64_t(packed.thresholds.size()),
-        packed.paths.data(), int64_t(packed.paths.size()), packed.path_values.data(),
-        int64_t(packed.path_values.size()), packed.elements.data(), int64_t(packed.elements.size()),
-        packed.zero_fractions.data(), int64_t(packed.zero_fractions.size()), packed.edges.data(),
-        int64_t(packed.edges.size()), packed.tables.data(), int64_t(packed.tables.size()));
-    const int rows = 150;  // two full blocks and a partial one
+    const kernels::PackedShap packed = kernels::pack_shap(p.model, player, players, packing);
+    if (packing.leaf_terms == 0 && packing.subtree_terms == 0) {
+        EXPECT_TRUE(packed.tables.empty());
+    }
+    const kernels::ShapView view = kernels::make_shap_view(kernels::shap_arrays(packed));
     std::vector<float> x(size_t(rows) * columns);
     for (float& v : x)
         v = std::uniform_int_distribution<int>(0, 9)(rng) == 0 ? std::nanf("") : testing::grid_value(rng);
     const int width = groups * (players + 1);
     std::vector<float> out(size_t(rows) * width, -7.0f);
-    kernels::tree_shap(view, x.data(), rows, columns, out.data(), 2);
+    kernels::tree_shap(view, x.data(), rows, columns, out.data(), 2, kernels::Isa::Portable);
     for (int r = 0; r < rows; ++r) {
         const std::vector<double> want = shapley(p, x.data() + size_t(r) * columns, player, players);
         for (int g = 0; g < groups; ++g) {
@@ -100,15 +104,50 @@ void check(spec::Comparison cmp, int groups, unsigned seed, int max_table_elemen
                     << "row " << r << " group " << g << " player " << i;
         }
     }
+    for (kernels::Isa isa : kernels::available_isas()) {
+        std::vector<float> simd(out.size(), -7.0f);
+        kernels::tree_shap(view, x.data(), rows, columns, simd.data(), 2, isa);
+        size_t differ = 0, first = 0;
+        for (size_t k = 0; k < out.size(); ++k)
+            if (std::memcmp(&simd[k], &out[k], sizeof(float)) != 0 && differ++ == 0) first = k;
+        EXPECT_EQ(differ, 0u) << kernels::isa_name(isa) << " differs from the portable path in " << differ
+                              << " values, first at row " << first / width << " slot " << first % width << ": "
+                              << simd[first] << " versus " << out[first];
+    }
+    return {packed.tables.size(), packed.path_values.size()};
 }
 
 TEST(TreeShap, EqualsTheShapleyValuesOfThePathDependentExpectation) {
-    // With tables (every path here has at most 5 unique features) and without (per block).
-    for (int tables : {kernels::kMaxTableElements, 0})
+    // Subtree tables as packed by default, one table per leaf, and no tables (per block).
+    for (const kernels::ShapPacking packing : {kernels::ShapPacking{}, kernels::ShapPacking{10, 0},
+                                               kernels::ShapPacking{0, 0}})
         for (unsigned seed = 1; seed <= 4; ++seed) {
-            check(spec::Comparison::Less, 1, seed, tables);
-            check(spec::Comparison::LessEqual, 3, seed + 10, tables);
+            check(spec::Comparison::Less, 1, seed, packing);
+            check(spec::Comparison::LessEqual, 3, seed + 10, packing);
         }
+}
+
+TEST(TreeShap, MixesTablesAndUntabledPaths) {
+    for (unsigned seed = 1; seed <= 3; ++seed) {
+        // Leaves of up to 3 features get a table, longer ones none; subtree tables may cover
+        // leaves too long for their own.
+        check(spec::Comparison::Less, 2, seed + 20, {3, 6});
+        const Packed short_leaves = check(spec::Comparison::Less, 2, seed + 20, {3, 0});
+        EXPECT_GT(short_leaves.table_values, 0u);
+        EXPECT_GT(short_leaves.untabled_paths, 0u);
+        // A budget too small for every leaf: smaller tables, then untabled leaves.
+        const Packed budget = check(spec::Comparison::LessEqual, 1, seed + 30, {10, 8, 300});
+        EXPECT_GT(budget.table_values, 0u);
+        EXPECT_LE(budget.table_values, 300u);
+        EXPECT_GT(budget.untabled_paths, 0u);
+    }
+}
+
+TEST(TreeShap, DeepTreesSingleRowsAndPartialBlocks) {
+    // Trees of more than 64 nodes; a single row; rows that end inside a 16-row vector.
+    check(spec::Comparison::Less, 1, 41, {}, 8, 70);
+    check(spec::Comparison::LessEqual, 2, 42, {}, 7, 1);
+    check(spec::Comparison::Less, 1, 43, {}, 6, 37);
 }
 
 TEST(TreeShap, RefusesTreesWithoutCovers) {

@@ -85,12 +85,15 @@ void build_tree_contributions(const spec::Pipeline& p, ProgramParts& parts) {
     parts.buffers.push_back(make_i32("shap_trees", shape(packed.trees), packed.trees));
     parts.buffers.push_back(make_i32("shap_nodes", shape(packed.nodes), packed.nodes));
     parts.buffers.push_back(make_f32("shap_thresholds", shape(packed.thresholds), packed.thresholds));
+    parts.buffers.push_back(make_i32("shap_edges", shape(packed.edges), packed.edges));
+    parts.buffers.push_back(make_i32("shap_subtrees", shape(packed.subtrees), packed.subtrees));
+    parts.buffers.push_back(make_i32("shap_terms", shape(packed.terms), packed.terms));
+    parts.buffers.push_back(make_i32("shap_slots", shape(packed.slots), packed.slots));
+    parts.buffers.push_back(make_f32("shap_tables", shape(packed.tables), packed.tables));
     parts.buffers.push_back(make_i32("shap_paths", shape(packed.paths), packed.paths));
     parts.buffers.push_back(make_f64("shap_path_values", shape(packed.path_values), packed.path_values));
     parts.buffers.push_back(make_i32("shap_elements", shape(packed.elements), packed.elements));
     parts.buffers.push_back(make_f64("shap_zero_fractions", shape(packed.zero_fractions), packed.zero_fractions));
-    parts.buffers.push_back(make_i32("shap_edges", shape(packed.edges), packed.edges));
-    parts.buffers.push_back(make_f64("shap_tables", shape(packed.tables), packed.tables));
     parts.buffers.push_back(make_f32("shap_bias", shape(bias), bias));
     std::string s = "def forward(self, x: Tensor) -> Tensor:\n";
     if (!p.steps.empty()) {
@@ -98,9 +101,10 @@ void build_tree_contributions(const spec::Pipeline& p, ProgramParts& parts) {
         s += "    x = self.featurize(x).float()\n";
     }
     s += "    c = ops.pg_predict.tree_shap(x, self.shap_meta, self.shap_trees, self.shap_nodes, self.shap_thresholds,\n"
-         "                                 self.shap_paths, self.shap_path_values, self.shap_elements,\n"
-         "                                 self.shap_zero_fractions, self.shap_edges, self.shap_tables)\n"
-         "    return c + self.shap_bias\n";
+         "                                 self.shap_edges, self.shap_subtrees, self.shap_terms, self.shap_slots,\n"
+         "                                 self.shap_tables, self.shap_paths, self.shap_path_values,\n"
+         "                                 self.shap_elements, self.shap_zero_fractions, self.shap_bias)\n"
+         "    return c\n";
     parts.source += s;
     parts.num_features = F;
     parts.output_width = static_cast<int64_t>(G) * (F + 1);

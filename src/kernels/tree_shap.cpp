@@ -1,4 +1,4 @@
-// TreeSHAP: packing the leaf paths, and the blocked evaluation (see kernels/tree_shap.hpp).
+// TreeSHAP: packing a tree ensemble into subtree tables and untabled paths (see kernels/tree_shap.hpp).
 #include "pg_predict/kernels/tree_shap.hpp"
 
 #include <algorithm>
@@ -6,7 +6,6 @@
 #include <string>
 
 #include "pg_predict/common/error.hpp"
-#include "pg_predict/kernels/thread_pool.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 
 namespace pg_predict::kernels {
@@ -53,78 +52,359 @@ struct Edge {
     double zero;  // cover(child) / cover(node)
 };
 
-// What each element of a path with zero fractions `zero` adds, per unit of leaf value, for the
-// one fractions `mask` (bit e: element e's one fraction is 1): UnwoundPathSum × (one - zero)
-// after extending the path with every element (XGBoost's ExtendPath / UnwoundPathSum).
-void path_coefficients(const double* zero, int d, uint32_t mask, double* out) {
-    double w[kMaxTableElements + 2] = {1.0};
-    for (int ud = 1; ud <= d; ++ud) {
-        const double z = zero[ud - 1], o = (mask >> (ud - 1) & 1u) ? 1.0 : 0.0;
-        w[ud] = 0.0;
-        for (int i = ud - 1; i >= 0; --i) {
-            w[i + 1] += o * w[i] * (i + 1) / (ud + 1);
-            w[i] = z * w[i] * (ud - i) / (ud + 1);
+// What each element of a path with zero fractions `zero` adds, per unit of leaf value, for each
+// combination of one fractions (mask bit e: element e's one fraction is 1): UnwoundPathSum ×
+// (one - zero) after extending the path with every element (XGBoost's ExtendPath /
+// UnwoundPathSum). out: [2^d][d]. The masks sharing their first elements share those extensions
+// (a walk over the bits), and the divisions by constants are multiplications.
+class LeafCoefficients {
+public:
+    LeafCoefficients(const double* zero, int d, double* out) : zero_(zero), d_(d), out_(out) {
+        for (int i = 0; i < d; ++i) {
+            up_[i] = double(d + 1) / (i + 1);
+            down_[i] = double(d - i) / (d + 1);
+            back_[i] = double(d + 1) / (d - i);
         }
+        double w[kMaxTableElements + 2] = {1.0};
+        extend(1, 0, w);
     }
-    for (int e = 0; e < d; ++e) {
-        const double z = zero[e];
-        const bool one = mask >> e & 1u;
-        double total = 0.0, next = w[d];
-        for (int i = d - 1; i >= 0; --i) {
-            if (one) {
-                const double tmp = next * (d + 1) / (i + 1);
-                total += tmp;
-                next = w[i] - tmp * z * (d - i) / (d + 1);
-            } else if (z > 0.0) {
-                total += w[i] * (d + 1) / (z * (d - i));
+
+private:
+    // w: the path's weights after extending with elements [0, ud - 1), their one fractions `mask`.
+    void extend(int ud, uint32_t mask, const double* w) {
+        if (ud > d_) return unwind(mask, w);
+        const double z = zero_[ud - 1], scale = 1.0 / (ud + 1);
+        for (const uint32_t o : {0u, 1u}) {
+            double next[kMaxTableElements + 2];
+            next[ud] = 0.0;
+            for (int i = ud - 1; i >= 0; --i) {
+                next[i + 1] += o ? w[i] * (i + 1) * scale : 0.0;
+                next[i] = z * w[i] * (ud - i) * scale;
             }
+            extend(ud + 1, mask | o << (ud - 1), next);
         }
-        out[e] = total * ((one ? 1.0 : 0.0) - z);
     }
+
+    void unwind(uint32_t mask, const double* w) {
+        const int d = d_;
+        double* out = out_ + size_t(mask) * d;
+        for (int e = 0; e < d; ++e) {
+            const double z = zero_[e];
+            const bool one = mask >> e & 1u;
+            double total = 0.0, next = w[d];
+            if (one) {
+                for (int i = d - 1; i >= 0; --i) {
+                    const double tmp = next * up_[i];
+                    total += tmp;
+                    next = w[i] - tmp * z * down_[i];
+                }
+            } else if (z > 0.0) {
+                const double inverse = 1.0 / z;
+                for (int i = d - 1; i >= 0; --i) total += w[i] * back_[i] * inverse;
+            }
+            out[e] = total * ((one ? 1.0 : 0.0) - z);
+        }
+    }
+
+    const double* zero_;
+    const int d_;
+    double* out_;
+    double up_[kMaxTableElements], down_[kMaxTableElements], back_[kMaxTableElements];
+};
+
+// A path's unique features in order of first appearance, each with its zero fraction and its
+// edges (indices into the path).
+struct Element {
+    int32_t player;
+    double zero = 1.0;
+    std::vector<int> edges;
+};
+std::vector<Element> elements_of(const std::vector<Edge>& path) {
+    std::vector<Element> out;
+    for (size_t i = 0; i < path.size(); ++i) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const Element& e) { return e.player == path[i].player; });
+        if (it == out.end()) it = out.insert(out.end(), Element{path[i].player, 1.0, {}});
+        it->zero *= path[i].zero;
+        it->edges.push_back(static_cast<int>(i));
+    }
+    return out;
 }
 
-// One path's elements: the edges grouped by player, in order of first appearance; with few
-// enough elements, its table of contributions for every combination of one fractions.
-void add_path(PackedShap& p, const std::vector<Edge>& path, double value, int max_table_elements) {
+int32_t edge_code(const Edge& e) { return e.node * 2 + (e.left ? 1 : 0); }
+
+// A leaf no table covers: its elements, evaluated per row block.
+void add_untabled_path(PackedShap& p, const std::vector<Edge>& path, double value) {
+    const std::vector<Element> elements = elements_of(path);
     p.paths.push_back(static_cast<int32_t>(p.zero_fractions.size()));
-    std::vector<int32_t> players;
-    for (const Edge& e : path)
-        if (std::find(players.begin(), players.end(), e.player) == players.end()) players.push_back(e.player);
-    for (int32_t player : players) {
-        double zero = 1.0;
+    p.paths.push_back(static_cast<int32_t>(elements.size()));
+    for (const Element& el : elements) {
         const int32_t first = static_cast<int32_t>(p.edges.size());
-        for (const Edge& e : path)
-            if (e.player == player) {
-                zero *= e.zero;
-                p.edges.push_back(e.node * 2 + (e.left ? 1 : 0));
-            }
-        p.elements.insert(p.elements.end(), {player, first, static_cast<int32_t>(p.edges.size()) - first});
-        p.zero_fractions.push_back(zero);
-    }
-    const int d = static_cast<int>(players.size());
-    p.paths.push_back(d);
-    const int64_t table = d <= std::min(max_table_elements, kMaxTableElements) ? (int64_t(d) << d) : 0;
-    if (table > 0 && int64_t(p.tables.size()) + table <= kMaxTableValues) {
-        p.paths.push_back(static_cast<int32_t>(p.tables.size()));
-        const double* zero = p.zero_fractions.data() + (p.zero_fractions.size() - d);
-        const size_t at = p.tables.size();
-        p.tables.resize(at + size_t(table));
-        for (uint32_t mask = 0; mask < (1u << d); ++mask) {
-            double* c = p.tables.data() + at + size_t(mask) * d;
-            path_coefficients(zero, d, mask, c);
-            for (int e = 0; e < d; ++e) c[e] *= value;
-        }
-    } else {
-        p.paths.push_back(-1);  // evaluated per row block (below)
+        for (int i : el.edges) p.edges.push_back(edge_code(path[i]));
+        p.elements.insert(p.elements.end(), {el.player, first, static_cast<int32_t>(el.edges.size())});
+        p.zero_fractions.push_back(el.zero);
     }
     p.path_values.push_back(value);
-    p.meta[kShapMaxElements] = std::max<int64_t>(p.meta[kShapMaxElements], static_cast<int64_t>(players.size()));
+    p.meta[kShapMaxElements] = std::max<int64_t>(p.meta[kShapMaxElements], static_cast<int64_t>(elements.size()));
 }
+
+// One tree's nodes seen from the root: parents, which side, the splits below each node.
+struct TreeShape {
+    std::vector<int32_t> parent, splits;  // splits: internal nodes in the subtree, capped
+    std::vector<uint8_t> is_left;
+    std::vector<int32_t> preorder;
+};
+
+TreeShape shape_of(const spec::Tree& t) {
+    TreeShape s;
+    s.parent.assign(t.size(), -1);
+    s.is_left.assign(t.size(), 0);
+    s.splits.assign(t.size(), 0);
+    std::vector<int32_t> stack{0};
+    while (!stack.empty()) {
+        const int32_t n = stack.back();
+        stack.pop_back();
+        s.preorder.push_back(n);
+        if (t.is_leaf(n)) continue;
+        s.parent[t.left[n]] = s.parent[t.right[n]] = n;
+        s.is_left[t.left[n]] = 1;
+        stack.push_back(t.right[n]);
+        stack.push_back(t.left[n]);
+    }
+    constexpr int32_t kCap = 1 << 20;
+    for (auto it = s.preorder.rbegin(); it != s.preorder.rend(); ++it)
+        if (!t.is_leaf(*it)) s.splits[*it] = std::min(kCap, 1 + s.splits[t.left[*it]] + s.splits[t.right[*it]]);
+    return s;
+}
+
+// Packs one tree: picks the tabled subtrees, fills their tables, and lists the leaves left over.
+class TreePacker {
+public:
+    TreePacker(PackedShap& p, const spec::Tree& t, const std::vector<int32_t>& player, const ShapPacking& packing)
+        : p_(p), t_(t), player_(player), packing_(packing), shape_(shape_of(t)) {}
+
+    // Picks the tables for a weight of table memory against reads per row (larger: smaller
+    // tables); returns the floats they take.
+    int64_t choose(double memory_weight) {
+        if (t_.is_leaf(0)) return 0;  // a single leaf: its value is all expectation
+        if (layouts_.empty()) {
+            layouts_.resize(t_.size());
+            fits_.resize(t_.size());
+            for (size_t n = 0; n < t_.size(); ++n) fits_[n] = layout(int32_t(n), &layouts_[n]);
+        }
+        choose_cover(memory_weight);
+        int64_t values = 0;
+        std::vector<int32_t> stack{0};
+        while (!stack.empty()) {
+            const int32_t n = stack.back();
+            stack.pop_back();
+            if (own_[n]) {
+                values += int64_t(layouts_[n].slots) << layouts_[n].terms;
+            } else if (!t_.is_leaf(n)) {
+                stack.push_back(t_.left[n]);
+                stack.push_back(t_.right[n]);
+            }
+        }
+        return values;
+    }
+
+    // Adds the chosen tables (while the budget lasts) and the untabled leaves.
+    void emit() {
+        if (t_.is_leaf(0)) return;
+        std::vector<Edge> path;
+        emit(0, path);
+    }
+
+private:
+    // The edges from the root down to n.
+    std::vector<Edge> path_to(int32_t n) const {
+        std::vector<Edge> path;
+        for (int32_t c = n; shape_.parent[c] >= 0; c = shape_.parent[c]) {
+            const int32_t up = shape_.parent[c];
+            path.push_back({up, shape_.is_left[c] != 0, player_[t_.feature[up]], fraction(t_.cover[c], t_.cover[up])});
+        }
+        std::reverse(path.begin(), path.end());
+        return path;
+    }
+
+    // The subtree at n as one table: its terms and slots; false where it is too large.
+    struct Layout {
+        int terms = 0, slots = 0;
+    };
+    bool layout(int32_t n, Layout* out) const {
+        const int limit = t_.is_leaf(n) ? packing_.leaf_terms : packing_.subtree_terms;
+        if (shape_.splits[n] > limit) return false;
+        std::vector<int32_t> players;
+        auto add = [&](int32_t pl) {
+            if (std::find(players.begin(), players.end(), pl) == players.end()) players.push_back(pl);
+        };
+        for (const Edge& e : path_to(n)) add(e.player);
+        out->terms = static_cast<int>(players.size()) + shape_.splits[n];
+        if (out->terms > std::min(limit, kMaxTableElements)) return false;
+        for_each_split(n, [&](int32_t m) { add(player_[t_.feature[m]]); });
+        out->slots = static_cast<int>(players.size());
+        return true;
+    }
+
+    template <typename Fn>
+    void for_each_split(int32_t n, Fn fn) const {  // pre-order
+        std::vector<int32_t> stack{n};
+        while (!stack.empty()) {
+            const int32_t m = stack.back();
+            stack.pop_back();
+            if (t_.is_leaf(m)) continue;
+            fn(m);
+            stack.push_back(t_.right[m]);
+            stack.push_back(t_.left[m]);
+        }
+    }
+
+    // Per row, a table costs a read per slot and a little per term (its bits); a larger table
+    // costs cache misses, and memory. An untabled leaf costs its O(d²) path arithmetic.
+    static double table_cost(const Layout& l, double memory_weight) {
+        return l.slots + memory_weight * double(int64_t(l.slots) * l.slots << l.terms) / 8192.0 + 0.25 * l.terms;
+    }
+
+    // Bottom-up: each node's cheapest cover by tables (own_[n]: the subtree at n is one table).
+    void choose_cover(double memory_weight) {
+        cost_.assign(t_.size(), 0.0);
+        own_.assign(t_.size(), 0);
+        for (auto it = shape_.preorder.rbegin(); it != shape_.preorder.rend(); ++it) {
+            const int32_t n = *it;
+            const Layout& l = layouts_[size_t(n)];
+            const bool fits = fits_[size_t(n)];
+            double below;
+            if (t_.is_leaf(n)) {
+                const double d = fits ? l.terms : kMaxTableElements + 1;  // untabled: longer than a table
+                below = 8.0 * (d + 1.0) * (d + 1.0);
+            } else {
+                below = cost_[t_.left[n]] + cost_[t_.right[n]];
+            }
+            if (fits && table_cost(l, memory_weight) <= below) {
+                cost_[n] = table_cost(l, memory_weight);
+                own_[n] = 1;
+            } else {
+                cost_[n] = below;
+            }
+        }
+    }
+
+    void emit(int32_t n, std::vector<Edge>& path) {
+        if (own_[n] && add_table(n, path)) return;
+        if (t_.is_leaf(n)) {
+            add_untabled_path(p_, path, t_.value[n]);
+            return;
+        }
+        const int32_t pl = player_[t_.feature[n]];
+        for (const bool left : {true, false}) {
+            const int32_t child = left ? t_.left[n] : t_.right[n];
+            path.push_back({n, left, pl, fraction(t_.cover[child], t_.cover[n])});
+            emit(child, path);
+            path.pop_back();
+        }
+    }
+
+    // The table of the subtree at n, reached by `path`; false (nothing added) past the budget.
+    bool add_table(int32_t n, const std::vector<Edge>& path) {
+        // Terms: the path's players (all their edges), then each split of the subtree.
+        const std::vector<Element> above = elements_of(path);
+        std::vector<int32_t> splits, players;
+        for (const Element& el : above) players.push_back(el.player);
+        for_each_split(n, [&](int32_t m) {
+            splits.push_back(m);
+            if (std::find(players.begin(), players.end(), player_[t_.feature[m]]) == players.end())
+                players.push_back(player_[t_.feature[m]]);
+        });
+        const int terms = static_cast<int>(above.size() + splits.size());
+        const int64_t width = int64_t(1) << terms, values = width * int64_t(players.size());
+        if (int64_t(p_.tables.size()) + values > packing_.max_values) return false;
+
+        std::vector<double> table(size_t(values), 0.0);
+        std::vector<Edge> leaf_path = path;
+        std::vector<double> coefficients;
+        struct Walk { int32_t node; size_t depth; };
+        std::vector<Walk> stack{{n, path.size()}};
+        while (!stack.empty()) {
+            const Walk w = stack.back();
+            stack.pop_back();
+            leaf_path.resize(w.depth);  // the path down to w.node's parent
+            if (w.node != n) {
+                const int32_t up = shape_.parent[w.node];
+                leaf_path.push_back({up, shape_.is_left[w.node] != 0, player_[t_.feature[up]],
+                                     fraction(t_.cover[w.node], t_.cover[up])});
+            }
+            if (!t_.is_leaf(w.node)) {
+                stack.push_back({t_.right[w.node], leaf_path.size()});
+                stack.push_back({t_.left[w.node], leaf_path.size()});
+                continue;
+            }
+            // The leaf's elements; per element, the index bits that decide its one fraction:
+            // (index & need) == want.
+            const std::vector<Element> elements = elements_of(leaf_path);
+            const int d = static_cast<int>(elements.size());
+            std::vector<uint32_t> need(d, 0), want(d, 0);
+            std::vector<int> slot(d);
+            std::vector<double> zero(d);
+            for (int e = 0; e < d; ++e) {
+                zero[e] = elements[e].zero;
+                slot[e] = int(std::find(players.begin(), players.end(), elements[e].player) - players.begin());
+                for (int i : elements[e].edges) {
+                    uint32_t bit;
+                    bool left = true;
+                    if (size_t(i) < path.size()) {  // an edge above n: the player's term
+                        bit = uint32_t(std::find_if(above.begin(), above.end(), [&](const Element& a) {
+                                           return a.player == elements[e].player;
+                                       }) - above.begin());
+                    } else {  // the decision of a split below n
+                        bit = uint32_t(above.size() + size_t(std::find(splits.begin(), splits.end(), leaf_path[i].node) -
+                                                             splits.begin()));
+                        left = leaf_path[i].left;
+                    }
+                    need[e] |= 1u << bit;
+                    if (left) want[e] |= 1u << bit;
+                }
+            }
+            coefficients.resize(size_t(d) << d);
+            LeafCoefficients(zero.data(), d, coefficients.data());
+            const double value = t_.value[w.node];
+            for (uint32_t index = 0; index < uint32_t(width); ++index) {
+                uint32_t mask = 0;
+                for (int e = 0; e < d; ++e) mask |= uint32_t((index & need[e]) == want[e]) << e;
+                for (int e = 0; e < d; ++e)
+                    table[size_t(index) * players.size() + size_t(slot[e])] += coefficients[size_t(mask) * d + e] * value;
+            }
+        }
+
+        p_.subtrees.insert(p_.subtrees.end(),
+                           {static_cast<int32_t>(p_.terms.size() / 2), terms, static_cast<int32_t>(p_.slots.size()),
+                            static_cast<int32_t>(players.size()), static_cast<int32_t>(p_.tables.size())});
+        for (const Element& el : above) {
+            p_.terms.insert(p_.terms.end(), {static_cast<int32_t>(p_.edges.size()), static_cast<int32_t>(el.edges.size())});
+            for (int i : el.edges) p_.edges.push_back(edge_code(path[i]));
+        }
+        for (int32_t m : splits) {
+            p_.terms.insert(p_.terms.end(), {static_cast<int32_t>(p_.edges.size()), 1});
+            p_.edges.push_back(m * 2 + 1);
+        }
+        p_.slots.insert(p_.slots.end(), players.begin(), players.end());
+        for (double v : table) p_.tables.push_back(static_cast<float>(v));
+        return true;
+    }
+
+    PackedShap& p_;
+    const spec::Tree& t_;
+    const std::vector<int32_t>& player_;
+    const ShapPacking& packing_;
+    const TreeShape shape_;
+    std::vector<Layout> layouts_;  // per node, where fits_
+    std::vector<uint8_t> fits_;
+    std::vector<double> cost_;
+    std::vector<uint8_t> own_;
+};
 
 }  // namespace
 
 PackedShap pack_shap(const spec::TreeEnsemble& e, const std::vector<int32_t>& player, int32_t players,
-                     int max_table_elements) {
+                     const ShapPacking& packing) {
     PackedShap p;
     p.meta.assign(kShapMetaSize, 0);
     p.meta[kShapPlayers] = players;
@@ -134,13 +414,13 @@ PackedShap pack_shap(const spec::TreeEnsemble& e, const std::vector<int32_t>& pl
     p.expected.assign(static_cast<size_t>(std::max(1, e.num_groups)), 0.0);
     if (player.size() != static_cast<size_t>(e.num_features))
         bad("players for " + std::to_string(player.size()) + " of " + std::to_string(e.num_features) + " columns");
+    std::vector<int32_t> node_offset;
     for (size_t ti = 0; ti < e.trees.size(); ++ti) {
         const spec::Tree& t = e.trees[ti];
         if (t.cover.size() != t.size()) bad("tree " + std::to_string(ti) + " has no node covers");
         if (t.group < 0 || t.group >= e.num_groups) bad("tree " + std::to_string(ti) + " has no group");
         p.expected[static_cast<size_t>(t.group)] += expected_value(t);
-        const int32_t node_offset = static_cast<int32_t>(p.thresholds.size());
-        const int32_t path_offset = static_cast<int32_t>(p.path_values.size());
+        node_offset.push_back(static_cast<int32_t>(p.thresholds.size()));
         for (size_t n = 0; n < t.size(); ++n) {
             const bool leaf = t.is_leaf(n);
             if (!leaf && (t.feature[n] < 0 || t.feature[n] >= e.num_features || player[t.feature[n]] < 0 ||
@@ -150,247 +430,28 @@ PackedShap pack_shap(const spec::TreeEnsemble& e, const std::vector<int32_t>& pl
             p.nodes.push_back(t.default_left[n]);
             p.thresholds.push_back(t.threshold[n]);
         }
-        // Depth-first over the paths; a single leaf has none (its value is all expectation).
-        if (!t.is_leaf(0)) {
-            struct Visit { int32_t node; size_t depth; Edge into; };
-            std::vector<Edge> path;
-            std::vector<Visit> stack{{0, 0, {}}};
-            while (!stack.empty()) {
-                const Visit v = stack.back();
-                stack.pop_back();
-                if (v.depth > 0) {
-                    path.resize(v.depth - 1);
-                    path.push_back(v.into);
-                }
-                const int32_t n = v.node;
-                if (t.is_leaf(n)) {
-                    add_path(p, path, t.value[n], max_table_elements);
-                    continue;
-                }
-                const int32_t pl = player[t.feature[n]];
-                stack.push_back({t.right[n], v.depth + 1, {n, false, pl, fraction(t.cover[t.right[n]], t.cover[n])}});
-                stack.push_back({t.left[n], v.depth + 1, {n, true, pl, fraction(t.cover[t.left[n]], t.cover[n])}});
-            }
-        }
-        p.trees.insert(p.trees.end(), {node_offset, static_cast<int32_t>(t.size()), path_offset,
-                                       static_cast<int32_t>(p.path_values.size()) - path_offset, t.group});
+        p.meta[kShapMaxNodes] = std::max<int64_t>(p.meta[kShapMaxNodes], static_cast<int64_t>(t.size()));
+    }
+    // Tables for every tree within the budget: memory weighs more until they fit (a leaf past the
+    // budget would be untabled, far slower than a smaller table).
+    std::vector<TreePacker> packers;
+    packers.reserve(e.trees.size());
+    for (const spec::Tree& t : e.trees) packers.emplace_back(p, t, player, packing);
+    for (double memory_weight = 1.0;; memory_weight *= 4.0) {
+        int64_t values = 0;
+        for (TreePacker& packer : packers) values += packer.choose(memory_weight);
+        if (values <= packing.max_values || memory_weight > 1e6) break;
+    }
+    for (size_t ti = 0; ti < e.trees.size(); ++ti) {
+        const int32_t path_offset = static_cast<int32_t>(p.path_values.size());
+        const int32_t subtree_offset = static_cast<int32_t>(p.subtrees.size() / 5);
+        packers[ti].emit();
+        p.trees.insert(p.trees.end(), {node_offset[ti], static_cast<int32_t>(e.trees[ti].size()), path_offset,
+                                       static_cast<int32_t>(p.path_values.size()) - path_offset, e.trees[ti].group,
+                                       subtree_offset, static_cast<int32_t>(p.subtrees.size() / 5) - subtree_offset});
     }
     p.meta[kShapTrees] = static_cast<int64_t>(e.trees.size());
     return p;
-}
-
-ShapView make_shap_view(const int64_t* meta, int64_t meta_size, const int32_t* trees, int64_t trees_size,
-                        const int32_t* nodes, int64_t nodes_size, const float* thresholds, int64_t thresholds_size,
-                        const int32_t* paths, int64_t paths_size, const double* path_values, int64_t values_size,
-                        const int32_t* elements, int64_t elements_size, const double* zero_fractions,
-                        int64_t zeros_size, const int32_t* edges, int64_t edges_size, const double* tables,
-                        int64_t tables_size) {
-    if (meta_size != kShapMetaSize) bad("meta has " + std::to_string(meta_size) + " entries");
-    ShapView v;
-    v.players = static_cast<int32_t>(meta[kShapPlayers]);
-    v.groups = static_cast<int32_t>(meta[kShapGroups]);
-    v.columns = static_cast<int32_t>(meta[kShapColumns]);
-    v.less_equal = meta[kShapComparison] != 0;
-    v.num_trees = meta[kShapTrees];
-    v.max_elements = static_cast<int32_t>(meta[kShapMaxElements]);
-    if (v.players < 0 || v.groups < 1 || v.columns < 0 || v.num_trees < 0 || v.max_elements < 0 ||
-        trees_size != 5 * v.num_trees || nodes_size != 2 * thresholds_size || paths_size != 3 * values_size ||
-        elements_size != 3 * zeros_size)
-        bad("inconsistent sizes");
-    // Every index the kernel follows, checked once here.
-    for (int64_t t = 0; t < v.num_trees; ++t) {
-        const int32_t* tr = trees + 5 * t;
-        if (tr[0] < 0 || tr[1] < 1 || int64_t(tr[0]) + tr[1] > thresholds_size || tr[2] < 0 || tr[3] < 0 ||
-            int64_t(tr[2]) + tr[3] > values_size || tr[4] < 0 || tr[4] >= v.groups)
-            bad("tree " + std::to_string(t) + " is out of range");
-        for (int32_t n = 0; n < tr[1]; ++n)
-            if (nodes[2 * (tr[0] + n)] >= v.columns) bad("a node reads a column out of range");
-        for (int32_t q = tr[2]; q < tr[2] + tr[3]; ++q) {
-            const int32_t first = paths[3 * q], count = paths[3 * q + 1], table = paths[3 * q + 2];
-            if (first < 0 || count < 0 || count > v.max_elements || int64_t(first) + count > zeros_size)
-                bad("a path is out of range");
-            if (table != -1 && (table < 0 || count > kMaxTableElements ||
-                                int64_t(table) + (int64_t(count) << count) > tables_size))
-                bad("a path's table is out of range");
-            for (int32_t k = first; k < first + count; ++k) {
-                const int32_t* el = elements + 3 * k;
-                if (el[0] < 0 || el[0] >= v.players || el[1] < 0 || el[2] < 1 || int64_t(el[1]) + el[2] > edges_size)
-                    bad("an element is out of range");
-                for (int32_t j = el[1]; j < el[1] + el[2]; ++j)
-                    if (edges[j] < 0 || edges[j] / 2 >= tr[1] || nodes[2 * (tr[0] + edges[j] / 2)] < 0)
-                        bad("an edge is out of range");
-            }
-        }
-    }
-    v.trees = trees;
-    v.nodes = nodes;
-    v.thresholds = thresholds;
-    v.paths = paths;
-    v.path_values = path_values;
-    v.elements = elements;
-    v.zero_fractions = zero_fractions;
-    v.edges = edges;
-    v.tables = tables;
-    return v;
-}
-
-namespace {
-
-// The block's loops (the table gathers above all) vectorize well: one clone per x86 ISA, picked
-// once at load time by the CPU (AVX-512: 1.5x the default build here).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define SHAP_ISA_CLONES __attribute__((target_clones("arch=skylake-avx512", "avx2", "default")))
-#else
-#define SHAP_ISA_CLONES
-#endif
-
-constexpr int kBlock = 64;  // rows evaluated together (each path's table is read once per block)
-
-// Per thread: the block's node decisions, one fractions, path weights and contributions.
-struct Scratch {
-    std::vector<uint8_t> left;   // [node][row]: the row goes left at the node
-    std::vector<double> one;     // [element][row]
-    std::vector<double> weight;  // [depth][row]
-    std::vector<double> phi;     // [row][groups·(players+1)]
-};
-
-SHAP_ISA_CLONES void score_block(const ShapView& v, const float* x, int64_t cols, int rows, Scratch& s) {
-    std::fill(s.phi.begin(), s.phi.end(), 0.0);
-    for (int64_t t = 0; t < v.num_trees; ++t) {
-        const int32_t* tr = v.trees + 5 * t;
-        const int32_t node0 = tr[0], nodes = tr[1];
-        // Exactly the scoring decisions: NaN takes the default direction.
-        for (int32_t n = 0; n < nodes; ++n) {
-            const int32_t col = v.nodes[2 * (node0 + n)];
-            if (col < 0) continue;
-            const bool dl = v.nodes[2 * (node0 + n) + 1] != 0;
-            const float th = v.thresholds[node0 + n];
-            uint8_t* left = s.left.data() + size_t(n) * kBlock;
-            for (int b = 0; b < rows; ++b) {
-                const float value = x[b * cols + col];
-                left[b] = std::isnan(value) ? dl : (v.less_equal ? value <= th : value < th);
-            }
-        }
-        // Contributions [group·(players+1) + player][row]: a row block of one player is contiguous.
-        double* phi_group = s.phi.data() + int64_t(tr[4]) * (v.players + 1) * kBlock;
-        for (int32_t q = tr[2]; q < tr[2] + tr[3]; ++q) {
-            const int32_t first = v.paths[3 * q], d = v.paths[3 * q + 1], table = v.paths[3 * q + 2];
-            if (table >= 0) {
-                // Each row's combination of one fractions, then its row of the table.
-                uint32_t mask[kBlock] = {};
-                for (int e = 0; e < d; ++e) {
-                    const int32_t* el = v.elements + 3 * (first + e);
-                    uint8_t takes[kBlock];
-                    for (int b = 0; b < kBlock; ++b) takes[b] = 1;
-                    for (int32_t j = el[1]; j < el[1] + el[2]; ++j) {
-                        const uint8_t* left = s.left.data() + size_t(v.edges[j] / 2) * kBlock;
-                        const uint8_t want = static_cast<uint8_t>(v.edges[j] & 1);
-                        for (int b = 0; b < kBlock; ++b) takes[b] &= static_cast<uint8_t>(left[b] == want);
-                    }
-                    for (int b = 0; b < kBlock; ++b) mask[b] |= uint32_t(takes[b]) << e;
-                }
-                // Per element, over the rows: a gather from the table into the player's row block
-                // (independent adds, unlike a scatter over each row's players).
-                const double* rows_of = v.tables + table;
-                for (int e = 0; e < d; ++e) {
-                    double* phi = phi_group + size_t(v.elements[3 * (first + e)]) * kBlock;
-                    for (int b = 0; b < kBlock; ++b) phi[b] += rows_of[size_t(mask[b]) * d + e];
-                }
-                continue;
-            }
-            const double value = v.path_values[q];
-            // One fractions: 1 where the row takes every edge of the element.
-            for (int e = 0; e < d; ++e) {
-                const int32_t* el = v.elements + 3 * (first + e);
-                double* one = s.one.data() + size_t(e) * kBlock;
-                for (int b = 0; b < kBlock; ++b) one[b] = 1.0;
-                for (int32_t j = el[1]; j < el[1] + el[2]; ++j) {
-                    const uint8_t* left = s.left.data() + size_t(v.edges[j] / 2) * kBlock;
-                    const uint8_t want = static_cast<uint8_t>(v.edges[j] & 1);
-                    for (int b = 0; b < kBlock; ++b) one[b] = left[b] == want ? one[b] : 0.0;
-                }
-            }
-            // ExtendPath for the root's dummy element, then each element in order.
-            double* w = s.weight.data();
-            for (int b = 0; b < kBlock; ++b) w[b] = 1.0;
-            for (int ud = 1; ud <= d; ++ud) {
-                const double zero = v.zero_fractions[first + ud - 1];
-                const double* one = s.one.data() + size_t(ud - 1) * kBlock;
-                double* top = w + size_t(ud) * kBlock;
-                for (int b = 0; b < kBlock; ++b) top[b] = 0.0;
-                for (int i = ud - 1; i >= 0; --i) {
-                    const double up = double(i + 1) / (ud + 1), stay = zero * double(ud - i) / (ud + 1);
-                    double* wi = w + size_t(i) * kBlock;
-                    double* wn = w + size_t(i + 1) * kBlock;
-                    for (int b = 0; b < kBlock; ++b) {
-                        wn[b] += one[b] * wi[b] * up;
-                        wi[b] *= stay;
-                    }
-                }
-            }
-            // Each element's UnwoundPathSum, for one fraction 1 and 0 (selected per row).
-            for (int e = 0; e < d; ++e) {
-                const double zero = v.zero_fractions[first + e];
-                const double* one = s.one.data() + size_t(e) * kBlock;
-                double total1[kBlock], next[kBlock], total0[kBlock];
-                const double* wd = w + size_t(d) * kBlock;
-                for (int b = 0; b < kBlock; ++b) {
-                    next[b] = wd[b];
-                    total1[b] = 0.0;
-                    total0[b] = 0.0;
-                }
-                for (int i = d - 1; i >= 0; --i) {
-                    const double up = double(d + 1) / (i + 1), down = zero * double(d - i) / (d + 1);
-                    const double back = zero > 0.0 ? double(d + 1) / (zero * (d - i)) : 0.0;
-                    const double* wi = w + size_t(i) * kBlock;
-                    for (int b = 0; b < kBlock; ++b) {
-                        const double tmp = next[b] * up;
-                        total1[b] += tmp;
-                        next[b] = wi[b] - tmp * down;
-                        total0[b] += wi[b] * back;
-                    }
-                }
-                const int32_t player = v.elements[3 * (first + e)];
-                for (int b = 0; b < rows; ++b) {
-                    const double total = one[b] != 0.0 ? total1[b] : total0[b];
-                    phi_group[size_t(player) * kBlock + b] += total * (one[b] - zero) * value;
-                }
-            }
-        }
-    }
-}
-
-}  // namespace
-
-void tree_shap(const ShapView& v, const float* x, int64_t rows, int64_t cols, float* out, int threads) {
-    if (cols != v.columns)
-        bad("the batch has " + std::to_string(cols) + " columns, the model reads " + std::to_string(v.columns));
-    const int64_t width = int64_t(v.groups) * (v.players + 1);
-    int64_t max_nodes = 1;
-    for (int64_t t = 0; t < v.num_trees; ++t) max_nodes = std::max<int64_t>(max_nodes, v.trees[5 * t + 1]);
-    // Chunks of a few ms: about 2M path-element steps.
-    int64_t work = 1;
-    for (int64_t t = 0; t < v.num_trees; ++t)
-        for (int32_t q = v.trees[5 * t + 2]; q < v.trees[5 * t + 2] + v.trees[5 * t + 3]; ++q)
-            work += v.paths[3 * q + 2] >= 0 ? 2 * int64_t(v.paths[3 * q + 1] + 1)
-                                            : int64_t(v.paths[3 * q + 1] + 1) * (v.paths[3 * q + 1] + 1);
-    const int64_t blocks = (rows + kBlock - 1) / kBlock;
-    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 21) / (work * kBlock));
-    run_parallel(std::max(1, threads), 0, blocks, grain, [&](int64_t begin, int64_t end) {
-        Scratch s;
-        s.left.assign(size_t(max_nodes) * kBlock, 0);
-        s.one.assign(size_t(std::max(1, v.max_elements)) * kBlock, 0.0);
-        s.weight.assign(size_t(v.max_elements + 1) * kBlock, 0.0);
-        s.phi.assign(size_t(width) * kBlock, 0.0);
-        for (int64_t block = begin; block < end; ++block) {
-            const int64_t row0 = block * kBlock;
-            const int n = static_cast<int>(std::min<int64_t>(kBlock, rows - row0));
-            score_block(v, x + row0 * cols, cols, n, s);
-            for (int b = 0; b < n; ++b)
-                for (int64_t k = 0; k < width; ++k)
-                    out[(row0 + b) * width + k] = static_cast<float>(s.phi[size_t(k) * kBlock + b]);
-        }
-    });
 }
 
 }  // namespace pg_predict::kernels
