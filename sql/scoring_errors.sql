@@ -1,7 +1,8 @@
 -- Errors of per-row scoring calls in model_stats (usage statistics), counted without a PG_TRY
 -- per call (src/pg/scoring_marks.hpp): a call that fails counts one error of its model version
 -- wherever the error is caught (the statement's end, a SAVEPOINT, a PL/pgSQL handler, nested in
--- another call); an error raised by anything else counts none. Each case reads the counters
+-- another call, a parallel worker); an error raised by anything else counts none, nor does a
+-- FATAL one that ends the backend (a terminate). Each case reads the counters
 -- before it (\gset) and shows what it added, worked out in the comment above it.
 -- 'errs_churn' is regress/fixtures/binary_tiny.json (features tenure, monthly_charges, plan_id);
 -- 'errs_city' regress/fixtures/sklearn_city.json (a text column city, handle_unknown='error':
@@ -131,6 +132,24 @@ BEGIN
     END LOOP;
 END $$;
 SELECT calls - :city_calls AS new_calls, errors - :city_errors AS new_errors FROM errs_counts('errs_city');
+
+-- In a parallel worker (the leader only gathers): the worker scores the five known cities and
+-- fails on 'rome'; its ERROR ends it, and it counts the error as it leaves the plan (the leader,
+-- which rethrows it, counts none): 5 calls, 1 error.
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+EXPLAIN (costs off) SELECT count(predict('errs_city', r)) FROM errs_mixed r;
+SELECT calls AS city_calls, errors AS city_errors FROM errs_counts('errs_city') \gset
+SELECT count(predict('errs_city', r)) FROM errs_mixed r;
+SELECT calls - :city_calls AS new_calls, errors - :city_errors AS new_errors FROM errs_counts('errs_city');
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
 
 RESET pg_predict.enable_batching;
 DROP FUNCTION errs_city_or_null(errs_mixed), errs_score_then_divide(errs_rows), errs_counts(text);

@@ -8,7 +8,9 @@
 // (usage_stats.cpp's callbacks) counts one error for each mark made at that nesting level or a
 // deeper one and removes those marks. Marks made at an outer level stay: the call that made
 // them goes on. An error raised anywhere else (a division after predict() returned, an argument
-// that failed before the call) finds no mark and counts nothing.
+// that failed before the call) finds no mark and counts nothing, nor does a FATAL one that ends
+// the backend (a terminate). A parallel worker, which an ERROR ends, counts it as it leaves
+// ExecutorRun (scoring_marks.cpp).
 //
 // Marks form a stack because a mark may be made while another is open (a call nested inside a
 // scoring call); in practice one is open at a time.
@@ -49,5 +51,9 @@ void count_marked_scoring_errors(int nest_level);
 
 // A transaction commits: no scoring call can still be open; forgets any mark left behind.
 inline void forget_scoring_marks() { open_scoring_marks = 0; }
+
+// From install_usage_stats: the ExecutorRun hook that counts a parallel worker's failed call
+// (its ERROR ends the process). Only sets the hook: safe in the postmaster.
+void install_worker_error_counting();
 
 }  // namespace pg_predict::pg

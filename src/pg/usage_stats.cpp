@@ -299,6 +299,7 @@ void install_usage_stats() {
     ExecutorEnd_hook = executor_end;
     RegisterXactCallback(at_transaction_end, NULL);
     RegisterSubXactCallback(at_subtransaction_end, NULL);
+    install_worker_error_counting();
     if (!process_shared_preload_libraries_in_progress) return;
     previous_request_hook = shmem_request_hook;
     shmem_request_hook = request_shmem;
