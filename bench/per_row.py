@@ -12,7 +12,7 @@ depth 1) and an m500-like model (500 trees, depth 8, binary:logistic), and times
     SELECT sum(f1 + ... + f28) FROM t              the scan floor
 
 --null-f1 makes f1 NULL in every row (a row with a NULL before the model's other columns).
---array passes the features as ARRAY[f1, ..., f28] (a real[]) instead of the row.
+--arguments row,array also times predict('<model>', ARRAY[f1, ..., f28]) (a real[]).
 
 --libraries OLD.so,NEW.so compares builds of the extension on the same cluster and data: each
 library in turn (--rounds times, alternating) is copied over the installed pg_predict.so and
@@ -116,17 +116,24 @@ def locked(path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def measure(conn, pid, models, reps, argument="t"):
-    """[(label, cpu s, wall s)]: the scan floor, then each model per-row and batched."""
+ARGUMENTS = {"row": "t", "array": f"ARRAY[{', '.join(FEATURES)}]"}
+
+
+def measure(conn, pid, models, reps, arguments=("row",)):
+    """[(label, cpu s, wall s)]: the scan floor, then each model per-row and batched, for each
+    form of the argument (the row t, or ARRAY[f1, ..., f28])."""
     results = []
     floor_sql = f"SELECT sum({' + '.join(FEATURES)}) FROM t"
     results.append(("scan floor",) + best_cpu(conn, pid, floor_sql, reps))
     for model in models:
-        for batching in ("off", "on"):
-            conn.execute(f"SET pg_predict.enable_batching = {batching}")
-            cpu, wall = best_cpu(conn, pid, f"SELECT sum(predict('{model}', {argument})) FROM t", reps)
-            path = "per-row" if batching == "off" else "batched"
-            results.append((f"{model} {path}", cpu, wall))
+        for argument in arguments:
+            for batching in ("off", "on"):
+                conn.execute(f"SET pg_predict.enable_batching = {batching}")
+                sql = f"SELECT sum(predict('{model}', {ARGUMENTS[argument]})) FROM t"
+                cpu, wall = best_cpu(conn, pid, sql, reps)
+                path = "per-row" if batching == "off" else "batched"
+                form = "" if argument == "row" else f" {argument}"
+                results.append((f"{model}{form} {path}", cpu, wall))
     return results
 
 
@@ -135,7 +142,7 @@ def print_results(title, results, n):
     print(title)
     for label, cpu, wall in results:
         call = "" if label == "scan floor" else f"  call {(cpu - floor) / n * 1e6:6.2f} us"
-        print(f"  {label:16s} {cpu / n * 1e6:7.2f} us ({wall / n * 1e6:7.2f} us wall){call}", flush=True)
+        print(f"  {label:22s} {cpu / n * 1e6:7.2f} us ({wall / n * 1e6:7.2f} us wall){call}", flush=True)
 
 
 def install_library(path, target):
@@ -155,13 +162,13 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--null-f1", action="store_true", help="f1 NULL in every row")
-    ap.add_argument("--array", action="store_true", help="pass ARRAY[f1, ..., f28] instead of the row t")
+    ap.add_argument("--arguments", default="row", help="row,array: the forms of predict's argument to time")
     ap.add_argument("--lock", help="flock this file around the timed part (e.g. /work/bench.lock)")
     ap.add_argument("--libraries", help="OLD.so,NEW.so: builds to compare, each installed in turn")
     ap.add_argument("--rounds", type=int, default=2, help="with --libraries: passes over them")
     args = ap.parse_args()
     models = args.models.split(",")
-    argument = f"ARRAY[{', '.join(FEATURES)}]" if args.array else "t"
+    arguments = args.arguments.split(",")
     n = args.rows
     title = f"{n} rows, backend CPU time (wall) per row, best of {args.reps}; call = minus the scan floor"
     with Cluster(settings={"max_parallel_workers_per_gather": 0, "jit": "off",
@@ -172,7 +179,7 @@ def main():
         if not args.libraries:
             with pg.connect() as conn, locked(args.lock):
                 pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-                results = measure(conn, pid, models, args.reps, argument)
+                results = measure(conn, pid, models, args.reps, arguments)
             print_results(title, results, n)
             return
         pkglibdir = subprocess.run([os.environ.get("PG_CONFIG", "pg_config"), "--pkglibdir"], check=True,
@@ -188,7 +195,7 @@ def main():
                         restart(pg)
                         with pg.connect() as conn:
                             pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-                            results = measure(conn, pid, models, args.reps, argument)
+                            results = measure(conn, pid, models, args.reps, arguments)
                         print_results(f"round {round_ + 1}, {library}: {title}", results, n)
         finally:
             install_library(backup, installed)
