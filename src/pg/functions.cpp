@@ -208,18 +208,16 @@ bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** sc
     if (PG_ARGISNULL(1)) return false;
     const CatalogEntry* entry = m->model->entry;
     if (m->usage == NULL || m->usage->model_id != entry->id) m->usage = pending_usage(entry);
-    if (!time_next_call(m->usage)) {
-        mark_scoring(m->usage);
-        read_and_run(fcinfo, m, NULL);
-        unmark_scoring();
+    const bool timed = time_next_call(m->usage);
+    instr_time start, read, done;
+    if (timed) INSTR_TIME_SET_CURRENT(start);
+    mark_scoring(m->usage);
+    read_and_run(fcinfo, m, timed ? &read : NULL);  // one call site: inlined here
+    unmark_scoring();
+    if (!timed) {
         count_row_call(m->usage);
         return true;
     }
-    instr_time start, read, done;
-    INSTR_TIME_SET_CURRENT(start);
-    mark_scoring(m->usage);
-    read_and_run(fcinfo, m, &read);
-    unmark_scoring();
     INSTR_TIME_SET_CURRENT(done);
     count_timed_row_call(m->usage, start, read, done);
     return true;
