@@ -186,6 +186,25 @@ def terminate_scoring_svc(env):
     case(env, SCORE_SVC, "terminate", 1.0, BIG_BATCH)
 
 
+# The per-row path (no batching): the svc's program checks for an interrupt before it runs
+# each row. An md5 of ~1 MB of text before the call, evaluated after the scan's own interrupt
+# check, takes most of each row's time, so an interrupt that lands in it is seen first by the
+# program, inside the call, which counts one error (src/pg/scoring_marks.hpp).
+PER_ROW = ("SET pg_predict.enable_batching = off",)
+SCORE_SVC_PER_ROW = ("SELECT sum(length(md5(repeat(f1::text, 100000))) + predict('svc', t)) "
+                     "FROM t, generate_series(1, 20) AS pass")
+
+
+@test
+def timeout_scoring_svc_per_row(env):
+    case(env, SCORE_SVC_PER_ROW, "timeout", 1.0, PER_ROW, "svc")
+
+
+@test
+def cancel_scoring_svc_per_row(env):
+    case(env, SCORE_SVC_PER_ROW, "cancel", 1.0, PER_ROW, "svc")
+
+
 @test
 def timeout_create_model_many_trees(env):
     case(env, IMPORT_TREES, "timeout", 0.5)

@@ -4,6 +4,10 @@
 
 #include "pg_predict/runtime/api.hpp"
 
+extern "C" {
+#include "utils/arrayaccess.h"
+}
+
 namespace pg_predict::pg {
 
 namespace {
@@ -19,19 +23,33 @@ double from_numeric(Datum v) { return DatumGetFloat8(DirectFunctionCall1(numeric
 const char* const numeric_types_hint =
     "Features must be smallint, integer, bigint, real, double precision, numeric or boolean.";
 
+// The feature types and how pg_type stores them, known without a catalog lookup: read_array
+// runs once per row on the per-row path, where two syscache lookups cost as much as a stump.
+struct BuiltinFeatureType {
+    FeatureConverter convert;
+    int16 length;
+    bool by_value;
+    char align;
+};
+
+bool builtin_feature_type(Oid type, BuiltinFeatureType* out) {
+    switch (type) {
+        case INT2OID: *out = {from_int2, sizeof(int16), true, TYPALIGN_SHORT}; return true;
+        case INT4OID: *out = {from_int4, sizeof(int32), true, TYPALIGN_INT}; return true;
+        case INT8OID: *out = {from_int8, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE}; return true;
+        case FLOAT4OID: *out = {from_float4, sizeof(float4), true, TYPALIGN_INT}; return true;
+        case FLOAT8OID: *out = {from_float8, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE}; return true;
+        case NUMERICOID: *out = {from_numeric, -1, false, TYPALIGN_INT}; return true;
+        case BOOLOID: *out = {from_bool, sizeof(bool), true, TYPALIGN_CHAR}; return true;
+        default: return false;
+    }
+}
+
 }  // namespace
 
 FeatureConverter converter_for_type(Oid type) {
-    switch (getBaseType(type)) {
-        case INT2OID: return from_int2;
-        case INT4OID: return from_int4;
-        case INT8OID: return from_int8;
-        case FLOAT4OID: return from_float4;
-        case FLOAT8OID: return from_float8;
-        case NUMERICOID: return from_numeric;
-        case BOOLOID: return from_bool;
-        default: return NULL;
-    }
+    BuiltinFeatureType builtin;
+    return builtin_feature_type(getBaseType(type), &builtin) ? builtin.convert : NULL;
 }
 
 bool is_text_type(Oid type) {
@@ -168,31 +186,33 @@ void read_array(const BoundModel* model, ArrayType* array, Feature* x) {
                         errmsg("model \"%s\" has text inputs, so it cannot read an array", entry->name),
                         errhint("Pass the table's row, as in predict('%s', t) FROM t.", entry->name)));
     Oid element_type = ARR_ELEMTYPE(array);
-    FeatureConverter convert = converter_for_type(element_type);
-    if (convert == NULL)
-        ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
-                        errmsg("model \"%s\" cannot read an array of %s", entry->name,
-                               format_type_be(element_type)),
-                        errhint("%s", numeric_types_hint)));
+    BuiltinFeatureType element;
+    if (!builtin_feature_type(element_type, &element)) {  // a domain over one, or no feature type
+        element.convert = converter_for_type(element_type);
+        if (element.convert == NULL)
+            ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                            errmsg("model \"%s\" cannot read an array of %s", entry->name,
+                                   format_type_be(element_type)),
+                            errhint("%s", numeric_types_hint)));
+        get_typlenbyvalalign(element_type, &element.length, &element.by_value, &element.align);
+    }
     if (ARR_NDIM(array) > 1)
         ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
                         errmsg("model \"%s\" needs a one-dimensional feature array, not %d "
                                "dimensions", entry->name, ARR_NDIM(array))));
-    int16 element_length;
-    bool by_value;
-    char align;
-    get_typlenbyvalalign(element_type, &element_length, &by_value, &align);
-    Datum* elements;
-    bool* nulls;
-    int count;
-    deconstruct_array(array, element_type, element_length, by_value, align, &elements, &nulls, &count);
+    int count = ArrayGetNItems(ARR_NDIM(array), ARR_DIMS(array));
     if (count != entry->num_features)
         ereport(ERROR, (errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
                         errmsg("model \"%s\" expects %d features, but the array has %d elements",
                                entry->name, entry->num_features, count)));
-    for (int f = 0; f < count; f++) x[f] = nulls[f] ? NAN : (Feature)convert(elements[f]);
-    pfree(elements);
-    pfree(nulls);
+    // Walked in place (no deconstruct_array: nothing allocated per call).
+    array_iter iter;
+    array_iter_setup(&iter, (AnyArrayType*)array);
+    for (int f = 0; f < count; f++) {
+        bool isnull;
+        Datum value = array_iter_next(&iter, &isnull, f, element.length, element.by_value, element.align);
+        x[f] = isnull ? NAN : (Feature)element.convert(value);
+    }
 }
 
 template void read_row<float>(const BoundModel*, const RowReader*, HeapTupleHeader, float*);

@@ -7,6 +7,7 @@
 #include "model_binding.hpp"
 #include "plan_invalidation.hpp"
 #include "privileges.hpp"
+#include "scoring_marks.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
 #include "usage_stats.hpp"
@@ -197,37 +198,26 @@ void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
     });
 }
 
-// read_and_run; an error counts against the version (usage statistics), then goes on.
-void read_and_run_counted(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
-    const CatalogEntry* volatile entry = m->model->entry;
-    PG_TRY();
-    {
-        read_and_run(fcinfo, m, read);
-    }
-    PG_CATCH();
-    {
-        count_scoring_error(entry);
-        PG_RE_THROW();
-    }
-    PG_END_TRY();
-}
-
 // Scores argument 1 of the call with the model named by argument 0; false if it is NULL.
-// Counted in the backend's usage record of the version (usage_stats.hpp: no shared memory per row).
+// Counted in the backend's usage record of the version (usage_stats.hpp: no shared memory per
+// row); an error while the row is read or the program runs counts against the version through
+// its mark (scoring_marks.hpp: no PG_TRY per row).
 bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** scored) {
     CallSiteModel* m = call_site_model(fcinfo, kind);
     *scored = m;
     if (PG_ARGISNULL(1)) return false;
     const CatalogEntry* entry = m->model->entry;
     if (m->usage == NULL || m->usage->model_id != entry->id) m->usage = pending_usage(entry);
-    if (!time_next_call(m->usage)) {
-        read_and_run_counted(fcinfo, m, NULL);
+    const bool timed = time_next_call(m->usage);
+    instr_time start, read, done;
+    if (timed) INSTR_TIME_SET_CURRENT(start);
+    mark_scoring(m->usage);
+    read_and_run(fcinfo, m, timed ? &read : NULL);  // one call site: inlined here
+    unmark_scoring();
+    if (!timed) {
         count_row_call(m->usage);
         return true;
     }
-    instr_time start, read, done;
-    INSTR_TIME_SET_CURRENT(start);
-    read_and_run_counted(fcinfo, m, &read);
     INSTR_TIME_SET_CURRENT(done);
     count_timed_row_call(m->usage, start, read, done);
     return true;

@@ -2,6 +2,7 @@
 
 #include "catalog.hpp"
 #include "loaded_programs.hpp"
+#include "scoring_marks.hpp"
 #include "settings.hpp"
 
 extern "C" {
@@ -179,14 +180,29 @@ PendingUsage pending[kPendingRecords];
 
 bool holds_counts(const PendingUsage* p) { return p->counts.calls != 0 || p->counts.errors != 0; }
 
+// An abort with a per-row call still marked ended that call with an error (scoring_marks.hpp):
+// counted before the flush.
 void at_transaction_end(XactEvent event, void*) {
     switch (event) {
         case XACT_EVENT_COMMIT: case XACT_EVENT_PARALLEL_COMMIT:
+            forget_scoring_marks();
+            flush_pending_usage();
+            break;
+        case XACT_EVENT_PREPARE:
+            forget_scoring_marks();
+            break;
         case XACT_EVENT_ABORT: case XACT_EVENT_PARALLEL_ABORT:
+            count_marked_scoring_errors(1);
             flush_pending_usage();
             break;
         default: break;
     }
+}
+
+// An error caught by a SAVEPOINT or an exception block: the calls marked inside it failed. The
+// count is flushed with the next statement's (or the transaction's end).
+void at_subtransaction_end(SubXactEvent event, SubTransactionId, SubTransactionId, void*) {
+    if (event == SUBXACT_EVENT_ABORT_SUB) count_marked_scoring_errors(GetCurrentTransactionNestLevel());
 }
 
 void executor_end(QueryDesc* query) {
@@ -282,6 +298,8 @@ void install_usage_stats() {
     previous_executor_end = ExecutorEnd_hook;
     ExecutorEnd_hook = executor_end;
     RegisterXactCallback(at_transaction_end, NULL);
+    RegisterSubXactCallback(at_subtransaction_end, NULL);
+    install_worker_error_counting();
     if (!process_shared_preload_libraries_in_progress) return;
     previous_request_hook = shmem_request_hook;
     shmem_request_hook = request_shmem;
