@@ -239,4 +239,15 @@ void apply_pushdowns(Rewrite* rw) {
     rw->pushdowns = NIL;
 }
 
+List** feature_columns(Rewrite* rw, BatchInput* in) {
+    if (in->source != FeatureSource::Columns) return NULL;
+    if (rw->child == NULL) return &in->exprs;
+    ListCell* lc;
+    foreach (lc, rw->pushdowns) {
+        Pushdown* push = (Pushdown*)lfirst(lc);
+        if (push->in == in) return push->scans == NIL && push->columns != NIL ? &push->columns : NULL;
+    }
+    return NULL;
+}
+
 }  // namespace pg_predict::pg

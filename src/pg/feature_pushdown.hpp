@@ -22,4 +22,10 @@ void apply_pushdowns(Rewrite* rw);
 // row at `attno` (a partitioned table read by an aggregate); NIL otherwise.
 List* partition_scans_returning_row(Append* append, AttrNumber attno);
 
+// The feature expressions of input `in` as the scan below reads them (Vars of the scanned
+// relation, constants for features the model ignores), where they can still be changed: the
+// input's own list (Case 1 on a scan) or the push-down decided for a scan child; NULL otherwise
+// (an Append, a row or array argument). Predicate pruning replaces the columns it makes unread.
+List** feature_columns(Rewrite* rw, BatchInput* in);
+
 }  // namespace pg_predict::pg
