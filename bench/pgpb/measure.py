@@ -62,6 +62,7 @@ class Bench:
                 s["pg_predict.strategy"] = row.strategy
             if row.kernel:
                 s["pg_predict.cpu_kernel"] = row.kernel
+        s.update(row.settings)
         return s
 
     def not_built(self, row):

@@ -18,13 +18,14 @@ KEY_ROWS = {"floor", "m500.batched.auto.t1", "m500.batched.auto.t2", "m500.batch
 
 class Row:
     def __init__(self, key, group, label, kind, table, sql=None, model=None, threads=1,
-                 workers=0, strategy=None, batched=None, native=None, kernel=None):
+                 workers=0, strategy=None, batched=None, native=None, kernel=None, settings=None):
         self.key, self.group, self.label, self.kind = key, group, label, kind
         self.table, self.sql, self.model = table, sql, model
         self.threads, self.workers, self.strategy = threads, workers, strategy
         self.batched = batched          # True: needs enable_batching on; False: off
         self.native = native            # for kind 'native': dict(classifier=, engine=)
         self.kernel = kernel            # pg_predict.cpu_kernel value; "" when the GUC is absent
+        self.settings = settings or {}  # other settings the row runs with, e.g. pg_predict.prune_models
         self.key_row = key in KEY_ROWS  # a target depends on it: whole table up to --key-max-seconds
         self.r = {"status": "pending"}  # results
 
@@ -187,6 +188,16 @@ def build_rows(threads, strategies, kernels):
               "batched", "higgs", "SELECT sum((predict_contributions('shap100c', h))[1]) FROM {T} h", "shap100c",
               threads=t, strategy="auto", batched=True))
         native("shap100c", "shap100c", "shap100 XGBoost pred_contribs", t, engine="xgboost_contribs")
+    # -- issue 15 §3: predicate pruning. A 500-tree model over a one-hot text column, a query
+    #    fixing that column: the model specialized for plan = 'pro' against prune_models = off
+    pruned_sql = "SELECT sum(predict('prune500', c)) FROM {T} c WHERE plan = 'pro'"
+    for t in threads:
+        A(Row(f"prune500.pruned.t{t}", "prune500", f"prune500 WHERE plan = 'pro', pruned, {t} thr", "batched",
+              "customers", pruned_sql, "prune500", threads=t, strategy="auto", batched=True,
+              settings={"pg_predict.prune_models": "on"}))
+        A(Row(f"prune500.unpruned.t{t}", "prune500", f"prune500 WHERE plan = 'pro', prune_models off, {t} thr",
+              "batched", "customers", pruned_sql, "prune500", threads=t, strategy="auto", batched=True,
+              settings={"pg_predict.prune_models": "off"}))
     return rows
 
 
