@@ -175,7 +175,18 @@ void apply_operator(Bounds* all, OpExpr* op) {
     FeatureConverter value = converter_for_type(constant->consttype);
     if (column == NULL || value == NULL) return;
     if (family == kBoolFamily && strategy != BTEqualStrategyNumber) return;
-    apply_number(b, strategy, value(constant->constvalue));
+    double c = value(constant->constvalue);
+    // Between integers x > c is x >= c + 1 (exact while c + 1 is a double without rounding).
+    if (family == kIntegerFamily && std::fabs(c) < 9007199254740992.0) {
+        if (strategy == BTGreaterStrategyNumber) {
+            c += 1;
+            strategy = BTGreaterEqualStrategyNumber;
+        } else if (strategy == BTLessStrategyNumber) {
+            c -= 1;
+            strategy = BTLessEqualStrategyNumber;
+        }
+    }
+    apply_number(b, strategy, c);
 }
 
 void apply_clause(Bounds* all, Node* clause) {
