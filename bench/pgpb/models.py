@@ -65,7 +65,8 @@ SKLEARN_MODELS = {
     "stack": ("higgs", "scikit-learn StackingClassifier: RandomForest (30 trees, depth 8) + "
                        "LogisticRegression under a LogisticRegression"),
     "prune500": ("customers", "scikit-learn pipeline: one-hot of 3 text columns (imputed), the 6 numbers "
-                              "as they are, XGBClassifier 500 trees depth 6 (issue 15's pruning rows)"),
+                              "as they are, HistGradientBoostingClassifier 500 trees depth 6 "
+                              "(issue 15's pruning rows)"),
 }
 # Kernel SVMs fit in O(n^2): fewer rows (the support vectors, and so the cost of predicting,
 # grow with them).
@@ -148,13 +149,13 @@ def sklearn_estimator(name):
     if name == "knn":
         return KNeighborsClassifier(5)
     if name == "prune500":
-        from xgboost import XGBClassifier
+        from sklearn.ensemble import HistGradientBoostingClassifier
         text = ColumnTransformer([
             ("text", make_pipeline(SimpleImputer(strategy="constant", fill_value="none"),
                                    OneHotEncoder(handle_unknown="ignore")), CUSTOMER_TEXT),
         ], remainder="passthrough")
-        return make_pipeline(text, XGBClassifier(n_estimators=500, max_depth=6, tree_method="hist",
-                                                 n_jobs=os.cpu_count() or 2, random_state=0))
+        return make_pipeline(text, HistGradientBoostingClassifier(max_iter=500, max_depth=6, early_stopping=False,
+                                                                  random_state=0))
     if name == "stack":
         return StackingClassifier(
             [("rf", RandomForestClassifier(n_estimators=30, max_depth=8, random_state=0)),

@@ -189,7 +189,8 @@ def build_rows(threads, strategies, kernels):
               threads=t, strategy="auto", batched=True))
         native("shap100c", "shap100c", "shap100 XGBoost pred_contribs", t, engine="xgboost_contribs")
     # -- issue 15 §3: predicate pruning. A 500-tree model over a one-hot text column, a query
-    #    fixing that column: the model specialized for plan = 'pro' against prune_models = off
+    #    fixing that column (scikit-learn's HistGradientBoosting): the model specialized for
+    #    plan = 'pro' against prune_models = off
     pruned_sql = "SELECT sum(predict('prune500', c)) FROM {T} c WHERE plan = 'pro'"
     for t in threads:
         A(Row(f"prune500.pruned.t{t}", "prune500", f"prune500 WHERE plan = 'pro', pruned, {t} thr", "batched",
