@@ -70,7 +70,7 @@ Var* scan_column(Node* node, Index scanrelid) {
     return var;
 }
 
-// Which column's bound a clause touches: its attno, or 0.
+// The bounds of the scanned columns an input reads, by attno (each column once).
 struct Bounds {
     Index scanrelid;
     int count;
@@ -259,7 +259,7 @@ void describe_bound(StringInfo out, const char* column, const ColumnBound* b) {
         appendStringInfo(out, "%s IS NOT NULL", name);
 }
 
-// The runtime's view of the bounds of one input, in plain C (guard.hpp).
+// One feature's bound, handed to the runtime in plain C data (guard.hpp).
 struct PlainBound {
     int feature;
     const ColumnBound* bound;
