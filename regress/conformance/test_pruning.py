@@ -5,8 +5,8 @@ for bit what the unpruned plan gives.
 Models trained here on random data by XGBoost and scikit-learn (a decision tree, a random
 forest, gradient boosting, and a pipeline that one-hot encodes a text column before gradient
 boosting), and LightGBM models from regress/fixtures/lightgbm (LightGBM is not in Debian). For
-random predicates on their feature columns (=, <, <=, >, >=, BETWEEN, IS NULL, IN with one
-value; constants at split thresholds, just beside them and between them; int, double precision,
+random predicates on their feature columns (=, <, <=, >, >=, BETWEEN, IS NULL, IN with one or
+more values; constants at split thresholds, just beside them and between them; int, double precision,
 real, numeric and text columns with NULLs and NaN in the data) each query runs with
 prune_models on and off; every score (predict, predict_proba) must be identical, and predict()
 per row (enable_batching off, never pruned) too. EXPLAIN must show "Pruned:" for most predicates.
@@ -136,8 +136,11 @@ def random_predicate(rng, columns, pool):
     for _ in range(rng.choice([1, 1, 2])):
         name, column_type = rng.choice(columns)
         if column_type == "text":
-            op = rng.choice(["=", "=", "IN", "IS NULL", "= unknown"])
-            if op == "IS NULL":
+            op = rng.choice(["=", "=", "IN", "IN2", "IS NULL", "= unknown"])
+            if op == "IN2":
+                values = rng.sample(PLANS + ["enterprise"], rng.choice([2, 3]))
+                clauses.append(f"{name} IN (" + ", ".join(f"'{v}'" for v in values) + ")")
+            elif op == "IS NULL":
                 clauses.append(f"{name} IS NULL")
             elif op == "= unknown":
                 clauses.append(f"{name} = 'enterprise'")
@@ -164,7 +167,9 @@ def random_predicate(rng, columns, pool):
             lo, hi = sorted((v, w))
             clauses.append(f"{name} BETWEEN {literal(column_type, lo)} AND {literal(column_type, hi)}")
         elif op == "IN":
-            clauses.append(f"{name} IN ({literal(column_type, v)})")
+            w = rng.choice(pool) if pool and rng.random() < 0.5 else None
+            values = [v] if w is None else [v, w]
+            clauses.append(f"{name} IN (" + ", ".join(literal(column_type, x) for x in values) + ")")
         else:
             clauses.append(f"{name} {op} {literal(column_type, v)}")
     return " AND ".join(clauses)

@@ -44,8 +44,8 @@ struct ColumnBound {
     bool values;        // a non-missing value may pass (false after IS NULL)
     bool null_ok;       // SQL NULL may pass
     bool nan_ok;        // a NaN value may pass (float and numeric columns)
-    char* text;         // text = 'value', or NULL
-    bool text_conflict; // two different text values: no row passes (then nothing is pruned)
+    List* texts;        // text = 'value' or IN ('a', 'b'): the values (char*) a row may have; NIL: any
+    bool text_conflict; // the text clauses admit no value: no row passes (then nothing is pruned)
     bool constrained;   // some clause said something
 };
 
@@ -56,7 +56,7 @@ void init_bound(ColumnBound* b, Oid column_type) {
     b->values = true;
     b->null_ok = true;
     b->nan_ok = base == FLOAT4OID || base == FLOAT8OID || base == NUMERICOID;
-    b->text = NULL;
+    b->texts = NIL;
     b->text_conflict = false;
     b->constrained = false;
 }
@@ -135,6 +135,74 @@ void apply_number(ColumnBound* b, int strategy, double c) {
     }
 }
 
+bool has_text(List* texts, const char* value) {
+    ListCell* lc;
+    foreach (lc, texts)
+        if (strcmp((const char*)lfirst(lc), value) == 0) return true;
+    return false;
+}
+
+// A set of text values the column's value is in: intersected with what earlier clauses said.
+void apply_texts(ColumnBound* b, List* values) {
+    if (b->texts != NIL || b->text_conflict) {
+        List* both = NIL;
+        ListCell* lc;
+        foreach (lc, values)
+            if (has_text(b->texts, (const char*)lfirst(lc))) both = lappend(both, lfirst(lc));
+        values = both;
+    }
+    b->texts = values;
+    b->text_conflict = values == NIL;
+    b->null_ok = false;
+    b->constrained = true;
+}
+
+// column IN (constants): = ANY of a constant array, NULL elements left out (they match nothing).
+void apply_in_list(Bounds* all, ScalarArrayOpExpr* in) {
+    if (!in->useOr || list_length(in->args) != 2) return;
+    Var* var = scan_column((Node*)linitial(in->args), all->scanrelid);
+    Node* array = strip_relabel((Node*)lsecond(in->args));
+    if (var == NULL || array == NULL || !IsA(array, Const) || ((Const*)array)->constisnull) return;
+    ColumnBound* b = bound_of(all, var);
+    Oid family = InvalidOid;
+    if (b == NULL || comparison_strategy(in->opno, &family) != BTEqualStrategyNumber) return;
+    Oid column_type = getBaseType(var->vartype);
+    ArrayType* values = DatumGetArrayTypeP(((Const*)array)->constvalue);
+    Oid element_type = ARR_ELEMTYPE(values);
+    int16 length;
+    bool by_value;
+    char align;
+    get_typlenbyvalalign(element_type, &length, &by_value, &align);
+    Datum* elements;
+    bool* nulls;
+    int count;
+    deconstruct_array(values, element_type, length, by_value, align, &elements, &nulls, &count);
+    if (family == kTextFamily) {
+        if ((column_type != TEXTOID && column_type != VARCHAROID) || !OidIsValid(in->inputcollid) ||
+            !get_collation_isdeterministic(in->inputcollid))
+            return;
+        List* texts = NIL;
+        for (int i = 0; i < count; i++)
+            if (!nulls[i]) texts = lappend(texts, TextDatumGetCString(elements[i]));
+        if (texts != NIL) apply_texts(b, texts);
+        return;
+    }
+    FeatureConverter column = converter_for_type(column_type);
+    FeatureConverter value = converter_for_type(element_type);
+    if (column == NULL || value == NULL) return;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < count; i++) {
+        if (nulls[i]) continue;
+        double c = value(elements[i]);
+        if (std::isnan(c)) return;  // NaN sorts above every number: say nothing
+        lo = Min(lo, c);
+        hi = Max(hi, c);
+    }
+    if (lo > hi) return;  // only NULLs: no row passes
+    apply_number(b, BTGreaterEqualStrategyNumber, lo);
+    apply_number(b, BTLessEqualStrategyNumber, hi);
+}
+
 void apply_clause(Bounds* all, Node* clause);
 
 void apply_operator(Bounds* all, OpExpr* op) {
@@ -164,11 +232,7 @@ void apply_operator(Bounds* all, OpExpr* op) {
         // Byte equality, as the dictionary looks values up: a deterministic collation only.
         if (strategy != BTEqualStrategyNumber || (column_type != TEXTOID && column_type != VARCHAROID)) return;
         if (!OidIsValid(op->inputcollid) || !get_collation_isdeterministic(op->inputcollid)) return;
-        char* value = TextDatumGetCString(constant->constvalue);
-        if (b->text != NULL && strcmp(b->text, value) != 0) b->text_conflict = true;
-        b->text = value;
-        b->null_ok = false;
-        b->constrained = true;
+        apply_texts(b, list_make1(TextDatumGetCString(constant->constvalue)));
         return;
     }
     FeatureConverter column = converter_for_type(column_type);
@@ -193,6 +257,8 @@ void apply_clause(Bounds* all, Node* clause) {
     if (clause == NULL) return;
     if (IsA(clause, OpExpr)) {
         apply_operator(all, (OpExpr*)clause);
+    } else if (IsA(clause, ScalarArrayOpExpr)) {
+        apply_in_list(all, (ScalarArrayOpExpr*)clause);
     } else if (IsA(clause, BoolExpr) && ((BoolExpr*)clause)->boolop == AND_EXPR) {
         ListCell* lc;
         foreach (lc, ((BoolExpr*)clause)->args) apply_clause(all, (Node*)lfirst(lc));
@@ -237,8 +303,13 @@ List* guaranteed_quals(Plan* scan, List* quals) {
 // "age >= 60", "plan = 'pro'", "x BETWEEN 1 AND 2", "x IS NULL" for EXPLAIN.
 void describe_bound(StringInfo out, const char* column, const ColumnBound* b) {
     if (out->len > 0) appendStringInfoString(out, " AND ");
-    if (b->text != NULL) {
-        appendStringInfo(out, "%s = %s", quote_identifier(column), quote_literal_cstr(b->text));
+    if (b->texts != NIL) {
+        appendStringInfo(out, "%s %s", quote_identifier(column), list_length(b->texts) == 1 ? "=" : "IN (");
+        ListCell* lc;
+        foreach (lc, b->texts)
+            appendStringInfo(out, "%s%s", foreach_current_index(lc) > 0 ? ", " : list_length(b->texts) == 1 ? " " : "",
+                             quote_literal_cstr((const char*)lfirst(lc)));
+        if (list_length(b->texts) > 1) appendStringInfoChar(out, ')');
         return;
     }
     if (!b->values) {
@@ -315,7 +386,7 @@ void prune_input(Rewrite* rw, Plan* scan, List* quals, BatchInput* in) {
         bool missing = b->null_ok || b->nan_ok;
         bool values = b->values && b->lo <= b->hi && !b->text_conflict;
         if (!b->constrained || (!values && !missing)) continue;
-        if (entry->is_text[f] ? (b->text == NULL && values) : b->text != NULL) continue;
+        if (entry->is_text[f] ? (b->texts == NIL && values) : b->texts != NIL) continue;
         if (!entry->is_text[f] && values && missing && std::isinf(b->lo) && std::isinf(b->hi)) continue;
         plain[count].feature = f;
         plain[count].bound = b;
@@ -339,9 +410,10 @@ void prune_input(Rewrite* rw, Plan* scan, List* quals, BatchInput* in) {
             const ColumnBound* b = plain[i].bound;
             runtime::InputBound r;
             r.input = plain[i].feature;
-            if (b->text != NULL) {
+            if (b->texts != NIL) {
                 r.is_text = true;
-                r.text = b->text;
+                ListCell* lc;
+                foreach (lc, b->texts) r.texts.push_back((const char*)lfirst(lc));
             } else {
                 r.lo = b->lo;
                 r.hi = b->hi;

@@ -6,7 +6,9 @@
 // kept for the last few versions (a 500-tree spec takes tens of ms to parse) and each
 // specialization's result for the last few dozen bounds, so a prepared statement re-planned or
 // a query repeated costs a lookup.
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -90,9 +92,18 @@ std::map<int32_t, optimizer::ValueSet> value_sets(const spec::Pipeline& p, const
     for (const InputBound& b : bounds) {
         optimizer::ValueSet s;
         if (b.is_text) {
-            const int32_t index = optimizer::text_value_index(p, b.input, b.text);
-            if (index < -1) continue;
-            s.lo = s.hi = index;
+            // The indices' range: a superset of the values (one-hot folds the categories outside it).
+            bool refused = b.texts.empty();
+            double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+            for (const std::string& text : b.texts) {
+                const int32_t index = optimizer::text_value_index(p, b.input, text);
+                refused = refused || index < -1;
+                lo = std::min(lo, static_cast<double>(index));
+                hi = std::max(hi, static_cast<double>(index));
+            }
+            if (refused) continue;
+            s.lo = lo;
+            s.hi = hi;
             s.missing = false;
         } else {
             s.lo = b.lo;
@@ -112,7 +123,10 @@ std::string encode_bounds(const std::vector<InputBound>& bounds) {
     for (const InputBound& b : bounds) {
         json j = {{"input", b.input}};
         if (b.is_text) {
-            j["text"] = b.text;
+            std::vector<std::string> texts = b.texts;  // a set: one text for each
+            std::sort(texts.begin(), texts.end());
+            texts.erase(std::unique(texts.begin(), texts.end()), texts.end());
+            j["texts"] = texts;
         } else {
             j["lo"] = exact(b.lo);
             j["hi"] = exact(b.hi);
@@ -133,9 +147,9 @@ std::vector<InputBound> decode_bounds(const std::string& text) {
     for (const json& j : all) {
         InputBound b;
         b.input = j.at("input").get<int32_t>();
-        if (j.contains("text")) {
+        if (j.contains("texts")) {
             b.is_text = true;
-            b.text = j["text"].get<std::string>();
+            b.texts = j["texts"].get<std::vector<std::string>>();
         } else {
             b.lo = read_exact(j.at("lo"));
             b.hi = read_exact(j.at("hi"));

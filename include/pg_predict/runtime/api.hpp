@@ -191,15 +191,15 @@ void set_num_threads(int threads);
 
 // Predicate-based pruning (issue 15 §3; optimizer/specialize.hpp). What a query's WHERE clause
 // guarantees about one input of the rows it scores: a number in [lo, hi] (when `values`) or
-// missing (when `missing`), as the model reads it; or, for a text input, one value (`=`),
-// looked up in the input's vocabulary here.
+// missing (when `missing`), as the model reads it; or, for a text input, the values it may
+// have (`=`, `IN`), looked up in the input's vocabulary here.
 struct InputBound {
     int32_t input = 0;
     double lo = 0, hi = 0;
     bool values = true;
     bool missing = true;
     bool is_text = false;
-    std::string text;
+    std::vector<std::string> texts;
 };
 // A canonical text of the bounds (exact numbers, ordered by input): the plan keeps it, and it
 // keys the specialized programs.
