@@ -69,14 +69,16 @@ SELECT q, r.* FROM (VALUES
   ('monthly_charges < 50'), ('monthly_charges >= 50'), ('monthly_charges = 49.5'),
   ('monthly_charges > 49.999999999'), ('monthly_charges IS NULL'),
   ('monthly_charges >= 50 AND tenure < 10'),
-  ('tenure < 10 OR tenure IS NULL'), ('tenure + 0 >= 10'), ('tenure <> 10')) AS t(q),
+  ('tenure < 10 OR tenure IS NULL'), ('tenure + 0 >= 10'), ('tenure <> 10'),
+  ('tenure IN (12, 15)'), ('tenure IN (3, 15)')) AS t(q),
   LATERAL prune_check('SELECT id, predict(''prune_binary'', c) AS score FROM prune_customers c WHERE ' || q) r
 ORDER BY q;
 
 SELECT q, r.* FROM (VALUES
   ('plan = ''pro'''), ('plan = ''basic'''), ('plan = ''team'''), ('plan IN (''plus'')'),
   ('plan IS NULL'), ('plan = ''pro'' AND tenure > 20'), ('plan = ''pro'' AND plan = ''basic'''),
-  ('plan IN (''pro'', ''plus'')'), ('plan = ''pro'' COLLATE "C"'), ('plan LIKE ''pro''')) AS t(q),
+  ('plan IN (''pro'', ''plus'')'), ('plan IN (''basic'', ''plus'', NULL)'), ('plan IN (''plus'') AND plan IN (''pro'', ''plus'')'),
+  ('plan = ''pro'' COLLATE "C"'), ('plan LIKE ''pro'''), ('plan NOT IN (''pro'')')) AS t(q),
   LATERAL prune_check('SELECT id, predict(''prune_plan'', c) AS score FROM prune_customers c WHERE ' || q) r
 ORDER BY q;
 
