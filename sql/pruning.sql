@@ -41,6 +41,10 @@ EXPLAIN (costs off) SELECT id, predict('prune_binary', c) FROM prune_customers c
 EXPLAIN (costs off) SELECT id, predict('prune_plan', c) FROM prune_customers c WHERE plan = 'pro';
 EXPLAIN (costs off) SELECT sum(predict('prune_binary', c)) FROM prune_customers c
  WHERE tenure BETWEEN 2 AND 8 AND monthly_charges < 50;
+-- An IN list: the set of text values (one-hot of 'pro' is 0 for both), a range of numbers;
+-- here the specialized model reads no column at all.
+EXPLAIN (costs off) SELECT id, predict('prune_plan', c) FROM prune_customers c
+ WHERE plan IN ('basic', 'plus') AND tenure IN (1, 5, 12);
 -- Nothing decided (tenure >= 5 still splits at 10): the stored program, no Pruned line.
 EXPLAIN (costs off) SELECT id, predict('prune_binary', c) FROM prune_customers c WHERE tenure >= 5;
 
@@ -78,7 +82,8 @@ SELECT q, r.* FROM (VALUES
   ('plan = ''pro'''), ('plan = ''basic'''), ('plan = ''team'''), ('plan IN (''plus'')'),
   ('plan IS NULL'), ('plan = ''pro'' AND tenure > 20'), ('plan = ''pro'' AND plan = ''basic'''),
   ('plan IN (''pro'', ''plus'')'), ('plan IN (''basic'', ''plus'', NULL)'), ('plan IN (''plus'') AND plan IN (''pro'', ''plus'')'),
-  ('plan = ''pro'' COLLATE "C"'), ('plan LIKE ''pro'''), ('plan NOT IN (''pro'')')) AS t(q),
+  ('plan = ''pro'' COLLATE "C"'), ('plan LIKE ''pro'''), ('plan NOT IN (''pro'')'),
+  ('plan IN (''basic'', ''plus'') AND tenure IN (1, 5, 12)')) AS t(q),
   LATERAL prune_check('SELECT id, predict(''prune_plan'', c) AS score FROM prune_customers c WHERE ' || q) r
 ORDER BY q;
 
