@@ -335,6 +335,41 @@ def text_column_not_read(env):
 add_test("text_column_not_read", text_column_not_read)
 
 
+def parallel_workers(env):
+    """Under Gather, each worker scores its share with the plan's bounds (custom_private travels
+    to the workers) and compiles the specialized program itself."""
+    import xgboost as xgb
+    X, plans = matrix(env.rows)
+    d = xgb.DMatrix(X, label=target(X, plans), feature_names=["a", "b", "c", "d"], missing=np.nan)
+    bst = xgb.train({"max_depth": 5, "eta": 0.3, "nthread": 1, "seed": 2}, d, num_boost_round=30)
+    text = bst.save_raw("json").decode()
+    env.conn.execute("SELECT create_model('xgb_parallel', %s::jsonb)", [text])
+    env.conn.execute("CREATE TABLE big AS SELECT i * 1000 + t.id AS id, t.a, t.b, t.c, t.d, t.plan "
+                     "FROM t, generate_series(0, 39) i")
+    env.conn.execute("ANALYZE big")
+    for k, v in {"max_parallel_workers_per_gather": "2", "parallel_setup_cost": "0",
+                 "parallel_tuple_cost": "0", "min_parallel_table_scan_size": "0"}.items():
+        env.conn.execute(f"SET {k} = {v}")
+    try:
+        rng = random.Random(11)
+        pruned = 0
+        for _ in range(6):
+            where = random_predicate(rng, NUMERIC, thresholds_of(text))
+            plan = "\n".join(r[0] for r in env.query(
+                f"EXPLAIN (costs off) SELECT id, predict('xgb_parallel', t) FROM big t WHERE {where}"))
+            if "Gather" not in plan:
+                raise Failure(f"no parallel plan for WHERE {where}:\n{plan}")
+            pruned += compare(env, "xgb_parallel", where, ["predict('xgb_parallel', t)"], per_row=False, table="big")
+        if pruned < 3:
+            raise Failure(f"only {pruned} of 6 parallel predicates pruned anything")
+    finally:
+        env.conn.execute("RESET ALL")
+        env.conn.execute("SET max_parallel_workers_per_gather = 0")
+
+
+add_test("parallel_workers", parallel_workers)
+
+
 def lightgbm_case(case):
     def run(env):
         text = open(os.path.join(LIGHTGBM, f"{case}.model.txt")).read()
