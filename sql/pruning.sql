@@ -102,6 +102,29 @@ SELECT r.* FROM prune_check('SELECT id, predict(''prune_binary'', c) AS score FR
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 
+-- A partitioned table: the node over each partition's scan is pruned by that scan's filter,
+-- and a node over the Append (an aggregate over all partitions) by what every partition's says.
+CREATE TABLE prune_parted (id int, tenure int, monthly_charges float8, plan text) PARTITION BY RANGE (id);
+CREATE TABLE prune_parted_1 PARTITION OF prune_parted FOR VALUES FROM (0) TO (300);
+CREATE TABLE prune_parted_2 PARTITION OF prune_parted FOR VALUES FROM (300) TO (1000);
+INSERT INTO prune_parted SELECT id, tenure, monthly_charges, plan FROM prune_customers;
+ANALYZE prune_parted;
+EXPLAIN (costs off) SELECT id, predict('prune_binary', p) FROM prune_parted p WHERE tenure >= 10;
+SELECT r.* FROM prune_check('SELECT id, predict(''prune_binary'', p) AS score FROM prune_parted p WHERE tenure >= 10') r;
+EXPLAIN (costs off) SELECT sum(predict('prune_binary', p)) FROM prune_parted p WHERE tenure >= 10;
+SELECT r.* FROM prune_check('SELECT 1 AS id, sum(predict(''prune_binary'', p)) AS score FROM prune_parted p
+                              WHERE tenure >= 10') r;
+-- UNION ALL branches filtered differently: the node reads the union's row (no push-down), so
+-- nothing is pruned.
+EXPLAIN (costs off)
+SELECT sum(predict('prune_binary', u)) FROM (SELECT * FROM prune_customers WHERE tenure >= 10 AND monthly_charges > 60
+                                             UNION ALL
+                                             SELECT * FROM prune_customers WHERE tenure >= 20) u;
+SELECT r.* FROM prune_check('SELECT 1 AS id, sum(predict(''prune_binary'', u)) AS score
+                               FROM (SELECT * FROM prune_customers WHERE tenure >= 10 AND monthly_charges > 60
+                                     UNION ALL SELECT * FROM prune_customers WHERE tenure >= 20) u') r;
+DROP TABLE prune_parted;
+
 -- Not pruned: a clause above the node (an outer join's), and a parameter of a generic plan.
 EXPLAIN (costs off)
 SELECT a.id, predict('prune_binary', b) FROM prune_customers a

@@ -343,15 +343,14 @@ struct PruneResult {
     char* bounds;  // malloc'd by the runtime side, NULL when not pruned
 };
 
-void prune_input(Rewrite* rw, Plan* scan, List* quals, BatchInput* in) {
-    const CatalogEntry* entry = in->entry;
-    if (entry == NULL || in->output != ModelOutput::Stored || entry->transformer || entry->trees <= 0 ||
-        strcmp(entry->format, "torchscript") == 0)
-        return;
-    List** columns = feature_columns(rw, in);
-    if (columns == NULL || list_length(*columns) != entry->num_features) return;
-    Index scanrelid = ((Scan*)scan)->scanrelid;
+// What one scan's clauses say about a feature: nothing, that no row passes, or a bound.
+enum class Known { Any, NoRow, Bound };
 
+// Per feature of `entry`, what the clauses `quals` of `scan` say about the column `columns`
+// gives it (a Var of that scan, or a constant for a feature not read).
+void scan_feature_bounds(Plan* scan, List* columns, List* quals, const CatalogEntry* entry, ColumnBound* out,
+                         Known* known) {
+    Index scanrelid = ((Scan*)scan)->scanrelid;
     Bounds all;
     all.scanrelid = scanrelid;
     all.count = 0;
@@ -360,7 +359,7 @@ void prune_input(Rewrite* rw, Plan* scan, List* quals, BatchInput* in) {
     int* feature_slot = (int*)palloc(sizeof(int) * Max(entry->num_features, 1));
     for (int f = 0; f < entry->num_features; f++) {
         feature_slot[f] = -1;
-        Var* var = scan_column((Node*)list_nth(*columns, f), scanrelid);
+        Var* var = scan_column((Node*)list_nth(columns, f), scanrelid);
         if (var == NULL || entry->is_unused[f]) continue;
         int slot = -1;
         for (int i = 0; i < all.count; i++)
@@ -373,21 +372,80 @@ void prune_input(Rewrite* rw, Plan* scan, List* quals, BatchInput* in) {
         feature_slot[f] = slot;
     }
     ListCell* lc;
-    foreach (lc, quals) apply_clause(&all, (Node*)lfirst(lc));
+    foreach (lc, guaranteed_quals(scan, quals)) apply_clause(&all, (Node*)lfirst(lc));
+    for (int f = 0; f < entry->num_features; f++) {
+        known[f] = Known::Any;
+        if (feature_slot[f] < 0) continue;
+        ColumnBound b = all.bounds[feature_slot[f]];
+        b.values = b.values && b.lo <= b.hi && !b.text_conflict;
+        if (!b.constrained) continue;
+        known[f] = !b.values && !b.null_ok && !b.nan_ok ? Known::NoRow : Known::Bound;
+        out[f] = b;
+    }
+}
 
-    // The bounds that say something and admit some row, per feature of the right kind.
-    PlainBound* plain = (PlainBound*)palloc0(sizeof(PlainBound) * Max(entry->num_features, 1));
+// The smallest bound holding wherever a or b does (a partition's rows or another's).
+void widen(ColumnBound* a, const ColumnBound* b) {
+    if (a->values && b->values)
+        a->texts = a->texts != NIL && b->texts != NIL ? list_concat_copy(a->texts, b->texts) : NIL;
+    else if (b->values)
+        a->texts = b->texts;
+    a->lo = !a->values ? b->lo : !b->values ? a->lo : Min(a->lo, b->lo);
+    a->hi = !a->values ? b->hi : !b->values ? a->hi : Max(a->hi, b->hi);
+    a->values = a->values || b->values;
+    a->null_ok = a->null_ok || b->null_ok;
+    a->nan_ok = a->nan_ok || b->nan_ok;
+}
+
+// A scan the input's features come from: its feature columns and the clauses it applies.
+struct Target {
+    Plan* scan;
+    List** columns;
+    List* quals;
+};
+
+// targets: Target*, one per scan (each partition's under an Append); the bounds used hold for
+// the rows of every one of them.
+void prune_input(List* targets, BatchInput* in) {
+    const CatalogEntry* entry = in->entry;
+    if (targets == NIL || entry == NULL || in->output != ModelOutput::Stored || entry->transformer ||
+        entry->trees <= 0 || strcmp(entry->format, "torchscript") == 0)
+        return;
+    int features = Max(entry->num_features, 1);
+    ColumnBound* merged = (ColumnBound*)palloc0(sizeof(ColumnBound) * features);
+    Known* state = (Known*)palloc(sizeof(Known) * features);
+    ColumnBound* one = (ColumnBound*)palloc0(sizeof(ColumnBound) * features);
+    Known* known = (Known*)palloc(sizeof(Known) * features);
+    for (int f = 0; f < entry->num_features; f++) state[f] = Known::NoRow;
+    ListCell* lc;
+    foreach (lc, targets) {
+        Target* target = (Target*)lfirst(lc);
+        if (list_length(*target->columns) != entry->num_features) return;
+        scan_feature_bounds(target->scan, *target->columns, target->quals, entry, one, known);
+        for (int f = 0; f < entry->num_features; f++) {
+            if (state[f] == Known::Any || known[f] == Known::NoRow) continue;
+            if (known[f] == Known::Any)
+                state[f] = Known::Any;
+            else if (state[f] == Known::NoRow) {
+                state[f] = Known::Bound;
+                merged[f] = one[f];
+            } else {
+                widen(&merged[f], &one[f]);
+            }
+        }
+    }
+
+    // The bounds that say something, per feature of the right kind.
+    PlainBound* plain = (PlainBound*)palloc0(sizeof(PlainBound) * features);
     int count = 0;
     StringInfoData note;
     initStringInfo(&note);
     for (int f = 0; f < entry->num_features; f++) {
-        if (feature_slot[f] < 0) continue;
-        const ColumnBound* b = &all.bounds[feature_slot[f]];
+        if (state[f] != Known::Bound) continue;  // nothing known, or no row at all (nothing to gain)
+        const ColumnBound* b = &merged[f];
         bool missing = b->null_ok || b->nan_ok;
-        bool values = b->values && b->lo <= b->hi && !b->text_conflict;
-        if (!b->constrained || (!values && !missing)) continue;
-        if (entry->is_text[f] ? (b->texts == NIL && values) : b->texts != NIL) continue;
-        if (!entry->is_text[f] && values && missing && std::isinf(b->lo) && std::isinf(b->hi)) continue;
+        if (entry->is_text[f] ? (b->texts == NIL && b->values) : b->texts != NIL) continue;
+        if (!entry->is_text[f] && b->values && missing && std::isinf(b->lo) && std::isinf(b->hi)) continue;
         plain[count].feature = f;
         plain[count].bound = b;
         count++;
@@ -417,7 +475,7 @@ void prune_input(Rewrite* rw, Plan* scan, List* quals, BatchInput* in) {
             } else {
                 r.lo = b->lo;
                 r.hi = b->hi;
-                r.values = b->values && b->lo <= b->hi;
+                r.values = b->values;
                 r.missing = b->null_ok || b->nan_ok;
             }
             bounds.push_back(std::move(r));
@@ -440,10 +498,17 @@ void prune_input(Rewrite* rw, Plan* scan, List* quals, BatchInput* in) {
     StringInfoData dropped;
     initStringInfo(&dropped);
     for (int f = 0; f < entry->num_features; f++) {
-        if (!unread[f] || entry->is_unused[f] || IsA(list_nth(*columns, f), Const)) continue;
-        lfirst(list_nth_cell(*columns, f)) =
-            makeConst(FLOAT4OID, -1, InvalidOid, sizeof(float4), Float4GetDatum(0.0f), false, true);
-        appendStringInfo(&dropped, "%s%s", dropped.len > 0 ? ", " : "", quote_identifier(entry->columns[f]));
+        if (!unread[f] || entry->is_unused[f]) continue;
+        bool was_read = false;
+        foreach (lc, targets) {
+            List* columns = *((Target*)lfirst(lc))->columns;
+            if (IsA(list_nth(columns, f), Const)) continue;
+            lfirst(list_nth_cell(columns, f)) =
+                makeConst(FLOAT4OID, -1, InvalidOid, sizeof(float4), Float4GetDatum(0.0f), false, true);
+            was_read = true;
+        }
+        if (was_read)
+            appendStringInfo(&dropped, "%s%s", dropped.len > 0 ? ", " : "", quote_identifier(entry->columns[f]));
     }
     in->pruned_note = psprintf("%s (trees %d, nodes " INT64_FORMAT " -> " INT64_FORMAT "%s%s%s)", note.data,
                                result.trees, result.nodes_before, result.nodes_after,
@@ -453,12 +518,34 @@ void prune_input(Rewrite* rw, Plan* scan, List* quals, BatchInput* in) {
 
 }  // namespace
 
-void prune_inputs(Rewrite* rw, Plan* scan, List* quals) {
-    if (!prune_models || scan == NULL || !is_scan(scan) || ((Scan*)scan)->scanrelid == 0) return;
-    List* guaranteed = guaranteed_quals(scan, quals);
-    if (guaranteed == NIL) return;
+void prune_inputs(Rewrite* rw, List* scan_quals) {
+    if (!prune_models) return;
     ListCell* lc;
-    foreach (lc, rw->inputs) prune_input(rw, scan, guaranteed, (BatchInput*)lfirst(lc));
+    foreach (lc, rw->inputs) {
+        BatchInput* in = (BatchInput*)lfirst(lc);
+        List* targets = NIL;
+        if (rw->child == NULL) {
+            // Case 1: the node over a scan that evaluated the call itself, its own feature list
+            if (rw->scanrelid <= 0 || in->source != FeatureSource::Columns) continue;
+            Target* t = (Target*)palloc(sizeof(Target));
+            t->scan = rw->node;
+            t->columns = &in->exprs;
+            t->quals = scan_quals;
+            targets = list_make1(t);
+        } else {
+            // Case 2: the scan child, or each partition's scan under an Append
+            ListCell* sc;
+            foreach (sc, pushed_down_columns(rw, in)) {
+                ScannedColumns* scanned = (ScannedColumns*)lfirst(sc);
+                Target* t = (Target*)palloc(sizeof(Target));
+                t->scan = scanned->scan;
+                t->columns = scanned->columns;
+                t->quals = scanned->scan->qual;
+                targets = lappend(targets, t);
+            }
+        }
+        prune_input(targets, in);
+    }
 }
 
 }  // namespace pg_predict::pg

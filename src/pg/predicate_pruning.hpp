@@ -12,12 +12,14 @@
 
 namespace pg_predict::pg {
 
-// Specializes the inputs of `rw` whose features are columns of the relation `scan` reads
-// (Case 1: `scan` is rw->node; Case 2: rw->child), given the clauses `quals` that scan applies
-// besides its index conditions (those are added here). An input that gets a specialized program
+// Specializes the inputs of `rw` whose features are columns of the relations scanned below the
+// node: Case 1 (rw->child NULL), the scan rw->node, which applies `scan_quals` (its filter less
+// the conjuncts that moved up) besides its index conditions; Case 2, the scan child or every
+// partition's scan under an Append that the push-down reads (each with its own filter and index
+// conditions; the bounds used hold for all of them). An input that gets a specialized program
 // keeps its bounds in in->pruned_bounds (the program's cache key) and what EXPLAIN shows in
-// in->pruned_note; the columns it no longer reads become constants in `columns_of(in)`.
-// Call before the push-downs are applied.
-void prune_inputs(Rewrite* rw, Plan* scan, List* quals);
+// in->pruned_note; the columns it no longer reads become constants. Call before the push-downs
+// are applied.
+void prune_inputs(Rewrite* rw, List* scan_quals);
 
 }  // namespace pg_predict::pg
