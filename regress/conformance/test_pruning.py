@@ -370,6 +370,34 @@ def parallel_workers(env):
 add_test("parallel_workers", parallel_workers)
 
 
+def partitioned_table(env):
+    """A partitioned table: per row the node sits over each partition's scan; under a window
+    aggregate it sits over the Append and uses the bounds every partition's scan guarantees."""
+    import xgboost as xgb
+    X, plans = matrix(env.rows)
+    d = xgb.DMatrix(X, label=target(X, plans), feature_names=["a", "b", "c", "d"], missing=np.nan)
+    bst = xgb.train({"max_depth": 4, "eta": 0.3, "nthread": 1, "seed": 4}, d, num_boost_round=25)
+    text = bst.save_raw("json").decode()
+    env.conn.execute("SELECT create_model('xgb_parted', %s::jsonb)", [text])
+    env.conn.execute("CREATE TABLE parted (id int, a int, b float8, c real, d numeric, plan text) PARTITION BY RANGE (id)")
+    for k, (lo, hi) in enumerate([(0, 150), (150, 320), (320, 1000)]):
+        env.conn.execute(f"CREATE TABLE parted_{k} PARTITION OF parted FOR VALUES FROM ({lo}) TO ({hi})")
+    env.conn.execute("INSERT INTO parted SELECT * FROM t")
+    env.conn.execute("ANALYZE parted")
+    rng = random.Random(5)
+    pruned = 0
+    for _ in range(12):
+        where = random_predicate(rng, NUMERIC, thresholds_of(text))
+        pruned += compare(env, "xgb_parted", where, ["predict('xgb_parted', t)",
+                                                     "sum(predict('xgb_parted', t)) OVER ()"],
+                          per_row=False, table="parted")
+    if pruned < 6:
+        raise Failure(f"only {pruned} of 12 predicates pruned anything over the partitions")
+
+
+add_test("partitioned_table", partitioned_table)
+
+
 def lightgbm_case(case):
     def run(env):
         text = open(os.path.join(LIGHTGBM, f"{case}.model.txt")).read()
