@@ -191,14 +191,16 @@ def build_rows(threads, strategies, kernels):
     # -- issue 15 §3: predicate pruning. A 500-tree model over a one-hot text column, a query
     #    fixing that column (scikit-learn's HistGradientBoosting): the model specialized for
     #    plan = 'pro' against prune_models = off
-    pruned_sql = "SELECT sum(predict('prune500', c)) FROM {T} c WHERE plan = 'pro'"
-    for t in threads:
-        A(Row(f"prune500.pruned.t{t}", "prune500", f"prune500 WHERE plan = 'pro', pruned, {t} thr", "batched",
-              "customers", pruned_sql, "prune500", threads=t, strategy="auto", batched=True,
-              settings={"pg_predict.prune_models": "on"}))
-        A(Row(f"prune500.unpruned.t{t}", "prune500", f"prune500 WHERE plan = 'pro', prune_models off, {t} thr",
-              "batched", "customers", pruned_sql, "prune500", threads=t, strategy="auto", batched=True,
-              settings={"pg_predict.prune_models": "off"}))
+    #    prune_deep: the same over deep trees (up to 255 leaves, the kernel's generic layout)
+    for m in ("prune500", "prune_deep"):
+        pruned_sql = f"SELECT sum(predict('{m}', c)) FROM {{T}} c WHERE plan = 'pro'"
+        for t in threads:
+            A(Row(f"{m}.pruned.t{t}", m, f"{m} WHERE plan = 'pro', pruned, {t} thr", "batched",
+                  "customers", pruned_sql, m, threads=t, strategy="auto", batched=True,
+                  settings={"pg_predict.prune_models": "on"}))
+            A(Row(f"{m}.unpruned.t{t}", m, f"{m} WHERE plan = 'pro', prune_models off, {t} thr",
+                  "batched", "customers", pruned_sql, m, threads=t, strategy="auto", batched=True,
+                  settings={"pg_predict.prune_models": "off"}))
     return rows
 
 
