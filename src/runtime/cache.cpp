@@ -347,9 +347,9 @@ Program* compile_pruned(int64_t id, const char* strategy, const std::string& bou
                         size_t length) {
     const std::string key = pruned_key(strategy, bounds);
     if (Program* p = acquire(id, key)) return p;
-    const auto s = specialized(id, bounds, spec_json, length);
-    if (!s->changed) fail(ErrorCategory::Internal, "compile_pruned: the bounds decide no tree node");
-    const std::string bytes = compiler::compile(s->pipeline, compiler::parse_strategy(strategy));
+    const optimizer::Specialization s = specialized(id, bounds, spec_json, length);
+    if (!s.changed) fail(ErrorCategory::Internal, "compile_pruned: the bounds decide no tree node");
+    const std::string bytes = compiler::compile(s.pipeline, compiler::parse_strategy(strategy));
     return insert(id, key, bytes.data(), bytes.size());
 }
 

@@ -3,9 +3,10 @@
 // here: the planner calls plan_pruning, the cache (cache.cpp) compiles what specialized() gives.
 //
 // The planner specializes once per (model version, bounds) in a backend: the parsed model is
-// kept for the last few versions (a 500-tree spec takes tens of ms to parse) and each
-// specialization's result for the last few dozen bounds, so a prepared statement re-planned or
-// a query repeated costs a lookup.
+// kept for the last two versions (a 500-tree spec takes tens of ms to parse) and each
+// specialization's summary for the last few dozen bounds, so a prepared statement re-planned or
+// a query repeated costs a lookup. The specialized pipeline itself is made again when the
+// program is compiled (once per backend per bounds), not kept.
 #include <algorithm>
 #include <cstdio>
 #include <limits>
@@ -29,8 +30,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kKeptModels = 4;
-constexpr size_t kKeptSpecializations = 32;
+constexpr size_t kKeptModels = 2;
+constexpr size_t kKeptSummaries = 64;
 
 // Exact text of a double ("%a" reads back bit for bit; infinities as "inf" / "-inf").
 std::string exact(double v) {
@@ -53,10 +54,12 @@ struct Model {
     std::shared_ptr<const spec::Pipeline> optimized;
 };
 
-struct Specialized {
+// A planner's summary, without the specialized pipeline (compile_pruned makes that again: a
+// walk over the nodes), so the memo stays small whatever the models' size.
+struct Summarized {
     int64_t id;
     std::string bounds;
-    std::shared_ptr<const optimizer::Specialization> result;
+    PruneSummary summary;
 };
 
 std::deque<Model>& models() {
@@ -64,8 +67,8 @@ std::deque<Model>& models() {
     return *m;
 }
 
-std::deque<Specialized>& specializations() {
-    static auto* s = new std::deque<Specialized>;
+std::deque<Summarized>& summaries() {
+    static auto* s = new std::deque<Summarized>;
     return *s;
 }
 
@@ -167,28 +170,25 @@ void load_pruning_spec(int64_t id, const char* spec_json, size_t length) {
     if (!pruning_spec_loaded(id)) parse_model(id, spec_json, length);
 }
 
-std::shared_ptr<const optimizer::Specialization> specialized(int64_t id, const std::string& bounds,
-                                                             const char* spec_json, size_t length) {
-    for (const Specialized& s : specializations())
-        if (s.id == id && s.bounds == bounds) return s.result;
+optimizer::Specialization specialized(int64_t id, const std::string& bounds, const char* spec_json, size_t length) {
     std::shared_ptr<const spec::Pipeline> model = find_model(id);
     if (model == nullptr) model = parse_model(id, spec_json, length);
-    auto result = std::make_shared<const optimizer::Specialization>(
-        optimizer::specialize(*model, value_sets(*model, decode_bounds(bounds))));
-    specializations().push_front(Specialized{id, bounds, result});
-    if (specializations().size() > kKeptSpecializations) specializations().pop_back();
-    return result;
+    return optimizer::specialize(*model, value_sets(*model, decode_bounds(bounds)));
 }
 
 PruneSummary plan_pruning(int64_t id, const std::string& bounds) {
     if (!pruning_spec_loaded(id)) fail(ErrorCategory::Internal, "plan_pruning: the model's spec is not loaded");
-    const std::shared_ptr<const optimizer::Specialization> s = specialized(id, bounds, nullptr, 0);
+    for (const Summarized& s : summaries())
+        if (s.id == id && s.bounds == bounds) return s.summary;
+    const optimizer::Specialization s = specialized(id, bounds, nullptr, 0);
     PruneSummary summary;
-    summary.pruned = s->changed;
-    summary.trees = s->trees;
-    summary.nodes_before = s->nodes_before;
-    summary.nodes_after = s->nodes_after;
-    summary.unused_inputs = s->unused_inputs;
+    summary.pruned = s.changed;
+    summary.trees = s.trees;
+    summary.nodes_before = s.nodes_before;
+    summary.nodes_after = s.nodes_after;
+    summary.unused_inputs = s.unused_inputs;
+    summaries().push_front(Summarized{id, bounds, summary});
+    if (summaries().size() > kKeptSummaries) summaries().pop_back();
     return summary;
 }
 

@@ -1,10 +1,9 @@
 // What cache.cpp takes from pruning.cpp: the specialized pipeline for a model version and a
-// set of bounds (computed once per backend, shared with the planner's summary).
+// set of bounds, to compile.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,7 +16,6 @@ std::vector<InputBound> decode_bounds(const std::string& text);
 
 // The specialization of model `id` for `bounds` (encode_bounds' text); parses spec_json when
 // the model is not loaded (spec_json may be null when it is).
-std::shared_ptr<const optimizer::Specialization> specialized(int64_t id, const std::string& bounds,
-                                                             const char* spec_json, size_t length);
+optimizer::Specialization specialized(int64_t id, const std::string& bounds, const char* spec_json, size_t length);
 
 }  // namespace pg_predict::runtime
