@@ -4,7 +4,7 @@ for bit what the unpruned plan gives.
 
 Models trained here on random data by XGBoost and scikit-learn (a decision tree, a random
 forest, gradient boosting, and a pipeline that one-hot encodes a text column before gradient
-boosting), and LightGBM models from regress/fixtures/lightgbm (LightGBM is not in Debian). For
+boosting, and a HistGradientBoosting pipeline over an ordinal-encoded text column), and LightGBM models from regress/fixtures/lightgbm (LightGBM is not in Debian). For
 random predicates on their feature columns (=, <, <=, >, >=, BETWEEN, IS NULL, IN with one or
 more values; constants at split thresholds, just beside them and between them; int, double precision,
 real, numeric and text columns with NULLs and NaN in the data) each query runs with
@@ -316,20 +316,34 @@ def _text_pipeline():
                      ("model", GradientBoostingRegressor(n_estimators=40, max_depth=3, random_state=0))])
 
 
+def _ordinal_pipeline():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+    columns = ColumnTransformer([("plan", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1),
+                                  ["plan"])], remainder="passthrough")
+    return Pipeline([("columns", columns),
+                     ("model", HistGradientBoostingRegressor(max_iter=40, max_depth=4, random_state=0))])
+
+
 add_test("sklearn_tree", sklearn_case("sk_tree", _tree))
+add_test("sklearn_ordinal_pipeline", sklearn_case("sk_ordinal", _ordinal_pipeline, text=True))
 add_test("sklearn_forest", sklearn_case("sk_forest", _forest, classifier=2))
 add_test("sklearn_boosting", sklearn_case("sk_boosting", _boosting, classifier=3))
 add_test("sklearn_text_pipeline", sklearn_case("sk_text", _text_pipeline, text=True))
 
 
 def text_column_not_read(env):
-    """A fixed text value folds its one-hot columns: the trees' splits on them are decided and
-    the scan does not read the column."""
-    sklearn_case("sk_text_fixed", _text_pipeline, text=True)(env)
-    plan = "\n".join(r[0] for r in env.query(
-        "EXPLAIN (costs off, verbose) SELECT id, predict('sk_text_fixed', t) FROM t WHERE plan = 'pro'"))
-    if "column plan not read" not in plan:
-        raise Failure(f"the plan column is still read:\n{plan}")
+    """A fixed text value folds its one-hot columns (or its ordinal code): the trees' splits on
+    them are decided and the scan does not read the column."""
+    for name, make in (("sk_text_fixed", _text_pipeline), ("sk_ordinal_fixed", _ordinal_pipeline)):
+        sklearn_case(name, make, text=True)(env)
+        for value in PLANS + ["enterprise"]:
+            plan = "\n".join(r[0] for r in env.query(
+                f"EXPLAIN (costs off, verbose) SELECT id, predict('{name}', t) FROM t WHERE plan = '{value}'"))
+            if "column plan not read" not in plan:
+                raise Failure(f"{name}: the plan column is still read for plan = '{value}':\n{plan}")
 
 
 add_test("text_column_not_read", text_column_not_read)

@@ -275,6 +275,43 @@ TEST(Specialize, FixedTextValueFoldsItsOneHotColumns) {
     }
 }
 
+TEST(Specialize, FixedTextValueFoldsItsOrdinalCode) {
+    // An ordinal-encoded text input (scikit-learn's OrdinalEncoder before HistGradientBoosting):
+    // a fixed value, an unknown one and NULL each give one code, so the splits on it are decided.
+    std::mt19937 rng(31);
+    spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity, 1, 2,
+                                              spec::Comparison::LessEqual);
+    spec::Step ordinal;
+    ordinal.op = spec::Op::Ordinal;
+    ordinal.params = {{"categories", {{0.0, 1.0, 2.0, 3.0}}}, {"unknown_value", -1.0}, {"missing_value", kNaN}};
+    spec::Step concat;
+    concat.op = spec::Op::Concat;
+    concat.params = json::object();
+    concat.parts = {{{0}, {ordinal}}, {{1}, {}}};
+    p.steps = {concat};
+    p.text_inputs = {{0, {"basic", "plus", "pro", "team"}, false}};
+    testing::TreeShape shape;
+    shape.max_depth = 5;
+    testing::add_trees(p, rng, 25, shape);
+    for (spec::Tree& t : p.model.trees)  // codes -1..3 split between integers
+        for (size_t n = 0; n < t.size(); ++n)
+            if (!t.is_leaf(n) && t.feature[n] == 0) t.threshold[n] = std::floor(t.threshold[n] * 2.0f) + 0.5f;
+    spec::validate(p);
+    const spec::Pipeline q = optimizer::optimize(p);
+    for (double index : {2.0, 0.0, -1.0}) {
+        ValueSet fixed;
+        fixed.lo = fixed.hi = index;
+        fixed.missing = false;
+        const auto s = check(q, {{0, fixed}}, rng, kTreeStrategies);
+        EXPECT_TRUE(s.changed) << index;
+        EXPECT_EQ(s.unused_inputs, (std::vector<int32_t>{0})) << index;
+    }
+    ValueSet null;
+    null.values = false;
+    const auto s = check(q, {{0, null}}, rng, {compiler::Strategy::Native});
+    EXPECT_TRUE(s.changed);
+}
+
 TEST(Specialize, UnknownTextIsAnErrorForStrictEncoders) {
     std::mt19937 rng(5);
     spec::Pipeline p = featurized_pipeline(rng, spec::Comparison::Less);

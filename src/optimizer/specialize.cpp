@@ -170,7 +170,38 @@ Sets through_step(const Step& s, const std::vector<int32_t>& in_vocab, const Set
         }
         return out;
     }
-    case spec::Op::Ordinal: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
+    case spec::Op::Ordinal: {
+        // A constant input (or a missing one) has one code; matched in both precisions alike.
+        const auto cats = spec::param_matrix(s, "categories", where);
+        const double unknown = spec::param_number(s, "unknown_value", where);
+        const double missing = spec::param_number(s, "missing_value", where);
+        for (size_t c = 0; c < w; ++c) {
+            const ValueSet& v = in[c];
+            bool known = false;
+            double code = unknown;
+            if (v.is_constant()) {
+                known = true;
+                for (size_t k = 0; k < cats[c].size(); ++k) {
+                    const bool exact = v.lo == cats[c][k], single = f32(v.lo) == f32(cats[c][k]);
+                    known = known && exact == single;
+                    if (exact) code = static_cast<double>(k);  // the last match, as the op takes it
+                }
+            } else if (!v.values && v.missing) {
+                known = true;
+                for (size_t k = 0; k < cats[c].size(); ++k)
+                    if (std::isnan(cats[c][k])) code = missing;
+            }
+            ValueSet o;
+            if (known && std::isnan(code)) {
+                o.values = false;
+            } else if (known) {
+                o = constant(code);
+            }
+            out.push_back(o);
+        }
+        return out;
+    }
+    case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Monomials: case spec::Op::Kernel:
     case spec::Op::Neighbors: case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
     case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript: {

@@ -2,7 +2,7 @@
 // WHERE clause bounds some inputs (`plan = 'pro'`, `age >= 60`), so tree nodes whose test is
 // decided for every allowed value become their taken child, and an input nothing reads any more
 // is left out of the scan. Constant inputs are carried through the featurizers where that is
-// exact (one-hot, bucketize, impute, affine with a margin); other steps make their outputs
+// exact (one-hot, ordinal, bucketize, impute, affine with a margin); other steps make their outputs
 // unknown. Every output equals the unspecialized pipeline's, bit for bit, for every input the
 // bounds allow: trees are never removed or reordered (a decided tree keeps its leaf, so sums
 // run in the same order), only nodes no allowed value reaches.
