@@ -64,6 +64,11 @@ SKLEARN_MODELS = {
     "knn": ("higgs", "scikit-learn KNeighborsClassifier(5), 10k training rows"),
     "stack": ("higgs", "scikit-learn StackingClassifier: RandomForest (30 trees, depth 8) + "
                        "LogisticRegression under a LogisticRegression"),
+    "prune500": ("customers", "scikit-learn pipeline: one-hot of 3 text columns (imputed), the 6 numbers "
+                              "as they are, HistGradientBoostingClassifier 500 trees depth 6 "
+                              "(issue 15's pruning rows)"),
+    "prune_deep": ("customers", "prune500's ColumnTransformer, then HistGradientBoostingClassifier 200 trees "
+                                "of up to 255 leaves, no depth limit (the native kernel's generic layout)"),
 }
 # Kernel SVMs fit in O(n^2): fewer rows (the support vectors, and so the cost of predicting,
 # grow with them).
@@ -145,6 +150,23 @@ def sklearn_estimator(name):
                                                       random_state=0))
     if name == "knn":
         return KNeighborsClassifier(5)
+    if name == "prune500":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        text = ColumnTransformer([
+            ("text", make_pipeline(SimpleImputer(strategy="constant", fill_value="none"),
+                                   OneHotEncoder(handle_unknown="ignore")), CUSTOMER_TEXT),
+        ], remainder="passthrough")
+        return make_pipeline(text, HistGradientBoostingClassifier(max_iter=500, max_depth=6, early_stopping=False,
+                                                                  random_state=0))
+    if name == "prune_deep":
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        text = ColumnTransformer([
+            ("text", make_pipeline(SimpleImputer(strategy="constant", fill_value="none"),
+                                   OneHotEncoder(handle_unknown="ignore")), CUSTOMER_TEXT),
+        ], remainder="passthrough")
+        return make_pipeline(text, HistGradientBoostingClassifier(max_iter=200, max_depth=None, max_leaf_nodes=255,
+                                                                  min_samples_leaf=5, early_stopping=False,
+                                                                  random_state=0))
     if name == "stack":
         return StackingClassifier(
             [("rf", RandomForestClassifier(n_estimators=30, max_depth=8, random_state=0)),

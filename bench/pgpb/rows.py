@@ -25,7 +25,7 @@ class Row:
         self.batched = batched          # True: needs enable_batching on; False: off
         self.native = native            # for kind 'native': dict(classifier=, engine=)
         self.kernel = kernel            # pg_predict.cpu_kernel value; "" when the GUC is absent
-        self.settings = settings or {}  # more settings of its own (e.g. pg_predict.early_exit)
+        self.settings = settings or {}  # other settings the row runs with, e.g. pg_predict.prune_models
         self.key_row = key in KEY_ROWS  # a target depends on it: whole table up to --key-max-seconds
         self.r = {"status": "pending"}  # results
 
@@ -199,6 +199,19 @@ def build_rows(threads, strategies, kernels):
                 A(Row(f"ee.{what}.{mode}.t{t}", "ee", f"m500 {what}, early exit {mode}, {t} thr", "batched",
                       "higgs", sql, "m500", threads=t, strategy="auto", batched=True,
                       settings={"pg_predict.early_exit": mode}))
+    # -- issue 15 §3: predicate pruning. A 500-tree model over a one-hot text column, a query
+    #    fixing that column (scikit-learn's HistGradientBoosting): the model specialized for
+    #    plan = 'pro' against prune_models = off
+    #    prune_deep: the same over deep trees (up to 255 leaves, the kernel's generic layout)
+    for m in ("prune500", "prune_deep"):
+        pruned_sql = f"SELECT sum(predict('{m}', c)) FROM {{T}} c WHERE plan = 'pro'"
+        for t in threads:
+            A(Row(f"{m}.pruned.t{t}", m, f"{m} WHERE plan = 'pro', pruned, {t} thr", "batched",
+                  "customers", pruned_sql, m, threads=t, strategy="auto", batched=True,
+                  settings={"pg_predict.prune_models": "on"}))
+            A(Row(f"{m}.unpruned.t{t}", m, f"{m} WHERE plan = 'pro', prune_models off, {t} thr",
+                  "batched", "customers", pruned_sql, m, threads=t, strategy="auto", batched=True,
+                  settings={"pg_predict.prune_models": "off"}))
     return rows
 
 

@@ -172,6 +172,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
     input->num_features = plan->num_features;
     if (!explain_only) {
         input->model = bind_model_entry(plan->model, estate->es_query_cxt, plan->output);
+        input->model->pruned_bounds = plan->pruned_bounds;
         // Cached plans are re-planned for a new version (plan_invalidation.hpp); only a replace
         // committed between planning and the statement's snapshot gets here.
         if (input->model->entry->id != plan->model_version)
@@ -938,6 +939,10 @@ void explain(CustomScanState* node, List* ancestors, ExplainState* es) {
             appendStringInfoString(&columns, deparse_expression((Node*)lfirst(lc), context, use_prefix, false));
         }
         ExplainPropertyText(label, columns.data, es);
+        if (in->pruned_note != NULL) {  // specialized for the scan's WHERE clause (predicate_pruning.hpp)
+            snprintf(label, sizeof(label), "Pruned%s", suffix);
+            ExplainPropertyText(label, in->pruned_note, es);
+        }
     }
     ExplainPropertyInteger("Batch Size", NULL, state->capacity, es);
     if (state->plan->early_exit.output >= 0) {

@@ -11,6 +11,7 @@ namespace pg_predict::pg {
 // early_exit = (output, column, lower, upper, strictness, owned, top_k, descending), the doubles as
 //   strings ("%.17g", exact) and top_k as a decimal string
 // custom_exprs = every input's exprs, concatenated in input order.
+// After the four: ("pruned", (bounds, note) per input) when predicate pruning specialized one.
 
 namespace {
 
@@ -67,6 +68,17 @@ void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custo
         outputs = lappend(outputs, list_make2(makeInteger(plan->outputs[j].input),
                                               makeInteger((int)plan->outputs[j].kind)));
     *custom_private = list_make4(makeInteger(plan->passthrough), inputs, outputs, early_exit_store(&plan->early_exit));
+    // Pruned inputs: a tagged list ("pruned", then (bounds, note) per input, "" for none),
+    // present only when some input was pruned.
+    List* pruned = NIL;
+    bool any_pruned = false;
+    for (int i = 0; i < plan->num_inputs; i++) {
+        const BatchInput* in = &plan->inputs[i];
+        any_pruned = any_pruned || in->pruned_bounds != NULL;
+        pruned = lappend(pruned, list_make2(makeString(pstrdup(in->pruned_bounds ? in->pruned_bounds : "")),
+                                            makeString(pstrdup(in->pruned_note ? in->pruned_note : ""))));
+    }
+    if (any_pruned) *custom_private = lappend(*custom_private, lcons(makeString(pstrdup("pruned")), pruned));
     *custom_exprs = exprs;
 }
 
@@ -94,6 +106,17 @@ BatchPlan* batch_plan_load(List* custom_private, List* custom_exprs) {
         in->output = (ModelOutput)intVal(list_nth(second, 4));
         in->exprs = list_copy_head(list_copy_tail(custom_exprs, next_expr), count);
         next_expr += count;
+    }
+    for (int k = 4; k < list_length(custom_private); k++) {
+        List* extra = (List*)list_nth(custom_private, k);
+        if (!IsA(extra, List) || !IsA(linitial(extra), String) || strcmp(strVal(linitial(extra)), "pruned") != 0)
+            continue;
+        for (int i = 0; i < plan->num_inputs && i + 1 < list_length(extra); i++) {
+            List* entry = (List*)list_nth(extra, i + 1);
+            char* bounds = strVal(linitial(entry));
+            plan->inputs[i].pruned_bounds = bounds[0] != '\0' ? bounds : NULL;
+            plan->inputs[i].pruned_note = bounds[0] != '\0' ? strVal(lsecond(entry)) : NULL;
+        }
     }
     plan->num_outputs = list_length(outputs);
     plan->outputs = (BatchOutput*)palloc0(sizeof(BatchOutput) * Max(plan->num_outputs, 1));

@@ -6,6 +6,7 @@
 // ...) is an *output*: one column appended to the child's columns in the node's scan tuple.
 #pragma once
 
+#include "catalog.hpp"
 #include "predict_calls.hpp"
 
 namespace pg_predict::pg {
@@ -28,6 +29,11 @@ struct BatchInput {
     char* strategy;
     int trees;
     int depth;
+    // Predicate pruning (predicate_pruning.hpp): the bounds the program was specialized for
+    // (runtime::encode_bounds' text; NULL: the stored program) and what EXPLAIN shows.
+    char* pruned_bounds;
+    char* pruned_note;
+    const CatalogEntry* entry;  // plan time only (not stored): the catalog row planned for
 };
 
 struct BatchOutput {

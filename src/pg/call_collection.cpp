@@ -60,6 +60,7 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         in->model = pstrdup(model);
         in->num_features = entry->num_features;
         in->model_version = entry->id;
+        in->entry = entry;
         note_planned_version(model, entry->id);
         // EXPLAIN's description: the format, a model without trees (a linear model, an SVM, ...)
         // named by its estimator, and the shape ("3 features -> 2 classes").

@@ -239,4 +239,29 @@ void apply_pushdowns(Rewrite* rw) {
     rw->pushdowns = NIL;
 }
 
+List* pushed_down_columns(Rewrite* rw, BatchInput* in) {
+    List* out = NIL;
+    ListCell* lc;
+    foreach (lc, rw->pushdowns) {
+        Pushdown* push = (Pushdown*)lfirst(lc);
+        if (push->in != in) continue;
+        if (push->scans == NIL) {
+            ScannedColumns* one = (ScannedColumns*)palloc(sizeof(ScannedColumns));
+            one->scan = push->child;
+            one->columns = &push->columns;
+            return list_make1(one);
+        }
+        ListCell* scan;
+        ListCell* columns;
+        forboth (scan, push->scans, columns, push->columns_per_scan) {
+            ScannedColumns* each = (ScannedColumns*)palloc(sizeof(ScannedColumns));
+            each->scan = (Plan*)lfirst(scan);
+            each->columns = (List**)&lfirst(columns);
+            out = lappend(out, each);
+        }
+        return out;
+    }
+    return NIL;
+}
+
 }  // namespace pg_predict::pg

@@ -22,4 +22,15 @@ void apply_pushdowns(Rewrite* rw);
 // row at `attno` (a partitioned table read by an aggregate); NIL otherwise.
 List* partition_scans_returning_row(Append* append, AttrNumber attno);
 
+// The feature expressions of input `in` as a scan below reads them (Vars of the scanned
+// relation, constants for features the model ignores), where they can still be changed: one per
+// scan the push-down decided for it (the scan child, or every partition's scan under an
+// Append), as ScannedColumns*; NIL for an input without a push-down. Predicate pruning
+// replaces the columns it makes unread.
+struct ScannedColumns {
+    Plan* scan;
+    List** columns;
+};
+List* pushed_down_columns(Rewrite* rw, BatchInput* in);
+
 }  // namespace pg_predict::pg

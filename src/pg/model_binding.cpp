@@ -171,6 +171,18 @@ void load_bound_program(BoundModel* model) {
             program = guarded([&] { return runtime::compile_output(id, output, with, spec, length); });
             pfree(spec);
         }
+    } else if (model->pruned_bounds != NULL) {
+        // Specialized for the query's WHERE clause (predicate_pruning.hpp), with the strategy
+        // the stored program has (or pg_predict.strategy's): once per backend per bounds.
+        const char* with = strcmp(strategy, "auto") == 0 ? model->entry->strategy : strategy;
+        const char* bounds = model->pruned_bounds;
+        program = guarded([&] { return runtime::acquire_cached_pruned(id, with, bounds); });
+        if (program == nullptr) {
+            char* spec = guarded([&] { return runtime::pruning_spec_loaded(id); }) ? NULL : catalog_spec(id);
+            size_t length = spec != NULL ? strlen(spec) : 0;
+            program = guarded([&] { return runtime::compile_pruned(id, with, bounds, spec, length); });
+            if (spec != NULL) pfree(spec);
+        }
     } else if (variant) {
         program = guarded([&] { return runtime::acquire_cached_variant(id, strategy); });
         if (program == nullptr) {

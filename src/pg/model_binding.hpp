@@ -23,6 +23,9 @@ struct BoundModel {
     runtime::TextEncoder* text_encoder;  // NULL unless the model has text inputs
     Datum* label_texts;  // a classifier's labels as text datums, built once: predict_label()
     ModelOutput output;  // which program: the stored one, or decision_function / score_samples
+    // Predicate pruning: the bounds the program is specialized for (BatchInput::pruned_bounds),
+    // set before load_bound_program; NULL for the stored program.
+    const char* pruned_bounds;
 };
 
 // Errors unless predict_proba() can score with this model (a classifier with probabilities).

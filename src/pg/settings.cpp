@@ -18,6 +18,7 @@ int max_batch_size = kDefaultMaxBatchSize;
 int keep_versions = 0;
 int stats_max = 1000;
 bool early_exit_enabled = true;
+bool prune_models = true;
 
 namespace {
 
@@ -173,6 +174,11 @@ void define_settings() {
             "One entry per database and model version. When a new version is scored with every entry "
             "taken, the least recently used entry is dropped (model_stats_info() counts them).",
             &stats_max, 1000, 10, 1 << 20, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+    DefineCustomBoolVariable(
+        "pg_predict.prune_models", "Specialize a model for the query's WHERE clause on its feature columns.",
+        "Tree nodes that no row the scan's restrictions let through can reach are removed, and a "
+        "column the specialized model does not read is not fetched. Results are the same.",
+        &prune_models, true, PGC_USERSET, 0, NULL, NULL, NULL);
     MarkGUCPrefixReserved("pg_predict");
 }
 

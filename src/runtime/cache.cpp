@@ -24,6 +24,7 @@
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "program_internal.hpp"
+#include "pruning_internal.hpp"
 
 namespace pg_predict::runtime {
 namespace {
@@ -327,6 +328,29 @@ int program_output_width(const Program* p) {
 bool program_reads_float64(const Program* p) {
     if (p == nullptr) fail(ErrorCategory::Internal, "program_reads_float64: null program");
     return p->reads_float64;
+}
+
+namespace {
+
+// "pruned:native:<bounds>": never a strategy name, so never a variant's or an output's key.
+std::string pruned_key(const char* strategy, const std::string& bounds) {
+    return "pruned:" + variant_strategy(strategy) + ":" + bounds;
+}
+
+}  // namespace
+
+Program* acquire_cached_pruned(int64_t id, const char* strategy, const std::string& bounds) {
+    return acquire(id, pruned_key(strategy, bounds));
+}
+
+Program* compile_pruned(int64_t id, const char* strategy, const std::string& bounds, const char* spec_json,
+                        size_t length) {
+    const std::string key = pruned_key(strategy, bounds);
+    if (Program* p = acquire(id, key)) return p;
+    const optimizer::Specialization s = specialized(id, bounds, spec_json, length);
+    if (!s.changed) fail(ErrorCategory::Internal, "compile_pruned: the bounds decide no tree node");
+    const std::string bytes = compiler::compile(s.pipeline, compiler::parse_strategy(strategy));
+    return insert(id, key, bytes.data(), bytes.size());
 }
 
 }  // namespace pg_predict::runtime

@@ -217,4 +217,41 @@ const char* native_cpu_kernel(int depth, int num_features) noexcept;
 // postmaster.
 void set_num_threads(int threads);
 
+// Predicate-based pruning (issue 15 §3; optimizer/specialize.hpp). What a query's WHERE clause
+// guarantees about one input of the rows it scores: a number in [lo, hi] (when `values`) or
+// missing (when `missing`), as the model reads it; or, for a text input, the values it may
+// have (`=`, `IN`), looked up in the input's vocabulary here.
+struct InputBound {
+    int32_t input = 0;
+    double lo = 0, hi = 0;
+    bool values = true;
+    bool missing = true;
+    bool is_text = false;
+    std::vector<std::string> texts;
+};
+// A canonical text of the bounds (exact numbers, ordered by input): the plan keeps it, and it
+// keys the specialized programs.
+std::string encode_bounds(const std::vector<InputBound>& bounds);
+
+// What specializing model `id` for `bounds` does, for the planner and EXPLAIN: whether any tree
+// node was decided (else the stored program serves), the node counts, and the inputs the
+// specialized program does not read (the scan leaves their columns out). Load the model's spec
+// first (once per backend per version: kept for the last few). Results are kept per backend.
+struct PruneSummary {
+    bool pruned = false;
+    int32_t trees = 0;
+    int64_t nodes_before = 0;
+    int64_t nodes_after = 0;
+    std::vector<int32_t> unused_inputs;
+};
+bool pruning_spec_loaded(int64_t id);
+void load_pruning_spec(int64_t id, const char* spec_json, size_t length);
+PruneSummary plan_pruning(int64_t id, const std::string& bounds);
+
+// The program of model `id` specialized for `bounds`, compiled with `strategy` (the model's
+// own, or pg_predict.strategy's), cached per backend under (id, strategy, bounds) like a variant.
+Program* acquire_cached_pruned(int64_t id, const char* strategy, const std::string& bounds);
+Program* compile_pruned(int64_t id, const char* strategy, const std::string& bounds, const char* spec_json,
+                        size_t length);
+
 }  // namespace pg_predict::runtime
