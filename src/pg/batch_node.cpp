@@ -631,19 +631,19 @@ void screen_batch(PredictBatchState* state, runtime::Program* program) {
     for (int r = 0; r < rows; r++) {
         // A NULL row argument scores NULL: it stays, as the filter or the sort sees it.
         const bool null_argument = input->plan->source != FeatureSource::Columns && input->row_null[r];
-        if ((verdict[r] == kVerdictInside && !owned) || (verdict[r] != kVerdictUndecided && null_argument)) {
-            e->stats.inside -= verdict[r] == kVerdictInside;
-            e->stats.outside -= verdict[r] == kVerdictOutside;
-            verdict[r] = kVerdictUndecided;
+        if ((verdict[r] == runtime::kScreenInside && !owned) || (verdict[r] != runtime::kScreenUndecided && null_argument)) {
+            e->stats.inside -= verdict[r] == runtime::kScreenInside;
+            e->stats.outside -= verdict[r] == runtime::kScreenOutside;
+            verdict[r] = runtime::kScreenUndecided;
         }
     }
     guarded([&] { runtime::score_undecided_rows(program, x, rows, cols, verdict, out); });
     int64 undecided = 0;
-    for (int r = 0; r < rows; r++) undecided += verdict[r] == kVerdictUndecided;
+    for (int r = 0; r < rows; r++) undecided += verdict[r] == runtime::kScreenUndecided;
     early_exit_screened(e, before, undecided);
     int kept = 0;
     for (int r = 0; r < rows; r++) {
-        if (verdict[r] == kVerdictOutside) {
+        if (verdict[r] == runtime::kScreenOutside) {
             e->rows_dropped++;
             continue;
         }
@@ -697,14 +697,16 @@ void score_batch(PredictBatchState* state) {
         INSTR_TIME_ADD(fill[i], state->pull_time);
     }
     state->screened = false;
+    // The screen scores the screened input's undecided rows: its time is that model's time.
+    instr_time screen_time;
+    INSTR_TIME_SET_ZERO(screen_time);
     if (state->early.active && !gpu && early_exit_screen_next(&state->early)) {
         state->scoring_input = state->early.input;
-        instr_time start, elapsed;
+        instr_time start;
         INSTR_TIME_SET_CURRENT(start);
         screen_batch(state, state->early.program);
-        INSTR_TIME_SET_CURRENT(elapsed);
-        INSTR_TIME_SUBTRACT(elapsed, start);
-        INSTR_TIME_ADD(state->model_time, elapsed);
+        INSTR_TIME_SET_CURRENT(screen_time);
+        INSTR_TIME_SUBTRACT(screen_time, start);
     }
     for (int i = 0; i < inputs; i++) {
         InputState* input = &state->inputs[i];
@@ -716,6 +718,7 @@ void score_batch(PredictBatchState* state) {
         INSTR_TIME_SET_CURRENT(elapsed);
         state->scoring_input = -1;
         INSTR_TIME_SUBTRACT(elapsed, start);
+        if (i == state->early.input) INSTR_TIME_ADD(elapsed, screen_time);
         INSTR_TIME_ADD(state->model_time, elapsed);
         usage_add(input->model->entry, UsageCounts{1, state->count, 1, 0, INSTR_TIME_GET_MILLISEC(elapsed),
                                                    INSTR_TIME_GET_MILLISEC(fill[i])});
@@ -827,7 +830,7 @@ TupleTableSlot* exec(CustomScanState* node) {
         memcpy(scan->tts_isnull, state->nulls + (size_t)row * state->row_stride, sizeof(bool) * passthrough);
         // A row the screen found certain to pass its threshold has no scores from that model
         // (nothing reads them: early_exit_plan.cpp).
-        const bool certain = state->screened && state->early.verdict[row] == kVerdictInside;
+        const bool certain = state->screened && state->early.verdict[row] == runtime::kScreenInside;
         for (int j = 0; j < state->plan->num_outputs; j++) {
             if (certain && state->plan->outputs[j].input == state->early.input) {
                 scan->tts_values[passthrough + j] = (Datum)0;

@@ -12,9 +12,6 @@ extern "C" {
 
 namespace pg_predict::pg {
 
-// runtime::screen_rows' verdicts
-constexpr uint8_t kVerdictOutside = 0, kVerdictUndecided = 1, kVerdictInside = 2;
-
 struct EarlyExit {
     const EarlyExitPlan* plan;
     bool active;                  // screening runs (decided when the programs load)

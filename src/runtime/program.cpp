@@ -354,7 +354,7 @@ void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols
             packed.clear();
             where.clear();
             for (int64_t r = start; r < start + n; ++r) {
-                if (verdict[r] != 1) continue;
+                if (verdict[r] != kScreenUndecided) continue;
                 packed.insert(packed.end(), x + r * cols, x + (r + 1) * cols);
                 where.push_back(r - start);
             }

@@ -17,6 +17,9 @@ namespace pg_predict::runtime {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// screen_rows hands the kernel's verdicts on as they are.
+static_assert(kScreenOutside == kernels::kOutside && kScreenUndecided == kernels::kUndecided &&
+              kScreenInside == kernels::kInside);
 
 struct ColumnForm {
     double a, s;

@@ -184,13 +184,15 @@ struct ScreenStats {
     int64_t stage_rows = 0;   // rows entering a stage of the screen, summed over its stages
     double rank_trees = 0;    // what turning one row's features into ranks costs, in tree visits
 };
-// For rows [0, rows) of a float32 batch: verdict[r] = 0 when output `column` of row r, as
-// run_program computes it, is certain to lie outside [lower, upper]; 2 when it is certain to lie
-// strictly inside it; 1 otherwise (score the row). Either end may be infinite. Allowances for
+// What screen_rows says of a row.
+enum ScreenVerdict : uint8_t { kScreenOutside = 0, kScreenUndecided = 1, kScreenInside = 2 };
+// For rows [0, rows) of a float32 batch: verdict[r] = kScreenOutside when output `column` of row
+// r, as run_program computes it, is certain to lie outside [lower, upper]; kScreenInside when it
+// is certain to lie strictly inside it; kScreenUndecided otherwise (score the row). Either end may be infinite. Allowances for
 // float32 rounding make both answers conservative. Builds the staged trees on first use.
 void screen_rows(Program*, const float* x, int64_t rows, int64_t cols, int column, double lower, double upper,
                  uint8_t* verdict, ScreenStats* stats);
-// The outputs of the rows of a batch whose verdict is 1 (undecided), bit for bit what
+// The outputs of the rows of a batch whose verdict is kScreenUndecided, bit for bit what
 // run_program gives them in that batch, into their rows of `out` (rows × output_width; other
 // rows are left as they are): the kernel scores only those rows, then the base margin and the
 // link are applied as the program applies them, at every row position of the batch (ATen's
