@@ -330,7 +330,7 @@ void load_programs(PredictBatchState* state) {
         const BoundModel* model = state->inputs[i].model;
         early_exit_activate(&state->early, i, model->program,
                             model->entry->classification || model->output_width != 1 ? -1 : 0, model->proba_width,
-                            state->gpu_possible, state->inputs[i].reads_float64);
+                            state->gpu_possible, state->inputs[i].reads_float64, state->buffer_context);
     }
     state->capacity = (int)Max((size_t)1, Min((size_t)state->capacity, batch_memory_budget / row_bytes(state)));
     state->target = Min(first_batch_rows, state->capacity);

@@ -20,7 +20,7 @@ void early_exit_init(EarlyExit* e, const EarlyExitPlan* plan) {
 }
 
 void early_exit_activate(EarlyExit* e, int input, runtime::Program* program, int predict_column, int proba_columns,
-                         bool gpu_possible, bool reads_float64) {
+                         bool gpu_possible, bool reads_float64, MemoryContext context) {
     const EarlyExitPlan* plan = e->plan;
     e->input = input;
     if (!early_exit_enabled) {
@@ -50,7 +50,7 @@ void early_exit_activate(EarlyExit* e, int input, runtime::Program* program, int
     }
     e->program = program;
     e->active = true;
-    if (plan->top_k > 0) e->heap = (double*)palloc(sizeof(double) * plan->top_k);
+    if (plan->top_k > 0) e->heap = (double*)MemoryContextAlloc(context, sizeof(double) * plan->top_k);
 }
 
 bool early_exit_interval(const EarlyExit* e, double* lower, double* upper) {

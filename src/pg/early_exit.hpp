@@ -37,9 +37,10 @@ void early_exit_init(EarlyExit* e, const EarlyExitPlan* plan);
 
 // Called once the node's programs are loaded: whether the planned early exit applies to this
 // model (otherwise inactive_reason says why). `predict_column` is predict's column (-1: predict
-// returns a label) and `proba_columns` predict_proba's width.
+// returns a label) and `proba_columns` predict_proba's width. The top-K's heap is allocated in
+// `context` (the node's buffers: it lives as long as the query).
 void early_exit_activate(EarlyExit* e, int input, runtime::Program* program, int predict_column, int proba_columns,
-                         bool gpu_possible, bool reads_float64);
+                         bool gpu_possible, bool reads_float64, MemoryContext context);
 
 // The interval a row's value must be able to reach now: the threshold, narrowed by the k-th
 // best value returned once k were. False when nothing bounds it yet (no screen needed).
