@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 inside its gather intrinsics
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include <new>
 
 #include "pg_predict/kernels/tree_ensemble_gpu.hpp"  // rank_word: every path ranks alike
+#include "with_depth.hpp"
 
 namespace pg_predict::kernels::detail {
 namespace {
@@ -29,7 +31,7 @@ namespace {
 constexpr int64_t kBlockRows = 64;  // rows ranked together, then walked block of trees by block
 constexpr int kTop = 4;             // levels whose node words come from blends, not gathers
 constexpr int kHalf = 8;            // lanes per vector
-constexpr int kRows = 2;            // rows walked together (2 × kRows independent chains)
+constexpr int kRows = 4;            // rows walked together (2 × kRows independent chains)
 constexpr uint32_t kSign = 0x80000000u;
 
 inline __m256i splat(uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
@@ -111,34 +113,33 @@ inline __m256i step(__m256i idx, __m256i left) {
 // One block of 16 trees (two halves of 8) for K rows: acc[k][16] += leaves. The 2K chains (K rows
 // × 2 halves) are independent, so their latencies overlap. top: the block's position-major
 // vectors of levels 0..3, 16 per half.
-template <int FW, bool NaN, int K>
-inline void walk(const uint32_t* words, const float* leaves, int D, const __m256i* top, const uint32_t* q,
-                 float* acc) {
+template <int FW, bool NaN, int K, int D>
+inline void walk(const uint32_t* words, const float* leaves, const __m256i* top, const uint32_t* q, float* acc) {
     constexpr int C = 2 * K;  // chain c: row c / 2, half c % 2
     __m256i idx[C], d0[C], d1[C], d2[C];
     auto row = [&](int c) { return q + (c / 2) * FW; };
     auto tv = [&](int c, int i) { return _mm256_load_si256(top + 16 * (c % 2) + i); };
     // Levels 0..3: the node word is picked from the position-major vectors by blends on the
     // decisions already taken (dN: all-ones where level N went left).
-    for (int c = 0; c < C; ++c) {
+    _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
         idx[c] = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), splat((c % 2) * kHalf));
-        if (D == 0) continue;  // single-leaf trees: the leaf is the lane's
+        if constexpr (D == 0) continue;  // single-leaf trees: the leaf is the lane's
         d0[c] = go_left<FW, NaN>(tv(c, 0), row(c));
         idx[c] = step(idx[c], d0[c]);
     }
-    if (D > 1)
-        for (int c = 0; c < C; ++c) {
+    if constexpr (D > 1)
+        _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
             d1[c] = go_left<FW, NaN>(blend(tv(c, 2), tv(c, 1), d0[c]), row(c));
             idx[c] = step(idx[c], d1[c]);
         }
-    if (D > 2)
-        for (int c = 0; c < C; ++c) {
+    if constexpr (D > 2)
+        _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
             const __m256i a = blend(tv(c, 4), tv(c, 3), d1[c]), b = blend(tv(c, 6), tv(c, 5), d1[c]);
             d2[c] = go_left<FW, NaN>(blend(b, a, d0[c]), row(c));
             idx[c] = step(idx[c], d2[c]);
         }
-    if (D > 3)
-        for (int c = 0; c < C; ++c) {
+    if constexpr (kTop > 3 && D > 3)
+        _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
             __m256i e[4];
             for (int i = 0; i < 4; ++i) e[i] = blend(tv(c, 8 + 2 * i), tv(c, 7 + 2 * i), d2[c]);
             const __m256i ab = blend(e[1], e[0], d1[c]), ce = blend(e[3], e[2], d1[c]);
@@ -146,21 +147,21 @@ inline void walk(const uint32_t* words, const float* leaves, int D, const __m256
         }
     const int top_levels = std::min(D, kTop);
     const int* level = reinterpret_cast<const int*>(words) + kLanes * ((1 << top_levels) - 1);
-    for (int l = top_levels; l < D; ++l) {
-        for (int c = 0; c < C; ++c) {
+    _Pragma("GCC unroll 16") for (int l = top_levels; l < D; ++l) {
+        _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
             const __m256i w = _mm256_xor_si256(_mm256_i32gather_epi32(level, idx[c], 4), splat(kSign));
             idx[c] = step(idx[c], go_left<FW, NaN>(w, row(c)));
         }
         level += kLanes << l;
     }
-    for (int c = 0; c < C; ++c) {
+    _Pragma("GCC unroll 16") for (int c = 0; c < C; ++c) {
         float* a = acc + (c / 2) * kLanes + (c % 2) * kHalf;
         _mm256_store_ps(a, _mm256_add_ps(_mm256_load_ps(a), _mm256_i32gather_ps(leaves, idx[c], 4)));
     }
 }
 
-template <int FW>
-void block_rows(const uint32_t* words, const float* leaves, int D, Scratch<FW>& s, int64_t n) {
+template <int FW, int D>
+void block_rows(const uint32_t* words, const float* leaves, Scratch<FW>& s, int64_t n) {
     // Position-major copies of levels 0..kTop-1, sign-flipped: vector (2^l - 1 + p) of half h
     // holds position p of level l for trees 8h..8h+7.
     const int top_levels = std::min(D, kTop);
@@ -175,10 +176,10 @@ void block_rows(const uint32_t* words, const float* leaves, int D, Scratch<FW>& 
     for (; r + kRows <= n; r += kRows) {
         bool nan = false;
         for (int k = 0; k < kRows; ++k) nan |= s.has_nan[r + k] != 0;
-        if (nan) walk<FW, true, kRows>(words, leaves, D, top, s.q + r * FW, s.acc + r * kLanes);
-        else walk<FW, false, kRows>(words, leaves, D, top, s.q + r * FW, s.acc + r * kLanes);
+        if (nan) walk<FW, true, kRows, D>(words, leaves, top, s.q + r * FW, s.acc + r * kLanes);
+        else walk<FW, false, kRows, D>(words, leaves, top, s.q + r * FW, s.acc + r * kLanes);
     }
-    for (; r < n; ++r) walk<FW, true, 1>(words, leaves, D, top, s.q + r * FW, s.acc + r * kLanes);
+    for (; r < n; ++r) walk<FW, true, 1, D>(words, leaves, top, s.q + r * FW, s.acc + r * kLanes);
 }
 
 template <int FW>
@@ -205,7 +206,9 @@ void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end
             const int g = v.block_group()[b];
             std::memset(s.acc, 0, sizeof(float) * kLanes * n);
             for (; b < v.units && v.block_group()[b] == g; ++b)
-                block_rows<FW>(words + b * node_words, v.leaves + b * leaf_words, D, s, n);
+                with_depth(D, [&](auto d) {
+                    block_rows<FW, decltype(d)::value>(words + b * node_words, v.leaves + b * leaf_words, s, n);
+                });
             for (int64_t r = 0; r < n; ++r) {
                 float sum = 0.0f;  // lane order, as the portable path
                 for (int lane = 0; lane < kLanes; ++lane) sum += s.acc[r * kLanes + lane];

@@ -9,6 +9,7 @@
 //   * a node test is one unsigned compare of rank words (see tree_ensemble.hpp);
 //   * below, one 32-bit gather per level fetches the node word; one more gathers the leaf.
 #include "pg_predict/kernels/tree_ensemble.hpp"
+#include "with_depth.hpp"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #include <immintrin.h>
@@ -207,27 +208,6 @@ void block_rows(const uint32_t* words, const float* leaves, const Scratch<FW>& s
         else rows_k<FW, false, K, D>(words, leaves, lv, s.q + r * kQStride, s.acc + r * kLanes);
     }
     for (; r < n; ++r) rows_k<FW, true, 1, D>(words, leaves, lv, s.q + r * kQStride, s.acc + r * kLanes);
-}
-
-// Calls fn(std::integral_constant<int, D>) for the run-time depth, so each depth's walk is
-// unrolled with its indices and masks in registers.
-template <typename Fn>
-inline void with_depth(int D, Fn&& fn) {
-    switch (D) {
-    case 0: return fn(std::integral_constant<int, 0>());
-    case 1: return fn(std::integral_constant<int, 1>());
-    case 2: return fn(std::integral_constant<int, 2>());
-    case 3: return fn(std::integral_constant<int, 3>());
-    case 4: return fn(std::integral_constant<int, 4>());
-    case 5: return fn(std::integral_constant<int, 5>());
-    case 6: return fn(std::integral_constant<int, 6>());
-    case 7: return fn(std::integral_constant<int, 7>());
-    case 8: return fn(std::integral_constant<int, 8>());
-    case 9: return fn(std::integral_constant<int, 9>());
-    case 10: return fn(std::integral_constant<int, 10>());
-    case 11: return fn(std::integral_constant<int, 11>());
-    default: return fn(std::integral_constant<int, 12>());
-    }
 }
 
 template <int FW>
