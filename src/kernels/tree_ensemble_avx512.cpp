@@ -57,15 +57,46 @@ struct Scratch {
     Scratch& operator=(const Scratch&) = delete;
 };
 
+// The first kSplitSteps probes of each feature's binary search (below), in breadth-first
+// order: probe (2^j - 1) + i of step j is cuts[i·2^(st+1) + 2^st - 1], st = steps - 1 - j.
+// Two vectors per feature, so those steps are one vpermt2ps instead of a gather.
+constexpr int kSplitSteps = 5;
+
+struct Splitters {
+    float* table;  // F × 32
+    explicit Splitters(const PackedView& v) {
+        table = static_cast<float*>(std::aligned_alloc(64, size_t(64) * 2 * std::max(1, v.num_features)));
+        if (!table) throw std::bad_alloc();
+        for (int f = 0; f < v.num_features; ++f) {
+            const float* cuts = v.cuts + v.cut_offset()[f];
+            const int k = v.cut_steps()[f];
+            float* out = table + 32 * f;
+            std::fill(out, out + 32, 0.0f);
+            for (int j = 0, i0 = 0; j < std::min(k, kSplitSteps); i0 += 1 << j, ++j) {
+                const int st = k - 1 - j;
+                for (int i = 0; i < (1 << j); ++i) out[i0 + i] = cuts[(int64_t(i) << (st + 1)) + (int64_t(1) << st) - 1];
+            }
+        }
+    }
+    ~Splitters() { std::free(table); }
+    Splitters(const Splitters&) = delete;
+    Splitters& operator=(const Splitters&) = delete;
+};
+
 // Ranks of rows [0, n) of x (row-major, `cols` wide) for every feature, 16 rows per vector:
-// a branch-free binary search with gathers over the feature's NaN-padded cut table.
+// a branch-free binary search over the feature's NaN-padded cut table, its first steps from
+// the splitters in registers and the rest by gathers.
 template <int kQStride>
-void compute_ranks(const PackedView& v, const float* x, int64_t n, int64_t cols, Scratch<kQStride>& s) {
+void compute_ranks(const PackedView& v, const Splitters& sp, const float* x, int64_t n, int64_t cols,
+                   Scratch<kQStride>& s) {
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i row_off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(cols)));
     const __m512i q_off = _mm512_mullo_epi32(lane, _mm512_set1_epi32(kQStride));
-    const __m512i all_ones = _mm512_set1_epi32(-1), low_ff = _mm512_set1_epi32(0xFF);
+    const __m512i all_ones = _mm512_set1_epi32(-1), low_ff = _mm512_set1_epi32(0xFF), one = _mm512_set1_epi32(1);
     const int pred = v.less_equal ? _CMP_LT_OQ : _CMP_LE_OQ;  // cut < x, or cut ≤ x
+    auto passed = [pred](__m512 u, __m512 xv) {
+        return pred == _CMP_LT_OQ ? _mm512_cmp_ps_mask(u, xv, _CMP_LT_OQ) : _mm512_cmp_ps_mask(u, xv, _CMP_LE_OQ);
+    };
     for (int64_t r0 = 0; r0 < n; r0 += 16) {
         const __mmask16 live = n - r0 >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - r0)) - 1);
         __mmask16 nan_rows = 0;
@@ -73,13 +104,20 @@ void compute_ranks(const PackedView& v, const float* x, int64_t n, int64_t cols,
         for (int f = 0; f < v.num_features; ++f) {
             const __m512 xv = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, row_off, xr + f, 4);
             const float* cuts = v.cuts + v.cut_offset()[f];
-            __m512i base = _mm512_setzero_si512();
-            for (int st = v.cut_steps()[f] - 1; st >= 0; --st) {
+            const int k = v.cut_steps()[f];
+            const __m512 s0 = _mm512_load_ps(sp.table + 32 * f), s1 = _mm512_load_ps(sp.table + 32 * f + 16);
+            __m512i base = _mm512_setzero_si512(), node = _mm512_setzero_si512();
+            int st = k - 1;
+            for (; st >= 0 && st >= k - kSplitSteps; --st) {
+                const __m512 u = _mm512_permutex2var_ps(s0, node, s1);
+                const __mmask16 m = passed(u, xv);
+                base = _mm512_mask_add_epi32(base, m, base, _mm512_set1_epi32(1 << st));
+                node = _mm512_add_epi32(_mm512_add_epi32(node, node), _mm512_mask_add_epi32(one, m, one, one));
+            }
+            for (; st >= 0; --st) {
                 const __m512i cand = _mm512_add_epi32(base, _mm512_set1_epi32(1 << st));
                 const __m512 u = _mm512_i32gather_ps(cand, cuts - 1, 4);
-                const __mmask16 m = pred == _CMP_LT_OQ ? _mm512_cmp_ps_mask(u, xv, _CMP_LT_OQ)
-                                                       : _mm512_cmp_ps_mask(u, xv, _CMP_LE_OQ);
-                base = _mm512_mask_mov_epi32(base, m, cand);
+                base = _mm512_mask_mov_epi32(base, passed(u, xv), cand);
             }
             __m512i qv = _mm512_or_si512(_mm512_slli_epi32(base, 8), low_ff);
             const __mmask16 nan = _mm512_cmp_ps_mask(xv, xv, _CMP_UNORD_Q);
@@ -214,12 +252,13 @@ template <int FW>
 void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end, int64_t cols,
                  float* margins) {
     Scratch<FW> s;
+    const Splitters splitters(v);
     const int G = v.num_groups, D = v.depth;
     const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
     const uint32_t* words = reinterpret_cast<const uint32_t*>(v.nodes);
     for (int64_t r0 = begin; r0 < end; r0 += kBlockRows) {
         const int64_t n = std::min(kBlockRows, end - r0);
-        compute_ranks(v, x + r0 * cols, n, cols, s);
+        compute_ranks(v, splitters, x + r0 * cols, n, cols, s);
         for (int64_t r = 0; r < n; ++r) std::fill(margins + (r0 + r) * G, margins + (r0 + r + 1) * G, 0.0f);
         int64_t b = 0;
         while (b < v.units) {
