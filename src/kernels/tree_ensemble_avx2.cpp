@@ -22,7 +22,7 @@
 #include <cstring>
 #include <new>
 
-#include "pg_predict/kernels/tree_ensemble_gpu.hpp"  // rank_word: every path ranks alike
+#include "splitters.hpp"
 #include "with_depth.hpp"
 
 namespace pg_predict::kernels::detail {
@@ -182,24 +182,68 @@ void block_rows(const uint32_t* words, const float* leaves, Scratch<FW>& s, int6
     for (; r < n; ++r) walk<FW, true, 1, D>(words, leaves, top, s.q + r * FW, s.acc + r * kLanes);
 }
 
+// The first 4 steps of each feature's rank search come from two registers of splitters.
+using Splitters = detail::Splitters<4>;
+
+// Rank words (sign-flipped) of rows [0, n) of x for every feature, 8 rows per vector: the rank
+// search of gpu::rank_word, its first steps by permutes of the splitters and the rest by gathers.
+template <int FW>
+void compute_ranks(const PackedView& v, const Splitters& sp, const float* x, int64_t n, int64_t cols, Scratch<FW>& s) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i row_off = _mm256_mullo_epi32(lane, splat(static_cast<uint32_t>(cols)));
+    const __m256i one = splat(1);
+    const int pred = v.less_equal ? _CMP_LT_OQ : _CMP_LE_OQ;  // cut < x, or cut ≤ x
+    auto passed = [pred](__m256 u, __m256 xv) {
+        return _mm256_castps_si256(pred == _CMP_LT_OQ ? _mm256_cmp_ps(u, xv, _CMP_LT_OQ) : _mm256_cmp_ps(u, xv, _CMP_LE_OQ));
+    };
+    alignas(32) uint32_t out[kHalf];
+    for (int64_t r0 = 0; r0 < n; r0 += kHalf) {
+        const int live = static_cast<int>(std::min<int64_t>(kHalf, n - r0));
+        const __m256i live_mask = _mm256_cmpgt_epi32(splat(live), lane);
+        __m256i nan_rows = _mm256_setzero_si256();
+        const float* xr = x + r0 * cols;
+        for (int f = 0; f < v.num_features; ++f) {
+            const __m256 xv = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), xr + f, row_off,
+                                                       _mm256_castsi256_ps(live_mask), 4);
+            const float* cuts = v.cuts + v.cut_offset()[f];
+            const int k = v.cut_steps()[f];
+            const __m256 s0 = _mm256_load_ps(sp.of(f)), s1 = _mm256_load_ps(sp.of(f) + kHalf);
+            __m256i base = _mm256_setzero_si256(), node = _mm256_setzero_si256();
+            int st = k - 1;
+            for (; st >= 0 && st >= k - Splitters::kProbeSteps; --st) {
+                const __m256 u = _mm256_blendv_ps(_mm256_permutevar8x32_ps(s0, node), _mm256_permutevar8x32_ps(s1, node),
+                                                  _mm256_castsi256_ps(_mm256_slli_epi32(node, 28)));
+                const __m256i m = passed(u, xv);  // all ones where the row goes past the probe
+                base = _mm256_add_epi32(base, _mm256_and_si256(m, splat(1u << st)));
+                node = _mm256_sub_epi32(_mm256_add_epi32(_mm256_add_epi32(node, node), one), m);
+            }
+            for (; st >= 0; --st) {
+                const __m256i cand = _mm256_add_epi32(base, splat(1u << st));
+                const __m256 u = _mm256_i32gather_ps(cuts - 1, cand, 4);
+                base = select(base, cand, passed(u, xv));
+            }
+            const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(xv, xv, _CMP_UNORD_Q));
+            nan_rows = _mm256_or_si256(nan_rows, nan);
+            const __m256i word = _mm256_or_si256(_mm256_slli_epi32(base, 8), splat(0xFF));
+            _mm256_store_si256(reinterpret_cast<__m256i*>(out),
+                               _mm256_xor_si256(select(word, splat(kNanRank), nan), splat(kSign)));
+            for (int i = 0; i < live; ++i) s.q[(r0 + i) * FW + f] = out[i];
+        }
+        const int nan_bits = _mm256_movemask_ps(_mm256_castsi256_ps(nan_rows));
+        for (int i = 0; i < live; ++i) s.has_nan[r0 + i] = (nan_bits >> i) & 1;
+    }
+}
+
 template <int FW>
 void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end, int64_t cols, float* margins) {
     Scratch<FW> s;
-    const int G = v.num_groups, D = v.depth, F = v.num_features;
+    const Splitters splitters(v);
+    const int G = v.num_groups, D = v.depth;
     const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
     const uint32_t* words = reinterpret_cast<const uint32_t*>(v.nodes);
     for (int64_t r0 = begin; r0 < end; r0 += kBlockRows) {
         const int64_t n = std::min(kBlockRows, end - r0);
-        for (int64_t r = 0; r < n; ++r) {
-            uint8_t nan = 0;
-            for (int f = 0; f < F; ++f) {
-                const uint32_t w = gpu::rank_word(v.cuts + v.cut_offset()[f], v.cut_steps()[f], x[(r0 + r) * cols + f],
-                                                  v.less_equal);
-                s.q[r * FW + f] = w ^ kSign;
-                nan |= w == kNanRank;
-            }
-            s.has_nan[r] = nan;
-        }
+        compute_ranks(v, splitters, x + r0 * cols, n, cols, s);
         for (int64_t r = 0; r < n; ++r) std::fill(margins + (r0 + r) * G, margins + (r0 + r + 1) * G, 0.0f);
         int64_t b = 0;
         while (b < v.units) {

@@ -9,6 +9,7 @@
 //   * a node test is one unsigned compare of rank words (see tree_ensemble.hpp);
 //   * below, one 32-bit gather per level fetches the node word; one more gathers the leaf.
 #include "pg_predict/kernels/tree_ensemble.hpp"
+#include "splitters.hpp"
 #include "with_depth.hpp"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
@@ -57,31 +58,8 @@ struct Scratch {
     Scratch& operator=(const Scratch&) = delete;
 };
 
-// The first kSplitSteps probes of each feature's binary search (below), in breadth-first
-// order: probe (2^j - 1) + i of step j is cuts[i·2^(st+1) + 2^st - 1], st = steps - 1 - j.
-// Two vectors per feature, so those steps are one vpermt2ps instead of a gather.
-constexpr int kSplitSteps = 5;
-
-struct Splitters {
-    float* table;  // F × 32
-    explicit Splitters(const PackedView& v) {
-        table = static_cast<float*>(std::aligned_alloc(64, size_t(64) * 2 * std::max(1, v.num_features)));
-        if (!table) throw std::bad_alloc();
-        for (int f = 0; f < v.num_features; ++f) {
-            const float* cuts = v.cuts + v.cut_offset()[f];
-            const int k = v.cut_steps()[f];
-            float* out = table + 32 * f;
-            std::fill(out, out + 32, 0.0f);
-            for (int j = 0, i0 = 0; j < std::min(k, kSplitSteps); i0 += 1 << j, ++j) {
-                const int st = k - 1 - j;
-                for (int i = 0; i < (1 << j); ++i) out[i0 + i] = cuts[(int64_t(i) << (st + 1)) + (int64_t(1) << st) - 1];
-            }
-        }
-    }
-    ~Splitters() { std::free(table); }
-    Splitters(const Splitters&) = delete;
-    Splitters& operator=(const Splitters&) = delete;
-};
+// The first 5 steps of each feature's rank search come from two registers of splitters.
+using Splitters = detail::Splitters<5>;
 
 // Ranks of rows [0, n) of x (row-major, `cols` wide) for every feature, 16 rows per vector:
 // a branch-free binary search over the feature's NaN-padded cut table, its first steps from
@@ -105,10 +83,10 @@ void compute_ranks(const PackedView& v, const Splitters& sp, const float* x, int
             const __m512 xv = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), live, row_off, xr + f, 4);
             const float* cuts = v.cuts + v.cut_offset()[f];
             const int k = v.cut_steps()[f];
-            const __m512 s0 = _mm512_load_ps(sp.table + 32 * f), s1 = _mm512_load_ps(sp.table + 32 * f + 16);
+            const __m512 s0 = _mm512_load_ps(sp.of(f)), s1 = _mm512_load_ps(sp.of(f) + 16);
             __m512i base = _mm512_setzero_si512(), node = _mm512_setzero_si512();
             int st = k - 1;
-            for (; st >= 0 && st >= k - kSplitSteps; --st) {
+            for (; st >= 0 && st >= k - Splitters::kProbeSteps; --st) {
                 const __m512 u = _mm512_permutex2var_ps(s0, node, s1);
                 const __mmask16 m = passed(u, xv);
                 base = _mm512_mask_add_epi32(base, m, base, _mm512_set1_epi32(1 << st));
