@@ -22,6 +22,9 @@ public:
     // Workers are never joined: the backend exits with them asleep, like libgomp's.
     void run(int threads, int64_t begin, int64_t end, int64_t grain,
              const std::function<void(int64_t, int64_t)>& fn) {
+        // One run at a time: the backend's thread and the background thread (background.hpp)
+        // may both score; the second waits for the first run to end.
+        std::lock_guard<std::mutex> one_run(run_mutex_);
         std::unique_lock<std::mutex> lock(mutex_);
         grow(threads - 1);
         job_ = &fn;
@@ -43,6 +46,18 @@ public:
         job_ = nullptr;
         if (error_) std::rethrow_exception(error_);
         check_interrupts();  // the chunks stopped early for it
+    }
+
+    // The calling thread takes chunks of the run under way, if any, until none are left.
+    void help() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (job_ == nullptr) return;
+        helpers_running_++;
+        lock.unlock();
+        work();
+        lock.lock();
+        helpers_running_--;
+        if (helpers_wanted_ == 0 && helpers_running_ == 0) done_.notify_all();
     }
 
 private:
@@ -90,6 +105,7 @@ private:
         }
     }
 
+    std::mutex run_mutex_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::condition_variable done_;
@@ -111,13 +127,27 @@ Pool& pool() {
 
 }  // namespace
 
+namespace {
+thread_local int background_threads = 0;  // set on the background thread while it runs a job
+}
+
+void set_background_threads(int threads) noexcept { background_threads = threads; }
+
+bool on_background_thread() noexcept { return background_threads > 0; }
+
+void help_parallel() { pool().help(); }
+
 void run_parallel(int threads, int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
     if (end <= begin) return;
     grain = std::max<int64_t>(grain, 1);
     int64_t chunks = (end - begin + grain - 1) / grain;
+    // The background thread's runs always go through the pool, so that the backend's thread
+    // can join them (help_parallel) once it has read the next batch.
+    const bool background = background_threads > 0;
+    if (background) threads = background_threads;
     threads = (int)std::min<int64_t>(std::max(threads, 1), chunks);
-    if (threads <= 1) {
+    if (threads <= 1 && !(background && chunks > 1)) {
         for (int64_t chunk = begin; chunk < end; chunk += grain) {
             check_interrupts();
             fn(chunk, std::min(end, chunk + grain));

@@ -24,7 +24,8 @@ namespace detail {
 // OpenMP's spinning one (see kernels/thread_pool.hpp).
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
-    run_parallel(at::get_num_threads(), begin, end, grain, fn);
+    // The background thread has its own count (and must not call into torch).
+    run_parallel(on_background_thread() ? 0 : at::get_num_threads(), begin, end, grain, fn);
 }
 }  // namespace detail
 

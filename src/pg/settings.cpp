@@ -19,10 +19,11 @@ int keep_versions = 0;
 int stats_max = 1000;
 bool early_exit_enabled = true;
 bool prune_models = true;
+bool overlap_batches = true;
+int threads_setting = 1;
 
 namespace {
 
-int threads_setting = 1;
 int max_threads = kDefaultMaxThreads;
 int cache_size_mb = 128;
 
@@ -179,6 +180,12 @@ void define_settings() {
         "Tree nodes that no row the scan's restrictions let through can reach are removed, and a "
         "column the specialized model does not read is not fetched. Results are the same.",
         &prune_models, true, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomBoolVariable(
+        "pg_predict.overlap", "Score a batch on a background thread while the next one is read.",
+        "With pg_predict.threads of 2 or more, the trees of a batch are walked on threads - 1 threads "
+        "while the backend reads the next batch from the plan below, then the backend joins them. "
+        "Tree ensembles on the native kernel only. Results are the same.",
+        &overlap_batches, true, PGC_USERSET, 0, NULL, NULL, NULL);
     MarkGUCPrefixReserved("pg_predict");
 }
 

@@ -22,6 +22,8 @@ extern int keep_versions;       // pg_predict.keep_versions: versions a name kee
 extern int stats_max;           // pg_predict.stats_max: model versions the usage statistics keep
 extern bool early_exit_enabled; // pg_predict.early_exit: thresholds and top-K stop rows early
 extern bool prune_models;       // pg_predict.prune_models: specialize models for the WHERE clause
+extern bool overlap_batches;    // pg_predict.overlap: score a batch while the next one is read
+extern int threads_setting;     // pg_predict.threads
 
 void define_settings();
 

@@ -21,6 +21,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/common/interrupt.hpp"
+#include "pg_predict/kernels/background.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "program_internal.hpp"
 
@@ -334,20 +335,46 @@ void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* 
     });
 }
 
+namespace {
+
+// The program's own tail (compiler/postprocess.cpp: link_source) over margins [n, 1], on the
+// same float32 ATen ops: [n, output_width], contiguous.
+at::Tensor program_tail(const Program* p, const at::Tensor& margins) {
+    const at::Tensor base = torch::from_blob(const_cast<float*>(p->base_margin), {1}, torch::kFloat32);
+    const at::Tensor m = margins + base;
+    at::Tensor r;
+    switch (p->link) {
+    case spec::PostTransform::Identity: r = m; break;
+    case spec::PostTransform::Logistic:
+        if (p->output_width == 2) {
+            at::Tensor e = torch::sigmoid(m);
+            r = torch::cat({1.0 - e, e}, 1);
+        } else {
+            r = torch::sigmoid(m);
+        }
+        break;
+    case spec::PostTransform::TwoSided: r = torch::cat({-m, m}, 1); break;
+    case spec::PostTransform::Complement: r = torch::cat({1.0 - m, m}, 1); break;
+    default: fail(ErrorCategory::Internal, "program_tail: unexpected link");
+    }
+    return r.contiguous();
+}
+
+// Rows per call of the tail: below ATen's parallel grain, and a multiple of the program's
+// 64-row chunks, so the link's vectorized blocks fall where they fall in run_program.
+constexpr int64_t kLinkRows = 16384;
+
+}  // namespace
+
 void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols, const uint8_t* verdict,
                           float* out) {
     if (!p->one_row || p->native.num_groups != 1) fail(ErrorCategory::Internal, "score_undecided_rows: not a one-row program");
     check_batch(p, rows, cols);
-    // Positions at most this many rows apart share one link call: below ATen's parallel grain,
-    // and a multiple of the program's 64-row chunks, so the link's vectorized blocks fall where
-    // they fall in run_program.
-    constexpr int64_t kLinkRows = 16384;
     torch_guard("running the model program failed", [&] {
         if (int threads = take_thread_request()) at::set_num_threads(threads);
         c10::InferenceMode inference;
         std::vector<float> packed, margins;
         std::vector<int64_t> where;
-        const at::Tensor base = torch::from_blob(const_cast<float*>(p->base_margin), {1}, torch::kFloat32);
         for (int64_t start = 0; start < rows; start += kLinkRows) {
             check_interrupts();
             const int64_t n = std::min(kLinkRows, rows - start);
@@ -364,24 +391,7 @@ void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols
                            kernels::process_isa());
             margins.assign(n, 0.0f);
             for (size_t k = 0; k < where.size(); ++k) margins[where[k]] = scored[k];
-            // The program's own tail (compiler/postprocess.cpp: link_source), on the same float32 ops.
-            at::Tensor m = torch::from_blob(margins.data(), {n, 1}, torch::kFloat32) + base;
-            at::Tensor r;
-            switch (p->link) {
-            case spec::PostTransform::Identity: r = m; break;
-            case spec::PostTransform::Logistic:
-                if (p->output_width == 2) {
-                    at::Tensor e = torch::sigmoid(m);
-                    r = torch::cat({1.0 - e, e}, 1);
-                } else {
-                    r = torch::sigmoid(m);
-                }
-                break;
-            case spec::PostTransform::TwoSided: r = torch::cat({-m, m}, 1); break;
-            case spec::PostTransform::Complement: r = torch::cat({1.0 - m, m}, 1); break;
-            default: fail(ErrorCategory::Internal, "score_undecided_rows: unexpected link");
-            }
-            r = r.contiguous();
+            const at::Tensor r = program_tail(p, torch::from_blob(margins.data(), {n, 1}, torch::kFloat32));
             const float* values = r.data_ptr<float>();
             const int width = p->output_width;
             for (int64_t k : where)
@@ -401,6 +411,56 @@ void run_program(Program* p, const double* x, int64_t rows, int64_t cols, float*
         check_result(result, n, p->output_width);
         at::Tensor host = result.to(torch::kCPU).contiguous();
         std::memcpy(outs, host.data_ptr<float>(), sizeof(float) * n * p->output_width);
+    });
+}
+
+namespace {
+double background_kernel_ms = 0.0;  // written by the one background job, read after its end
+}
+
+bool program_splits(const Program* p) noexcept {
+    return program_scores_one_row(p) && p->native.num_groups == 1 && p->device == Device::Cpu && !p->reads_float64;
+}
+
+bool start_background_kernel(const Program* p, const float* x, int64_t rows, int64_t cols, float* margins) {
+    if (!program_splits(p)) fail(ErrorCategory::Internal, "start_background_kernel: the program does not split");
+    check_batch(p, rows, cols);
+    int threads = 1;
+    torch_guard("running the model program failed", [&] {
+        if (int requested = take_thread_request()) at::set_num_threads(requested);
+        threads = at::get_num_threads();
+    });
+    // Copies: the job only reads the program's packed buffers, which the caller's hold on the
+    // program keeps alive, and touches nothing of torch's.
+    const kernels::PackedView view = p->native;
+    const kernels::Isa isa = kernels::process_isa();
+    return kernels::start_background(
+        [view, x, rows, cols, margins, isa] {
+            const auto began = std::chrono::steady_clock::now();
+            kernels::score(view, x, rows, cols, margins, isa);
+            background_kernel_ms =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+        },
+        threads - 1);
+}
+
+double finish_background_kernel() {
+    kernels::finish_background();
+    return background_kernel_ms;  // the job wrote it before its end, which the wait saw
+}
+
+void abandon_background_kernel() noexcept { kernels::abandon_background(); }
+
+void run_program_tail(Program* p, float* margins, int64_t rows, float* out) {
+    if (!program_splits(p)) fail(ErrorCategory::Internal, "run_program_tail: the program does not split");
+    torch_guard("running the model program failed", [&] {
+        c10::InferenceMode inference;
+        const int width = p->output_width;
+        for (int64_t start = 0; start < rows; start += kLinkRows) {
+            const int64_t n = std::min(kLinkRows, rows - start);
+            const at::Tensor r = program_tail(p, torch::from_blob(margins + start, {n, 1}, torch::kFloat32));
+            std::memcpy(out + start * width, r.data_ptr<float>(), sizeof(float) * n * width);
+        }
     });
 }
 

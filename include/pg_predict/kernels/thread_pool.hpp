@@ -21,4 +21,13 @@ namespace pg_predict::kernels {
 void run_parallel(int threads, int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
 
+// On the background thread (kernels/background.hpp): its runs use `threads` threads whatever
+// they are asked for, and always go through the pool so another thread can join them; 0 ends it.
+void set_background_threads(int threads) noexcept;
+bool on_background_thread() noexcept;
+
+// The calling thread takes chunks of the pool's run under way (one the background thread
+// started), if any, and returns when none are left to take.
+void help_parallel();
+
 }  // namespace pg_predict::kernels

@@ -200,6 +200,22 @@ void screen_rows(Program*, const float* x, int64_t rows, int64_t cols, int colum
 // where it sits in the batch).
 void score_undecided_rows(Program*, const float* x, int64_t rows, int64_t cols, const uint8_t* verdict, float* out);
 
+// A batch in two halves, so the trees can be walked on the background thread while the
+// backend reads the next batch (kernels/background.hpp; src/pg/batch_overlap.cpp). Only for
+// programs that program_splits: a program_scores_one_row program with one output group, on the
+// CPU, reading float32. start_background_kernel hands the kernel's margins (rows floats) to the
+// background thread on pg_predict.threads - 1 threads and returns (false: the thread is busy,
+// nothing started); x and margins must live until finish_background_kernel, which waits (the
+// calling thread joins the kernel's row blocks), rethrows its error and returns the kernel's
+// time in ms. abandon_background_kernel
+// waits and drops the error (for unwinding). run_program_tail then gives out (rows ×
+// output_width) from the margins, bit for bit what run_program gives for the batch.
+bool program_splits(const Program*) noexcept;
+bool start_background_kernel(const Program*, const float* x, int64_t rows, int64_t cols, float* margins);
+double finish_background_kernel();
+void abandon_background_kernel() noexcept;
+void run_program_tail(Program*, float* margins, int64_t rows, float* out);
+
 // The native tree kernel's path (pg_predict.cpu_kernel): "auto", "avx512", "avx2", "neon" or
 // "portable". The CPU is probed once per process; none of these touch torch (the postmaster
 // may call them) or throw.
