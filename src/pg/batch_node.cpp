@@ -367,7 +367,9 @@ void load_programs(PredictBatchState* state) {
                             state->gpu_possible, state->inputs[i].reads_float64, state->buffer_context);
     }
     if (overlap_wanted(state)) start_overlap(state);
-    state->capacity = (int)Max((size_t)1, Min((size_t)state->capacity, batch_memory_budget / row_bytes(state)));
+    // The overlap keeps two batches, and the kernel's margins for each.
+    const size_t per_row = state->overlap ? 2 * (row_bytes(state) + sizeof(float)) : row_bytes(state);
+    state->capacity = (int)Max((size_t)1, Min((size_t)state->capacity, batch_memory_budget / per_row));
     state->target = Min(first_batch_rows, state->capacity);
     state->programs_loaded = true;
 }
