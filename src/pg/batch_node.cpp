@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "batch_plan.hpp"
+#include "batch_state.hpp"
 #include "early_exit.hpp"
 #include "device.hpp"
 #include "features.hpp"
@@ -34,129 +35,11 @@ constexpr int first_batch_rows = 64;  // batches grow ×4 from here, so LIMIT 5 
 // row), so a model with very wide rows gets shorter batches instead of gigabytes (README).
 constexpr size_t batch_memory_budget = (size_t)256 << 20;
 
-struct DirectRead {
-    int attr;     // child column, 0-based
-    int feature;
-};
-
-struct InputState {
-    const BatchInput* plan;
-    BoundModel* model;           // NULL under EXPLAIN without ANALYZE
-    int num_features;
-    int width;                   // model outputs per row
-    // FeatureSource::Columns: a child column, or an expression evaluated per row
-    AttrNumber* column;          // per feature: child attno filled a column at a time from the
-                                 // kept values (passed through, or a by-value column), or 0
-                                 // (also for the float4/float8 reads below)
-    AttrNumber* row_column;      // per feature: child attno of a by-reference column only the
-                                 // model reads: converted while the child's tuple is current
-    Oid* column_type;            // per feature, when column != 0
-    ExprState** feature_expr;    // per feature, when column == 0
-    FeatureConverter* convert;   // per feature, for expressions; NULL for a text feature
-    const char** text_column;    // per text feature: its name, for error messages
-    int* per_row_features;       // the features read per row (row_column or feature_expr)
-    int num_per_row_features;
-    // real and double precision columns (by value): converted from the child's slot straight
-    // into the batch row by keep_row (no kept Datum, no second pass)
-    DirectRead* float4_reads;
-    int num_float4_reads;
-    DirectRead* float8_reads;
-    int num_float8_reads;
-    // FeatureSource::Row / Array: one expression
-    ExprState* argument;
-    RowReader* reader;
-    // The batch, allocated_rows × num_features, row-major: float64 when the program computes
-    // in float64 (runtime::program_reads_float64), else float32 (pinned when the GPU may
-    // score). Exactly one is set once reserve_rows ran.
-    bool reads_float64;
-    bool pinned;
-    float* x32;
-    double* x64;
-    float* out;                  // allocated_rows × width
-    bool* row_null;              // allocated_rows: the row or array argument was NULL
-};
-
-// One batch's rows and buffers, as the overlap exchanges them (swap_batches): the live set is
-// spread over PredictBatchState and its one input, the spare set is kept here.
-struct BatchBuffers {
-    Datum* values;
-    bool* nulls;
-    MemoryContext batch_context;
-    int count;
-    int allocated_rows;
-    float* x32;
-    float* out;
-    bool* row_null;
-    float* margins;               // the kernel's raw margins (rows), before the program's tail
-    double fill_ms;               // reading and converting the batch (usage statistics)
-};
-
-enum class Spare { Empty, InFlight, Ready };
-
-struct PredictBatchState {
-    CustomScanState css;
-    BatchPlan* plan;
-    InputState* inputs;
-    int capacity;                // pg_predict.batch_size (gpu_batch_size if the GPU may score)
-    int target;                  // rows to pull for the next batch
-    int row_stride;              // columns kept per row, 1 .. last_needed (the stride of values/nulls)
-    int16* typlen;
-    bool* typbyval;
-    // By-value feature columns the parent does not need, kept (Datum and null flag) in values/
-    // nulls like the passed-through ones, so the batch is converted a column at a time.
-    AttrNumber* kept_columns;
-    int num_kept_columns;
-    int last_needed;             // child columns deformed per row: 1 .. last_needed
-    bool per_row_reads;          // some input reads features per row (expressions, by-reference
-                                 // columns, row or array arguments)
-    bool programs_loaded;        // load_programs ran (at the first batch)
-    Datum* values;               // allocated_rows × row_stride
-    int allocated_rows;          // rows the buffers hold: grown with the batch (reserve_rows)
-    MemoryContext buffer_context;
-    bool* nulls;
-    int count;                   // rows in the current batch
-    int position;                // next row to hand up
-    bool child_done;
-    MemoryContext batch_context; // by-reference values of the current batch
-    // Device placement, decided when the node starts and per batch (pg_predict.device)
-    bool gpu_possible;           // the GPU may score this query's batches
-    bool gpu_claimed;            // claim_gpu_slot() was asked
-    bool gpu_granted;            // ... and gave a slot
-    bool gpu_refused;            // the cap sent batches to the CPU
-    // Usage statistics: the input whose features are read or whose program runs, to count an
-    // error against (-1: none, e.g. while the plan below makes a row), and the time the current
-    // batch's rows took to come from the plan below and be kept.
-    int scoring_input;
-    instr_time pull_time;
-    // The early exit (early_exit_plan.hpp, early_exit.hpp): the screen's verdicts for the
-    // current batch (when `screened`), the conjuncts the node applies itself, the top-K's heap.
-    EarlyExit early;
-    ExprState* owned_qual;
-    bool screened;
-    // The overlap (pg_predict.overlap, pg_predict.threads ≥ 2): a filled batch's trees are walked
-    // on the background thread (runtime::start_background_kernel) while the next batch is read
-    // into the other set of buffers. One input, a program that splits, CPU, no early exit.
-    bool overlap;
-    float* margins;               // the live set's
-    double fill_ms;               // the live set's
-    BatchBuffers spare;
-    Spare spare_state;
-    int64 overlapped_batches;
-    // EXPLAIN ANALYZE
-    int64 gpu_batches;
-    int64 batches;
-    int64 rows_scored;
-    instr_time model_time;
-};
-
 Node* create_state(CustomScan* cscan);
 void begin(CustomScanState* node, EState* estate, int eflags);
 TupleTableSlot* exec(CustomScanState* node);
 void end(CustomScanState* node);
 void rescan(CustomScanState* node);
-bool overlap_wanted(PredictBatchState* state);
-void start_overlap(PredictBatchState* state);
-bool pull_batch_overlapped(PredictBatchState* state);
 void explain(CustomScanState* node, List* ancestors, ExplainState* es);
 
 CustomExecMethods exec_methods = {
@@ -273,6 +156,8 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
     }
 }
 
+}  // namespace
+
 // Bytes one row of a batch takes in this node's buffers.
 size_t row_bytes(const PredictBatchState* state) {
     size_t bytes = (size_t)Max(state->row_stride, 1) * (sizeof(Datum) + sizeof(bool));
@@ -337,6 +222,8 @@ void reserve_rows(PredictBatchState* state, int rows) {
     }
     state->allocated_rows = rows;
 }
+
+namespace {
 
 // The inputs' programs and what depends on them (output width, float64 or float32 batch, the
 // batch size the memory budget allows). Loaded when the first batch is pulled, not at executor
@@ -691,6 +578,8 @@ void screen_batch(PredictBatchState* state, runtime::Program* program) {
     state->screened = true;
 }
 
+}  // namespace
+
 // Runs an input's program over the batch (the screened input's rows were scored by the screen).
 void score_input(PredictBatchState* state, int i, runtime::Program* program) {
     InputState* input = &state->inputs[i];
@@ -734,6 +623,8 @@ void fill_inputs(PredictBatchState* state, instr_time* fill) {
     }
 }
 
+namespace {
+
 void score_batch(PredictBatchState* state) {
     const bool gpu = batch_on_gpu(state);
     const int inputs = state->plan->num_inputs;
@@ -771,6 +662,8 @@ void score_batch(PredictBatchState* state) {
     state->rows_scored += state->count;
 }
 
+}  // namespace
+
 // Pulls up to target rows from the child into the batch buffers.
 void pull_rows(PredictBatchState* state) {
     PlanState* child = outerPlanState(state);
@@ -785,6 +678,8 @@ void pull_rows(PredictBatchState* state) {
         state->count++;
     }
 }
+
+namespace {
 
 // Pulls the next batch from the child and scores it. False when the child had no more rows.
 bool pull_batch(PredictBatchState* state) {
@@ -825,205 +720,6 @@ bool pull_batch(PredictBatchState* state) {
     return pulled;
 }
 
-
-// -- the overlap ------------------------------------------------------------------------------
-
-// Whether this node scores with the overlap (decided when the programs load).
-bool overlap_wanted(PredictBatchState* state) {
-    if (!overlap_batches || threads_setting < 2 || state->plan->num_inputs != 1 || state->gpu_possible ||
-        state->early.active)
-        return false;
-    const InputState* input = &state->inputs[0];
-    if (input->reads_float64 || input->pinned) return false;
-    const runtime::Program* program = input->model->program;
-    return guarded([&] { return runtime::program_splits(program); });
-}
-
-// The buffers are freed with the node's memory: a batch still in flight must end first.
-void abandon_overlap_callback(void* arg) {
-    PredictBatchState* state = static_cast<PredictBatchState*>(arg);
-    if (state->spare_state == Spare::InFlight) runtime::abandon_background_kernel();
-    state->spare_state = Spare::Empty;
-}
-
-void start_overlap(PredictBatchState* state) {
-    state->spare = BatchBuffers{};
-    state->spare.batch_context = AllocSetContextCreate(MemoryContextGetParent(state->batch_context),
-                                                       "PredictBatch batch", ALLOCSET_DEFAULT_SIZES);
-    state->spare_state = Spare::Empty;
-    MemoryContextCallback* callback =
-        (MemoryContextCallback*)MemoryContextAllocZero(state->buffer_context, sizeof(MemoryContextCallback));
-    callback->func = abandon_overlap_callback;
-    callback->arg = state;
-    MemoryContextRegisterResetCallback(state->buffer_context, callback);
-    state->overlap = true;
-}
-
-// Exchanges the live batch (the one exec hands up, the one rows are read into) and the spare.
-void swap_batches(PredictBatchState* state) {
-    InputState* input = &state->inputs[0];
-    BatchBuffers* b = &state->spare;
-    std::swap(state->values, b->values);
-    std::swap(state->nulls, b->nulls);
-    std::swap(state->batch_context, b->batch_context);
-    std::swap(state->count, b->count);
-    std::swap(state->allocated_rows, b->allocated_rows);
-    std::swap(input->x32, b->x32);
-    std::swap(input->out, b->out);
-    std::swap(input->row_null, b->row_null);
-    std::swap(state->margins, b->margins);
-    std::swap(state->fill_ms, b->fill_ms);
-}
-
-// Reads the next batch into the live buffers and converts its features, without scoring it.
-// False when the plan below had no more rows.
-bool read_batch(PredictBatchState* state) {
-    MemoryContextReset(state->batch_context);
-    state->count = 0;
-    state->position = 0;
-    reserve_rows(state, state->target);
-    instr_time start;
-    INSTR_TIME_SET_CURRENT(start);
-    state->scoring_input = -1;
-    PG_TRY();
-    {
-        pull_rows(state);
-        if (state->count > 0) {
-            INSTR_TIME_SET_CURRENT(state->pull_time);
-            INSTR_TIME_SUBTRACT(state->pull_time, start);
-            instr_time fill;
-            fill_inputs(state, &fill);
-            state->fill_ms = INSTR_TIME_GET_MILLISEC(fill);
-        }
-    }
-    PG_CATCH();
-    {
-        if (state->scoring_input >= 0) count_scoring_error(state->inputs[state->scoring_input].model->entry);
-        PG_RE_THROW();
-    }
-    PG_END_TRY();
-    state->scoring_input = -1;
-    state->target = Min(state->capacity, state->target * 4);
-    return state->count > 0;
-}
-
-// A batch scored: EXPLAIN ANALYZE's and the usage statistics' counts.
-void count_batch(PredictBatchState* state, int rows, double model_ms, double fill_ms) {
-    InputState* input = &state->inputs[0];
-    instr_time elapsed;
-    INSTR_TIME_SET_ZERO(elapsed);
-    elapsed.tv_sec = (time_t)(model_ms / 1000.0);
-    elapsed.tv_nsec = (long)((model_ms - 1000.0 * (double)elapsed.tv_sec) * 1e6);
-    INSTR_TIME_ADD(state->model_time, elapsed);
-    usage_add(input->model->entry, UsageCounts{1, rows, 1, 0, model_ms, fill_ms});
-    state->batches++;
-    state->rows_scored += rows;
-}
-
-// Runs f, counting an error it raises against the input's model version.
-template <typename F>
-void scoring(PredictBatchState* state, F f) {
-    state->scoring_input = 0;
-    PG_TRY();
-    {
-        f();
-    }
-    PG_CATCH();
-    {
-        count_scoring_error(state->inputs[0].model->entry);
-        PG_RE_THROW();
-    }
-    PG_END_TRY();
-    state->scoring_input = -1;
-}
-
-// The live batch's trees go to the background thread. False when it is busy (with another
-// node's batch): nothing started.
-bool start_live_kernel(PredictBatchState* state) {
-    const InputState* input = &state->inputs[0];
-    const runtime::Program* program = input->model->program;
-    const float* x = input->x32;
-    float* margins = state->margins;
-    const int64 rows = state->count, cols = input->num_features;
-    bool started = false;
-    scoring(state, [&] {
-        started = guarded([&] { return runtime::start_background_kernel(program, x, rows, cols, margins); });
-    });
-    return started;
-}
-
-// Waits for the spare batch's trees (this thread joins them) and applies the program's tail:
-// the spare batch is scored, bit for bit as run_program scores it.
-void finish_spare(PredictBatchState* state) {
-    InputState* input = &state->inputs[0];
-    runtime::Program* program = input->model->program;
-    BatchBuffers* b = &state->spare;
-    float* margins = b->margins;
-    float* out = b->out;
-    const int64 rows = b->count;
-    // finish_background_kernel waits for the job's end, also when it throws.
-    state->spare_state = Spare::Empty;
-    double model_ms = 0.0;
-    scoring(state, [&] {
-        instr_time start, tail;
-        INSTR_TIME_SET_CURRENT(start);
-        const double kernel_ms = guarded([&] { return runtime::finish_background_kernel(); });
-        guarded([&] { runtime::run_program_tail(program, margins, rows, out); });
-        INSTR_TIME_SET_CURRENT(tail);
-        INSTR_TIME_SUBTRACT(tail, start);
-        // The kernel's own time (most of it overlapped the read of the next batch), then the
-        // wait for what was left and the tail.
-        model_ms = kernel_ms + INSTR_TIME_GET_MILLISEC(tail);
-    });
-    state->spare_state = Spare::Ready;
-    count_batch(state, (int)rows, model_ms, b->fill_ms);
-}
-
-// Scores the live batch here and now (the background thread was busy).
-void score_live_now(PredictBatchState* state) {
-    InputState* input = &state->inputs[0];
-    runtime::Program* program = input->model->program;
-    instr_time start, elapsed;
-    INSTR_TIME_SET_CURRENT(start);
-    scoring(state, [&] { score_input(state, 0, program); });
-    INSTR_TIME_SET_CURRENT(elapsed);
-    INSTR_TIME_SUBTRACT(elapsed, start);
-    count_batch(state, state->count, INSTR_TIME_GET_MILLISEC(elapsed), state->fill_ms);
-}
-
-// pull_batch with the overlap: while the background thread walks the trees of one batch, the
-// next is read; batches are handed up in order. False when no rows are left.
-bool pull_batch_overlapped(PredictBatchState* state) {
-    for (;;) {
-        if (state->spare_state == Spare::Ready) {
-            swap_batches(state);
-            state->spare_state = Spare::Empty;
-            state->position = 0;
-            return true;
-        }
-        if (state->spare_state == Spare::Empty && state->child_done) return false;
-        CHECK_FOR_INTERRUPTS();
-        const bool read = !state->child_done && read_batch(state);
-        if (state->spare_state == Spare::InFlight) finish_spare(state);
-        if (!read) continue;
-        // The spare (scored, or none) is handed up before the batch just read.
-        const Spare before = state->spare_state;
-        if (start_live_kernel(state)) {
-            swap_batches(state);
-            state->spare_state = Spare::InFlight;
-            state->overlapped_batches++;
-            if (before == Spare::Empty) continue;  // read the next batch meanwhile
-        } else {
-            score_live_now(state);
-            if (before == Spare::Ready) {
-                swap_batches(state);
-                state->spare_state = Spare::Ready;
-            }
-        }
-        state->position = 0;
-        return true;
-    }
-}
 
 // The next batch with rows to hand up: one the early exit emptied is not the end of the rows below.
 bool next_batch(PredictBatchState* state) {
@@ -1108,13 +804,6 @@ TupleTableSlot* exec(CustomScanState* node) {
         }
         return projection != NULL ? ExecProject(projection) : scan;
     }
-}
-
-// A batch in flight ends before its buffers can be reused or freed.
-void stop_overlap(PredictBatchState* state) {
-    if (state->spare_state == Spare::InFlight) runtime::abandon_background_kernel();
-    state->spare_state = Spare::Empty;
-    state->spare.count = 0;
 }
 
 void end(CustomScanState* node) {
