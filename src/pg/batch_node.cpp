@@ -906,7 +906,7 @@ void explain(CustomScanState* node, List* ancestors, ExplainState* es) {
         ExplainPropertyInteger("Rows Scored", NULL, state->rows_scored, es);
         if (state->overlap) ExplainPropertyInteger("Batches Overlapped", NULL, state->overlapped_batches, es);
         if (es->timing)
-            ExplainPropertyFloat("Model Time", "ms", INSTR_TIME_GET_MILLISEC(state->model_time), 3, es);
+            ExplainPropertyFloat("Model Time", "ms", INSTR_TIME_GET_MILLISEC(state->model_time) + state->overlap_model_ms, 3, es);
     }
 }
 

@@ -124,6 +124,7 @@ struct PredictBatchState {
     BatchBuffers spare;
     Spare spare_state;
     int64 overlapped_batches;
+    double overlap_model_ms;      // Model Time of the batches scored by the overlap
     // EXPLAIN ANALYZE
     int64 gpu_batches;
     int64 batches;
