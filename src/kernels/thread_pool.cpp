@@ -51,13 +51,7 @@ public:
     // The calling thread takes chunks of the run under way, if any, until none are left.
     void help() {
         std::unique_lock<std::mutex> lock(mutex_);
-        if (job_ == nullptr) return;
-        helpers_running_++;
-        lock.unlock();
-        work();
-        lock.lock();
-        helpers_running_--;
-        if (helpers_wanted_ == 0 && helpers_running_ == 0) done_.notify_all();
+        if (job_ != nullptr) work_as_helper(lock);
     }
 
 private:
@@ -80,13 +74,19 @@ private:
             wake_.wait(lock, [&] { return generation_ != seen && helpers_wanted_ > 0; });
             seen = generation_;
             helpers_wanted_--;
-            helpers_running_++;
-            lock.unlock();
-            work();
-            lock.lock();
-            helpers_running_--;
-            if (helpers_wanted_ == 0 && helpers_running_ == 0) done_.notify_all();
+            work_as_helper(lock);
         }
+    }
+
+    // Takes chunks, counted as a running helper so that run() waits for it; called and returns
+    // with the lock held.
+    void work_as_helper(std::unique_lock<std::mutex>& lock) {
+        helpers_running_++;
+        lock.unlock();
+        work();
+        lock.lock();
+        helpers_running_--;
+        if (helpers_wanted_ == 0 && helpers_running_ == 0) done_.notify_all();
     }
 
     // Takes chunks until none are left or an interrupt is pending (the caller throws for it).

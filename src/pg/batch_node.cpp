@@ -291,6 +291,7 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     state->last_needed = state->plan->passthrough;
 
     state->inputs = (InputState*)palloc0(sizeof(InputState) * Max(state->plan->num_inputs, 1));
+    state->fill = (instr_time*)palloc0(sizeof(instr_time) * Max(state->plan->num_inputs, 1));
     for (int i = 0; i < state->plan->num_inputs; i++)
         init_input(state, &state->inputs[i], &state->plan->inputs[i], estate, explain_only);
     // Nothing past the last column read is kept: a 10-feature model over the first columns of
@@ -628,8 +629,7 @@ namespace {
 void score_batch(PredictBatchState* state) {
     const bool gpu = batch_on_gpu(state);
     const int inputs = state->plan->num_inputs;
-    instr_time* fill = (instr_time*)MemoryContextAlloc(state->batch_context, sizeof(instr_time) * Max(inputs, 1));
-    fill_inputs(state, fill);
+    const instr_time* fill = state->fill;
     state->screened = false;
     // The screen scores the screened input's undecided rows: its time is that model's time.
     instr_time screen_time;
@@ -679,6 +679,38 @@ void pull_rows(PredictBatchState* state) {
     }
 }
 
+// Reads the next batch into the (live) buffers and converts its features, without scoring it
+// (state->fill: each input's time). False when the plan below had no more rows.
+bool read_batch(PredictBatchState* state) {
+    MemoryContextReset(state->batch_context);
+    state->count = 0;
+    state->position = 0;
+    reserve_rows(state, state->target);
+    instr_time start;
+    INSTR_TIME_SET_CURRENT(start);
+    state->scoring_input = -1;
+    // An error while an input's features are read counts against that model version (usage
+    // statistics), then goes on as it was.
+    PG_TRY();
+    {
+        pull_rows(state);
+        if (state->count > 0) {
+            INSTR_TIME_SET_CURRENT(state->pull_time);
+            INSTR_TIME_SUBTRACT(state->pull_time, start);
+            fill_inputs(state, state->fill);
+        }
+    }
+    PG_CATCH();
+    {
+        if (state->scoring_input >= 0) count_scoring_error(state->inputs[state->scoring_input].model->entry);
+        PG_RE_THROW();
+    }
+    PG_END_TRY();
+    state->scoring_input = -1;
+    state->target = Min(state->capacity, state->target * 4);
+    return state->count > 0;
+}
+
 namespace {
 
 // Pulls the next batch from the child and scores it. False when the child had no more rows.
@@ -690,25 +722,11 @@ bool pull_batch(PredictBatchState* state) {
         load_programs(state);
         if (state->overlap) return pull_batch_overlapped(state);
     }
-    MemoryContextReset(state->batch_context);
-    state->count = 0;
-    state->position = 0;
-    reserve_rows(state, state->target);
-    instr_time start;
-    INSTR_TIME_SET_CURRENT(start);
-    state->scoring_input = -1;
-    // One setjmp a batch: an error while an input's features are read or its program runs
-    // counts against that model version (usage statistics), then goes on as it was.
-    bool pulled = false;
+    if (!read_batch(state)) return false;
+    // An error while an input's program runs counts against that model version.
     PG_TRY();
     {
-        pull_rows(state);
-        pulled = state->count > 0;
-        if (pulled) {
-            INSTR_TIME_SET_CURRENT(state->pull_time);
-            INSTR_TIME_SUBTRACT(state->pull_time, start);
-            score_batch(state);
-        }
+        score_batch(state);
     }
     PG_CATCH();
     {
@@ -716,8 +734,7 @@ bool pull_batch(PredictBatchState* state) {
         PG_RE_THROW();
     }
     PG_END_TRY();
-    state->target = Min(state->capacity, state->target * 4);
-    return pulled;
+    return true;
 }
 
 

@@ -45,38 +45,6 @@ void swap_batches(PredictBatchState* state) {
     std::swap(state->fill_ms, b->fill_ms);
 }
 
-// Reads the next batch into the live buffers and converts its features, without scoring it.
-// False when the plan below had no more rows.
-bool read_batch(PredictBatchState* state) {
-    MemoryContextReset(state->batch_context);
-    state->count = 0;
-    state->position = 0;
-    reserve_rows(state, state->target);
-    instr_time start;
-    INSTR_TIME_SET_CURRENT(start);
-    state->scoring_input = -1;
-    PG_TRY();
-    {
-        pull_rows(state);
-        if (state->count > 0) {
-            INSTR_TIME_SET_CURRENT(state->pull_time);
-            INSTR_TIME_SUBTRACT(state->pull_time, start);
-            instr_time fill;
-            fill_inputs(state, &fill);
-            state->fill_ms = INSTR_TIME_GET_MILLISEC(fill);
-        }
-    }
-    PG_CATCH();
-    {
-        if (state->scoring_input >= 0) count_scoring_error(state->inputs[state->scoring_input].model->entry);
-        PG_RE_THROW();
-    }
-    PG_END_TRY();
-    state->scoring_input = -1;
-    state->target = Min(state->capacity, state->target * 4);
-    return state->count > 0;
-}
-
 // A batch scored: EXPLAIN ANALYZE's and the usage statistics' counts.
 void count_batch(PredictBatchState* state, int rows, double model_ms, double fill_ms) {
     InputState* input = &state->inputs[0];
@@ -196,6 +164,7 @@ bool pull_batch_overlapped(PredictBatchState* state) {
         if (state->spare_state == Spare::Empty && state->child_done) return false;
         CHECK_FOR_INTERRUPTS();
         const bool read = !state->child_done && read_batch(state);
+        if (read) state->fill_ms = INSTR_TIME_GET_MILLISEC(state->fill[0]);
         if (state->spare_state == Spare::InFlight) finish_spare(state);
         if (!read) continue;
         // The spare (scored, or none) is handed up before the batch just read.

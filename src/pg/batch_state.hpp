@@ -110,6 +110,7 @@ struct PredictBatchState {
     // batch's rows took to come from the plan below and be kept.
     int scoring_input;
     instr_time pull_time;
+    instr_time* fill;             // per input: the current batch's pull and conversion time
     // The early exit (early_exit_plan.hpp, early_exit.hpp): the screen's verdicts for the
     // current batch (when `screened`), the conjuncts the node applies itself, the top-K's heap.
     EarlyExit early;
@@ -137,6 +138,7 @@ size_t row_bytes(const PredictBatchState* state);   // bytes one row takes in th
 void reserve_rows(PredictBatchState* state, int rows);  // the live batch's buffers for `rows` rows
 void pull_rows(PredictBatchState* state);           // up to state->target rows from the child
 void fill_inputs(PredictBatchState* state, instr_time* fill);  // features of the pulled rows
+bool read_batch(PredictBatchState* state);          // pull_rows + fill_inputs into the live batch
 void score_input(PredictBatchState* state, int i, runtime::Program* program);  // input i's program
 
 // batch_overlap.cpp
