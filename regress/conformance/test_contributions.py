@@ -29,6 +29,7 @@ import numpy as np
 import sklearn_cases  # noqa: F401  (puts python/ on sys.path)
 from harness import Failure, add_test, assert_close, assert_equal, main, test
 from pgcluster import Cluster
+from tables import load_table
 
 import pg_predict  # noqa: E402
 
@@ -55,7 +56,7 @@ def make_env():
     with Cluster() as pg:
         env = Env(pg)
         env.conn.execute("CREATE EXTENSION pg_predict")
-        load_table(env.conn, TABLE, data(with_nan=True))
+        load_table(env.conn, TABLE, FEATURES, data(with_nan=True))
         try:
             yield env
         finally:
@@ -79,16 +80,6 @@ def targets(X):
     y = x[:, 0] * 2 - x[:, 1] + np.sin(3 * x[:, 2]) + x[:, 3] * x[:, 4]
     classes = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
     return y, (y > np.median(y)).astype(int), classes
-
-
-def load_table(conn, table, X):
-    cols = ", ".join(f"{f} real" for f in FEATURES)
-    conn.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, {cols})")
-    with conn.cursor() as cur:
-        with cur.copy(f"COPY {table} (id, {', '.join(FEATURES)}) FROM STDIN") as cp:
-            for i, row in enumerate(X):
-                cp.write_row([i + 1] + [None if np.isnan(v) else float(v) for v in row])
-    conn.execute(f"ANALYZE {table}")
 
 
 def flat(value):
@@ -405,7 +396,7 @@ def sklearn_tree_test(case):
         assert_close(f"{case}: reference sums", want.reshape(len(X), groups, -1).sum(axis=2), raw, atol=1e-6)
         table = TABLE if with_nan else "shap_rows_dense"
         if not with_nan and not env.query("SELECT to_regclass('shap_rows_dense')")[0][0]:
-            load_table(env.conn, "shap_rows_dense", X)
+            load_table(env.conn, "shap_rows_dense", FEATURES, X)
         name = f"shap_{case}"
         env.drop(name)
         pg_predict.deploy(env.conn, name, est, feature_names=FEATURES)
@@ -530,7 +521,7 @@ def linear_test(name, make, target, nan):
                                for g in range(len(coef))], axis=1)
         table = TABLE if nan else "shap_rows_dense"
         if not nan and not env.query("SELECT to_regclass('shap_rows_dense')")[0][0]:
-            load_table(env.conn, "shap_rows_dense", X)
+            load_table(env.conn, "shap_rows_dense", FEATURES, X)
         model = f"shap_{name}"
         env.drop(model)
         pg_predict.deploy(env.conn, model, est, feature_names=FEATURES)

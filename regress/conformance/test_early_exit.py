@@ -28,6 +28,7 @@ import numpy as np
 import sklearn_cases  # noqa: F401  (puts python/ on sys.path)
 from harness import Failure, assert_equal, main, test
 from pgcluster import Cluster
+from tables import load_table
 
 import pg_predict  # noqa: E402
 
@@ -54,16 +55,6 @@ def data(seed=11):
     X[rng.random(N_ROWS) < 0.05, 4] = np.nan
     X[N_ROWS // 2:N_ROWS // 2 + 200] = X[:200]            # duplicated rows: tied scores
     return X
-
-
-def load_table(conn, table, columns, rows, column_type="real"):
-    conn.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, {', '.join(f'{c} {column_type}' for c in columns)})")
-    with conn.cursor() as cur:
-        with cur.copy(f"COPY {table} (id, {', '.join(columns)}) FROM STDIN") as cp:
-            for i, row in enumerate(rows):
-                cp.write_row([i + 1] + [None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v)
-                                        for v in row])
-    conn.execute(f"ANALYZE {table}")
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ import psycopg
 import sklearn_cases  # noqa: F401  (puts python/ on sys.path)
 from harness import Failure, assert_equal, main, test
 from pgcluster import Cluster
+from tables import load_table
 
 import pg_predict  # noqa: E402
 
@@ -40,16 +41,6 @@ class Env:
     def __init__(self, pg):
         self.pg = pg
         self.conn = pg.connect()
-
-
-def load_table(conn, table, columns, rows, column_type="real"):
-    conn.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, {', '.join(f'{c} {column_type}' for c in columns)})")
-    with conn.cursor() as cur:
-        with cur.copy(f"COPY {table} (id, {', '.join(columns)}) FROM STDIN") as cp:
-            for i, row in enumerate(rows):
-                cp.write_row([i + 1] + [None if v is None or (isinstance(v, float) and np.isnan(v)) else float(v)
-                                        for v in row])
-    conn.execute(f"ANALYZE {table}")
 
 
 @contextlib.contextmanager
