@@ -135,6 +135,21 @@ def xgboost_binary(env):
 
 
 @test
+def array_and_row_arguments(env):
+    array = f"ARRAY[{', '.join(FEATURES)}]"
+    for batch_size in (64, None):
+        same(env, "array argument", f"SELECT id, predict('ov_bin', {array}), predict_proba('ov_bin', {array}) "
+             f"FROM {TABLE} ORDER BY id", batch_size=batch_size)
+        same(env, "NULL arrays", f"SELECT id, predict('ov_bin', CASE WHEN id % 5 = 0 THEN NULL ELSE {array} END) "
+             f"FROM {TABLE} ORDER BY id", batch_size=batch_size)
+        same(env, "subquery row", f"SELECT id, predict('ov_bin', q) FROM (SELECT id, {', '.join(FEATURES)} "
+             f"FROM {TABLE} WHERE id % 3 <> 1 OFFSET 0) q ORDER BY id", batch_size=batch_size)
+    plan = analyzed(env, f"SELECT sum(predict('ov_bin', {array})) FROM {TABLE}")
+    if not overlapped_batches(plan):
+        raise Failure(f"an array argument should overlap:\n{plan}")
+
+
+@test
 def xgboost_regression(env):
     check_model(env, "ov_reg", proba=False)
 
