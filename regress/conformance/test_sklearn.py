@@ -162,6 +162,28 @@ for _name in sklearn_cases.cases():
     add_test(f"sklearn[{_name}]", case_test(_name))
 
 
+def test_linear_margin_equals_the_tensor_program(env):
+    """The one-output linear pipelines whose program takes the fused native margin
+    (sklearn_cases.LINEAR_MARGIN_CASES): predict and predict_proba, batched and per row, are
+    value for value what the all-tensor program of the same spec gives (pg_predict.strategy =
+    gemm compiles it), NULLs and unseen categories included; check() holds them to scikit-learn."""
+    env.load()
+    for name in sklearn_cases.LINEAR_MARGIN_CASES:
+        case = sklearn_cases.cases()[name]
+        model = f"sk_lm_{name}"
+        env.drop_model(model)
+        pg_predict.deploy(env.conn, model, case.estimator)
+        assert_equal(f"{model}: strategy", env.model_info(model)["strategy"], "native")
+        proba = case.proba is not None
+        for batching in (True, False):
+            fused = score(env, model, case.classifier, batching, proba)
+            with env.conn.transaction():
+                env.conn.execute("SET LOCAL pg_predict.strategy = gemm")
+                tensor = score(env, model, case.classifier, batching, proba)
+            assert_equal(f"{model} (batching {batching}): fused vs tensor program", fused, tensor)
+        env.drop_model(model)
+
+
 def test_deploy_replace_and_strategy(env):
     """deploy() over an existing name adds a version and deploys it (replace=True, from before
     versions, the same; stage=True stages it); strategy reaches create_model's options."""
