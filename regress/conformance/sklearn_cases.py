@@ -1239,9 +1239,9 @@ LINEAR_MARGIN_CASES = ["lm_pipe_like", "lm_one_hot_only", "lm_impute_only", "lm_
 
 def build_linear_margin_cases():
     """One-output linear models over the featurizers the fused native margin computes (impute,
-    scale, one-hot; each alone and together): the bench's `pipe` shape (text imputed with a
-    constant, then one-hot, SelectKBest, LogisticRegression), one-hot of a text column with
-    NULLs (NaN a category) and unseen values, an imputer alone, a scaler alone, an imputer
+    scale, one-hot; each alone and together): the bench's `pipe` shape (NULL text imputed
+    with a constant, then one-hot, SelectKBest, LogisticRegression), one-hot alone of text
+    with unseen values and of numeric categories, an imputer alone, a scaler alone, an imputer
     with a numeric missing_values, and drop='first' with non-0/1 labels."""
     from sklearn.compose import ColumnTransformer
     from sklearn.feature_selection import SelectKBest, f_classif
@@ -1260,9 +1260,9 @@ def build_linear_margin_cases():
         ]), SelectKBest(f_classif, k=12), LogisticRegression(max_iter=1000)),
           numbers + TEXT, "binary", True),
         C("lm_one_hot_only", make_pipeline(ColumnTransformer([
-            ("text", OneHotEncoder(handle_unknown="ignore"), ["channel", "city"]),
+            ("text", OneHotEncoder(handle_unknown="ignore"), ["city", "plan", "visits"]),
         ], remainder="passthrough"), Ridge(alpha=0.3)),
-          ["income", "tenure", "channel", "city"], "regression", False),
+          ["income", "tenure", "city", "plan", "visits"], "regression", False),
         C("lm_impute_only", make_pipeline(SimpleImputer(strategy="mean"), LinearRegression()),
           ["age", "score", "visits"], "regression", False),
         C("lm_scaler_only", make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)),
