@@ -17,23 +17,24 @@ namespace pg_predict::kernels {
 namespace {
 
 constexpr int64_t kBlockRows = 128;
+constexpr int64_t kSmallBlockRows = 8;  // one row or a few (the per-row path): not 128 lanes of work
 constexpr int64_t kGrainRows = 4096;  // rows per task of the pool: a term costs a nanosecond a row
 
-// One term over a block's values v of its column (kBlockRows of them, the tail past the rows
-// zero): impute (NaN, or the step's finite missing value; NaN when there is none, which equals
+// One term over a block's values v of its column (B of them, the tail past the rows zero): impute (NaN, or the step's finite missing value; NaN when there is none, which equals
 // nothing), then the number, its scaling or the one-hot indicator, times the weight, into acc.
 // Fixed trip counts, no branches on the values: the compiler vectorizes each loop.
+template <int64_t B>
 void add_term(const LinearTerm& t, const double* __restrict v, double* __restrict acc) {
     const double statistic = t.statistic, missing = t.missing, a = t.a, b = t.b, w = t.weight;
     switch (t.kind) {
     case LinearTermKind::Number:
-        for (int64_t i = 0; i < kBlockRows; ++i) {
+        for (int64_t i = 0; i < B; ++i) {
             const double x = (std::isnan(v[i]) | (v[i] == missing)) ? statistic : v[i];
             acc[i] = acc[i] + x * w;
         }
         break;
     case LinearTermKind::Scaled:
-        for (int64_t i = 0; i < kBlockRows; ++i) {
+        for (int64_t i = 0; i < B; ++i) {
             const double x = (std::isnan(v[i]) | (v[i] == missing)) ? statistic : v[i];
             const double scaled = x * a + b;  // two roundings: -ffp-contract=off
             acc[i] = acc[i] + scaled * w;
@@ -44,12 +45,12 @@ void add_term(const LinearTerm& t, const double* __restrict v, double* __restric
         // rather than multiplied, the same bits. The NaN category matches NaN only.
         const double miss_w = 0.0 * w;
         if (std::isnan(a)) {
-            for (int64_t i = 0; i < kBlockRows; ++i) {
+            for (int64_t i = 0; i < B; ++i) {
                 const double x = (std::isnan(v[i]) | (v[i] == missing)) ? statistic : v[i];
                 acc[i] = acc[i] + (std::isnan(x) ? w : miss_w);
             }
         } else {
-            for (int64_t i = 0; i < kBlockRows; ++i) {
+            for (int64_t i = 0; i < B; ++i) {
                 const double x = (std::isnan(v[i]) | (v[i] == missing)) ? statistic : v[i];
                 acc[i] = acc[i] + (x == a ? w : miss_w);
             }
@@ -59,19 +60,19 @@ void add_term(const LinearTerm& t, const double* __restrict v, double* __restric
     }
 }
 
-template <typename T>
+template <int64_t B, typename T>
 void block(const T* x, int64_t n, int64_t cols, const LinearTerm* terms, int64_t count, double intercept,
            double* out) {
-    alignas(64) double acc[kBlockRows];
-    alignas(64) double v[kBlockRows];
-    for (int64_t i = 0; i < kBlockRows; ++i) acc[i] = 0.0;
-    for (int64_t i = n; i < kBlockRows; ++i) v[i] = 0.0;
+    alignas(64) double acc[B];
+    alignas(64) double v[B];
+    for (int64_t i = 0; i < B; ++i) acc[i] = 0.0;
+    for (int64_t i = n; i < B; ++i) v[i] = 0.0;
     for (int64_t j = 0; j < count; ++j) {
         if (j == 0 || terms[j].column != terms[j - 1].column) {  // a one-hot column's terms share it
             const T* col = x + terms[j].column;
             for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(col[i * cols]);  // as x.double()
         }
-        add_term(terms[j], v, acc);
+        add_term<B>(terms[j], v, acc);
     }
     for (int64_t i = 0; i < n; ++i) out[i] = acc[i] + intercept;
 }
@@ -84,7 +85,10 @@ void run(const T* x, int64_t rows, int64_t cols, const std::vector<LinearTerm>& 
     detail::parallel_for(0, rows, kGrainRows, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; r += kBlockRows) {
             const int64_t n = std::min(kBlockRows, end - r);
-            block(x + r * cols, n, cols, terms.data(), count, intercept, out + r);
+            if (n <= kSmallBlockRows)
+                block<kSmallBlockRows>(x + r * cols, n, cols, terms.data(), count, intercept, out + r);
+            else
+                block<kBlockRows>(x + r * cols, n, cols, terms.data(), count, intercept, out + r);
         }
     });
 }
