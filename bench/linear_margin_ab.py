@@ -7,8 +7,9 @@ pipeline (bench/.cache/pipe-*.joblib: run the bench's pipe rows once first), 1 t
 
 `native` is the program create_model stores (the fused op); `gemm` is pg_predict.strategy =
 gemm, which recompiles the same spec as the all-tensor program (what create_model stored before
-the op existed). Prints each one's median query time, its ratio to the scan floor, and the
-Model Time of EXPLAIN ANALYZE; the two sums of predict must be equal."""
+the op existed). Prints each one's median query time, its ratio to the scan floor, the
+Model Time of EXPLAIN ANALYZE, and the time of a call on the per-row path; the two sums of
+predict must be equal."""
 
 import argparse
 import glob
@@ -36,6 +37,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--per-row-rows", type=int, default=100_000,
+                    help="rows scored one call at a time (pg_predict.enable_batching = off)")
     a = ap.parse_args()
     paths = sorted(glob.glob(os.path.join(HERE, ".cache", "pipe-*.joblib")), key=os.path.getmtime)
     if not paths:
@@ -74,7 +77,21 @@ def main():
             med = statistics.median(times[mode])
             extra = "" if mode == "floor" else f"  model time {model_ms[mode]} ms  sum {sums[mode]}"
             print(f"  {mode:7s} {med * 1000:8.1f} ms  {med / floor:5.2f}x floor{extra}")
-        if sums["native"] != sums["gemm"]:
+        conn.execute("SET pg_predict.enable_batching = off")
+        per_row = f"SELECT sum(predict('pipe', c)) FROM customers c WHERE id <= {a.per_row_rows}"
+        for mode, strategy in modes.items():
+            if strategy is None:
+                continue
+            conn.execute(f"SET pg_predict.strategy = '{strategy}'")
+            conn.execute(per_row)  # warm
+            runs = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                sums[mode + " per row"] = conn.execute(per_row).fetchone()[0]
+                runs.append(time.perf_counter() - t0)
+            print(f"  {mode:7s} per row: {statistics.median(runs) / a.per_row_rows * 1e6:6.2f} us a call "
+                  f"({a.per_row_rows} rows, sum {sums[mode + ' per row']})")
+        if sums["native"] != sums["gemm"] or sums["native per row"] != sums["gemm per row"]:
             print("MISMATCH: the sums of predict differ")
             return 1
     return 0
