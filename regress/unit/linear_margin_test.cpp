@@ -352,6 +352,33 @@ TEST(LinearMarginProgram, GivesTheTensorProgramsBits) {
     }
 }
 
+// On a GPU the program takes its tensor branch (the op is CPU only): the CPU's values within
+// rounding. Skipped where CUDA is not usable (the CPU build, a machine without a GPU).
+TEST(LinearMarginProgram, CudaTakesTheTensorBranch) {
+    if (const char* why = runtime::cuda_unavailable_reason()) GTEST_SKIP() << why;
+    std::mt19937 rng(99);
+    for (int trial = 0; trial < 8; ++trial) {
+        const int inputs = 2 + trial % 4;
+        const spec::Pipeline p = random_pipeline(rng, inputs, trial % 2 == 0, trial % 3 == 0);
+        const std::string bytes = compiler::compile(p, compiler::Strategy::Native);
+        ASSERT_TRUE(uses_op(bytes));
+        const int64_t rows = 3000;
+        std::vector<float> x(static_cast<size_t>(rows * inputs));
+        for (float& v : x) v = static_cast<float>(random_value(rng));
+        runtime::Program* cpu = runtime::load_program(next_id(), bytes.data(), bytes.size());
+        runtime::Program* gpu = runtime::acquire_on_device(cpu, runtime::Device::Cuda);
+        const int width = p.output_width();
+        std::vector<float> want(static_cast<size_t>(rows * width)), got(want.size());
+        runtime::run_program(cpu, x.data(), rows, inputs, want.data());
+        runtime::run_program(gpu, x.data(), rows, inputs, got.data());
+        for (size_t i = 0; i < want.size(); ++i)
+            ASSERT_TRUE(same(got[i], want[i]) || std::fabs(got[i] - want[i]) <= 1e-5f * std::max(1.0f, std::fabs(want[i])))
+                << "value " << i << ": gpu " << got[i] << ", cpu " << want[i] << "\n" << spec::to_json(p);
+        runtime::release_program(gpu);
+        runtime::release_program(cpu);
+    }
+}
+
 TEST(LinearMarginProgram, OtherShapesKeepTheTensorProgram) {
     std::mt19937 rng(5);
     spec::Pipeline p = random_pipeline(rng, 3, false, false);
