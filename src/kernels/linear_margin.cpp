@@ -20,7 +20,8 @@ constexpr int64_t kBlockRows = 128;
 constexpr int64_t kSmallBlockRows = 8;  // one row or a few (the per-row path): not 128 lanes of work
 constexpr int64_t kGrainRows = 4096;  // rows per task of the pool: a term costs a nanosecond a row
 
-// One term over a block's values v of its column (B of them, the tail past the rows zero): impute (NaN, or the step's finite missing value; NaN when there is none, which equals
+// One term over a block's values v of its column (B of them, the tail past the rows zero):
+// impute (NaN, or the step's finite missing value; NaN when there is none, which equals
 // nothing), then the number, its scaling or the one-hot indicator, times the weight, into acc.
 // Fixed trip counts, no branches on the values: the compiler vectorizes each loop.
 template <int64_t B>
