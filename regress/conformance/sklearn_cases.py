@@ -579,7 +579,7 @@ def cases():
                 **build_search_and_glm_cases(), **build_mixture_cases(),
                 **build_calibration_cases(), **build_neighbors_cases(),
                 **build_ensemble_cases(),
-                **build_misc_cases()}
+                **build_misc_cases(), **build_linear_margin_cases()}
 
 
 def build_model_cases():
@@ -1228,3 +1228,54 @@ def wide_columns_read(case):
         return [WIDE[i] for i in est.named_steps["selectkbest"].get_support(indices=True)]
     coef = est[-1].coef_
     return [WIDE[i] for i in range(len(WIDE)) if np.any(coef[:, i] != 0)]
+
+
+# Names of the cases whose program takes the fused native linear margin (kernels/linear_margin):
+# test_sklearn.py also holds them to the tensor program (pg_predict.strategy = gemm), value for value.
+LINEAR_MARGIN_CASES = ["lm_pipe_like", "lm_one_hot_only", "lm_impute_only", "lm_scaler_only",
+                       "lm_missing_marker", "lm_drop_first_labels", "ct_logistic_binary",
+                       "linear_regression_minmax", "linear_regression_bare"]
+
+
+def build_linear_margin_cases():
+    """One-output linear models over the featurizers the fused native margin computes (impute,
+    scale, one-hot; each alone and together): the bench's `pipe` shape (NULL text imputed
+    with a constant, then one-hot, SelectKBest, LogisticRegression), one-hot alone of text
+    with unseen values and of numeric categories, an imputer alone, a scaler alone, an imputer
+    with a numeric missing_values, and drop='first' with non-0/1 labels."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.feature_selection import SelectKBest, f_classif
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    numbers = ["age", "income", "visits", "score", "tenure", "rate"]
+    C = Case
+    cases = [
+        C("lm_pipe_like", make_pipeline(ColumnTransformer([
+            ("num", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), numbers),
+            ("text", make_pipeline(SimpleImputer(strategy="constant", fill_value="none"),
+                                   OneHotEncoder(handle_unknown="ignore")), TEXT),
+        ]), SelectKBest(f_classif, k=12), LogisticRegression(max_iter=1000)),
+          numbers + TEXT, "binary", True),
+        C("lm_one_hot_only", make_pipeline(ColumnTransformer([
+            ("text", OneHotEncoder(handle_unknown="ignore"), ["city", "plan", "visits"]),
+        ], remainder="passthrough"), Ridge(alpha=0.3)),
+          ["income", "tenure", "city", "plan", "visits"], "regression", False),
+        C("lm_impute_only", make_pipeline(SimpleImputer(strategy="mean"), LinearRegression()),
+          ["age", "score", "visits"], "regression", False),
+        C("lm_scaler_only", make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)),
+          NAN_FREE, "binary", True),
+        C("lm_missing_marker", make_pipeline(ColumnTransformer([
+            ("zero", SimpleImputer(missing_values=0.0, strategy="mean"), ["visits"]),
+            ("num", SimpleImputer(strategy="median"), ["age", "income"]),
+        ]), LogisticRegression(max_iter=1000)),
+          ["visits", "age", "income"], "binary", True),
+        C("lm_drop_first_labels", make_pipeline(ColumnTransformer([
+            ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["age", "score", "rate"]),
+            ("text", OneHotEncoder(drop="first", handle_unknown="ignore"), ["city", "plan"]),
+        ]), LogisticRegression(max_iter=1000)),
+          ["age", "score", "rate", "city", "plan"], "labels", True),
+    ]
+    return {c.name: c for c in cases}

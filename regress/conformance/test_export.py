@@ -184,6 +184,10 @@ for _name in ["one_hot_infrequent_if_exist", "one_hot_infrequent_numeric_drop_fi
               "missing_indicator_zero_marker_logistic"]:
     add_test(f"reference[{_name}]", reference_test(_name))
 
+# the one-output linear pipelines of the fused native margin
+for _name in sklearn_cases.build_linear_margin_cases():
+    add_test(f"reference[{_name}]", reference_test(_name))
+
 
 def test_every_case_is_checked(_env):
     names = {n[len("reference["):-1] for n, _ in __import__("harness")._TESTS

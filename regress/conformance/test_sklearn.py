@@ -162,6 +162,50 @@ for _name in sklearn_cases.cases():
     add_test(f"sklearn[{_name}]", case_test(_name))
 
 
+def test_linear_margin_equals_the_tensor_program(env):
+    """The one-output linear pipelines whose program takes the fused native margin
+    (sklearn_cases.LINEAR_MARGIN_CASES): predict and predict_proba, batched and per row, are
+    value for value what the all-tensor program of the same spec gives (pg_predict.strategy =
+    gemm compiles it), NULLs and unseen categories included; check() holds them to scikit-learn.
+    A program stored before the fused op existed (the tensor program, here the one deploy
+    stores with strategy gemm, copied into the native model's catalog row) still runs and
+    gives the same values."""
+    env.load()
+
+    def stored_fused(model):
+        return env.query("SELECT position('linear_terms'::bytea IN program) > 0 FROM model_catalog "
+                         "WHERE name = %s", [model])[0][0]
+
+    for name in sklearn_cases.LINEAR_MARGIN_CASES:
+        case = sklearn_cases.cases()[name]
+        model, old = f"sk_lm_{name}", f"sk_lm_{name}_old"
+        env.drop_model(model)
+        env.drop_model(old)
+        pg_predict.deploy(env.conn, model, case.estimator)
+        assert_equal(f"{model}: strategy", env.model_info(model)["strategy"], "native")
+        assert_equal(f"{model}: the stored program takes the fused op", stored_fused(model), True)
+        proba = case.proba is not None
+        fused = {}
+        for batching in (True, False):
+            fused[batching] = score(env, model, case.classifier, batching, proba)
+            with env.conn.transaction():
+                env.conn.execute("SET LOCAL pg_predict.strategy = gemm")
+                tensor = score(env, model, case.classifier, batching, proba)
+            assert_equal(f"{model} (batching {batching}): fused vs tensor program", fused[batching], tensor)
+        pg_predict.deploy(env.conn, old, case.estimator, strategy="gemm")
+        assert_equal(f"{old}: a tensor program", stored_fused(old), False)
+        with env.conn.transaction():
+            env.conn.execute("UPDATE model_catalog SET program = (SELECT program FROM model_catalog "
+                             "WHERE name = %s) WHERE name = %s", [old, model])
+        assert_equal(f"{model}: the old program is stored", stored_fused(model), False)
+        env.conn.close()  # a new backend: no program cached
+        for batching in (True, False):
+            assert_equal(f"{model} (batching {batching}): old stored program",
+                         score(env, model, case.classifier, batching, proba), fused[batching])
+        env.drop_model(model)
+        env.drop_model(old)
+
+
 def test_deploy_replace_and_strategy(env):
     """deploy() over an existing name adds a version and deploys it (replace=True, from before
     versions, the same; stage=True stages it); strategy reaches create_model's options."""
@@ -625,7 +669,8 @@ for _fn in (test_ensembles_string_labels_and_refusals, test_predict_proba_refusa
 
 for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc,
             test_outlier_detector_has_no_probabilities,
-            test_float8_columns_reach_float64_models_unrounded):
+            test_float8_columns_reach_float64_models_unrounded,
+            test_linear_margin_equals_the_tensor_program):
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ std::string compile(const spec::Pipeline& p, Strategy strategy, Output output) {
             if (output == Output::DecisionFunction && is_svc(p))
                 build_svc_decision(p, parts);
             else
-                build_linear(p, parts, output);
+                build_linear(p, parts, output, strategy);
             return build_module(parts);
         case spec::Op::TorchScript:
             fail(ErrorCategory::Unsupported,

@@ -10,6 +10,7 @@
 
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/compiler/strategy.hpp"
+#include "pg_predict/kernels/linear_margin.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 
 namespace pg_predict::compiler {
@@ -86,8 +87,14 @@ Buffer make_f64(std::string name, std::vector<int64_t> shape, std::vector<double
 // featurize_rows() over row chunks so no temporary exceeds ~1 MB.
 void build_featurizers(const spec::Pipeline&, ProgramParts& parts);
 // The whole forward() of a pipeline whose estimator is "linear": featurize, addmm and the link
-// in float64, cast to float32 at the end.
-void build_linear(const spec::Pipeline&, ProgramParts& parts, Output output);
+// in float64, cast to float32 at the end. With `strategy` auto or native, a one-output model
+// over the featurizers linear_margin_terms accepts takes the fused native op on the CPU.
+void build_linear(const spec::Pipeline&, ProgramParts& parts, Output output, Strategy strategy);
+// Whether the pipeline's steps are the shape kernels::linear_margin computes (linear_margin.cpp:
+// a concat of parts, each an optional impute then an optional one_hot or affine), and then its
+// terms with `coef` (one output's weights) as their weights.
+bool linear_margin_terms(const spec::Pipeline&, const std::vector<double>& coef,
+                         std::vector<kernels::LinearTerm>& terms);
 // decision_function of SVC / NuSVC (svc_decision.cpp): the pairwise decision values before the
 // one-vs-one vote, as scikit-learn shapes them.
 void build_svc_decision(const spec::Pipeline&, ProgramParts& parts);
