@@ -18,8 +18,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // screen_rows hands the kernel's verdicts on as they are.
-static_assert(kScreenOutside == kernels::kOutside && kScreenUndecided == kernels::kUndecided &&
-              kScreenInside == kernels::kInside);
+static_assert(int(kScreenOutside) == int(kernels::kOutside) && int(kScreenUndecided) == int(kernels::kUndecided) &&
+              int(kScreenInside) == int(kernels::kInside));
 
 struct ColumnForm {
     double a, s;
