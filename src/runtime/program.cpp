@@ -326,6 +326,17 @@ void run_batch(Program* p, int64_t rows, int64_t cols, Run run) {
 }  // namespace
 
 void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
+    if (program_splits(p) && rows > 0) {
+        // The kernel, then the program's own tail: what the TorchScript program computes, bit
+        // for bit (test_overlap.py, one_row_test.cpp), without its interpreter.
+        check_batch(p, rows, cols);
+        std::vector<float> margins(rows);
+        torch_guard("running the model program failed", [&] {
+            if (int threads = take_thread_request()) at::set_num_threads(threads);
+            kernels::score(p->native, x, rows, cols, margins.data(), kernels::process_isa());
+        });
+        return run_program_tail(p, margins.data(), rows, out);
+    }
     run_batch(p, rows, cols, [&](LoadedModule* m, int64_t start, int64_t n) {
         const float* xs = x + start * cols;
         float* outs = out + start * p->output_width;
