@@ -14,16 +14,12 @@
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "tree_gen.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
 
 using compiler::Strategy;
-
-int64_t next_id() {
-    static int64_t id = int64_t(5) << 40;
-    return ++id;
-}
 
 spec::Pipeline model(int trees, int depth, int features, int groups, uint32_t seed) {
     std::mt19937 rng(seed);
@@ -36,7 +32,7 @@ spec::Pipeline model(int trees, int depth, int features, int groups, uint32_t se
 
 TEST(Device, CpuPlacementIsTheProgramItself) {
     const std::string bytes = compiler::compile(model(5, 3, 4, 1, 1), Strategy::TreeTraversal);
-    runtime::Program* p = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* p = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     runtime::Program* same = runtime::acquire_on_device(p, runtime::Device::Cpu);
     EXPECT_EQ(same, p);
     EXPECT_EQ(runtime::program_device(same), runtime::Device::Cpu);
@@ -49,7 +45,7 @@ TEST(Device, CudaUnavailableIsUnsupportedWithItsReason) {
     if (why == nullptr) GTEST_SKIP() << "a CUDA GPU is usable here";
     EXPECT_NE(std::string(why), "");
     const std::string bytes = compiler::compile(model(5, 3, 4, 1, 2), Strategy::TreeTraversal);
-    runtime::Program* p = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* p = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     try {
         runtime::acquire_on_device(p, runtime::Device::Cuda);
         ADD_FAILURE() << "acquire_on_device(Cuda) succeeded without CUDA";
@@ -65,7 +61,7 @@ TEST(Device, CudaUnavailableIsUnsupportedWithItsReason) {
 
 TEST(Device, BatchBuffersAreZeroedAndUsable) {
     const std::string bytes = compiler::compile(model(5, 3, 4, 1, 3), Strategy::Native);
-    runtime::Program* p = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* p = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     float* x = runtime::alloc_batch_buffer(4 * 100);
     for (int i = 0; i < 400; ++i) EXPECT_EQ(x[i], 0.0f);
     std::vector<float> plain(400), a(100), b(100);
@@ -99,7 +95,7 @@ TEST(Device, CudaMatchesCpuForEveryStrategy) {
             std::mt19937 rng(11);
             for (int64_t rows : {int64_t(1), int64_t(1000), int64_t(70001)}) {
                 std::vector<float> x = testing::random_inputs(rng, rows, c.features);
-                runtime::Program* cpu = runtime::load_program(next_id(), bytes.data(), bytes.size());
+                runtime::Program* cpu = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
                 runtime::Program* gpu = runtime::acquire_on_device(cpu, runtime::Device::Cuda);
                 EXPECT_EQ(runtime::program_device(gpu), runtime::Device::Cuda);
                 const int width = runtime::program_output_width(cpu);

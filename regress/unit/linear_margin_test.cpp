@@ -21,6 +21,7 @@
 #include "pg_predict/kernels/linear_margin.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/spec/steps.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
@@ -212,11 +213,6 @@ Step step(const std::string& op, json params) {
     return s;
 }
 
-int64_t next_id() {
-    static int64_t id = int64_t(5) << 40;
-    return ++id;
-}
-
 struct Built {
     spec::Pipeline pipeline;
     int64_t width = 0;  // features the linear model reads
@@ -306,7 +302,7 @@ spec::Pipeline random_pipeline(std::mt19937& rng, int inputs, bool with_concat, 
 
 template <typename T>
 std::vector<float> run(const std::string& bytes, const std::vector<T>& x, int64_t rows, int64_t cols, int width) {
-    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     std::vector<float> out(static_cast<size_t>(rows * width), -12345.0f);
     runtime::run_program(prog, x.data(), rows, cols, out.data());
     runtime::release_program(prog);
@@ -365,7 +361,7 @@ TEST(LinearMarginProgram, CudaTakesTheTensorBranch) {
         const int64_t rows = 3000;
         std::vector<float> x(static_cast<size_t>(rows * inputs));
         for (float& v : x) v = static_cast<float>(random_value(rng));
-        runtime::Program* cpu = runtime::load_program(next_id(), bytes.data(), bytes.size());
+        runtime::Program* cpu = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
         runtime::Program* gpu = runtime::acquire_on_device(cpu, runtime::Device::Cuda);
         const int width = p.output_width();
         std::vector<float> want(static_cast<size_t>(rows * width)), got(want.size());

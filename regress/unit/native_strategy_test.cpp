@@ -22,6 +22,7 @@
 #include "pg_predict/kernels/tree_ensemble.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "tree_gen.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
@@ -32,13 +33,8 @@ using spec::PostTransform;
 using spec::Task;
 using testing::TreeShape;
 
-int64_t next_id() {
-    static int64_t id = int64_t(3) << 40;
-    return ++id;
-}
-
 std::vector<float> run_bytes(const std::string& bytes, const std::vector<float>& x, int64_t rows, int64_t cols) {
-    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     std::vector<float> out(static_cast<size_t>(rows * runtime::program_output_width(prog)));
     runtime::run_program(prog, x.data(), rows, cols, out.data());
     runtime::release_program(prog);

@@ -16,6 +16,7 @@
 #include "pg_predict/kernels/tree_ensemble.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "tree_gen.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
@@ -25,11 +26,6 @@ using spec::Comparison;
 using spec::PostTransform;
 using spec::Task;
 using testing::TreeShape;
-
-int64_t next_id() {
-    static int64_t id = int64_t(5) << 40;
-    return ++id;
-}
 
 struct Case {
     const char* name;
@@ -47,7 +43,7 @@ void check_case(const Case& c, bool portable) {
     auto p = testing::make_pipeline(c.task, c.link, c.groups, c.features, c.cmp);
     testing::add_trees(p, rng, c.trees, TreeShape{c.depth, 0.3, true});
     const std::string bytes = compiler::compile(p, Strategy::Native);
-    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     ASSERT_TRUE(runtime::program_scores_one_row(prog)) << c.name;
     const int width = runtime::program_output_width(prog);
     const int64_t rows = 200;
@@ -105,14 +101,14 @@ TEST(OneRow, SoftmaxExpAndOtherStrategiesStayOnTheInterpreter) {
     testing::add_trees(p, rng, 30, TreeShape{4, 0.3, true});
     for (Strategy s : {Strategy::Native, Strategy::PerfectTreeTraversal}) {
         const std::string bytes = compiler::compile(p, s);
-        runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+        runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
         EXPECT_FALSE(runtime::program_scores_one_row(prog)) << compiler::strategy_name(s);
         runtime::release_program(prog);
     }
     auto poisson = testing::make_pipeline(Task::Regression, PostTransform::Exp, 1, 6, Comparison::Less);
     testing::add_trees(poisson, rng, 10, TreeShape{4, 0.3, true});
     const std::string exp_bytes = compiler::compile(poisson, Strategy::Native);
-    runtime::Program* exp_prog = runtime::load_program(next_id(), exp_bytes.data(), exp_bytes.size());
+    runtime::Program* exp_prog = runtime::load_program(testing::next_program_id(), exp_bytes.data(), exp_bytes.size());
     EXPECT_FALSE(runtime::program_scores_one_row(exp_prog));
     runtime::release_program(exp_prog);
     p.transform = PostTransform::Identity;
@@ -122,7 +118,7 @@ TEST(OneRow, SoftmaxExpAndOtherStrategiesStayOnTheInterpreter) {
     p.model.base_margin.resize(1);
     for (spec::Tree& t : p.model.trees) t.group = 0;
     const std::string traversal = compiler::compile(p, Strategy::TreeTraversal);
-    runtime::Program* prog = runtime::load_program(next_id(), traversal.data(), traversal.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), traversal.data(), traversal.size());
     EXPECT_FALSE(runtime::program_scores_one_row(prog));
     runtime::release_program(prog);
 }

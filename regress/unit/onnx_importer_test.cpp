@@ -17,6 +17,7 @@
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/importers/import.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
@@ -79,14 +80,9 @@ std::vector<float> batch(const spec::Pipeline& p, const std::vector<std::vector<
     return x;
 }
 
-int64_t next_id() {
-    static int64_t id = int64_t(11) << 40;  // program ids of their own (the runtime caches by id)
-    return ++id;
-}
-
 std::vector<float> run_compiled(const spec::Pipeline& p, const std::vector<float>& x, int64_t rows, compiler::Strategy s) {
     const std::string bytes = compiler::compile(p, s);
-    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     std::vector<float> out(static_cast<size_t>(rows * p.output_width()), -12345.0f);
     runtime::run_program(prog, x.data(), rows, p.input_width(), out.data());
     runtime::release_program(prog);

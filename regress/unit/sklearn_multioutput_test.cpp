@@ -17,21 +17,17 @@
 #include "pg_predict/importers/sklearn.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/spec/pipeline.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
 
 using nlohmann::json;
 
-int64_t next_id() {
-    static int64_t id = int64_t(7) << 40;
-    return ++id;
-}
-
 std::vector<float> run_compiled(const spec::Pipeline& p, const std::vector<float>& x, compiler::Strategy s) {
     const int64_t rows = static_cast<int64_t>(x.size()) / p.input_width();
     const std::string bytes = compiler::compile(p, s);
-    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     EXPECT_EQ(runtime::program_output_width(prog), p.outputs);
     std::vector<float> out(static_cast<size_t>(rows * p.output_width()), -12345.0f);
     runtime::run_program(prog, x.data(), rows, p.input_width(), out.data());

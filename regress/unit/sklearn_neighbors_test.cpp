@@ -17,6 +17,7 @@
 #include "pg_predict/spec/limits.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "pg_predict/spec/steps.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
@@ -24,15 +25,10 @@ namespace {
 using nlohmann::json;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-int64_t next_id() {
-    static int64_t id = int64_t(5) << 40;
-    return ++id;
-}
-
 std::vector<float> run_compiled(const spec::Pipeline& p, const std::vector<float>& x) {
     const int64_t rows = static_cast<int64_t>(x.size()) / p.input_width();
     const std::string bytes = compiler::compile(p, compiler::Strategy::Native);
-    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     std::vector<float> out(static_cast<size_t>(rows * p.output_width()), -12345.0f);
     runtime::run_program(prog, x.data(), rows, p.input_width(), out.data());
     runtime::release_program(prog);

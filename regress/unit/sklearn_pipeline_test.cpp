@@ -19,6 +19,7 @@
 #include "pg_predict/spec/steps.hpp"
 #include "sklearn_fixtures.hpp"
 #include "tree_gen.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
@@ -26,15 +27,10 @@ namespace {
 using nlohmann::json;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-int64_t next_id() {
-    static int64_t id = int64_t(3) << 40;
-    return ++id;
-}
-
 std::vector<float> run_compiled(const spec::Pipeline& p, const std::vector<float>& x, int64_t rows,
                                 compiler::Strategy s = compiler::Strategy::Native) {
     const std::string bytes = compiler::compile(p, s);
-    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     EXPECT_EQ(runtime::program_output_width(prog), p.output_width());
     std::vector<float> out(static_cast<size_t>(rows * p.output_width()), -12345.0f);
     runtime::run_program(prog, x.data(), rows, p.input_width(), out.data());
@@ -512,7 +508,7 @@ TEST(SklearnEstimators, ClassifierLinks) {
 std::vector<float> run_output(const spec::Pipeline& p, compiler::Output output, const std::vector<float>& x,
                               int width) {
     const std::string bytes = compiler::compile(p, compiler::Strategy::Native, output);
-    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     EXPECT_EQ(runtime::program_output_width(prog), width);
     const int64_t rows = static_cast<int64_t>(x.size()) / p.input_width();
     std::vector<float> out(static_cast<size_t>(rows * width), -12345.0f);

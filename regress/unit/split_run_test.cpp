@@ -15,6 +15,7 @@
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "tree_gen.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
@@ -22,11 +23,6 @@ namespace {
 using spec::Comparison;
 using spec::PostTransform;
 using spec::Task;
-
-int64_t next_id() {
-    static int64_t id = int64_t(6) << 40;
-    return ++id;
-}
 
 struct Case {
     const char* name;
@@ -50,7 +46,7 @@ TEST(SplitRun, EqualsTheTorchScriptProgramBitForBit) {
         auto p = testing::make_pipeline(c.task, c.link, 1, c.features, c.cmp);
         testing::add_trees(p, rng, c.trees, testing::TreeShape{c.depth, 0.3, true});
         const std::string bytes = compiler::compile(p, compiler::Strategy::Native);
-        runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+        runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
         ASSERT_TRUE(runtime::program_splits(prog)) << c.name;
         std::istringstream in(bytes);
         torch::jit::Module module = torch::jit::load(in, torch::kCPU);

@@ -15,6 +15,7 @@
 #include "pg_predict/kernels/tree_bounds.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "tree_gen.hpp"
+#include "program_ids.hpp"
 
 namespace pg_predict {
 namespace {
@@ -24,11 +25,6 @@ using spec::Comparison;
 using spec::PostTransform;
 using spec::Task;
 using testing::TreeShape;
-
-int64_t next_id() {
-    static int64_t id = int64_t(7) << 40;
-    return ++id;
-}
 
 struct Case {
     const char* name;
@@ -55,7 +51,7 @@ void check_case(const Case& c) {
     for (size_t t = 0; t < p.model.trees.size(); ++t)
         for (float& v : p.model.trees[t].value) v *= static_cast<float>(std::pow(0.97, double(t)));
     const std::string bytes = compiler::compile(p, Strategy::Native);
-    runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+    runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
     const int width = runtime::program_output_width(prog);
     const int64_t rows = 3000;
     const std::vector<float> x = testing::random_inputs(rng, rows, c.features);
@@ -114,7 +110,7 @@ TEST(TreeBounds, OnlyMonotoneOneGroupPrograms) {
     testing::add_trees(poisson, rng, 10, TreeShape{4, 0.3, true});
     for (auto* p : {&softmax, &poisson}) {
         const std::string bytes = compiler::compile(*p, Strategy::Native);
-        runtime::Program* prog = runtime::load_program(next_id(), bytes.data(), bytes.size());
+        runtime::Program* prog = runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
         EXPECT_FALSE(runtime::program_screens_column(prog, 0));
         runtime::release_program(prog);
     }
