@@ -8,6 +8,9 @@
 #                                                  # script itself (used on the dev machine)
 #   --build-only / --no-build                      # split one run into two device calls (each
 #                                                  # call has a 10-minute limit): build, then run
+#   --regress                                      # also run the pg_regress suite on a temporary
+#                                                  # instance with pg_predict.device = cuda
+#                                                  # (before the benchmark; diffs in $OUT)
 # Steps: unpack PostgreSQL 15 from the carried .debs into a private prefix (plus the shared
 # libraries the image lacks), build pg_predict (-DPG_PREDICT_CUDA=ON against PyTorch's libtorch)
 # and its unit tests, install it into that prefix, initdb + start a server as a non-root user
@@ -28,13 +31,15 @@ MODE=cuda
 BUILD_STEP=1
 RUN_STEP=1
 BENCH_ARGS=()
+REGRESS=0
 for arg in "$@"; do
   case $arg in
     --cpu) MODE=cpu ;;
     --smoke-only) BENCH_ARGS+=(--smoke-only) ;;
     --build-only) RUN_STEP=0 ;;
     --no-build) BUILD_STEP=0 ;;
-    *) echo "usage: $0 [--cpu] [--smoke-only] [--build-only | --no-build]" >&2; exit 2 ;;
+    --regress) REGRESS=1 ;;
+    *) echo "usage: $0 [--cpu] [--smoke-only] [--regress] [--build-only | --no-build]" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$OUT"
@@ -196,6 +201,31 @@ if [ "$(id -u)" = 0 ]; then
     python3 -c 'import os, sys; os.setgroups([]); os.setgid(int(sys.argv[2])); os.setuid(int(sys.argv[1])); os.execvp(sys.argv[3], sys.argv[3:])' "$uid" "$gid" "$@"
   }
 fi
+
+# ---- 4a. pg_regress with device = cuda (--regress) -----------------------------------------
+# The repository's own pg_regress suite on a temporary instance whose postgresql.conf adds
+# pg_predict.device = cuda: every batch and every per-row call is scored on the GPU. Expected
+# outputs were written on the CPU, so a test that prints its device differs there; the diffs
+# are kept for reading ($OUT/regress-cuda.diffs).
+if [ "$REGRESS" = 1 ]; then
+  step "pg_regress with pg_predict.device = cuda (log $OUT/regress-cuda.log)"
+  RSRC=$PREFIX/regress-src
+  rm -rf "$RSRC" && mkdir -p "$RSRC"
+  for d in sql expected regress; do [ -d "$ROOT/$d" ] && cp -r "$ROOT/$d" "$RSRC/"; done
+  [ -d "$ROOT/regress/sql" ] && RINPUT=$RSRC/regress || RINPUT=$RSRC
+  { cat "$RSRC/regress/regression.conf"; echo "pg_predict.device = 'cuda'"; echo "pg_predict.max_gpu_backends = 8"; } >"$RSRC/cuda.conf"
+  mkdir -p "$RSRC/out"
+  chmod 755 "$PREFIX"
+  [ "$(id -u)" = 0 ] && chown -R "$RUN_USER" "$RSRC"
+  PG_REGRESS=$PREFIX/root/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress
+  (cd "$RINPUT" && as_user timeout -k 10 420 "$PG_REGRESS" --temp-instance="$RSRC/instance" \
+      --inputdir="$RINPUT" --outputdir="$RSRC/out" --bindir="$PGBIN" --temp-config="$RSRC/cuda.conf" \
+      --schedule="$RSRC/regress/schedule" --encoding=UTF8 --no-locale) >"$OUT/regress-cuda.log" 2>&1 || true
+  tail -40 "$OUT/regress-cuda.log"
+  cp -f "$RSRC/out/regression.diffs" "$OUT/regress-cuda.diffs" 2>/dev/null || echo "(no regression.diffs: every test matched)"
+  cp -f "$RSRC/out/log/postmaster.log" "$OUT/regress-cuda-postmaster.log" 2>/dev/null || true
+fi
+
 DATA=$PREFIX/data
 SOCK=$PREFIX/sock
 rm -rf "$DATA"
