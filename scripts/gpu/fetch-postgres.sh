@@ -23,7 +23,9 @@ command -v dpkg-deb >/dev/null || die "needs dpkg-deb"
 PACKAGES=(postgresql-15 postgresql-client-15 libpq5 postgresql-server-dev-15
           nlohmann-json3-dev libgtest-dev cmake cmake-data make
           # the ONNX importer (issue 11): onnx-ml.pb.h and libonnx_proto, Debian's libprotobuf
-          libonnx-dev libonnx1 libprotobuf-dev libprotobuf32)
+          libonnx-dev libonnx1 libprotobuf-dev libprotobuf32
+          # train() links XGBoost's C API (src/training/): headers, library and dmlc beneath it
+          libxgboost-dev libxgboost0 libdmlc-dev libdmlc0)
 # glibc and the compiler's runtime: every image has them; never carried (they must match the
 # image's own loader).
 BASE_LIBS='^(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux-x86-64|libgcc_s|libstdc\+\+|linux-vdso)\.so'

@@ -121,6 +121,14 @@ for round in 1 2 3 4 5; do
   done
   echo "linked from the carried packages: $missing" | tr '\n' ' '; echo
 done
+# Libraries pg_predict itself links that come only from the carried packages (XGBoost's C API,
+# dmlc, the ONNX protobuf classes and Debian's protobuf): their sonames are Debian's own, so
+# linking them cannot shadow a different version in the image.
+for lib in libxgboost.so.0 libdmlc.so.0 libonnx_proto.so.1 libonnx.so.1 libprotobuf.so.32; do
+  for dir in "${CARRIED_LIBS[@]}"; do
+    [ -e "$dir/$lib" ] && { ln -sf "$(readlink -f "$dir/$lib")" "$PREFIX/libs/$lib"; break; }
+  done
+done
 "$PGBIN/postgres" --version
 echo "pg_config --pkglibdir: $("$PG_CONFIG" --pkglibdir)"   # relative to the binary: relocated
 
@@ -143,7 +151,10 @@ if [ "$MODE" = cuda ]; then
     echo "run-on-gpu: WARNING: nvcc is CUDA $NVCC_CUDA, PyTorch was built with CUDA $TORCH_CUDA: two CUDA runtimes may load"
   CUDA_ROOT=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
   export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}   # PyTorch's config ignores CMAKE_CUDA_ARCHITECTURES
-  EXTRA_CMAKE=(-DPG_PREDICT_CUDA=ON -DCMAKE_CUDA_COMPILER="$(command -v nvcc)"
+  # --copy-dt-needed-entries: libonnx_proto's own protobuf is the one the unit tests call
+  # (PyTorch's CMake config defines protobuf::libprotobuf, which does not name that library).
+  EXTRA_CMAKE=(-DCMAKE_EXE_LINKER_FLAGS=-Wl,--copy-dt-needed-entries
+               -DPG_PREDICT_CUDA=ON -DCMAKE_CUDA_COMPILER="$(command -v nvcc)"
                -DCUDAToolkit_ROOT="$CUDA_ROOT" -DCUDA_TOOLKIT_ROOT_DIR="$CUDA_ROOT")
 else
   # --cpu: the system libtorch (Debian's) if there is one, else PyTorch's.
@@ -167,8 +178,12 @@ configure() {
     -DCMAKE_PREFIX_PATH="$USR" "${EXTRA_CMAKE[@]}" "$@"
 }
 TESTS=ON
-if ! { configure -DPG_PREDICT_BUILD_TESTS=ON && "$CMAKE" --build "$BUILD" -j "$JOBS"; } >"$OUT/build.log" 2>&1; then
-  tail -40 "$OUT/build.log"
+# -k: a compile error does not stop the other files, so one call shows every error.
+if ! { configure -DPG_PREDICT_BUILD_TESTS=ON && "$CMAKE" --build "$BUILD" -j "$JOBS" -- -k; } >"$OUT/build.log" 2>&1; then
+  grep -E "error:" "$OUT/build.log" | head -40
+  tail -20 "$OUT/build.log"
+  # A compile error in our own sources fails the build without the unit tests too: stop here.
+  grep -qE "^$ROOT/(src|include)/.*error:" "$OUT/build.log" && die "compile errors (build.log)"
   echo "build with unit tests failed; trying without them (log $OUT/build-notests.log)"
   TESTS=OFF
   rm -rf "$BUILD"
@@ -213,7 +228,7 @@ if [ "$REGRESS" = 1 ]; then
   rm -rf "$RSRC" && mkdir -p "$RSRC"
   for d in sql expected regress; do [ -d "$ROOT/$d" ] && cp -r "$ROOT/$d" "$RSRC/"; done
   [ -d "$ROOT/regress/sql" ] && RINPUT=$RSRC/regress || RINPUT=$RSRC
-  { cat "$RSRC/regress/regression.conf"; echo "pg_predict.device = 'cuda'"; echo "pg_predict.max_gpu_backends = 8"; } >"$RSRC/cuda.conf"
+  { cat "$RSRC/regress/regression.conf"; echo "pg_predict.device = 'cuda'"; echo "pg_predict.max_gpu_backends = 8"; echo "jit = off  # no LLVM carried"; } >"$RSRC/cuda.conf"
   mkdir -p "$RSRC/out"
   chmod 755 "$PREFIX"
   [ "$(id -u)" = 0 ] && chown -R "$RUN_USER" "$RSRC"

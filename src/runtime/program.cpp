@@ -15,6 +15,7 @@
 #endif
 
 #include <ATen/Parallel.h>
+#include <torch/csrc/jit/passes/tensorexpr_fuser.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
@@ -24,6 +25,13 @@
 #include "pg_predict/kernels/background.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "program_internal.hpp"
+
+// The legacy fuser's switches (torch/csrc/jit/codegen/fuser/interface.h, exported by
+// libtorch_cpu in 1.13 and 2.x; Debian's libtorch-dev does not ship that header).
+namespace torch::jit {
+TORCH_API void overrideCanFuseOnCPU(bool value);
+TORCH_API void overrideCanFuseOnGPU(bool value);
+}  // namespace torch::jit
 
 namespace pg_predict::runtime {
 
@@ -65,6 +73,15 @@ void configure_once() {
     // gain nothing from fusion. The plain executor runs them at once.
     torch::jit::getProfilingMode() = false;
     torch::jit::getExecutorMode() = false;
+    // No runtime-generated fused kernels. The legacy executor still hands GPU graphs to the
+    // legacy fuser, which compiles CUDA code at the first run: on an H200 (libtorch 2.11) its
+    // kernel for the QuantileTransformer/PowerTransformer programs failed with "misaligned
+    // address", a sticky error that poisons the CUDA context, and the fused kernel's destructor
+    // then aborted the backend at exit. Unfused ops are also the ones the CPU runs, so both
+    // devices compute the same operations.
+    torch::jit::overrideCanFuseOnCPU(false);
+    torch::jit::overrideCanFuseOnGPU(false);
+    torch::jit::setTensorExprFuserEnabled(false);
 #if defined(__GLIBC__)
     // A model's temporaries are up to a few MB each (featurize chunks, kernel matrices, tree
     // scores), allocated and freed for every op of every batch. glibc serves blocks above its

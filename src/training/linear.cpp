@@ -70,11 +70,11 @@ std::pair<std::vector<double>, double> fit_least_squares(torch::Tensor x, torch:
     torch::Tensor xc = x - x_mean, yc = (y - y_mean).unsqueeze(1);
     torch::Tensor w;
     if (alpha == 0) {
-        w = std::get<0>(torch::linalg::lstsq(xc, yc, c10::nullopt, "gelsd")).squeeze(1);
+        w = std::get<0>(torch::linalg_lstsq(xc, yc, c10::nullopt, "gelsd")).squeeze(1);
     } else {
         torch::Tensor a = torch::matmul(xc.t(), xc);
         a.diagonal().add_(alpha);
-        w = torch::linalg::solve(a, torch::matmul(xc.t(), yc), true).squeeze(1);
+        w = torch::linalg_solve(a, torch::matmul(xc.t(), yc), true).squeeze(1);
     }
     double b = (y_mean - torch::dot(x_mean, w)).item<double>();
     return {to_vector(w), b};
