@@ -13,7 +13,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/import.hpp"
 #include "pg_predict/spec/pipeline.hpp"
-#include "pg_predict/training/train.hpp"
+#include "pg_predict/training/trainer.hpp"
 
 namespace tr = pg_predict::training;
 using pg_predict::Error;

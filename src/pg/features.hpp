@@ -5,7 +5,7 @@
 // those unrounded.
 #pragma once
 
-#include "model_binding.hpp"
+#include "exec/model_binding.hpp"
 
 namespace pg_predict::pg {
 

@@ -4,17 +4,17 @@
 // OpenMP operation there: every backend forked afterwards would hang on its first parallel op.
 // So it only registers settings, hooks and node methods; the runtime starts lazily in each
 // backend.
-#include "batch_node.hpp"
+#include "exec/scan_methods.hpp"
 #include "device.hpp"
-#include "fast_exit.hpp"
+#include "process_exit.hpp"
 #include "interrupts.hpp"
-#include "loaded_programs.hpp"
-#include "plan_invalidation.hpp"
-#include "planner_hook.hpp"
-#include "predict_calls.hpp"
-#include "role_hook.hpp"
+#include "catalog/loaded_programs.hpp"
+#include "plan/invalidation.hpp"
+#include "plan/planner_hook.hpp"
+#include "plan/predict_calls.hpp"
+#include "catalog/role_hook.hpp"
 #include "settings.hpp"
-#include "usage_stats.hpp"
+#include "catalog/usage_stats.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;

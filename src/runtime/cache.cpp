@@ -24,7 +24,7 @@
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "program_internal.hpp"
-#include "pruning_internal.hpp"
+#include "bound_specialization_internal.hpp"
 
 namespace pg_predict::runtime {
 namespace {

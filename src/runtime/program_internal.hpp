@@ -28,7 +28,7 @@ struct Program {
     double ns_per_row = 0;   // measured cost of a row, sizes the row chunks (program.cpp)
     size_t bytes = 0;        // what the cache counts against pg_predict.cache_size
     LoadedModule* module = nullptr;
-    // one_row.cpp: set at load for a program that is the native kernel, the base margin and
+    // row_shortcut.cpp: set at load for a program that is the native kernel, the base margin and
     // an elementwise link (its "one_row_link" attribute); views into the module's buffers.
     bool one_row = false;
     kernels::PackedView native;
@@ -38,7 +38,7 @@ struct Program {
     std::unique_ptr<kernels::StagedEnsemble> staged;
 };
 
-// one_row.cpp: the links run_one_row applies itself (output_width decides [1 - p, p]); false
+// row_shortcut.cpp: the links run_one_row applies itself (output_width decides [1 - p, p]); false
 // for the others, which keep a program on the interpreter.
 constexpr int kMaxOneRowGroups = 64;
 bool one_row_link(const std::string& name, int groups, int output_width, spec::PostTransform* link);

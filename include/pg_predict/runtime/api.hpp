@@ -201,7 +201,7 @@ void screen_rows(Program*, const float* x, int64_t rows, int64_t cols, int colum
 void score_undecided_rows(Program*, const float* x, int64_t rows, int64_t cols, const uint8_t* verdict, float* out);
 
 // A batch in two halves, so the trees can be walked on the background thread while the
-// backend reads the next batch (kernels/background.hpp; src/pg/batch_overlap.cpp). Only for
+// backend reads the next batch (kernels/background.hpp; src/exec/overlap.cpp). Only for
 // programs that program_splits: a program_scores_one_row program with one output group, on the
 // CPU, reading float32. start_background_kernel hands the kernel's margins (rows floats) to the
 // background thread on pg_predict.threads - 1 threads and returns (false: the thread is busy,

@@ -1,0 +1,812 @@
+#include "catalog/catalog.hpp"
+
+#include "pg_predict/runtime/api.hpp"
+#include "settings.hpp"
+
+extern "C" {
+#include "access/xlog.h"
+#include "common/shortest_dec.h"
+#include "tcop/utility.h"
+}
+
+// No C++ object with a destructor may live in these frames: SPI and ereport longjmp.
+
+namespace pg_predict::pg {
+
+namespace {
+
+// PostgreSQL 15 does not export get_extension_schema(); this is its body.
+Oid extension_schema(Oid extension) {
+    Relation relation = table_open(ExtensionRelationId, AccessShareLock);
+    ScanKeyData key;
+    ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+                ObjectIdGetDatum(extension));
+    SysScanDesc scan = systable_beginscan(relation, ExtensionOidIndexId, true, NULL, 1, &key);
+    HeapTuple tuple = systable_getnext(scan);
+    Oid schema = HeapTupleIsValid(tuple) ? ((Form_pg_extension)GETSTRUCT(tuple))->extnamespace
+                                         : InvalidOid;
+    systable_endscan(scan);
+    table_close(relation, AccessShareLock);
+    if (!OidIsValid(schema)) elog(ERROR, "pg_predict: extension %u has no schema", extension);
+    return schema;
+}
+
+struct CatalogTable {
+    char* qualified_table;     // "schema".model_catalog
+    char* qualified_sequence;  // "schema".model_catalog_id_seq
+    Oid relation;
+    Oid owner;
+    // A 0.1.0 catalog (the library was updated, ALTER EXTENSION ... UPDATE not run yet): owners
+    // are regrole, there are no grants and every role may use every model, as in 0.1.0.
+    bool legacy;
+    const char* owner_name;  // SQL for the owner's name (NULL when it has none)
+    const char* usable_by;   // SQL for the roles that may use the model
+    const char* owner_value; // SQL storing parameter $13 (a role name) as the owner
+    // 0.3.0 keeps the source as given: source (jsonb), source_text or source_bytes. Before, only
+    // jsonb could be given.
+    bool typed_sources;
+    // 0.4.0 keeps the labels as text (class_labels) and classes NULL for labels that are not
+    // numbers. Before, every label was a number.
+    bool text_labels;
+    // 0.6.0 keeps one row per version, `deployed` marks the one a name resolves to.
+    bool versions;
+    const char* deployed_only;  // " AND deployed" for lookups by name, "" before 0.6.0
+};
+
+// The catalog's privileges need 0.2.0; a 0.1.0 catalog errors clearly instead.
+void require_privileges(const CatalogTable& table) {
+    if (table.legacy)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database is still version 0.1.0"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
+}
+
+CatalogTable catalog_table() {
+    Oid extension = get_extension_oid("pg_predict", true);
+    if (!OidIsValid(extension))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("extension \"pg_predict\" is not installed in this database"),
+                        errhint("Run CREATE EXTENSION pg_predict.")));
+    Oid schema = extension_schema(extension);
+    const char* schema_name = quote_identifier(get_namespace_name(schema));
+    Oid relation = get_relname_relid("model_catalog", schema);
+    if (!OidIsValid(relation))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
+                        errmsg("pg_predict's catalog table %s.model_catalog is missing",
+                               schema_name)));
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relation));
+    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for relation %u", relation);
+    CatalogTable table;
+    table.relation = relation;
+    table.owner = ((Form_pg_class)GETSTRUCT(tuple))->relowner;
+    ReleaseSysCache(tuple);
+    table.qualified_table = psprintf("%s.model_catalog", schema_name);
+    table.qualified_sequence = psprintf("%s.model_catalog_id_seq", schema_name);
+    table.legacy = get_attnum(relation, "usable_by") == InvalidAttrNumber;
+    table.typed_sources = get_attnum(relation, "source_bytes") != InvalidAttrNumber;
+    table.text_labels = get_attnum(relation, "class_labels") != InvalidAttrNumber;
+    table.versions = get_attnum(relation, "deployed") != InvalidAttrNumber;
+    table.deployed_only = table.versions ? " AND deployed" : "";
+    if (table.legacy) {
+        table.owner_name = "(SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
+                           "WHERE r.oid OPERATOR(pg_catalog.=) owner::pg_catalog.oid)";
+        table.usable_by = "'{public}'::pg_catalog.text[]";
+        table.owner_value = "$13::pg_catalog.regrole";
+    } else {
+        table.owner_name = "owner";
+        table.usable_by = "usable_by";
+        table.owner_value = "$13";
+    }
+    return table;
+}
+
+// Runs the catalog statements as the table's owner, in a restricted security context, the way
+// PostgreSQL's own RI triggers do, with search_path = pg_catalog, pg_temp so that no function
+// or operator of the caller's schemas can be picked up while the owner's rights are in force
+// (the statements qualify their names as well). An error inside is fine: transaction abort
+// restores the user id, the security context and the setting.
+struct OwnerSwitch {
+    Oid saved_user;
+    int saved_context;
+    int guc_nest_level;
+};
+
+OwnerSwitch become_catalog_owner(Oid owner) {
+    OwnerSwitch saved;
+    GetUserIdAndSecContext(&saved.saved_user, &saved.saved_context);
+    SetUserIdAndSecContext(owner, saved.saved_context | SECURITY_LOCAL_USERID_CHANGE |
+                                      SECURITY_RESTRICTED_OPERATION);
+    saved.guc_nest_level = NewGUCNestLevel();
+    set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+                      GUC_ACTION_SAVE, true, 0, false);
+    return saved;
+}
+
+void restore_user(const OwnerSwitch& saved) {
+    AtEOXact_GUC(true, saved.guc_nest_level);
+    SetUserIdAndSecContext(saved.saved_user, saved.saved_context);
+}
+
+char** text_array_to_cstrings(Datum array_datum, int* count) {
+    ArrayType* array = DatumGetArrayTypeP(array_datum);
+    Datum* elements;
+    bool* nulls;
+    deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &elements, &nulls, count);
+    char** result = (char**)palloc(sizeof(char*) * (*count > 0 ? *count : 1));
+    for (int i = 0; i < *count; i++)
+        result[i] = nulls[i] ? pstrdup("") : TextDatumGetCString(elements[i]);
+    return result;
+}
+
+Datum cstrings_to_text_array(const std::vector<std::string>& strings) {
+    int count = (int)strings.size();
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
+    for (int i = 0; i < count; i++) elements[i] = CStringGetTextDatum(strings[i].c_str());
+    return PointerGetDatum(construct_array(elements, count, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+// A numeric label as text: float8's own text form (what classes::text[] gives with the default
+// extra_float_digits), whatever the session's extra_float_digits says.
+char* numeric_label_text(double label) { return double_to_shortest_decimal(label); }
+
+Datum numeric_labels_to_text_array(const std::vector<double>& labels) {
+    int count = (int)labels.size();
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
+    for (int i = 0; i < count; i++) elements[i] = CStringGetTextDatum(numeric_label_text(labels[i]));
+    return PointerGetDatum(construct_array(elements, count, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+Datum doubles_to_float8_array(const std::vector<double>& values) {
+    int count = (int)values.size();
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
+    for (int i = 0; i < count; i++) elements[i] = Float8GetDatum(values[i]);
+    return PointerGetDatum(
+        construct_array(elements, count, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+// Per-feature flags from an int4[] of feature indices.
+bool* feature_flags(Datum indices, const CatalogEntry* entry, const char* what) {
+    bool* flags = (bool*)palloc0(sizeof(bool) * Max(entry->num_features, 1));
+    Datum* elements;
+    bool* nulls;
+    int count;
+    deconstruct_array(DatumGetArrayTypeP(indices), INT4OID, sizeof(int32), true, TYPALIGN_INT, &elements,
+                      &nulls, &count);
+    for (int i = 0; i < count; i++) {
+        int32 feature = DatumGetInt32(elements[i]);
+        if (nulls[i] || feature < 0 || feature >= entry->num_features)
+            elog(ERROR, "pg_predict: catalog row of model \"%s\" has bad %s", entry->name, what);
+        flags[feature] = true;
+    }
+    return flags;
+}
+
+Datum ints_to_int4_array(const std::vector<int32_t>& values) {
+    int count = (int)values.size();
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * (count > 0 ? count : 1));
+    for (int i = 0; i < count; i++) elements[i] = Int32GetDatum(values[i]);
+    return PointerGetDatum(construct_array(elements, count, INT4OID, sizeof(int32), true, TYPALIGN_INT));
+}
+
+Datum bytes_to_bytea(const std::string& bytes) {
+    bytea* result = (bytea*)palloc(VARHDRSZ + bytes.size());
+    SET_VARSIZE(result, VARHDRSZ + bytes.size());
+    memcpy(VARDATA(result), bytes.data(), bytes.size());
+    return PointerGetDatum(result);
+}
+
+Datum cstring_to_jsonb(const char* json) {
+    // jsonb_in builds a tree of every value before the binary form: for the spec of a big model
+    // that is several times its text. Parsed in a context of its own, it is freed here instead
+    // of staying allocated through the catalog write (create_model's peak memory).
+    MemoryContext parse = AllocSetContextCreate(CurrentMemoryContext, "pg_predict jsonb input",
+                                                ALLOCSET_DEFAULT_SIZES);
+    MemoryContext caller = MemoryContextSwitchTo(parse);
+    Datum parsed = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+    MemoryContextSwitchTo(caller);
+    Datum result = PointerGetDatum(DatumGetJsonbPCopy(parsed));
+    MemoryContextDelete(parse);
+    return result;
+}
+
+// Locks the rows of `name` (every version, in version order, so writers of one name queue
+// behind each other); false when there is no such model. *owner: its owner's name (NULL when it
+// has none), in the caller's memory context (SPI's would go with SPI_finish).
+bool lock_model_row(const CatalogTable& table, const char* name, char** owner) {
+    MemoryContext caller = CurrentMemoryContext;
+    char* query = psprintf("SELECT %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s FOR UPDATE",
+                           table.owner_name, table.qualified_table, table.versions ? " ORDER BY version" : "");
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 0);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    if (SPI_processed == 0) return false;
+    char* value = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    *owner = value == NULL ? NULL : MemoryContextStrdup(caller, value);
+    return true;
+}
+
+}  // namespace
+
+Oid catalog_relation_id() { return catalog_table().relation; }
+
+void check_model_owner(const char* name, const char* owner) {
+    if (superuser()) return;
+    Oid role = owner == NULL ? InvalidOid : get_role_oid(owner, true);
+    if (OidIsValid(role) && has_privs_of_role(GetUserId(), role)) return;
+    if (owner == NULL)
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                        errmsg("must be owner of model \"%s\"", name),
+                        errdetail("The model has no owner (its role was dropped); only superusers may change it.")));
+    if (!OidIsValid(role))
+        ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                        errmsg("must be owner of model \"%s\"", name),
+                        errdetail("The model is owned by role \"%s\", which does not exist in this cluster; "
+                                  "only superusers may change it.", owner),
+                        errhint("A superuser can give it to a role: SELECT set_model_owner('%s', 'role').", name)));
+    ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+                    errmsg("must be owner of model \"%s\"", name),
+                    errdetail("The model is owned by role \"%s\".", owner)));
+}
+
+void prevent_catalog_change(const char* what) {
+    PreventCommandDuringRecovery(what);
+    PreventCommandIfReadOnly(what);
+}
+
+void check_model_name(const char* name) {
+    if (name[0] == '\0')
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("model name must not be empty")));
+    size_t bytes = strlen(name);
+    if (bytes > (size_t)model_name_max_bytes)
+        ereport(ERROR, (errcode(ERRCODE_NAME_TOO_LONG),
+                        errmsg("model name is too long"),
+                        errdetail("A model name may have at most %d bytes; this one has %zu.",
+                                  model_name_max_bytes, bytes)));
+}
+
+namespace {
+
+// Runs a read-only query on the catalog table as its owner, in the calling statement's snapshot
+// (every use of a model within one statement sees the same version even if a replace commits
+// meanwhile; planning may happen without an active snapshot, then the transaction's is taken),
+// and calls read() while SPI's result is there. At most one row. `snapshot`, when given, replaces
+// the statement's.
+template <typename Read>
+void read_catalog(const CatalogTable& table, const char* query, Oid type, Datum value, Read read,
+                  Snapshot snapshot = NULL) {
+    bool pushed_snapshot = snapshot != NULL || !ActiveSnapshotSet();
+    if (pushed_snapshot) PushActiveSnapshot(snapshot != NULL ? snapshot : GetTransactionSnapshot());
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    int rc = SPI_execute_with_args(query, 1, &type, &value, NULL, true, 1);
+    if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    read();
+    SPI_finish();
+    restore_user(saved);
+    if (pushed_snapshot) PopActiveSnapshot();
+}
+
+}  // namespace
+
+CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapshot) {
+    CatalogTable table = catalog_table();
+    MemoryContext caller = CurrentMemoryContext;
+    char* query = psprintf(
+        "SELECT id, name, %s, format, strategy, features, columns, task, classes, "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'trees')::pg_catalog.int4, 0), "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'depth')::pg_catalog.int4, 0), text_features, "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'probabilities')::pg_catalog.bool, "
+        "task OPERATOR(pg_catalog.=) 'classification'), unused_features, "
+        "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', ''), %s, %s, "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::pg_catalog.int4, 1), %s "
+        "FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s",
+        table.owner_name, table.usable_by, table.text_labels ? "class_labels" : "NULL::pg_catalog.text[]",
+        table.versions ? "version" : "1", table.qualified_table, table.deployed_only);
+    CatalogEntry* entry = NULL;
+    read_catalog(table, query, TEXTOID, CStringGetTextDatum(name), [&] {
+        if (SPI_processed == 0) return;
+        HeapTuple row = SPI_tuptable->vals[0];
+        TupleDesc desc = SPI_tuptable->tupdesc;
+        bool isnull;
+        MemoryContext spi = MemoryContextSwitchTo(caller);
+        entry = (CatalogEntry*)palloc0(sizeof(CatalogEntry));
+        entry->id = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
+        entry->name = pstrdup(name);
+        Datum owner = SPI_getbinval(row, desc, 3, &isnull);
+        entry->owner = isnull ? NULL : TextDatumGetCString(owner);
+        entry->usable_by = text_array_to_cstrings(SPI_getbinval(row, desc, 16, &isnull), &entry->num_usable_by);
+        entry->format = TextDatumGetCString(SPI_getbinval(row, desc, 4, &isnull));
+        entry->strategy = TextDatumGetCString(SPI_getbinval(row, desc, 5, &isnull));
+        int columns_count;
+        entry->features = text_array_to_cstrings(SPI_getbinval(row, desc, 6, &isnull), &entry->num_features);
+        entry->columns = text_array_to_cstrings(SPI_getbinval(row, desc, 7, &isnull), &columns_count);
+        if (columns_count != entry->num_features)
+            elog(ERROR, "pg_predict: catalog row of model \"%s\" is inconsistent (features/columns)", name);
+        char* task = TextDatumGetCString(SPI_getbinval(row, desc, 8, &isnull));
+        entry->classification = strcmp(task, "classification") == 0;
+        entry->transformer = strcmp(task, "transformer") == 0;
+        Datum classes = SPI_getbinval(row, desc, 9, &isnull);
+        if (!isnull) {
+            ArrayType* array = DatumGetArrayTypeP(classes);
+            Datum* elements;
+            bool* nulls;
+            deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+                              &elements, &nulls, &entry->num_classes);
+            entry->classes = (double*)palloc(sizeof(double) * (entry->num_classes > 0 ? entry->num_classes : 1));
+            for (int i = 0; i < entry->num_classes; i++) entry->classes[i] = DatumGetFloat8(elements[i]);
+        }
+        Datum labels = SPI_getbinval(row, desc, 17, &isnull);
+        if (!isnull) {
+            int count;
+            entry->class_labels = text_array_to_cstrings(labels, &count);
+            if (entry->classes != NULL && count != entry->num_classes)
+                elog(ERROR, "pg_predict: catalog row of model \"%s\" is inconsistent (classes/class_labels)", name);
+            entry->num_classes = count;
+        } else if (entry->classes != NULL) {  // a catalog from before 0.4.0
+            entry->class_labels = (char**)palloc(sizeof(char*) * Max(entry->num_classes, 1));
+            for (int i = 0; i < entry->num_classes; i++) entry->class_labels[i] = numeric_label_text(entry->classes[i]);
+        }
+        entry->trees = DatumGetInt32(SPI_getbinval(row, desc, 10, &isnull));
+        entry->depth = DatumGetInt32(SPI_getbinval(row, desc, 11, &isnull));
+        entry->has_probabilities = DatumGetBool(SPI_getbinval(row, desc, 13, &isnull));
+        entry->is_text = feature_flags(SPI_getbinval(row, desc, 12, &isnull), entry, "text features");
+        entry->is_unused = feature_flags(SPI_getbinval(row, desc, 14, &isnull), entry, "unused features");
+        entry->objective = TextDatumGetCString(SPI_getbinval(row, desc, 15, &isnull));
+        entry->num_outputs = DatumGetInt32(SPI_getbinval(row, desc, 18, &isnull));
+        entry->version = DatumGetInt32(SPI_getbinval(row, desc, 19, &isnull));
+        for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
+        MemoryContextSwitchTo(spi);
+    }, snapshot);
+
+    if (entry == NULL && !missing_ok)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("model \"%s\" does not exist", name),
+                        errhint("SELECT name FROM models lists the models; create_model() adds one.")));
+    return entry;
+}
+
+namespace {
+
+// One column of row `id`, copied into the caller's memory context.
+Datum read_column_by_id(int64 id, const char* column) {
+    CatalogTable table = catalog_table();
+    MemoryContext caller = CurrentMemoryContext;
+    char* query = psprintf("SELECT %s FROM %s WHERE id OPERATOR(pg_catalog.=) $1", column,
+                           table.qualified_table);
+    Datum result = (Datum)0;
+    read_catalog(table, query, INT8OID, Int64GetDatum(id), [&] {
+        if (SPI_processed == 0) elog(ERROR, "pg_predict: model version %lld vanished from the catalog", (long long)id);
+        bool isnull;
+        Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        if (isnull) elog(ERROR, "pg_predict: model version %lld has no %s", (long long)id, column);
+        MemoryContext spi = MemoryContextSwitchTo(caller);
+        result = PointerGetDatum(PG_DETOAST_DATUM_COPY(value));
+        MemoryContextSwitchTo(spi);
+    });
+    return result;
+}
+
+}  // namespace
+
+int64 catalog_latest_version(const char* name) {
+    CatalogTable table = catalog_table();
+    char* query = psprintf("SELECT id FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s", table.qualified_table,
+                           table.deployed_only);
+    int64 version = 0;
+    read_catalog(
+        table, query, TEXTOID, CStringGetTextDatum(name),
+        [&] {
+            bool isnull;
+            if (SPI_processed > 0)
+                version = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+        },
+        GetLatestSnapshot());
+    return version;
+}
+
+CatalogEntry* catalog_lookup_for_planning(const char* name) {
+    return catalog_lookup(name, false, GetTransactionSnapshot());
+}
+
+bytea* catalog_program(int64 id) { return DatumGetByteaPP(read_column_by_id(id, "program")); }
+
+char* catalog_spec(int64 id) {
+    return TextDatumGetCString(read_column_by_id(id, "spec::pg_catalog.text"));
+}
+
+char* catalog_text_inputs(int64 id) {
+    return TextDatumGetCString(read_column_by_id(id, "text_inputs::pg_catalog.text"));
+}
+
+namespace {
+
+// Runs one catalog statement with text argument $1 (the name) and an optional int4 $2, inside
+// an SPI connection made by the caller; returns SPI_processed.
+uint64 run_on_model(const char* statement, const char* name, int number = 0, bool has_number = false) {
+    Oid types[2] = {TEXTOID, INT4OID};
+    Datum values[2] = {CStringGetTextDatum(name), Int32GetDatum(number)};
+    int rc = SPI_execute_with_args(statement, has_number ? 2 : 1, types, values, NULL, false, 0);
+    if (rc < 0) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    return SPI_processed;
+}
+
+// The number and the deployment of a new version of `name`, whose rows the caller has locked.
+// Read with a new snapshot (SPI takes one per statement): a writer that held the lock first
+// and committed has added its version by now.
+StoredVersion next_version(const CatalogTable& table, const char* name, const char* metrics_json,
+                           DeployChoice deploy, MetricsBetter better) {
+    char* query = psprintf(
+        "SELECT pg_catalog.max(version), (SELECT d.metrics::pg_catalog.text FROM %s d "
+        "WHERE d.name OPERATOR(pg_catalog.=) $1 AND d.deployed) FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+        table.qualified_table, table.qualified_table);
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 1);
+    if (rc != SPI_OK_SELECT || SPI_processed != 1)
+        elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    bool isnull;
+    StoredVersion stored;
+    stored.version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) + 1;
+    char* deployed_metrics = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+    switch (deploy) {
+        case DeployChoice::always: stored.deployed = true; break;
+        case DeployChoice::never: stored.deployed = false; break;
+        case DeployChoice::best:
+            if (better == NULL) elog(ERROR, "pg_predict: deploy 'best' needs a metrics comparison");
+            stored.deployed = metrics_json != NULL &&
+                              (deployed_metrics == NULL || better(deployed_metrics, metrics_json));
+            break;
+    }
+    return stored;
+}
+
+}  // namespace
+
+StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, Datum source, ArtifactKind kind,
+                            Datum options_jsonb, bool replace, const char* metrics_json, DeployChoice deploy,
+                            MetricsBetter better) {
+    CatalogTable table = catalog_table();
+    Oid caller = GetUserId();
+    if (kind != ArtifactKind::Json && !table.typed_sources)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database predates version 0.3.0 and "
+                               "keeps jsonb sources only"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
+
+    // $1 name, $2 format, $3 source (jsonb), $4 spec, $5 program, $6 features, $7 columns,
+    // $8 task, $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only),
+    // $14 text_features, $15 text_inputs, $16 unused_features; 0.3.0: $17 source_text,
+    // $18 source_bytes (the two of the three sources not given are NULL); 0.4.0: $19 class_labels;
+    // 0.6.0: $20 version, $21 deployed, $22 metrics ($13 is created_by too)
+    Datum values[22];
+    Oid types[22] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
+                     TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
+                     JSONBOID,     JSONBOID,     TEXTOID,  INT4ARRAYOID,   JSONBOID,
+                     INT4ARRAYOID, TEXTOID,      BYTEAOID, TEXTARRAYOID,   INT4OID,
+                     BOOLOID,      JSONBOID};
+    char nulls[22];
+    memset(nulls, ' ', sizeof(nulls));
+    values[0] = CStringGetTextDatum(name);
+    values[1] = CStringGetTextDatum(built->format.c_str());
+    const int source_arg = kind == ArtifactKind::Json ? 2 : kind == ArtifactKind::Text ? 16 : 17;
+    for (int arg : {2, 16, 17}) {
+        values[arg] = arg == source_arg ? source : (Datum)0;
+        nulls[arg] = arg == source_arg ? ' ' : 'n';
+    }
+    values[3] = cstring_to_jsonb(built->spec_json.c_str());
+    values[4] = bytes_to_bytea(built->program);
+    values[5] = cstrings_to_text_array(built->features);
+    values[6] = cstrings_to_text_array(built->columns);
+    values[7] = CStringGetTextDatum(built->task.c_str());
+    if (!built->class_labels.empty() && !table.text_labels)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database predates version 0.4.0 and "
+                               "keeps numeric class labels only"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
+    // classes: the numeric labels (NULL for text labels or a regression); class_labels: every
+    // classifier's labels as text.
+    values[8] = (Datum)0;
+    nulls[8] = 'n';
+    values[18] = (Datum)0;
+    nulls[18] = 'n';
+    if (!built->class_labels.empty()) {
+        values[18] = cstrings_to_text_array(built->class_labels);
+        nulls[18] = ' ';
+    } else if (!built->classes.empty()) {
+        values[8] = doubles_to_float8_array(built->classes);
+        nulls[8] = ' ';
+        values[18] = numeric_labels_to_text_array(built->classes);
+        nulls[18] = ' ';
+    }
+    values[9] = CStringGetTextDatum(built->strategy.c_str());
+    values[10] = options_jsonb;
+    values[11] = cstring_to_jsonb(built->summary_json.c_str());
+    values[12] = CStringGetTextDatum(GetUserNameFromId(caller, false));
+    values[13] = ints_to_int4_array(built->text_features);
+    values[14] = cstring_to_jsonb(built->text_inputs_json.c_str());
+    values[15] = ints_to_int4_array(built->unused_features);
+    values[21] = metrics_json != NULL ? cstring_to_jsonb(metrics_json) : (Datum)0;
+    nulls[21] = metrics_json != NULL ? ' ' : 'n';
+
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    char* existing_owner;
+    char* statement;
+    StoredVersion stored = {1, true};
+    bool exists = lock_model_row(table, name, &existing_owner);
+    if (exists) {
+        if (!replace && !table.versions)
+            ereport(ERROR, (errcode(ERRCODE_DUPLICATE_OBJECT),
+                            errmsg("model \"%s\" already exists", name),
+                            errhint("Pass options => '{\"replace\": true}' to replace it, or drop_model() it first.")));
+        restore_user(saved);  // the ownership check is about the caller, not the table owner
+        check_model_owner(name, existing_owner);
+        saved = become_catalog_owner(table.owner);
+    }
+    if (table.versions) {
+        // A new row; an existing name's owner and grants carry over to it.
+        if (exists) stored = next_version(table, name, metrics_json, deploy, better);
+        if (exists && stored.deployed)
+            run_on_model(psprintf("UPDATE %s SET deployed = false WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
+                                  table.qualified_table), name);
+        const char* same_name = psprintf("(SELECT %%s FROM %s o WHERE o.name OPERATOR(pg_catalog.=) $1 LIMIT 1)",
+                                         table.qualified_table);
+        statement = psprintf(
+            "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
+            "classes, strategy, options, summary, owner, usable_by, text_features, text_inputs, unused_features, "
+            "source_text, source_bytes, class_labels, version, deployed, deployed_at, created_by, metrics) "
+            "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+            "%s, %s, $14, $15, $16, $17, $18, $19, $20, $21, "
+            "CASE WHEN $21 THEN pg_catalog.clock_timestamp() END, $13, $22)",
+            table.qualified_table, table.qualified_sequence,
+            exists ? psprintf(same_name, "o.owner") : table.owner_value,
+            exists ? psprintf(same_name, "o.usable_by") : "'{}'::pg_catalog.text[]");
+        values[19] = Int32GetDatum(stored.version);
+        values[20] = BoolGetDatum(stored.deployed);
+    } else if (exists) {
+        // A replace keeps the row (and its owner) but takes a new id: backends that cached
+        // the old program see a different key and load the new one.
+        statement = psprintf(
+            "UPDATE %s SET id = pg_catalog.nextval('%s'), format = $2, source = $3, spec = $4, "
+            "program = $5, features = $6, columns = $7, task = $8, classes = $9, strategy = $10, "
+            "options = $11, summary = $12, text_features = $14, text_inputs = $15, unused_features = $16, "
+            "%s%screated_at = pg_catalog.now() "
+            "WHERE name OPERATOR(pg_catalog.=) $1",
+            table.qualified_table, table.qualified_sequence,
+            table.typed_sources ? "source_text = $17, source_bytes = $18, " : "",
+            table.text_labels ? "class_labels = $19, " : "");
+    } else {
+        statement = psprintf(
+            "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
+            "classes, strategy, options, summary, owner, text_features, text_inputs, unused_features%s%s) "
+            "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+            "%s, $14, $15, $16%s%s)",
+            table.qualified_table, table.typed_sources ? ", source_text, source_bytes" : "",
+            table.text_labels ? ", class_labels" : "", table.qualified_sequence, table.owner_value,
+            table.typed_sources ? ", $17, $18" : "", table.text_labels ? ", $19" : "");
+    }
+    const int nargs = table.versions ? 22 : table.text_labels ? 19 : table.typed_sources ? 18 : 16;
+    int rc = SPI_execute_with_args(statement, nargs, types, values, nulls, false, 0);
+    if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
+        elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    if (table.versions && exists && keep_versions > 0)
+        run_on_model(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND NOT deployed "
+                              "AND version OPERATOR(pg_catalog.<>) ALL (ARRAY(SELECT k.version FROM %s k "
+                              "WHERE k.name OPERATOR(pg_catalog.=) $1 ORDER BY k.version DESC LIMIT $2))",
+                              table.qualified_table, table.qualified_table),
+                     name, keep_versions, true);
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+    return stored;
+}
+
+namespace {
+
+// Connects SPI as the catalog's owner and locks the row of `name`, which must exist and belong
+// to the caller (or the caller be a superuser): what drop and the updates of one model share.
+// Returns the caller's identity, for restore_user after SPI_finish.
+OwnerSwitch lock_owned_model(const CatalogTable& table, const char* name) {
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    char* owner;
+    if (!lock_model_row(table, name, &owner))
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" does not exist", name)));
+    restore_user(saved);  // the ownership check is about the caller, not the table owner
+    check_model_owner(name, owner);
+    return become_catalog_owner(table.owner);
+}
+
+}  // namespace
+
+void catalog_delete(const char* name) {
+    CatalogTable table = catalog_table();
+    OwnerSwitch saved = lock_owned_model(table, name);
+    char* statement = psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1", table.qualified_table);
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+    int rc = SPI_execute_with_args(statement, 1, types, values, NULL, false, 0);
+    if (rc != SPI_OK_DELETE) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+bool catalog_has_versions() { return catalog_table().versions; }
+
+namespace {
+
+void require_versions(const CatalogTable& table) {
+    if (!table.versions)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database predates version 0.6.0 and "
+                               "keeps one version per model"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
+}
+
+// The deployed version of `name`, whose rows the caller has locked.
+int deployed_version(const CatalogTable& table, const char* name) {
+    char* query = psprintf("SELECT version FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
+                           table.qualified_table);
+    run_on_model(query, name);
+    if (SPI_processed != 1) elog(ERROR, "pg_predict: model \"%s\" has no deployed version", name);
+    bool isnull;
+    return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+void require_version(const CatalogTable& table, const char* name, int version) {
+    char* query = psprintf("SELECT FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2",
+                           table.qualified_table);
+    if (run_on_model(query, name, version, true) == 0)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+                        errmsg("model \"%s\" has no version %d", name, version),
+                        errhint("SELECT version FROM model_versions WHERE name = '%s' lists its versions.", name)));
+}
+
+// Makes `version` (which exists) the deployed version; the rows are locked by the caller.
+void switch_deployed(const CatalogTable& table, const char* name, int version) {
+    run_on_model(psprintf("UPDATE %s SET deployed = false WHERE name OPERATOR(pg_catalog.=) $1 AND deployed "
+                          "AND version OPERATOR(pg_catalog.<>) $2", table.qualified_table),
+                 name, version, true);
+    run_on_model(psprintf("UPDATE %s SET deployed = true, deployed_at = pg_catalog.clock_timestamp() "
+                          "WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2",
+                          table.qualified_table),
+                 name, version, true);
+}
+
+}  // namespace
+
+void catalog_deploy(const char* name, int version) {
+    CatalogTable table = catalog_table();
+    require_versions(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    require_version(table, name, version);
+    switch_deployed(table, name, version);
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+int catalog_rollback(const char* name) {
+    CatalogTable table = catalog_table();
+    require_versions(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    int current = deployed_version(table, name);
+    char* query = psprintf(
+        "SELECT version FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.<) $2 "
+        "AND deployed_at IS NOT NULL ORDER BY version DESC LIMIT 1",
+        table.qualified_table);
+    if (run_on_model(query, name, current, true) == 0)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("model \"%s\" has no earlier version to roll back to", name),
+                        errdetail("Version %d is deployed, and no older version of it was ever deployed.", current),
+                        errhint("deploy_model('%s', version) deploys any version.", name)));
+    bool isnull;
+    int previous = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    switch_deployed(table, name, previous);
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+    return previous;
+}
+
+void catalog_delete_version(const char* name, int version) {
+    CatalogTable table = catalog_table();
+    require_versions(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    require_version(table, name, version);
+    int current = deployed_version(table, name);
+    uint64 versions = run_on_model(psprintf("SELECT FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+                                            table.qualified_table), name);
+    if (version == current && versions > 1)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_IN_USE),
+                        errmsg("version %d of model \"%s\" is deployed", version, name),
+                        errhint("Deploy another version first (deploy_model, rollback_model), or drop_model('%s') "
+                                "to drop every version.", name)));
+    run_on_model(psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2",
+                          table.qualified_table),
+                 name, version, true);
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+void catalog_update_model(const char* name, const char* set_clause, const char* argument) {
+    CatalogTable table = catalog_table();
+    require_privileges(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    char* statement = psprintf("UPDATE %s SET %s WHERE name OPERATOR(pg_catalog.=) $1",
+                               table.qualified_table, set_clause);
+    Oid types[2] = {TEXTOID, TEXTOID};
+    Datum values[2] = {CStringGetTextDatum(name), CStringGetTextDatum(argument)};
+    int rc = SPI_execute_with_args(statement, 2, types, values, NULL, false, 0);
+    if (rc != SPI_OK_UPDATE) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+void catalog_role_references(const char* role, char** owned, char** granted) {
+    CatalogTable table = catalog_table();
+    MemoryContext caller = CurrentMemoryContext;
+    *owned = *granted = NULL;
+    if (table.legacy) return;  // 0.1.0 did not track roles; ALTER EXTENSION ... UPDATE does
+    char* query = psprintf(
+        "SELECT pg_catalog.string_agg(name, ', ' ORDER BY name) "
+        "         FILTER (WHERE owner OPERATOR(pg_catalog.=) $1), "
+        "       pg_catalog.string_agg(name, ', ' ORDER BY name) "
+        "         FILTER (WHERE $1 OPERATOR(pg_catalog.=) ANY (usable_by)) "
+        "FROM %s",
+        table.qualified_table);
+    read_catalog(table, query, TEXTOID, CStringGetTextDatum(role), [&] {
+        char* o = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+        char* g = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+        *owned = o == NULL ? NULL : MemoryContextStrdup(caller, o);
+        *granted = g == NULL ? NULL : MemoryContextStrdup(caller, g);
+    });
+}
+
+namespace {
+
+// One statement on the catalog table ("%s" stands for it) with two text arguments, as the
+// table's owner. No per-model ownership check: the utility command it follows made its own.
+void write_catalog_for_role(const char* statement_format, const char* first, const char* second) {
+    CatalogTable table = catalog_table();
+    if (table.legacy) return;  // as in 0.1.0 until ALTER EXTENSION ... UPDATE
+    OwnerSwitch saved = become_catalog_owner(table.owner);
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    char* statement = psprintf(statement_format, table.qualified_table);
+    Oid types[2] = {TEXTOID, TEXTOID};
+    Datum values[2] = {CStringGetTextDatum(first), CStringGetTextDatum(second != NULL ? second : "")};
+    int rc = SPI_execute_with_args(statement, second != NULL ? 2 : 1, types, values, NULL, false, 0);
+    if (rc < 0) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    uint64 changed = SPI_processed;
+    SPI_finish();
+    restore_user(saved);
+    if (changed > 0) CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+}  // namespace
+
+void catalog_reassign_owner(const char* old_role, const char* new_role) {
+    write_catalog_for_role("UPDATE %s SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
+                           old_role, new_role);
+}
+
+void catalog_drop_owned(const char* role) {
+    write_catalog_for_role("DELETE FROM %s WHERE owner OPERATOR(pg_catalog.=) $1", role, NULL);
+    write_catalog_for_role("UPDATE %s SET usable_by = pg_catalog.array_remove(usable_by, $1) "
+                           "WHERE $1 OPERATOR(pg_catalog.=) ANY (usable_by)",
+                           role, NULL);
+}
+
+void catalog_rename_role(const char* old_name, const char* new_name) {
+    write_catalog_for_role("UPDATE %s SET owner = $2 WHERE owner OPERATOR(pg_catalog.=) $1",
+                           old_name, new_name);
+    write_catalog_for_role("UPDATE %s SET usable_by = pg_catalog.array_replace(usable_by, $1, $2) "
+                           "WHERE $1 OPERATOR(pg_catalog.=) ANY (usable_by)",
+                           old_name, new_name);
+}
+
+}  // namespace pg_predict::pg

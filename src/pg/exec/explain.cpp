@@ -1,0 +1,120 @@
+// EXPLAIN of a PredictBatch node: the models, strategy, kernel, device, features and batch size,
+// and with ANALYZE the batches, rows scored and model time (from the node's state).
+#include <cmath>
+#include <cstring>
+
+#include "plan/node_private.hpp"
+#include "exec/state.hpp"
+#include "exec/early_exit.hpp"
+#include "device.hpp"
+#include "features.hpp"
+#include "guard.hpp"
+#include "exec/model_binding.hpp"
+#include "plan/invalidation.hpp"
+#include "pg_predict/runtime/api.hpp"
+#include "settings.hpp"
+#include "catalog/usage_stats.hpp"
+
+extern "C" {
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "nodes/nodeFuncs.h"
+#include "utils/datum.h"
+#include "portability/instr_time.h"
+#include "utils/ruleutils.h"
+}
+
+namespace pg_predict::pg {
+
+namespace {
+
+const char* source_name(FeatureSource source) {
+    switch (source) {
+        case FeatureSource::Columns: return "columns";
+        case FeatureSource::Row: return "row";
+        case FeatureSource::Array: return "array";
+    }
+    return "?";
+}
+
+// "cpu", "cuda:0", "cpu (GPU cap reached)", or for a run that used both "cuda:0 (N batches),
+// cpu (M batches)". Without ANALYZE: where the batches would go.
+const char* device_text(PredictBatchState* state, bool analyze) {
+    const char* refused = state->gpu_refused ? " (GPU cap reached)" : "";
+    if (!analyze || state->batches == 0) {
+        if (!state->gpu_possible) return psprintf("cpu%s", refused);
+        if (device_setting == DEVICE_CUDA) return "cuda:0";
+        return psprintf("cuda:0 for batches of at least %d rows, else cpu", gpu_min_rows);
+    }
+    int64 cpu_batches = state->batches - state->gpu_batches;
+    if (state->gpu_batches == 0) return psprintf("cpu%s", refused);
+    if (cpu_batches == 0) return "cuda:0";
+    return psprintf("cuda:0 (" INT64_FORMAT " batches), cpu (" INT64_FORMAT " batches)%s",
+                    state->gpu_batches, cpu_batches, refused);
+}
+
+}  // namespace
+
+void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
+    PredictBatchState* state = (PredictBatchState*)node;
+    List* context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+    bool use_prefix = list_length(es->rtable) > 1 || es->verbose;
+    const bool many = state->plan->num_inputs > 1;
+    for (int i = 0; i < state->plan->num_inputs; i++) {
+        const BatchInput* in = &state->plan->inputs[i];
+        char label[64];
+        const char* suffix = many ? psprintf(" %d", i + 1) : "";
+        snprintf(label, sizeof(label), "Model%s", suffix);
+        if (in->trees > 0) {
+            ExplainPropertyText(label, psprintf("%s (%s, %d trees, depth %d)", in->model, in->format, in->trees,
+                                                in->depth), es);
+            // how trees are compiled; other models have one program and no strategy
+            snprintf(label, sizeof(label), "Strategy%s", suffix);
+            const char* strategy = strcmp(strategy_setting, "auto") == 0 ? in->strategy : strategy_setting;
+            ExplainPropertyText(label, strategy, es);
+            if (strcmp(strategy, "native") == 0) {
+                // the CPU path (pg_predict.cpu_kernel resolved), never "auto"
+                snprintf(label, sizeof(label), "Kernel%s", suffix);
+                ExplainPropertyText(label, runtime::native_cpu_kernel(in->depth, in->num_features), es);
+            }
+        } else {
+            ExplainPropertyText(label, psprintf("%s (%s)", in->model, in->format), es);
+        }
+        snprintf(label, sizeof(label), "Device%s", suffix);
+        ExplainPropertyText(label, device_text(state, es->analyze), es);
+        snprintf(label, sizeof(label), "Features%s", suffix);
+        StringInfoData columns;
+        initStringInfo(&columns);
+        appendStringInfo(&columns, "%s:", source_name(in->source));
+        ListCell* lc;
+        bool first = true;
+        foreach (lc, in->exprs) {
+            if (IsA(lfirst(lc), Const)) continue;  // not read by the model
+            appendStringInfoString(&columns, first ? " " : ", ");
+            first = false;
+            appendStringInfoString(&columns, deparse_expression((Node*)lfirst(lc), context, use_prefix, false));
+        }
+        ExplainPropertyText(label, columns.data, es);
+        if (in->pruned_note != NULL) {  // specialized for the scan's WHERE clause (plan/predicate_specialization.hpp)
+            snprintf(label, sizeof(label), "Pruned%s", suffix);
+            ExplainPropertyText(label, in->pruned_note, es);
+        }
+    }
+    ExplainPropertyInteger("Batch Size", NULL, state->capacity, es);
+    if (state->plan->early_exit.output >= 0) {
+        const BatchOutput* output = &state->plan->outputs[state->plan->early_exit.output];
+        const char* call = psprintf("%s(%s)", output->kind == PredictCallKind::Predict ? "predict" : "predict_proba",
+                                    state->plan->inputs[output->input].model);
+        early_exit_explain(&state->early, call, es->analyze, es);
+    }
+    if (es->analyze) {
+        ExplainPropertyInteger("Batches", NULL, state->batches, es);
+        ExplainPropertyInteger("Rows Scored", NULL, state->rows_scored, es);
+        if (state->overlap) ExplainPropertyInteger("Batches Overlapped", NULL, state->overlapped_batches, es);
+        if (es->timing)
+            ExplainPropertyFloat("Model Time", "ms", INSTR_TIME_GET_MILLISEC(state->model_time) + state->overlap_model_ms, 3, es);
+    }
+}
+
+}  // namespace pg_predict::pg

@@ -1,0 +1,42 @@
+// explain_model(name): the spec before and after the optimizer and the columns the model
+// reads. Like predict(), only roles that may use the model may read it (privileges.hpp); the
+// body is runtime::explain_model.
+#include <cstdlib>
+
+#include "catalog/catalog.hpp"
+#include "guard.hpp"
+#include "pg_predict/runtime/api.hpp"
+#include "catalog/privileges.hpp"
+
+using namespace pg_predict::pg;
+
+extern "C" {
+
+PG_PREDICT_SQL_FUNCTION(pg_predict_explain_model);
+
+Datum pg_predict_explain_model(PG_FUNCTION_ARGS) {
+    if (PG_ARGISNULL(0))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model name must not be NULL")));
+    char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+    CatalogEntry* entry = catalog_lookup(name, false);
+    check_model_usage(entry);
+    char* spec = catalog_spec(entry->id);
+    size_t length = strlen(spec);
+    char* raw = guarded([&] {
+        std::vector<std::string> columns;
+        std::vector<int32_t> unused;
+        for (int f = 0; f < entry->num_features; f++) {
+            columns.emplace_back(entry->columns[f][0] != '\0' ? entry->columns[f]
+                                                                : "$" + std::to_string(f + 1));
+            if (entry->is_unused[f]) unused.push_back(f);
+        }
+        return pg_predict::runtime::explain_model(entry->name, spec, length, columns, unused);
+    });
+    // Copy out of malloc'd memory before anything that may raise an error.
+    char* copy = (char*)palloc(strlen(raw) + 1);
+    memcpy(copy, raw, strlen(raw) + 1);
+    free(raw);
+    PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
+}
+
+}  // extern "C"

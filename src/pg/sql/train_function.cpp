@@ -1,0 +1,252 @@
+// train(name, query, target, algorithm, hyperparams, test_size, seed, deploy): runs the query
+// through an SPI cursor in batches, hands each row to the training module (src/training/, the
+// torch-free interface include/pg_predict/training/trainer.hpp), and registers what it fits
+// through the importer create_model uses (a scikit-learn document), with the test split's
+// metrics.
+#include <cmath>
+
+#include "catalog/catalog.hpp"
+#include "features.hpp"
+#include "guard.hpp"
+#include "heap_trim.hpp"
+#include "pg_predict/runtime/api.hpp"
+#include "pg_predict/evaluation/metrics.hpp"
+#include "pg_predict/training/trainer.hpp"
+
+extern "C" {
+#include "utils/json.h"
+}
+
+namespace pg_predict::pg {
+
+namespace {
+
+namespace training = pg_predict::training;
+
+// Rows fetched from the cursor at a time; interrupts are checked between fetches.
+constexpr long kFetchRows = 10000;
+
+char* required_text(FunctionCallInfo fcinfo, int arg, const char* what) {
+    if (PG_ARGISNULL(arg))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", what)));
+    return text_to_cstring(PG_GETARG_TEXT_PP(arg));
+}
+
+DeployChoice deploy_choice(const char* value) {
+    if (strcmp(value, "always") == 0) return DeployChoice::always;
+    if (strcmp(value, "best") == 0) return DeployChoice::best;
+    if (strcmp(value, "never") == 0) return DeployChoice::never;
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("deploy must be 'always', 'best' or 'never', not '%s'", value)));
+}
+
+void free_dataset_callback(void* arg) {
+    auto** dataset = static_cast<training::Dataset**>(arg);
+    training::free_dataset(*dataset);
+    *dataset = NULL;
+}
+
+void free_trained_callback(void* arg) {
+    try {
+        delete static_cast<training::Trained*>(arg);
+    } catch (...) {
+    }
+}
+
+void free_built_model_callback(void* arg) {
+    try {
+        runtime::free_built_model(static_cast<runtime::BuiltModel*>(arg));
+    } catch (...) {
+    }
+}
+
+void on_reset(void (*func)(void*), void* arg) {
+    MemoryContextCallback* callback = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
+    callback->func = func;
+    callback->arg = arg;
+    MemoryContextRegisterResetCallback(CurrentMemoryContext, callback);
+}
+
+// What a result column becomes (predict's rules); an error naming it when it is none of them.
+training::ColumnKind column_kind(Form_pg_attribute attribute, const char* role) {
+    Oid type = attribute->atttypid;
+    if (getBaseType(type) == BOOLOID) return training::ColumnKind::Boolean;
+    if (converter_for_type(type) != NULL) return training::ColumnKind::Number;
+    if (is_text_type(type)) return training::ColumnKind::Text;
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("%s column \"%s\" has type %s, which train() cannot use", role,
+                           NameStr(attribute->attname), format_type_be(type)),
+                    errhint("Columns must be smallint, integer, bigint, real, double precision, numeric, "
+                            "boolean or text; cast the column in the query, or leave it out.")));
+}
+
+training::Cell cell_of(training::ColumnKind kind, FeatureConverter convert, Datum value, bool isnull) {
+    training::Cell cell = {NAN, NULL, 0};
+    if (isnull) return cell;
+    if (kind == training::ColumnKind::Text) {
+        text* string = DatumGetTextPP(value);
+        cell.text = VARDATA_ANY(string);
+        cell.length = VARSIZE_ANY_EXHDR(string);
+    } else {
+        cell.number = convert(value);
+    }
+    return cell;
+}
+
+// Writes the trained model to the catalog: a new model, or a new version of the caller's model
+// of that name, deployed as `deploy` says (best: when its test metrics beat the deployed
+// version's key metric, evaluation::metrics_better), with its metrics.
+StoredVersion store_trained_model(const char* name, const pg_predict::runtime::BuiltModel* built, Datum source,
+                                  const char* metrics_json, DeployChoice deploy) {
+    Datum options = DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"));
+    return catalog_store(name, built, source, ArtifactKind::Json, options, true, metrics_json, deploy,
+                         pg_predict::evaluation::metrics_better);
+}
+
+}  // namespace
+
+}  // namespace pg_predict::pg
+
+using namespace pg_predict::pg;
+
+extern "C" {
+
+PG_PREDICT_SQL_FUNCTION(pg_predict_train);
+
+Datum pg_predict_train(PG_FUNCTION_ARGS) {
+    prevent_catalog_change("train()");  // before the query runs
+    char* name = required_text(fcinfo, 0, "model name");
+    check_model_name(name);
+    char* query = required_text(fcinfo, 1, "query");
+    char* target = required_text(fcinfo, 2, "target");
+    char* algorithm = required_text(fcinfo, 3, "algorithm");
+    if (PG_ARGISNULL(4))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("hyperparams must not be NULL")));
+    Jsonb* hyperparams = PG_GETARG_JSONB_P(4);
+    char* hyperparams_json = JsonbToCString(NULL, &hyperparams->root, VARSIZE(hyperparams));
+    if (PG_ARGISNULL(5) || PG_ARGISNULL(6))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("test_size and seed must not be NULL")));
+    double test_size = PG_GETARG_FLOAT8(5);
+    int64 seed = PG_GETARG_INT64(6);
+    // XGBoost's default nthread: the backend's scoring threads (hyperparams' nthread overrides).
+    int threads = atoi(GetConfigOption("pg_predict.threads", false, false));
+    DeployChoice deploy = deploy_choice(required_text(fcinfo, 7, "deploy"));
+
+    // Only the owner trains over an existing model: checked before any work, and again by the
+    // catalog write under a row lock.
+    CatalogEntry* existing = catalog_lookup(name, true);
+    if (existing != NULL) check_model_owner(name, existing->owner);
+
+    trim_heap_at_transaction_end();  // the rows' and the model's memory, also when it fails
+    MemoryContext call_context = CurrentMemoryContext;
+    training::Dataset** dataset = (training::Dataset**)palloc0(sizeof(training::Dataset*));
+    on_reset(free_dataset_callback, dataset);
+
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    SPIPlanPtr plan = SPI_prepare(query, 0, NULL);
+    if (plan == NULL)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("train() could not prepare its query: %s", SPI_result_code_string(SPI_result))));
+    if (!SPI_is_cursor_plan(plan))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("train()'s query must be one statement that returns rows (a SELECT)")));
+    Portal portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+    TupleDesc tupdesc = portal->tupDesc;
+
+    // The target and the feature columns (every other column), by name.
+    int natts = tupdesc->natts;
+    int target_attr = -1;
+    for (int a = 0; a < natts; a++) {
+        Form_pg_attribute attribute = TupleDescAttr(tupdesc, a);
+        for (int b = 0; b < a; b++)
+            if (strcmp(NameStr(attribute->attname), NameStr(TupleDescAttr(tupdesc, b)->attname)) == 0)
+                ereport(ERROR, (errcode(ERRCODE_DUPLICATE_COLUMN),
+                                errmsg("train()'s query returns two columns named \"%s\"", NameStr(attribute->attname)),
+                                errhint("Features are read by name: give each column its own name (AS ...).")));
+        if (strcmp(NameStr(attribute->attname), target) == 0) target_attr = a;
+    }
+    if (target_attr < 0)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                        errmsg("target column \"%s\" is not in the query's result", target),
+                        errhint("The query must return the target beside the feature columns.")));
+    training::ColumnKind target_kind = column_kind(TupleDescAttr(tupdesc, target_attr), "target");
+    int num_features = natts - 1;
+    training::ColumnKind* kinds = (training::ColumnKind*)palloc(sizeof(training::ColumnKind) * Max(num_features, 1));
+    FeatureConverter* converters = (FeatureConverter*)palloc(sizeof(FeatureConverter) * Max(natts, 1));
+    int* attrs = (int*)palloc(sizeof(int) * Max(num_features, 1));
+    for (int a = 0, f = 0; a < natts; a++) {
+        converters[a] = converter_for_type(TupleDescAttr(tupdesc, a)->atttypid);
+        if (a == target_attr) continue;
+        kinds[f] = column_kind(TupleDescAttr(tupdesc, a), "feature");
+        attrs[f++] = a;
+    }
+    {
+        // The request, names and kinds become C++ objects inside the guard only (no destructor
+        // may be skipped by an ereport in this frame).
+        *dataset = guarded([&] {
+            training::Request request{algorithm, hyperparams_json, target, target_kind, test_size, seed, Max(threads, 1)};
+            std::vector<training::Column> columns;
+            for (int f = 0; f < num_features; f++)
+                columns.push_back({NameStr(TupleDescAttr(tupdesc, attrs[f])->attname), kinds[f]});
+            return training::new_dataset(request, std::move(columns));
+        });
+    }
+
+    // The rows, a batch at a time; a batch's detoasted values go with its memory context.
+    MemoryContext batch_context = AllocSetContextCreate(CurrentMemoryContext, "pg_predict train batch",
+                                                        ALLOCSET_DEFAULT_SIZES);
+    Datum* values = (Datum*)palloc(sizeof(Datum) * Max(natts, 1));
+    bool* nulls = (bool*)palloc(sizeof(bool) * Max(natts, 1));
+    training::Cell* cells = (training::Cell*)palloc(sizeof(training::Cell) * Max(num_features, 1));
+    int64 row = 0;
+    for (;;) {
+        CHECK_FOR_INTERRUPTS();
+        SPI_cursor_fetch(portal, true, kFetchRows);
+        uint64 fetched = SPI_processed;
+        if (fetched == 0) break;
+        MemoryContext spi = MemoryContextSwitchTo(batch_context);
+        for (uint64 i = 0; i < fetched; i++, row++) {
+            heap_deform_tuple(SPI_tuptable->vals[i], tupdesc, values, nulls);
+            if (nulls[target_attr])
+                ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+                                errmsg("target column \"%s\" is NULL in row %lld of the query", target, (long long)row + 1),
+                                errhint("Leave such rows out: WHERE %s IS NOT NULL.", quote_identifier(target))));
+            for (int f = 0; f < num_features; f++)
+                cells[f] = cell_of(kinds[f], converters[attrs[f]], values[attrs[f]], nulls[attrs[f]]);
+            training::Cell target_cell = cell_of(target_kind, converters[target_attr], values[target_attr], false);
+            training::Dataset* d = *dataset;
+            guarded([&] { training::add_row(d, cells, target_cell); });
+        }
+        MemoryContextSwitchTo(spi);
+        MemoryContextReset(batch_context);
+        SPI_freetuptable(SPI_tuptable);
+    }
+    SPI_cursor_close(portal);
+    SPI_finish();
+    MemoryContextSwitchTo(call_context);
+
+    // Fit, then free the rows before the model is compiled.
+    training::Dataset* d = *dataset;
+    training::Trained* trained = guarded([&] { return new training::Trained(training::train(d)); });
+    on_reset(free_trained_callback, trained);
+    free_dataset_callback(dataset);
+
+    pg_predict::Artifact artifact{pg_predict::ArtifactKind::Json, {}};
+    artifact.bytes = trained->document_json;
+    pg_predict::runtime::BuiltModel* built = guarded([&] { return pg_predict::runtime::build_model(artifact, "sklearn", "{}"); });
+    on_reset(free_built_model_callback, built);
+    Datum source = DirectFunctionCall1(jsonb_in, CStringGetDatum(trained->document_json.c_str()));
+    const char* metrics = trained->metrics_json == "{}" ? NULL : trained->metrics_json.c_str();
+    StoredVersion stored = store_trained_model(name, built, source, metrics, deploy);
+    // This backend's programs of the version no longer deployed are garbage now.
+    if (existing != NULL && stored.deployed) guarded([&] { pg_predict::runtime::forget_model(name); });
+    StringInfoData summary;
+    initStringInfo(&summary);
+    appendStringInfoString(&summary, "{\"name\": ");
+    escape_json(&summary, name);
+    appendStringInfo(&summary, ", \"version\": %d, \"deployed\": %s, %s", stored.version,
+                     stored.deployed ? "true" : "false", trained->summary_json.c_str() + 1);
+    PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(summary.data)));
+}
+
+}  // extern "C"
