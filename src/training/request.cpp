@@ -6,7 +6,7 @@
 #include <utility>
 #include <string>
 
-#include "training.hpp"
+#include "trainer_internal.hpp"
 
 namespace pg_predict::training {
 
