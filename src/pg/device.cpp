@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include "guard.hpp"
+#include "shmem.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
 
@@ -28,26 +29,17 @@ struct GpuSlots {
 GpuSlots* slots = NULL;  // set in the postmaster, inherited by every backend it forks
 int held_slot = -1;      // this backend's slot
 bool exit_callback_registered = false;
-shmem_request_hook_type previous_request_hook = NULL;
-shmem_startup_hook_type previous_startup_hook = NULL;
-
-void request_shmem() {
-    if (previous_request_hook != NULL) previous_request_hook();
-    RequestAddinShmemSpace(sizeof(GpuSlots));
-}
+Size slots_size() { return sizeof(GpuSlots); }
 
 // Also runs after a crash restart, which reinitializes shared memory: slots of crashed
 // backends start free again.
-void startup_shmem() {
-    if (previous_startup_hook != NULL) previous_startup_hook();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+void attach_slots() {
     bool found;
     slots = (GpuSlots*)ShmemInitStruct("pg_predict GPU slots", sizeof(GpuSlots), &found);
     if (!found) {
         SpinLockInit(&slots->lock);
         memset(slots->pid, 0, sizeof(slots->pid));
     }
-    LWLockRelease(AddinShmemInitLock);
 }
 
 void release_slot(int code, Datum arg) {
@@ -131,12 +123,6 @@ bool gpu_slot_available() {
     return used < cap();
 }
 
-void install_gpu_slots() {
-    if (!process_shared_preload_libraries_in_progress) return;
-    previous_request_hook = shmem_request_hook;
-    shmem_request_hook = request_shmem;
-    previous_startup_hook = shmem_startup_hook;
-    shmem_startup_hook = startup_shmem;
-}
+void install_gpu_slots() { register_shared_memory({slots_size, NULL, attach_slots}); }
 
 }  // namespace pg_predict::pg

@@ -1,6 +1,7 @@
 #include "catalog/loaded_programs.hpp"
 
 #include "pg_predict/runtime/api.hpp"
+#include "shmem.hpp"
 
 extern "C" {
 #include "storage/ipc.h"
@@ -26,21 +27,12 @@ struct Slot {
 Slot* slots = NULL;  // shared: set in the postmaster, inherited; else this backend's one
 int num_slots = 0;
 bool tracking = false;
-shmem_request_hook_type previous_request_hook = NULL;
-shmem_startup_hook_type previous_startup_hook = NULL;
 
 // Backends have proc numbers below MaxBackends (auxiliary processes load no models).
 Size slots_size() { return mul_size(sizeof(Slot), MaxBackends); }
 
-void request_shmem() {
-    if (previous_request_hook != NULL) previous_request_hook();
-    RequestAddinShmemSpace(slots_size());
-}
-
 // Also after a crash restart, which reinitializes shared memory: every slot starts empty.
-void startup_shmem() {
-    if (previous_startup_hook != NULL) previous_startup_hook();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+void attach_slots() {
     bool found;
     slots = (Slot*)ShmemInitStruct("pg_predict loaded programs", slots_size(), &found);
     num_slots = MaxBackends;
@@ -48,7 +40,6 @@ void startup_shmem() {
         memset(slots, 0, slots_size());
         for (int i = 0; i < num_slots; i++) SpinLockInit(&slots[i].lock);
     }
-    LWLockRelease(AddinShmemInitLock);
 }
 
 Slot* my_slot() {
@@ -127,12 +118,6 @@ LoadedModel* loaded_models(int* count) {
     return out;
 }
 
-void install_loaded_programs() {
-    if (!process_shared_preload_libraries_in_progress) return;
-    previous_request_hook = shmem_request_hook;
-    shmem_request_hook = request_shmem;
-    previous_startup_hook = shmem_startup_hook;
-    shmem_startup_hook = startup_shmem;
-}
+void install_loaded_programs() { register_shared_memory({slots_size, NULL, attach_slots}); }
 
 }  // namespace pg_predict::pg

@@ -1,6 +1,7 @@
 #include "catalog/usage_stats.hpp"
 
 #include "catalog/catalog.hpp"
+#include "shmem.hpp"
 #include "catalog/loaded_programs.hpp"
 #include "exec/scoring_marks.hpp"
 #include "settings.hpp"
@@ -56,22 +57,12 @@ Table* table = NULL;
 HTAB* entries = NULL;
 bool shared = false;  // the table is in shared memory
 
-shmem_request_hook_type previous_request_hook = NULL;
-shmem_startup_hook_type previous_startup_hook = NULL;
 ExecutorEnd_hook_type previous_executor_end = NULL;
 
 Size table_size() { return add_size(MAXALIGN(sizeof(Table)), hash_estimate_size(stats_max, sizeof(Entry))); }
 
-void request_shmem() {
-    if (previous_request_hook != NULL) previous_request_hook();
-    RequestAddinShmemSpace(table_size());
-    RequestNamedLWLockTranche(kTrancheName, 1);
-}
-
 // Also after a crash restart, which reinitializes shared memory: the counters start again.
-void startup_shmem() {
-    if (previous_startup_hook != NULL) previous_startup_hook();
-    LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+void attach_table() {
     bool found;
     table = (Table*)ShmemInitStruct(kTrancheName, sizeof(Table), &found);
     if (!found) {
@@ -85,7 +76,6 @@ void startup_shmem() {
     entries = ShmemInitHash("pg_predict usage statistics entries", stats_max, stats_max, &info,
                             HASH_ELEM | HASH_BLOBS);
     shared = true;
-    LWLockRelease(AddinShmemInitLock);
 }
 
 // Without preloading: this backend's own table, made on first use.
@@ -300,11 +290,7 @@ void install_usage_stats() {
     RegisterXactCallback(at_transaction_end, NULL);
     RegisterSubXactCallback(at_subtransaction_end, NULL);
     install_worker_error_counting();
-    if (!process_shared_preload_libraries_in_progress) return;
-    previous_request_hook = shmem_request_hook;
-    shmem_request_hook = request_shmem;
-    previous_startup_hook = shmem_startup_hook;
-    shmem_startup_hook = startup_shmem;
+    register_shared_memory({table_size, kTrancheName, attach_table});
 }
 
 }  // namespace pg_predict::pg
