@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: install what is missing, build, install the extension, then run every suite:
 #   unit         build/unit_tests (GoogleTest)
-#   pg_regress   sql/ + expected/ with regress/schedule, on a temporary instance
+#   pg_regress   regress/sql + regress/expected with regress/schedule, on a temporary instance
+#                (its output goes to a temporary directory, never into the source tree)
 #   conformance  every regress/conformance/test_*.py (/usr/bin/python3)
 #   isolation    regress/isolation/specs with pg_isolation_regress (concurrent sessions)
 #   tap          regress/t/*.pl with PostgreSQL's TAP framework (prove): hot standby,
@@ -136,7 +137,7 @@ run_regress_driver() {
 
 suite_regress() {
   echo
-  echo "=== pg_regress (sql/, expected/, regress/schedule)"
+  echo "=== pg_regress (regress/sql, regress/expected, regress/schedule)"
   local pg_regress
   pg_regress="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
   local n_sched=1
@@ -151,17 +152,16 @@ suite_regress() {
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/pg_predict-regress.XXXXXX")
   # Inputs: the repository itself when the unprivileged user can read it, else a copy.
   local src=$ROOT
-  if ! as_pg_user test -r "$ROOT/regress/schedule" -a -x "$ROOT/sql"; then
+  if ! as_pg_user test -r "$ROOT/regress/schedule" -a -x "$ROOT/regress/sql"; then
     src=$tmp/src
     mkdir -p "$src/regress"
-    for d in sql expected input output data; do [ -d "$ROOT/$d" ] && cp -r "$ROOT/$d" "$src/"; done
     cp -r "$ROOT/regress/." "$src/regress/"
   fi
   mkdir -p "$tmp/out"
   give_to_pg_user "$tmp"
 
   local log=$RESULTS_DIR/regress.log
-  run_regress_driver pg_regress "$pg_regress" "$src" "$tmp" "$src/regress/regression.conf" \
+  run_regress_driver pg_regress "$pg_regress" "$src/regress" "$tmp" "$src/regress/regression.conf" \
                      "$src/regress/schedule" "$n_sched" "$log"
   local rc=$DRIVER_RC passed=$DRIVER_PASSED failed=$DRIVER_FAILED
   if [ "$rc" -ne 0 ] || [ "$failed" -gt 0 ]; then

@@ -226,8 +226,8 @@ if [ "$REGRESS" = 1 ]; then
   step "pg_regress with pg_predict.device = cuda (log $OUT/regress-cuda.log)"
   RSRC=$PREFIX/regress-src
   rm -rf "$RSRC" && mkdir -p "$RSRC"
-  for d in sql expected regress; do [ -d "$ROOT/$d" ] && cp -r "$ROOT/$d" "$RSRC/"; done
-  [ -d "$ROOT/regress/sql" ] && RINPUT=$RSRC/regress || RINPUT=$RSRC
+  cp -r "$ROOT/regress" "$RSRC/"
+  RINPUT=$RSRC/regress
   { cat "$RSRC/regress/regression.conf"; echo "pg_predict.device = 'cuda'"; echo "pg_predict.max_gpu_backends = 8"; echo "jit = off  # no LLVM carried"; } >"$RSRC/cuda.conf"
   mkdir -p "$RSRC/out"
   chmod 755 "$PREFIX"
