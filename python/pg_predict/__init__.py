@@ -6,6 +6,7 @@ format (src/spec/SKLEARN_FORMAT.md) and register them in PostgreSQL.
     deploy(conn, "churn", pipeline)             # SELECT create_model('churn', doc, 'sklearn', ...)
 """
 
+from . import ensemble  # adds the meta-estimators to estimator_registry.py's tables
 from ._common import ExportError
 from .deploy import deploy
 from .export import export, supported

@@ -70,6 +70,52 @@ def label(x):
     return int(x) if x.is_integer() and abs(x) < 2 ** 53 else to_json_number(x)
 
 
+def label_kind(c):
+    """'number', 'string' or 'boolean' for a class label, None for anything else."""
+    if isinstance(c, (bool, np.bool_)):
+        return "boolean"
+    if isinstance(c, (numbers.Real, np.integer, np.floating)):
+        return "number"
+    if isinstance(c, (str, np.str_)):
+        return "string"
+    return None
+
+
+def class_labels(model, ctx):
+    """classes_ as JSON values of one type: numbers (predict() returns them), strings or booleans
+    (predict_label() returns them as text)."""
+    classes = getattr(model, "classes_", None)
+    if classes is None:
+        ctx.refuse(model, None, "it has no classes_")
+    if isinstance(classes, list) or np.ndim(classes) != 1:
+        ctx.refuse(model, None, "multi-output classification is not supported")
+    kinds = [label_kind(c) for c in classes]
+    for c, kind in zip(classes, kinds):
+        if kind is None:
+            ctx.refuse(model, None, f"the class label {c!r} is a {type(c).__name__}; labels must be "
+                       "numbers, strings or booleans")
+    if len(set(kinds)) > 1:
+        ctx.refuse(model, None, f"its class labels mix {' and '.join(k + 's' for k in sorted(set(kinds)))} "
+                   f"({list(classes)[:5]!r}); the labels of one classifier must have one type")
+    out = []
+    for c in classes:
+        if isinstance(c, (bool, np.bool_)):
+            out.append(bool(c))
+        elif isinstance(c, (str, np.str_)):
+            if "\0" in c:
+                ctx.refuse(model, None, f"the class label {c!r} contains a NUL character, which "
+                           "PostgreSQL's text cannot hold")
+            out.append(str(c))
+        elif isinstance(c, (numbers.Integral, np.integer)) and int(float(c)) != int(c):
+            ctx.refuse(model, None, f"the class label {c} is not exactly a float8 (predict "
+                       "returns float8); encode the labels, e.g. with LabelEncoder")
+        elif not np.isfinite(float(c)):
+            ctx.refuse(model, None, f"the class label {c} is not a finite number")
+        else:
+            out.append(label(c))
+    return out
+
+
 class Context:
     """What the exporter learns while it walks the pipeline.
 

@@ -4,15 +4,18 @@ BaggingRegressor, StackingClassifier / StackingRegressor (scikit-learn 1.2).
 Each fitted member (a model or a Pipeline ending in one) is exported on its own, as the
 sub-document {"task", "classes", "steps"} of the columns it reads; scikit-learn fits a classifier
 ensemble's members on the labels encoded 0..k-1, so their classes are indices into the
-ensemble's. src/importers/sklearn/ensemble.cpp compiles the document (SKLEARN_FORMAT.md)."""
+ensemble's. src/importers/sklearn/ensemble.cpp compiles the document (SKLEARN_FORMAT.md).
 
+Members are exported by export() itself, so this module imports export.py and adds its classes
+to the registry when it is imported (estimator_registry.py says why)."""
+
+from . import estimator_registry, model_selection
 from ._common import ExportError, describe, ints
+from .export import export
 
 
 def _member(owner, name, est, ctx):
     """The sub-document of one fitted member."""
-    from .export import export  # export imports this module
-
     try:
         doc = export(est)
     except ExportError as e:
@@ -76,21 +79,18 @@ def export_bagging_regressor(est, n_features, ctx):
 
 
 def _stacking(est, ctx, kind):
-    from . import model_selection
-    from .export import MODELS  # export imports this module
-
     if isinstance(getattr(est, "_label_encoder", None), list):
         ctx.refuse(est, None, "multilabel stacking is not supported")
     names = _kept_names(est)
     final = model_selection.unwrap(est.final_estimator_, ctx)
     final_kind = type(final).__name__
-    if final_kind not in MODELS:
+    if final_kind not in estimator_registry.MODELS:
         ctx.refuse(est, "final_estimator", f"a {final_kind} (the final estimator must be one model "
                    "pg_predict supports, not a pipeline)")
     n_meta = getattr(final, "n_features_in_", None)
     if n_meta is None:
         ctx.refuse(est, "final_estimator", f"{final_kind} does not say how many features it reads")
-    final_step = MODELS[final_kind](final, int(n_meta), ctx)
+    final_step = estimator_registry.MODELS[final_kind](final, int(n_meta), ctx)
     if isinstance(final_step, list):  # k-NN with seuclidean / mahalanobis: a projection first
         ctx.refuse(est, "final_estimator", f"a {final_kind} whose rows need a linear map first "
                    "(metric seuclidean or mahalanobis) is not supported as the final estimator")
@@ -115,3 +115,4 @@ CLASSIFIERS = {"VotingClassifier": export_voting_classifier,
 REGRESSORS = {"VotingRegressor": export_voting_regressor,
               "BaggingRegressor": export_bagging_regressor,
               "StackingRegressor": export_stacking_regressor}
+estimator_registry.add_models(CLASSIFIERS, REGRESSORS)

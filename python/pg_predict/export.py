@@ -5,35 +5,27 @@ featurizers (featurizers.py) or the two ways of combining them, ColumnTransforme
 FeatureUnion (here). A pipeline (or a lone featurizer) whose last step is a featurizer too is a
 "transformer": transform() in SQL gives its output columns. Models are in linear.py, trees.py,
 naive_bayes.py, neural.py, svm.py, cluster.py, mixture.py, calibration.py, neighbors.py,
-multioutput.py and ensemble.py (meta-estimators over whole member models);
-model_selection.py puts a GridSearchCV's or RandomizedSearchCV's best_estimator_ in its place."""
+multioutput.py and ensemble.py (meta-estimators over whole member models), each class looked up
+in estimator_registry.py; model_selection.py puts a GridSearchCV's or RandomizedSearchCV's
+best_estimator_ in its place."""
 
 import numbers
 
 import numpy as np
 
-from . import (calibration, cluster, ensemble, featurizers, linear, mixture, model_selection, multioutput,
-               naive_bayes, neighbors, neural, svm, trees)
-from ._common import Context, ExportError, NotFittedExportError, describe, label
+from . import cluster, mixture, model_selection, multioutput, trees
+from ._common import (Context, ExportError, NotFittedExportError, class_labels, describe, label,
+                      label_kind)
+from .estimator_registry import CLASSIFIERS, FEATURIZERS, MODELS
 
 FORMAT_VERSION = 1
-
-MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,
-          **naive_bayes.CLASSIFIERS, **neural.CLASSIFIERS, **neural.REGRESSORS,
-          **svm.CLASSIFIERS, **svm.REGRESSORS, **cluster.CLUSTERERS, **mixture.MIXTURES,
-          **calibration.CLASSIFIERS, **neighbors.CLASSIFIERS, **neighbors.REGRESSORS,
-          **multioutput.REGRESSORS, **multioutput.CLASSIFIERS,
-          **ensemble.CLASSIFIERS, **ensemble.REGRESSORS}
-CLASSIFIERS = (set(linear.CLASSIFIERS) | set(trees.CLASSIFIERS) | set(naive_bayes.CLASSIFIERS)
-               | set(neural.CLASSIFIERS) | set(svm.CLASSIFIERS) | set(calibration.CLASSIFIERS)
-               | set(neighbors.CLASSIFIERS) | set(ensemble.CLASSIFIERS))
 
 
 def supported():
     """The estimator class names export() knows: {'featurizers': [...], 'models': [...]}."""
     return {"composition": ["Pipeline", "ColumnTransformer", "FeatureUnion",
                             *model_selection.SEARCHES],
-            "featurizers": sorted(featurizers.FEATURIZERS),
+            "featurizers": sorted(FEATURIZERS),
             "models": sorted(MODELS)}
 
 
@@ -82,7 +74,7 @@ def export(estimator, feature_names=None):
         doc["classes"] = [_numeric_pair(model, k, c, ctx) for k, c in enumerate(model.classes_)]
     elif kind in CLASSIFIERS:
         doc["task"] = "classification"
-        doc["classes"] = [-1, 1] if kind in trees.OUTLIER_DETECTORS else _classes(model, ctx)
+        doc["classes"] = [-1, 1] if kind in trees.OUTLIER_DETECTORS else class_labels(model, ctx)
     elif kind in cluster.CLUSTERERS:
         # predict gives the cluster index: a classifier over 0..k-1 without probabilities.
         doc["task"] = "classification"
@@ -158,58 +150,12 @@ def _input_names(est, feature_names):
     return names
 
 
-def _label_kind(c):
-    """'number', 'string' or 'boolean' for a class label, None for anything else."""
-    if isinstance(c, (bool, np.bool_)):
-        return "boolean"
-    if isinstance(c, (numbers.Real, np.integer, np.floating)):
-        return "number"
-    if isinstance(c, (str, np.str_)):
-        return "string"
-    return None
-
-
-def _classes(model, ctx):
-    """classes_ as JSON values of one type: numbers (predict() returns them), strings or booleans
-    (predict_label() returns them as text)."""
-    classes = getattr(model, "classes_", None)
-    if classes is None:
-        ctx.refuse(model, None, "it has no classes_")
-    if isinstance(classes, list) or np.ndim(classes) != 1:
-        ctx.refuse(model, None, "multi-output classification is not supported")
-    kinds = [_label_kind(c) for c in classes]
-    for c, kind in zip(classes, kinds):
-        if kind is None:
-            ctx.refuse(model, None, f"the class label {c!r} is a {type(c).__name__}; labels must be "
-                       "numbers, strings or booleans")
-    if len(set(kinds)) > 1:
-        ctx.refuse(model, None, f"its class labels mix {' and '.join(k + 's' for k in sorted(set(kinds)))} "
-                   f"({list(classes)[:5]!r}); the labels of one classifier must have one type")
-    out = []
-    for c in classes:
-        if isinstance(c, (bool, np.bool_)):
-            out.append(bool(c))
-        elif isinstance(c, (str, np.str_)):
-            if "\0" in c:
-                ctx.refuse(model, None, f"the class label {c!r} contains a NUL character, which "
-                           "PostgreSQL's text cannot hold")
-            out.append(str(c))
-        elif isinstance(c, (numbers.Integral, np.integer)) and int(float(c)) != int(c):
-            ctx.refuse(model, None, f"the class label {c} is not exactly a float8 (predict "
-                       "returns float8); encode the labels, e.g. with LabelEncoder")
-        elif not np.isfinite(float(c)):
-            ctx.refuse(model, None, f"the class label {c} is not a finite number")
-        else:
-            out.append(label(c))
-    return out
-
-
 # ---- the walk -------------------------------------------------------------------------------
 
 def _numeric_pair(model, k, classes, ctx):
     """Output k's two labels of a multi-output classifier, as JSON numbers."""
     labels = list(classes)
-    if len(labels) != 2 or _label_kind(labels[0]) != "number" or _label_kind(labels[1]) != "number":
+    if len(labels) != 2 or label_kind(labels[0]) != "number" or label_kind(labels[1]) != "number":
         ctx.refuse(model, None, f"output {k} has the classes {labels!r}: a multi-output classifier "
                    "needs two numeric labels per output (predict_outputs() returns float8)")
     return [label(c) for c in labels]
@@ -266,8 +212,8 @@ def _transform(est, sources, ctx):
         return _column_transformer(est, sources, ctx)
     if kind == "FeatureUnion":
         return _feature_union(est, sources, ctx)
-    if kind in featurizers.FEATURIZERS:
-        step, out = featurizers.FEATURIZERS[kind](est, sources, ctx)  # a step, a list or None
+    if kind in FEATURIZERS:
+        step, out = FEATURIZERS[kind](est, sources, ctx)  # a step, a list or None
         return ([step] if isinstance(step, dict) else list(step or [])), out
     if kind in MODELS:
         ctx.refuse(est, None, "a model can only be the last step of the pipeline")

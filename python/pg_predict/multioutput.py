@@ -11,9 +11,11 @@ members before them) hold binary classifiers with numeric labels (multi-label
 classification): linear classifiers, KNeighborsClassifier and the tree ensembles. Each member
 step carries its `classes`, the document's `classes` lists them per output."""
 
+from . import linear, neighbors, neural, svm, trees
+from ._common import class_labels
+
 
 def _regressors():
-    from . import linear, neighbors, neural, svm, trees
     return {**linear.REGRESSORS, **trees.REGRESSORS, **neural.REGRESSORS, **svm.REGRESSORS,
             **neighbors.REGRESSORS}
 
@@ -45,8 +47,6 @@ def export_regressor_chain(est, n_features, ctx):
 
 
 def _classifier_members(est, n_features, ctx, chain):
-    from . import linear, neighbors, trees
-    from .export import _classes
     classifiers = {**linear.CLASSIFIERS, **neighbors.CLASSIFIERS,
                    **{k: v for k, v in trees.CLASSIFIERS.items() if k not in trees.OUTLIER_DETECTORS}}
     if len(est.estimators_) < 2:
@@ -57,7 +57,7 @@ def _classifier_members(est, n_features, ctx, chain):
         if kind not in classifiers:
             ctx.refuse(est, "estimator", f"its member {kind} cannot be combined: pg_predict combines "
                        f"binary {', '.join(sorted(classifiers))} members")
-        classes = _classes(member, ctx)
+        classes = class_labels(member, ctx)
         if len(classes) != 2 or not all(isinstance(c, (int, float)) and not isinstance(c, bool)
                                         for c in classes):
             ctx.refuse(est, "estimator", f"member {j} ({kind}) has the classes {classes!r}: pg_predict "
