@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "sql/arguments.hpp"
 #include "catalog/catalog.hpp"
 #include "guard.hpp"
 #include "pg_predict/evaluation/metrics.hpp"
@@ -239,12 +240,6 @@ char* trimmed_query(const char* query) {
     return copy;
 }
 
-char* required_text(FunctionCallInfo fcinfo, int arg, const char* what) {
-    if (PG_ARGISNULL(arg))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", what)));
-    return text_to_cstring(PG_GETARG_TEXT_PP(arg));
-}
-
 // One evaluation: what the model is, how targets are matched, what was read so far.
 struct Evaluation {
     const CatalogEntry* entry;
@@ -409,9 +404,9 @@ extern "C" {
 PG_PREDICT_SQL_FUNCTION(pg_predict_evaluate_model);
 
 Datum pg_predict_evaluate_model(PG_FUNCTION_ARGS) {
-    char* name = required_text(fcinfo, 0, "model name");
-    char* query = trimmed_query(required_text(fcinfo, 1, "query"));
-    char* target = required_text(fcinfo, 2, "target");
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    char* query = trimmed_query(required_text_arg(fcinfo, 1, "query"));
+    char* target = required_text_arg(fcinfo, 2, "target");
     if (PG_ARGISNULL(3))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("threshold must not be NULL")));
     double threshold = PG_GETARG_FLOAT8(3);

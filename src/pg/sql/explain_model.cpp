@@ -3,6 +3,7 @@
 // body is runtime::explain_model.
 #include <cstdlib>
 
+#include "sql/arguments.hpp"
 #include "catalog/catalog.hpp"
 #include "guard.hpp"
 #include "pg_predict/runtime/api.hpp"
@@ -15,9 +16,7 @@ extern "C" {
 PG_PREDICT_SQL_FUNCTION(pg_predict_explain_model);
 
 Datum pg_predict_explain_model(PG_FUNCTION_ARGS) {
-    if (PG_ARGISNULL(0))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model name must not be NULL")));
-    char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+    char* name = required_text_arg(fcinfo, 0, "model name");
     CatalogEntry* entry = catalog_lookup(name, false);
     check_model_usage(entry);
     char* spec = catalog_spec(entry->id);

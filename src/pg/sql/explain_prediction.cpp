@@ -3,6 +3,7 @@
 //   explain_contributions(name, predict_contributions(name, row), to_jsonb(row), top)
 // so the contributions are batched by the PredictBatch node like predict(); this function only
 // picks the top features and names them. No C++ objects live here: plain PostgreSQL code.
+#include "sql/arguments.hpp"
 #include "catalog/catalog.hpp"
 #include "plan/invalidation.hpp"
 #include "catalog/privileges.hpp"
@@ -104,10 +105,8 @@ PG_PREDICT_SQL_FUNCTION(pg_predict_explain_contributions);
 //    "class": the class explained (classifiers), "top_feature_attributions":
 //    [{"feature", "value", "attribution"}, ...] by |attribution| descending (ties: input order)}
 Datum pg_predict_explain_contributions(PG_FUNCTION_ARGS) {
-    if (PG_ARGISNULL(0))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model name must not be NULL")));
+    char* name = required_text_arg(fcinfo, 0, "model name");
     if (PG_ARGISNULL(1)) PG_RETURN_NULL();  // NULL row, or a NULL the model cannot score
-    char* name = text_to_cstring(PG_GETARG_TEXT_PP(0));
     ArrayType* array = PG_GETARG_ARRAYTYPE_P(1);
     Jsonb* row = PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2);
     int top = PG_ARGISNULL(3) ? INT_MAX : PG_GETARG_INT32(3);

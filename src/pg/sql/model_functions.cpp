@@ -1,5 +1,6 @@
 // The SQL functions: create_model, drop_model, and the per-row predict / predict_proba /
 // predict_label path (the batching executor node takes over where the planner can use it).
+#include "sql/arguments.hpp"
 #include "device.hpp"
 #include "features.hpp"
 #include "guard.hpp"
@@ -15,18 +16,6 @@
 namespace pg_predict::pg {
 
 namespace {
-
-char* required_text_arg(FunctionCallInfo fcinfo, int arg, const char* what) {
-    if (PG_ARGISNULL(arg))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", what)));
-    return text_to_cstring(PG_GETARG_TEXT_PP(arg));
-}
-
-int required_version_arg(FunctionCallInfo fcinfo, int arg) {
-    if (PG_ARGISNULL(arg))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model version must not be NULL")));
-    return PG_GETARG_INT32(arg);
-}
 
 void free_built_model_callback(void* arg) {
     try {

@@ -5,6 +5,7 @@
 // metrics.
 #include <cmath>
 
+#include "sql/arguments.hpp"
 #include "catalog/catalog.hpp"
 #include "features.hpp"
 #include "guard.hpp"
@@ -25,12 +26,6 @@ namespace training = pg_predict::training;
 
 // Rows fetched from the cursor at a time; interrupts are checked between fetches.
 constexpr long kFetchRows = 10000;
-
-char* required_text(FunctionCallInfo fcinfo, int arg, const char* what) {
-    if (PG_ARGISNULL(arg))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("%s must not be NULL", what)));
-    return text_to_cstring(PG_GETARG_TEXT_PP(arg));
-}
 
 DeployChoice deploy_choice(const char* value) {
     if (strcmp(value, "always") == 0) return DeployChoice::always;
@@ -115,11 +110,11 @@ PG_PREDICT_SQL_FUNCTION(pg_predict_train);
 
 Datum pg_predict_train(PG_FUNCTION_ARGS) {
     prevent_catalog_change("train()");  // before the query runs
-    char* name = required_text(fcinfo, 0, "model name");
+    char* name = required_text_arg(fcinfo, 0, "model name");
     check_model_name(name);
-    char* query = required_text(fcinfo, 1, "query");
-    char* target = required_text(fcinfo, 2, "target");
-    char* algorithm = required_text(fcinfo, 3, "algorithm");
+    char* query = required_text_arg(fcinfo, 1, "query");
+    char* target = required_text_arg(fcinfo, 2, "target");
+    char* algorithm = required_text_arg(fcinfo, 3, "algorithm");
     if (PG_ARGISNULL(4))
         ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("hyperparams must not be NULL")));
     Jsonb* hyperparams = PG_GETARG_JSONB_P(4);
@@ -130,7 +125,7 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     int64 seed = PG_GETARG_INT64(6);
     // XGBoost's default nthread: the backend's scoring threads (hyperparams' nthread overrides).
     int threads = atoi(GetConfigOption("pg_predict.threads", false, false));
-    DeployChoice deploy = deploy_choice(required_text(fcinfo, 7, "deploy"));
+    DeployChoice deploy = deploy_choice(required_text_arg(fcinfo, 7, "deploy"));
 
     // Only the owner trains over an existing model: checked before any work, and again by the
     // catalog write under a row lock.
