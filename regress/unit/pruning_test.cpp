@@ -79,8 +79,8 @@ TEST(Pruning, SpecializedProgramScoresAllowedRowsLikeTheStoredOne) {
     const spec::Pipeline p = text_pipeline(false);
     const std::string spec_json = spec::to_json(p);
     const int64_t id = int64_t(11) << 40;
-    runtime::load_pruning_spec(id, spec_json.data(), spec_json.size());
-    ASSERT_TRUE(runtime::pruning_spec_loaded(id));
+    runtime::load_specialization_spec(id, spec_json.data(), spec_json.size());
+    ASSERT_TRUE(runtime::specialization_spec_loaded(id));
 
     const spec::Pipeline optimized = optimizer::optimize(p);
     const std::string stored = compiler::compile(optimized, compiler::Strategy::Native);
@@ -89,16 +89,16 @@ TEST(Pruning, SpecializedProgramScoresAllowedRowsLikeTheStoredOne) {
     for (const std::vector<std::string>& values :
          std::vector<std::vector<std::string>>{{"pro"}, {"basic", "team"}, {"enterprise"}}) {
         const std::string bounds = runtime::encode_bounds({texts(0, values), number(1, -0.5, 1.0, false)});
-        const runtime::PruneSummary s = runtime::plan_pruning(id, bounds);
+        const runtime::SpecializationSummary s = runtime::plan_specialization(id, bounds);
         ASSERT_TRUE(s.pruned) << bounds;
         EXPECT_EQ(s.trees, 40);
         EXPECT_LT(s.nodes_after, s.nodes_before);
         const bool text_unread = std::find(s.unused_inputs.begin(), s.unused_inputs.end(), 0) != s.unused_inputs.end();
         EXPECT_EQ(text_unread, values.size() == 1) << bounds;  // two values: the trees still tell them apart
 
-        EXPECT_EQ(runtime::acquire_cached_pruned(id, "native", bounds), nullptr);
-        runtime::Program* pruned = runtime::compile_pruned(id, "native", bounds, nullptr, 0);
-        EXPECT_EQ(runtime::acquire_cached_pruned(id, "native", bounds), pruned);  // cached
+        EXPECT_EQ(runtime::acquire_cached_specialized(id, "native", bounds), nullptr);
+        runtime::Program* pruned = runtime::compile_specialized(id, "native", bounds, nullptr, 0);
+        EXPECT_EQ(runtime::acquire_cached_specialized(id, "native", bounds), pruned);  // cached
         runtime::release_program(pruned);
 
         // Rows the bounds allow: the text index is one of the values', input 1 in [-0.5, 1].
@@ -129,12 +129,12 @@ TEST(Pruning, AValueAStrictEncoderRefusesBoundsNothing) {
     const spec::Pipeline p = text_pipeline(true);
     const std::string spec_json = spec::to_json(p);
     const int64_t id = int64_t(12) << 40;
-    runtime::load_pruning_spec(id, spec_json.data(), spec_json.size());
+    runtime::load_specialization_spec(id, spec_json.data(), spec_json.size());
     // 'enterprise' is not in the dictionary: rows with it must still fail, so the text input
     // stays read and nothing is decided by it.
-    const runtime::PruneSummary s = runtime::plan_pruning(id, runtime::encode_bounds({texts(0, {"pro", "enterprise"})}));
+    const runtime::SpecializationSummary s = runtime::plan_specialization(id, runtime::encode_bounds({texts(0, {"pro", "enterprise"})}));
     EXPECT_FALSE(s.pruned);
-    EXPECT_TRUE(runtime::plan_pruning(id, runtime::encode_bounds({texts(0, {"pro"})})).pruned);
+    EXPECT_TRUE(runtime::plan_specialization(id, runtime::encode_bounds({texts(0, {"pro"})})).pruned);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Predicate-based pruning on the runtime's side (runtime/api.hpp): the canonical text of a
 // query's bounds, and the specialized pipeline for them (optimizer/specialize.hpp). No torch
-// here: the planner calls plan_pruning, the cache (cache.cpp) compiles what specialized() gives.
+// here: the planner calls plan_specialization, the cache (cache.cpp) compiles what specialized() gives.
 //
 // The planner specializes once per (model version, bounds) in a backend: the parsed model is
 // kept for the last two versions (a 500-tree spec takes tens of ms to parse) and each
@@ -54,12 +54,12 @@ struct Model {
     std::shared_ptr<const spec::Pipeline> optimized;
 };
 
-// A planner's summary, without the specialized pipeline (compile_pruned makes that again: a
+// A planner's summary, without the specialized pipeline (compile_specialized makes that again: a
 // walk over the nodes), so the memo stays small whatever the models' size.
 struct Summarized {
     int64_t id;
     std::string bounds;
-    PruneSummary summary;
+    SpecializationSummary summary;
 };
 
 std::deque<Model>& models() {
@@ -164,10 +164,10 @@ std::vector<InputBound> decode_bounds(const std::string& text) {
     return bounds;
 }
 
-bool pruning_spec_loaded(int64_t id) { return find_model(id) != nullptr; }
+bool specialization_spec_loaded(int64_t id) { return find_model(id) != nullptr; }
 
-void load_pruning_spec(int64_t id, const char* spec_json, size_t length) {
-    if (!pruning_spec_loaded(id)) parse_model(id, spec_json, length);
+void load_specialization_spec(int64_t id, const char* spec_json, size_t length) {
+    if (!specialization_spec_loaded(id)) parse_model(id, spec_json, length);
 }
 
 optimizer::Specialization specialized(int64_t id, const std::string& bounds, const char* spec_json, size_t length) {
@@ -176,12 +176,12 @@ optimizer::Specialization specialized(int64_t id, const std::string& bounds, con
     return optimizer::specialize(*model, value_sets(*model, decode_bounds(bounds)));
 }
 
-PruneSummary plan_pruning(int64_t id, const std::string& bounds) {
-    if (!pruning_spec_loaded(id)) fail(ErrorCategory::Internal, "plan_pruning: the model's spec is not loaded");
+SpecializationSummary plan_specialization(int64_t id, const std::string& bounds) {
+    if (!specialization_spec_loaded(id)) fail(ErrorCategory::Internal, "plan_specialization: the model's spec is not loaded");
     for (const Summarized& s : summaries())
         if (s.id == id && s.bounds == bounds) return s.summary;
     const optimizer::Specialization s = specialized(id, bounds, nullptr, 0);
-    PruneSummary summary;
+    SpecializationSummary summary;
     summary.pruned = s.changed;
     summary.trees = s.trees;
     summary.nodes_before = s.nodes_before;

@@ -339,16 +339,16 @@ std::string pruned_key(const char* strategy, const std::string& bounds) {
 
 }  // namespace
 
-Program* acquire_cached_pruned(int64_t id, const char* strategy, const std::string& bounds) {
+Program* acquire_cached_specialized(int64_t id, const char* strategy, const std::string& bounds) {
     return acquire(id, pruned_key(strategy, bounds));
 }
 
-Program* compile_pruned(int64_t id, const char* strategy, const std::string& bounds, const char* spec_json,
+Program* compile_specialized(int64_t id, const char* strategy, const std::string& bounds, const char* spec_json,
                         size_t length) {
     const std::string key = pruned_key(strategy, bounds);
     if (Program* p = acquire(id, key)) return p;
     const optimizer::Specialization s = specialized(id, bounds, spec_json, length);
-    if (!s.changed) fail(ErrorCategory::Internal, "compile_pruned: the bounds decide no tree node");
+    if (!s.changed) fail(ErrorCategory::Internal, "compile_specialized: the bounds decide no tree node");
     const std::string bytes = compiler::compile(s.pipeline, compiler::parse_strategy(strategy));
     return insert(id, key, bytes.data(), bytes.size());
 }

@@ -255,21 +255,21 @@ std::string encode_bounds(const std::vector<InputBound>& bounds);
 // node was decided (else the stored program serves), the node counts, and the inputs the
 // specialized program does not read (the scan leaves their columns out). Load the model's spec
 // first (once per backend per version: kept for the last few). Results are kept per backend.
-struct PruneSummary {
+struct SpecializationSummary {
     bool pruned = false;
     int32_t trees = 0;
     int64_t nodes_before = 0;
     int64_t nodes_after = 0;
     std::vector<int32_t> unused_inputs;
 };
-bool pruning_spec_loaded(int64_t id);
-void load_pruning_spec(int64_t id, const char* spec_json, size_t length);
-PruneSummary plan_pruning(int64_t id, const std::string& bounds);
+bool specialization_spec_loaded(int64_t id);
+void load_specialization_spec(int64_t id, const char* spec_json, size_t length);
+SpecializationSummary plan_specialization(int64_t id, const std::string& bounds);
 
 // The program of model `id` specialized for `bounds`, compiled with `strategy` (the model's
 // own, or pg_predict.strategy's), cached per backend under (id, strategy, bounds) like a variant.
-Program* acquire_cached_pruned(int64_t id, const char* strategy, const std::string& bounds);
-Program* compile_pruned(int64_t id, const char* strategy, const std::string& bounds, const char* spec_json,
+Program* acquire_cached_specialized(int64_t id, const char* strategy, const std::string& bounds);
+Program* compile_specialized(int64_t id, const char* strategy, const std::string& bounds, const char* spec_json,
                         size_t length);
 
 }  // namespace pg_predict::runtime

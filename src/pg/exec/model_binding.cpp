@@ -176,11 +176,11 @@ void load_bound_program(BoundModel* model) {
         // the stored program has (or pg_predict.strategy's): once per backend per bounds.
         const char* with = strcmp(strategy, "auto") == 0 ? model->entry->strategy : strategy;
         const char* bounds = model->pruned_bounds;
-        program = guarded([&] { return runtime::acquire_cached_pruned(id, with, bounds); });
+        program = guarded([&] { return runtime::acquire_cached_specialized(id, with, bounds); });
         if (program == nullptr) {
-            char* spec = guarded([&] { return runtime::pruning_spec_loaded(id); }) ? NULL : catalog_spec(id);
+            char* spec = guarded([&] { return runtime::specialization_spec_loaded(id); }) ? NULL : catalog_spec(id);
             size_t length = spec != NULL ? strlen(spec) : 0;
-            program = guarded([&] { return runtime::compile_pruned(id, with, bounds, spec, length); });
+            program = guarded([&] { return runtime::compile_specialized(id, with, bounds, spec, length); });
             if (spec != NULL) pfree(spec);
         }
     } else if (variant) {

@@ -99,7 +99,7 @@ Plan* rewrite_above(PlannedStmt* stmt, Plan* node) {
             kept_qual = lappend(kept_qual, lfirst(lc));
     }
     if (rw.failed || rw.calls == NIL) return node;
-    prune_inputs(&rw, kept_qual);  // a scan's own filter holds for the rows below the node
+    specialize_inputs(&rw, kept_qual);  // a scan's own filter holds for the rows below the node
     apply_pushdowns(&rw);  // none here: a scan's own columns need no push-down
 
     ReplaceContext cx = {};
@@ -149,7 +149,7 @@ void rewrite_below(PlannedStmt* stmt, Plan* node) {
     collect_calls(&rw, (Node*)node->targetlist);
     collect_calls(&rw, (Node*)node->qual);
     if (rw.failed || rw.calls == NIL) return;  // collecting changed nothing
-    prune_inputs(&rw, NIL);  // each scan's filter, read by the push-down
+    specialize_inputs(&rw, NIL);  // each scan's filter, read by the push-down
     apply_pushdowns(&rw);
     ReplaceContext cx = {};
     cx.rw = &rw;

@@ -336,7 +336,7 @@ struct PlainBound {
     const ColumnBound* bound;
 };
 
-struct PruneResult {
+struct SpecializationResult {
     bool pruned;
     int trees;
     int64 nodes_before, nodes_after;
@@ -406,7 +406,7 @@ struct Target {
 
 // targets: Target*, one per scan (each partition's under an Append); the bounds used hold for
 // the rows of every one of them.
-void prune_input(List* targets, BatchInput* in) {
+void specialize_input(List* targets, BatchInput* in) {
     const CatalogEntry* entry = in->entry;
     if (targets == NIL || entry == NULL || in->output != ModelOutput::Stored || entry->transformer ||
         entry->trees <= 0 || strcmp(entry->format, "torchscript") == 0)
@@ -454,15 +454,15 @@ void prune_input(List* targets, BatchInput* in) {
     if (count == 0) return;
 
     int64 id = entry->id;
-    if (!guarded([&] { return runtime::pruning_spec_loaded(id); })) {
+    if (!guarded([&] { return runtime::specialization_spec_loaded(id); })) {
         char* spec = catalog_spec(id);
         size_t length = strlen(spec);
-        guarded([&] { runtime::load_pruning_spec(id, spec, length); });
+        guarded([&] { runtime::load_specialization_spec(id, spec, length); });
         pfree(spec);
     }
     bool* unread = (bool*)palloc0(sizeof(bool) * Max(entry->num_features, 1));
     int num_features = entry->num_features;
-    PruneResult result = guarded([&] {
+    SpecializationResult result = guarded([&] {
         std::vector<runtime::InputBound> bounds;
         for (int i = 0; i < count; i++) {
             const ColumnBound* b = plain[i].bound;
@@ -481,8 +481,8 @@ void prune_input(List* targets, BatchInput* in) {
             bounds.push_back(std::move(r));
         }
         const std::string text = runtime::encode_bounds(bounds);
-        const runtime::PruneSummary summary = runtime::plan_pruning(id, text);
-        PruneResult r{summary.pruned, summary.trees, summary.nodes_before, summary.nodes_after, nullptr};
+        const runtime::SpecializationSummary summary = runtime::plan_specialization(id, text);
+        SpecializationResult r{summary.pruned, summary.trees, summary.nodes_before, summary.nodes_after, nullptr};
         if (!summary.pruned) return r;
         for (int32_t f : summary.unused_inputs)
             if (f >= 0 && f < num_features) unread[f] = true;
@@ -518,7 +518,7 @@ void prune_input(List* targets, BatchInput* in) {
 
 }  // namespace
 
-void prune_inputs(Rewrite* rw, List* scan_quals) {
+void specialize_inputs(Rewrite* rw, List* scan_quals) {
     if (!prune_models) return;
     ListCell* lc;
     foreach (lc, rw->inputs) {
@@ -544,7 +544,7 @@ void prune_inputs(Rewrite* rw, List* scan_quals) {
                 targets = lappend(targets, t);
             }
         }
-        prune_input(targets, in);
+        specialize_input(targets, in);
     }
 }
 

@@ -20,6 +20,6 @@ namespace pg_predict::pg {
 // keeps its bounds in in->pruned_bounds (the program's cache key) and what EXPLAIN shows in
 // in->pruned_note; the columns it no longer reads become constants. Call before the push-downs
 // are applied.
-void prune_inputs(Rewrite* rw, List* scan_quals);
+void specialize_inputs(Rewrite* rw, List* scan_quals);
 
 }  // namespace pg_predict::pg
