@@ -3,7 +3,7 @@
     pg_predict export model.joblib [-o model.json] [--features a,b,c]
     pg_predict deploy --dsn "host=... dbname=..." --name churn model.joblib [--no-deploy]
     pg_predict deploy --dsn ... --name gbm model.txt      # XGBoost JSON, LightGBM, ONNX, ... as is
-    pg_predict operators [--readme README.md]             # the supported scikit-learn classes
+    pg_predict operators [--readme docs/operators.md]     # the supported scikit-learn classes
     pg_predict --version
 
 Exit status: 0 done; 1 the database refused (create_model's error, no extension); 2 a usage
@@ -78,7 +78,7 @@ def _parser():
     dp.set_defaults(run=_deploy)
 
     op = sub.add_parser("operators", help="print the table of supported scikit-learn classes "
-                        "(markdown), or rewrite it in a README")
+                        "(markdown), or rewrite it in a page (docs/operators.md)")
     op.add_argument("--readme", help="rewrite the generated table in this file")
     op.set_defaults(run=_operators)
     return ap

@@ -3,11 +3,11 @@
 
 The fixture copies python/ to a temporary directory, makes a venv with Debian's packages
 (`/usr/bin/python3 -m venv --system-site-packages`) and installs the copy into it the way
-README.md says, with no network: `pip install --no-build-isolation --no-index` (pip's own
-configuration and PIP_* variables are ignored, so nothing but Debian's packages can satisfy
-the dependencies). Then it starts a throwaway PostgreSQL with the extension. Every command runs
-the venv's `pg_predict` script from outside the repository with no PYTHONPATH, so what is
-tested is the installed package.
+docs/getting-started.md says, with no network: `pip install --no-build-isolation --no-index`
+(pip's own configuration and PIP_* variables are ignored, so nothing but Debian's packages can
+satisfy the dependencies). Then it starts a throwaway PostgreSQL with the extension. Every
+command runs the venv's `pg_predict` script from outside the repository with no PYTHONPATH, so
+what is tested is the installed package.
 
 Checked: the package's version equals control/pg_predict.control's default_version (and the
 installed metadata's); `pg_predict export` writes what export() returns; `pg_predict deploy` of
@@ -211,7 +211,8 @@ def test_version_matches_extension(env):
                         "import importlib.metadata as m; print(m.version('pg_predict'))"],
                        cwd=env.tmp, capture_output=True, text=True, timeout=120, env=pip_env())
     assert_equal("installed distribution's version", p.stdout.strip(), want)
-    for readme in ("README.md", os.path.join("python", "README.md")):  # the install examples
+    # the install examples
+    for readme in (os.path.join("docs", "getting-started.md"), os.path.join("python", "README.md")):
         with open(os.path.join(ROOT, readme)) as f:
             shown = re.findall(r"pg_predict --version\s+# pg_predict (\S+)", f.read())
         if not shown or set(shown) != {want}:
