@@ -208,7 +208,7 @@ def compare(env, model, where, selects, per_row, table="t"):
                 raise Failure(f"{model} WHERE {where}: {select} of id {w[0]}: pruned {g[1]!r}, unpruned {w[1]!r}"
                               f"\n{pruned_plan}")
         # Per row (never pruned): predict() bit for bit; a probability's link may differ from the
-        # batched one in the last bit (README: vectorized against scalar exp), so only predict.
+        # batched one in the last bit (docs/execution.md: vectorized against scalar exp), so only predict.
         if per_row and select == selects[0]:
             row = scores(env, select, where, prune=True, batching=False, table=table)
             for g, w in zip(row, want):

@@ -70,7 +70,7 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
         is($node->safe_psql($db, 'SELECT count(*) FROM models'), '4', "$from -> $to: every model is there");
     }
 
-    # Owners and privileges as the README says of an upgraded catalog.
+    # Owners and privileges as docs/privileges.md ("Upgrading") says of an upgraded catalog.
     my $super = $node->safe_psql($db, 'SELECT current_user');
     my $forest_owner = $from eq '0.1.0' ? '(none)' : 'model_owner';
     is($node->safe_psql($db, $owners_sql), "churn $super, city $super, forest $forest_owner, segment model_owner",

@@ -2,7 +2,8 @@
 # counts add up (batched and per row), another session sees a statement's per-row calls as soon
 # as the statement ends, the backends holding a program are counted and leave when they exit,
 # and pg_predict.stats_max evicts the least recently used version. Without preloading, a
-# session sees its own usage only, with a NOTICE that says why (README "Usage statistics").
+# session sees its own usage only, with a NOTICE that says why (docs/execution.md "Usage
+# statistics").
 use strict;
 use warnings;
 use FindBin;
