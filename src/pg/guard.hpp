@@ -1,4 +1,4 @@
-// The one door from C++ into PostgreSQL's error handling (DESIGN.md, house rule 2).
+// The one door from C++ into PostgreSQL's error handling (docs/design.md, house rule 2).
 //
 // C++ code throws; PostgreSQL reports errors with ereport(ERROR), which longjmps and would skip
 // C++ destructors. So every C++ call made from src/pg runs inside guarded(): it catches, copies

@@ -1,5 +1,5 @@
 // PostgreSQL's C headers, included once for the whole src/pg/ layer. Nothing here may sit in
-// a translation unit with torch headers (DESIGN.md, house rule 1).
+// a translation unit with torch headers (docs/design.md, house rule 1).
 #pragma once
 
 extern "C" {

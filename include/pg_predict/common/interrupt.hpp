@@ -2,7 +2,7 @@
 //
 // PostgreSQL's signal handlers only set flags (InterruptPending, QueryCancelPending,
 // ProcDiePending); its own loops act on them in CHECK_FOR_INTERRUPTS(). C++ code must not call
-// that (it longjmps over live destructors, DESIGN.md rule 2), so src/pg registers a probe that
+// that (it longjmps over live destructors, docs/design.md, house rule 2), so src/pg registers a probe that
 // only reads those flags, and long-running C++ loops (importers per tree, the compiler per tree
 // or step, the kernels per block of rows) call check_interrupts() between blocks of work a few
 // ms long. It throws Error(Cancelled); the guard in src/pg/guard.cpp then runs

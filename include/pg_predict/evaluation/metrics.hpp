@@ -60,7 +60,7 @@ ClassificationMetrics classification_metrics(const ClassificationInput& input);
 RegressionMetrics regression_metrics(const std::vector<double>& truth,
                                      const std::vector<double>& predicted);
 
-// The metrics document as JSON text (keys: metrics_json.hpp and README.md, "Evaluate a model").
+// The metrics document as JSON text (keys: metrics_json.hpp and docs/versions-and-training.md, "Evaluate a model").
 std::string render(const ClassificationMetrics& metrics);
 std::string render(const RegressionMetrics& metrics);
 
@@ -68,7 +68,7 @@ std::string render(const RegressionMetrics& metrics);
 // (metrics_json.hpp: key_metric); "" or unparsable text is a document without one.
 bool improves(const std::string& candidate_json, const std::string& incumbent_json);
 
-// improves() in the shape of catalog_store's MetricsBetter (src/pg/catalog.hpp): documents as
+// improves() in the shape of catalog_store's MetricsBetter (src/pg/catalog/catalog.hpp): documents as
 // C strings (NULL: none), the deployed one first; never throws (false on any failure).
 bool metrics_better(const char* deployed_json, const char* candidate_json) noexcept;
 

@@ -11,7 +11,7 @@
 
 namespace pg_predict::evaluation {
 
-// The metrics document (README.md, "Evaluate a model"):
+// The metrics document (docs/versions-and-training.md, "Evaluate a model"):
 //   classification: task, rows, classes, unseen_classes, accuracy, per_class {label: {precision,
 //     recall, f1, support}}, macro_avg and weighted_avg {precision, recall, f1}, log_loss,
 //     confusion_matrix; binary models also roc_auc, positive_class and threshold

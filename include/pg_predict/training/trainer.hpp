@@ -1,5 +1,5 @@
 // train(): a model trained from a query's rows, inside the backend. The torch-free and
-// PostgreSQL-free interface src/pg uses (DESIGN.md, house rule 1): src/pg reads the rows with
+// PostgreSQL-free interface src/pg uses (docs/design.md, house rule 1): src/pg reads the rows with
 // SPI and hands them over one at a time; everything here may throw pg_predict::Error.
 //
 // What a column becomes (predict's rules, so predict('m', t) over the training table works):

@@ -1,4 +1,4 @@
-// Usage statistics of model versions (the model_stats view, README "Usage statistics").
+// Usage statistics of model versions (the model_stats view, docs/execution.md "Usage statistics").
 //
 // Counters are kept per (database, catalog row id): one entry per model version. With
 // pg_predict in shared_preload_libraries they live in shared memory (a hash of at most

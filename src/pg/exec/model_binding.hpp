@@ -62,7 +62,7 @@ void load_bound_program(BoundModel* model);
 runtime::Program* program_for(BoundModel* model, bool gpu);
 
 // Whether a model output row holds NaN: an input was missing where the model defines no
-// missing value (no imputer, no default direction). predict() then returns NULL, as DESIGN.md
+// missing value (no imputer, no default direction). predict() then returns NULL, as docs/design.md
 // says, rather than a label picked from NaN scores.
 bool output_is_missing(const float* output_row, int width);
 

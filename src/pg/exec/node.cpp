@@ -35,7 +35,7 @@ namespace {
 
 constexpr int first_batch_rows = 64;  // batches grow ×4 from here, so LIMIT 5 scores 64 rows
 // What one node's batch buffers may take: rows per batch = min(batch size, budget / bytes per
-// row), so a model with very wide rows gets shorter batches instead of gigabytes (README).
+// row), so a model with very wide rows gets shorter batches instead of gigabytes (docs/semantics.md "Limits").
 constexpr size_t batch_memory_budget = (size_t)256 << 20;
 
 Node* create_state(CustomScan* cscan);

@@ -1,4 +1,4 @@
-// The overlap (pg_predict.overlap; README "Overlap"): with pg_predict.threads ≥ 2, a filled
+// The overlap (pg_predict.overlap; docs/execution.md "Overlap"): with pg_predict.threads ≥ 2, a filled
 // batch's trees are walked on the background thread (runtime::start_background_kernel) while the
 // node reads the next batch into its other set of buffers; then the backend joins the walk,
 // applies the program's tail and hands the batch up. Batches keep their order.
