@@ -1,4 +1,4 @@
-// The shared tree-importer helpers (importers/trees.hpp): threshold rounding that keeps every
+// The shared tree-importer helpers (importers/tree_builder.hpp): threshold rounding that keeps every
 // float32 input on its side of a double threshold, the tree checks, and the objective tables.
 #include <cfloat>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "pg_predict/common/error.hpp"
-#include "pg_predict/importers/trees.hpp"
+#include "pg_predict/importers/tree_builder.hpp"
 
 namespace importers = pg_predict::importers;
 namespace spec = pg_predict::spec;

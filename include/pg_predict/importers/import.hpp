@@ -36,9 +36,9 @@ spec::Pipeline import_xgboost(const nlohmann::json& artifact);
 // An ONNX ModelProto (src/importers/onnx/); options: "output" names the graph output to score.
 spec::Pipeline import_onnx(std::string_view bytes, const nlohmann::json& options);
 
-// A module saved by torch.jit.save (src/importers/torchscript.cpp): the spec only describes
-// its shape (estimator op "torchscript", from options "features", "task", "classes"); the
-// compiler wraps the module itself (compiler::wrap_torchscript).
+// A module saved by torch.jit.save (src/importers/torchscript_module.cpp): the spec only
+// describes its shape (estimator op "torchscript", from options "features", "task", "classes");
+// the compiler wraps the module itself (compiler::wrap_torchscript).
 spec::Pipeline import_torchscript(std::string_view bytes, const nlohmann::json& options);
 
 // LightGBM's text format (Booster.save_model, model_to_string; src/importers/lightgbm.cpp);

@@ -149,7 +149,7 @@ Constant read_tensor(const onnx::TensorProto&, const std::string& what);
 
 // The handler of one op_type: reads the node's inputs and sets its outputs.
 using Handler = std::function<void(Node&)>;
-// The operator table (registry.cpp): op_type (domain "" or "ai.onnx.ml") → handler.
+// The operator table (op_registry.cpp): op_type (domain "" or "ai.onnx.ml") → handler.
 const Handler* find_handler(const std::string& domain, const std::string& op_type);
 
 // --- Row building blocks (rows.cpp) ---------------------------------------------------------
@@ -178,6 +178,10 @@ Value constant_value(Constant c);
 Value row_value(Graph&, Row r, bool probabilities = false, std::string key = "");
 // Decision columns / model of a Row or Scores: a Scores whatever the value was.
 Scores as_scores(const Value&);
+// A classifier's label output over its `scores` (given a fresh key here): the label's classes
+// are `labels`, and the scores are kept in the graph as "#<what> of <node>", where the label
+// finds its decision columns.
+Value classifier_label(Node&, Value& scores, const ClassLabels& labels, const std::string& what);
 
 // Shared by the tensor and featurizer operators (tensor_ops.cpp).
 Value concat_rows(Node&, const std::vector<const Row*>& parts, int64_t axis);

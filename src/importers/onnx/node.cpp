@@ -62,34 +62,28 @@ Constant read_tensor(const onnx::TensorProto& t, const std::string& what) {
                  "ONNX: " + what + " holds " + std::to_string(raw ? static_cast<int64_t>(t.raw_data().size() / bytes) : have) +
                      " values for its shape of " + std::to_string(count));
     };
+    // A numeric type: count `Raw` values in raw_data, or the typed field's, each as `value` gives it.
+    auto read_numbers = [&](auto raw_type, const auto& field, auto value) {
+        using Raw = decltype(raw_type);
+        need(field.size(), sizeof(Raw));
+        if (raw) append_raw<Raw>(t.raw_data(), c.values, count);
+        else for (auto v : field) c.values.push_back(value(v));
+    };
+    auto as_is = [](auto v) { return static_cast<double>(v); };
     switch (t.data_type()) {
-        case onnx::TensorProto::FLOAT:
-            need(t.float_data_size(), 4);
-            if (raw) append_raw<float>(t.raw_data(), c.values, count);
-            else for (float v : t.float_data()) c.values.push_back(v);
-            break;
-        case onnx::TensorProto::DOUBLE:
-            need(t.double_data_size(), 8);
-            if (raw) append_raw<double>(t.raw_data(), c.values, count);
-            else for (double v : t.double_data()) c.values.push_back(v);
-            break;
+        case onnx::TensorProto::FLOAT: read_numbers(float{}, t.float_data(), as_is); break;
+        case onnx::TensorProto::DOUBLE: read_numbers(double{}, t.double_data(), as_is); break;
         case onnx::TensorProto::INT64:
             c.is_integer = true;
-            need(t.int64_data_size(), 8);
-            if (raw) append_raw<int64_t>(t.raw_data(), c.values, count);
-            else for (int64_t v : t.int64_data()) c.values.push_back(static_cast<double>(v));
+            read_numbers(int64_t{}, t.int64_data(), as_is);
             break;
         case onnx::TensorProto::INT32:
             c.is_integer = true;
-            need(t.int32_data_size(), 4);
-            if (raw) append_raw<int32_t>(t.raw_data(), c.values, count);
-            else for (int32_t v : t.int32_data()) c.values.push_back(v);
+            read_numbers(int32_t{}, t.int32_data(), as_is);
             break;
-        case onnx::TensorProto::BOOL:
+        case onnx::TensorProto::BOOL:  // the typed field holds int32s, raw_data a byte each
             c.is_integer = true;
-            need(t.int32_data_size(), 1);
-            if (raw) append_raw<uint8_t>(t.raw_data(), c.values, count);
-            else for (int32_t v : t.int32_data()) c.values.push_back(v != 0);
+            read_numbers(uint8_t{}, t.int32_data(), [](int32_t v) { return v != 0 ? 1.0 : 0.0; });
             break;
         case onnx::TensorProto::STRING:
             c.is_string = true;
@@ -177,76 +171,58 @@ const onnx::AttributeProto* Node::find(const char* name) const {
 
 namespace {
 
-const onnx::AttributeProto& typed(const Node& n, const onnx::AttributeProto* a, const char* name, int type) {
+// Attribute `a` (named `name`) checked to be of `type`; nullptr when the node has none, which
+// is bad() when it is `required`.
+const onnx::AttributeProto* typed(const Node& n, const onnx::AttributeProto* a, const char* name, int type,
+                                  bool required) {
+    if (a == nullptr) {
+        if (required) n.bad(std::string("attribute ") + name + " is missing");
+        return nullptr;
+    }
     if (a->type() != type)
         n.bad(std::string("attribute ") + name + " must be " + attribute_type_name(type) + ", not " +
               attribute_type_name(a->type()));
-    return *a;
+    return a;
 }
 
 }  // namespace
 
 int64_t Node::integer(const char* name, std::optional<int64_t> fallback) const {
-    const auto* a = find(name);
-    if (a == nullptr) {
-        if (!fallback) bad(std::string("attribute ") + name + " is missing");
-        return *fallback;
-    }
-    return typed(*this, a, name, onnx::AttributeProto::INT).i();
+    const auto* a = typed(*this, find(name), name, onnx::AttributeProto::INT, !fallback);
+    return a != nullptr ? a->i() : *fallback;
 }
 
 double Node::number(const char* name, std::optional<double> fallback) const {
-    const auto* a = find(name);
-    if (a == nullptr) {
-        if (!fallback) bad(std::string("attribute ") + name + " is missing");
-        return *fallback;
-    }
-    return typed(*this, a, name, onnx::AttributeProto::FLOAT).f();
+    const auto* a = typed(*this, find(name), name, onnx::AttributeProto::FLOAT, !fallback);
+    return a != nullptr ? a->f() : *fallback;
 }
 
 std::string Node::text(const char* name, std::optional<std::string> fallback) const {
-    const auto* a = find(name);
-    if (a == nullptr) {
-        if (!fallback) bad(std::string("attribute ") + name + " is missing");
-        return *fallback;
-    }
-    return typed(*this, a, name, onnx::AttributeProto::STRING).s();
+    const auto* a = typed(*this, find(name), name, onnx::AttributeProto::STRING, !fallback);
+    return a != nullptr ? a->s() : *fallback;
 }
 
 std::vector<int64_t> Node::integers(const char* name, bool required) const {
-    const auto* a = find(name);
-    if (a == nullptr) {
-        if (required) bad(std::string("attribute ") + name + " is missing");
-        return {};
-    }
-    const auto& t = typed(*this, a, name, onnx::AttributeProto::INTS);
-    return {t.ints().begin(), t.ints().end()};
+    const auto* a = typed(*this, find(name), name, onnx::AttributeProto::INTS, required);
+    if (a == nullptr) return {};
+    return {a->ints().begin(), a->ints().end()};
 }
 
 std::vector<double> Node::numbers(const char* name, bool required) const {
-    const auto* a = find(name);
-    if (a == nullptr) {
-        if (required) bad(std::string("attribute ") + name + " is missing");
-        return {};
-    }
-    const auto& t = typed(*this, a, name, onnx::AttributeProto::FLOATS);
-    return {t.floats().begin(), t.floats().end()};
+    const auto* a = typed(*this, find(name), name, onnx::AttributeProto::FLOATS, required);
+    if (a == nullptr) return {};
+    return {a->floats().begin(), a->floats().end()};
 }
 
 std::vector<std::string> Node::texts(const char* name, bool required) const {
-    const auto* a = find(name);
-    if (a == nullptr) {
-        if (required) bad(std::string("attribute ") + name + " is missing");
-        return {};
-    }
-    const auto& t = typed(*this, a, name, onnx::AttributeProto::STRINGS);
-    return {t.strings().begin(), t.strings().end()};
+    const auto* a = typed(*this, find(name), name, onnx::AttributeProto::STRINGS, required);
+    if (a == nullptr) return {};
+    return {a->strings().begin(), a->strings().end()};
 }
 
 Constant Node::tensor(const char* name) const {
-    const auto* a = find(name);
-    if (a == nullptr) bad(std::string("attribute ") + name + " is missing");
-    return read_tensor(typed(*this, a, name, onnx::AttributeProto::TENSOR).t(), where() + " attribute " + name);
+    const auto* a = typed(*this, find(name), name, onnx::AttributeProto::TENSOR, true);
+    return read_tensor(a->t(), where() + " attribute " + name);
 }
 
 ClassLabels read_class_labels(const Node& n, const char* ints_attribute) {

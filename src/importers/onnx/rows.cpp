@@ -178,6 +178,18 @@ Value row_value(Graph&, Row r, bool probabilities, std::string key) {
     return v;
 }
 
+Value classifier_label(Node& n, Value& scores, const ClassLabels& labels, const std::string& what) {
+    scores.key = n.graph.fresh_key();
+    Value label;
+    label.kind = Value::Kind::Label;
+    label.label.of = scores.key;
+    label.label.classes = labels.classes;
+    label.label.names = labels.names;
+    label.label.tensor = "#" + what + " of " + n.where();
+    n.graph.values.emplace(label.label.tensor, scores);
+    return label;
+}
+
 Scores as_scores(const Value& v) {
     if (v.kind == Value::Kind::Scores) return v.scores;
     Scores s;

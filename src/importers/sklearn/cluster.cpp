@@ -39,18 +39,10 @@ void birch(const JsonReader& step, int32_t width, spec::Pipeline& p) {
                             " values are more than the " + std::to_string(spec::kMaxNeighborsValues) +
                             " a nearest-neighbours program may keep");
     const Matrix c = finite_matrix(centers, SIZE_MAX, static_cast<size_t>(width));
-    const JsonReader labels = step.array("subcluster_labels");
-    if (labels.size() != c.size())
-        labels.invalid("has " + std::to_string(labels.size()) + " labels for " + std::to_string(c.size()) + " centers");
-    Matrix targets(c.size(), std::vector<double>(k, 0.0));
-    for (size_t r = 0; r < c.size(); ++r)
-        targets[r][static_cast<size_t>(labels[r].integer(0, static_cast<int64_t>(k) - 1))] = 1.0;
+    const Matrix targets = one_hot_labels(step.array("subcluster_labels"), c.size(), k, "centers");
     p.steps.push_back(make_step(spec::Op::Neighbors, {{"points", matrix_json(c)}, {"targets", matrix_json(targets)},
                                                       {"k", 1}, {"p", 2}, {"weights", "uniform"}}));
-    Matrix identity(k, std::vector<double>(k, 0.0));
-    for (size_t i = 0; i < k; ++i) identity[i][i] = 1.0;
-    set_linear(p, identity, std::vector<double>(k, 0.0), static_cast<int32_t>(k));
-    p.transform = spec::PostTransform::Identity;
+    set_identity_estimator(p, k);
     p.has_probabilities = false;
 }
 

@@ -1,6 +1,6 @@
 // scikit-learn export documents (src/spec/SKLEARN_FORMAT.md) → pipeline spec: the inputs and
-// task, the featurizer steps (composites here, the rest in featurizers.cpp) and the final
-// estimator, each found in the registry (registry.cpp).
+// task, the featurizer steps (composites here, the rest in preprocessing.cpp) and the final
+// estimator, each found in the registry (estimator_registry.cpp).
 //
 // Decisions the exporter and users should know:
 // - Numeric categories are compared with the float32 batch, so they are kept rounded to
@@ -34,6 +34,14 @@ JsonReader step_reader(const JsonReader& step) {
 }
 
 void refuse(const JsonReader& at, const std::string& what) { at.unsupported(what + " is not supported"); }
+
+std::string string_choice(const JsonReader& step, const char* key, const char* fallback,
+                          std::initializer_list<const char*> allowed) {
+    const std::string value = step.string(key, fallback);
+    for (const char* a : allowed)
+        if (value == a) return value;
+    refuse(step, "parameter " + std::string(key) + " = \"" + value + "\"");
+}
 
 // --- the document ----------------------------------------------------------------------------
 

@@ -1,14 +1,15 @@
 // The scikit-learn importer's registry of supported classes (Hummingbird's "registry of
-// supported operators"): one table, registry.cpp, maps a scikit-learn class name to the one
-// function that converts it, and those functions live in one file per family, as the Python
-// client is split (python/pg_predict/): document.cpp (the document, Pipeline,
-// ColumnTransformer, FeatureUnion), featurizers.cpp, linear.cpp, trees.cpp, svm.cpp,
-// naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp, neighbors.cpp,
-// multioutput.cpp, ensemble.cpp. Adding a class: its function in its family's file, declared
-// below, and one row in registry.cpp.
+// supported operators"): one table, estimator_registry.cpp, maps a scikit-learn class name to
+// the one function that converts it, and those functions live in one file per family, as the
+// Python client is split (python/pg_predict/): document.cpp (the document, Pipeline,
+// ColumnTransformer, FeatureUnion), preprocessing.cpp, linear_model.cpp, decision_trees.cpp,
+// svm.cpp, naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp,
+// neighbors.cpp, multioutput.cpp, ensemble.cpp. Adding a class: its function in its family's
+// file, declared below, and one row in estimator_registry.cpp.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -103,13 +104,17 @@ private:
 JsonReader step_reader(const JsonReader& step);
 // Unsupported: "<prefix>: <what> is not supported".
 [[noreturn]] void refuse(const JsonReader& at, const std::string& what);
+// The string parameter `key` of `step` (`fallback` when absent); refused ("parameter key =
+// "value"") unless it is one of `allowed`.
+std::string string_choice(const JsonReader& step, const char* key, const char* fallback,
+                          std::initializer_list<const char*> allowed);
 
-// --- shared by the featurizers (featurizers.cpp) ---------------------------------------------
+// --- shared by the featurizers (preprocessing.cpp) -------------------------------------------
 
 // Appends y = x * scale + offset, folded into the previous step when that is an affine too.
 void push_affine(std::vector<spec::Step>& out, std::vector<double> scale, std::vector<double> offset);
 
-// --- shared by the estimator families (linear.cpp) -------------------------------------------
+// --- shared by the estimator families (linear_model.cpp) -------------------------------------
 
 spec::Step make_step(spec::Op op, nlohmann::json params);
 nlohmann::json matrix_json(const Matrix& m);
@@ -130,6 +135,14 @@ size_t num_classes(const JsonReader& step, const spec::Pipeline& p);
 void gaussian_log_likelihoods(const Matrix& theta, const Matrix& var, const std::vector<double>& log_prior,
                               spec::Pipeline& p);
 
+// --- shared by the nearest-neighbour models (neighbors.cpp) ----------------------------------
+
+// Row r: the one-hot of labels[r], a class index below `classes`; `labels` holds one per row
+// (else "has 3 labels for 4 <rows_are>").
+Matrix one_hot_labels(const JsonReader& labels, size_t rows, size_t classes, const char* rows_are);
+// The "linear" estimator that passes the `width` columns before it on (a neighbors step's).
+void set_identity_estimator(spec::Pipeline& p, size_t width);
+
 // --- the handlers, by family -----------------------------------------------------------------
 
 // document.cpp: composites
@@ -137,12 +150,12 @@ void pipeline(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void column_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void feature_union(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 
-void fast_ica(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);  // featurizers.cpp
+void fast_ica(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);  // preprocessing.cpp
 
 // splines.cpp
 void spline_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 
-// featurizers.cpp
+// preprocessing.cpp
 void standard_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void robust_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void max_abs_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
@@ -163,7 +176,7 @@ void kernel_pca(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&
 void polynomial_features(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void function_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 
-// linear.cpp
+// linear_model.cpp
 void linear_regressor(const JsonReader&, int32_t, spec::Pipeline&);  // LinearRegression, Ridge, Lasso, ...
 void logistic_regression(const JsonReader&, int32_t, spec::Pipeline&);
 void sgd_classifier(const JsonReader&, int32_t, spec::Pipeline&);
@@ -171,7 +184,7 @@ void decision_classifier(const JsonReader&, int32_t, spec::Pipeline&);  // Linea
 void glm_regressor(const JsonReader&, int32_t, spec::Pipeline&);  // PoissonRegressor, GammaRegressor, TweedieRegressor
 void pls_regression(const JsonReader&, int32_t, spec::Pipeline&);
 
-// trees.cpp
+// decision_trees.cpp
 void decision_tree_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void decision_tree_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 void extra_tree_classifier(const JsonReader&, int32_t, spec::Pipeline&);
@@ -195,7 +208,7 @@ void multinomial_nb(const JsonReader&, int32_t, spec::Pipeline&);
 void bernoulli_nb(const JsonReader&, int32_t, spec::Pipeline&);
 void gaussian_nb(const JsonReader&, int32_t, spec::Pipeline&);
 
-// xgboost.cpp: a booster in XGBoost's own JSON under "booster"
+// xgboost_estimators.cpp: a booster in XGBoost's own JSON under "booster"
 void xgb_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void xgb_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 

@@ -43,21 +43,33 @@ namespace {
 
 using spec::PostTransform;
 
+// The handler of a member's estimator; Unsupported unless pg_predict scores it as a `kind`
+// ("regressor", "classifier") member of `wrapper`.
+const Handler& member_handler(const JsonReader& step, const char* kind, const std::string& wrapper) {
+    const Handler* h = find_handler(step.string("type"));
+    if (h == nullptr || h->estimator == nullptr)
+        step.unsupported(std::string("is not a ") + kind + " pg_predict scores (as a member of " + wrapper +
+                         "); supported: " + estimator_names());
+    return *h;
+}
+
+// A member's pipeline of `task` over `width` columns, before its estimator fills it.
+spec::Pipeline member_pipeline(const JsonReader& step, spec::Task task, int32_t width) {
+    spec::Pipeline member;
+    member.source_format = "sklearn";
+    member.objective = step.string("type");
+    member.task = task;
+    member.model.num_features = width;
+    member.model.comparison = spec::Comparison::LessEqual;
+    return member;
+}
+
 // One member regressor over `width` columns, imported as a single-output regression.
 spec::Pipeline import_member(const JsonReader& raw, int32_t width, const std::string& wrapper) {
     const JsonReader step = step_reader(raw);
-    const std::string type = step.string("type");
-    const Handler* h = find_handler(type);
-    if (h == nullptr || h->estimator == nullptr)
-        step.unsupported("is not a regressor pg_predict scores (as a member of " + wrapper +
-                         "); supported: " + estimator_names());
-    spec::Pipeline member;
-    member.source_format = "sklearn";
-    member.objective = type;
-    member.task = spec::Task::Regression;
-    member.model.num_features = width;
-    member.model.comparison = spec::Comparison::LessEqual;
-    h->estimator(step, width, member);
+    const Handler& h = member_handler(step, "regressor", wrapper);
+    spec::Pipeline member = member_pipeline(step, spec::Task::Regression, width);
+    h.estimator(step, width, member);
     if (member.model.num_groups != 1 || member.outputs != 1)
         step.unsupported("predicts several outputs; a member of " + wrapper + " predicts one");
     return member;
@@ -131,7 +143,6 @@ std::vector<int32_t> chain_positions(const JsonReader& step, int32_t outputs) {
 
 // The members of a wrapper, as many as the document's outputs.
 JsonReader members(const JsonReader& step, const spec::Pipeline& p) {
-    need_task(step, p, false);
     const JsonReader estimators = step.array("estimators");
     if (estimators.size() != static_cast<size_t>(p.outputs))
         estimators.invalid("has " + std::to_string(estimators.size()) + " members, the document's outputs is " +
@@ -147,21 +158,12 @@ JsonReader members(const JsonReader& step, const spec::Pipeline& p) {
 std::vector<spec::Step> member_steps(const JsonReader& raw, int32_t width, const std::vector<double>& classes,
                                      const std::string& wrapper, bool as_label) {
     const JsonReader step = step_reader(raw);
-    const std::string type = step.string("type");
-    const Handler* h = find_handler(type);
-    if (h == nullptr || h->estimator == nullptr)
-        step.unsupported("is not a classifier pg_predict scores (as a member of " + wrapper +
-                         "); supported: " + estimator_names());
+    const Handler& h = member_handler(step, "classifier", wrapper);
     const std::vector<double> own = step.need("classes").numbers();
     if (own != classes) step.need("classes").invalid("differ from the document's classes of this output");
-    spec::Pipeline m;
-    m.source_format = "sklearn";
-    m.objective = type;
-    m.task = spec::Task::Classification;
+    spec::Pipeline m = member_pipeline(step, spec::Task::Classification, width);
     m.classes = classes;
-    m.model.num_features = width;
-    m.model.comparison = spec::Comparison::LessEqual;
-    h->estimator(step, width, m);
+    h.estimator(step, width, m);
     Matrix coef;
     std::vector<double> intercept;
     if (m.estimator.op == spec::Op::Linear) {
@@ -223,10 +225,7 @@ void finish_classifier(spec::Pipeline& p) {
 void multi_output_classifier(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     const std::string wrapper = "MultiOutputClassifier";
     const std::vector<std::vector<double>> classes = output_classes(step, p);
-    const JsonReader estimators = step.array("estimators");
-    if (estimators.size() != classes.size())
-        estimators.invalid("has " + std::to_string(estimators.size()) + " members, the document's outputs is " +
-                           std::to_string(classes.size()));
+    const JsonReader estimators = members(step, p);
     spec::Step concat;
     concat.op = spec::Op::Concat;
     for (size_t k = 0; k < classes.size(); ++k)
@@ -241,10 +240,7 @@ void multi_output_classifier(const JsonReader& step, int32_t width, spec::Pipeli
 void classifier_chain(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     const std::string wrapper = "ClassifierChain";
     const std::vector<std::vector<double>> classes = output_classes(step, p);
-    const JsonReader estimators = step.array("estimators");
-    if (estimators.size() != classes.size())
-        estimators.invalid("has " + std::to_string(estimators.size()) + " members, the document's outputs is " +
-                           std::to_string(classes.size()));
+    const JsonReader estimators = members(step, p);
     const std::vector<int32_t> position = chain_positions(step, p.outputs);
     int32_t current = width;
     for (size_t j = 0; j < estimators.size(); ++j) {
@@ -279,6 +275,7 @@ void classifier_chain(const JsonReader& step, int32_t width, spec::Pipeline& p) 
 
 void multi_output_regressor(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     const std::string wrapper = "MultiOutputRegressor";
+    need_task(step, p, false);
     const JsonReader estimators = members(step, p);
     std::vector<spec::Pipeline> fitted;
     size_t trees = 0;
@@ -314,6 +311,7 @@ void multi_output_regressor(const JsonReader& step, int32_t width, spec::Pipelin
 
 void regressor_chain(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     const std::string wrapper = "RegressorChain";
+    need_task(step, p, false);
     const JsonReader estimators = members(step, p);
     const std::vector<int32_t> position = chain_positions(step, p.outputs);
     int32_t current = width;

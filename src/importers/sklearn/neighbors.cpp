@@ -23,13 +23,23 @@ namespace pg_predict::importers::sklearn {
 
 using nlohmann::json;
 
-namespace {
-
-Matrix identity(size_t n) {
-    Matrix m(n, std::vector<double>(n, 0.0));
-    for (size_t i = 0; i < n; ++i) m[i][i] = 1.0;
-    return m;
+Matrix one_hot_labels(const JsonReader& labels, size_t rows, size_t classes, const char* rows_are) {
+    if (labels.size() != rows)
+        labels.invalid("has " + std::to_string(labels.size()) + " labels for " + std::to_string(rows) + " " + rows_are);
+    Matrix targets(rows, std::vector<double>(classes, 0.0));
+    for (size_t r = 0; r < rows; ++r)
+        targets[r][static_cast<size_t>(labels[r].integer(0, static_cast<int64_t>(classes) - 1))] = 1.0;
+    return targets;
 }
+
+void set_identity_estimator(spec::Pipeline& p, size_t width) {
+    Matrix identity(width, std::vector<double>(width, 0.0));
+    for (size_t i = 0; i < width; ++i) identity[i][i] = 1.0;
+    set_linear(p, identity, std::vector<double>(width, 0.0), static_cast<int32_t>(width));
+    p.transform = spec::PostTransform::Identity;
+}
+
+namespace {
 
 // The neighbors step over `targets` (the k nearest, or with `radius` every row within it, and
 // `outside` where there is none), then the identity estimator over its columns.
@@ -51,9 +61,7 @@ void set_neighbors(const JsonReader& step, const Matrix& fit_x, const Matrix& ta
         params["k"] = step.integer("n_neighbors", 1, static_cast<int64_t>(fit_x.size()));
     }
     p.steps.push_back(make_step(spec::Op::Neighbors, std::move(params)));
-    const size_t c = targets[0].size();
-    set_linear(p, identity(c), std::vector<double>(c, 0.0), static_cast<int32_t>(c));
-    p.transform = spec::PostTransform::Identity;
+    set_identity_estimator(p, targets[0].size());
 }
 
 // fit_X, n rows × width, within the size a program may keep.
@@ -72,12 +80,7 @@ Matrix read_fit_x(const JsonReader& step, int32_t width) {
 void k_neighbors_classifier(const JsonReader& step, int32_t width, spec::Pipeline& p) {
     const size_t classes = num_classes(step, p);
     const Matrix fit_x = read_fit_x(step, width);
-    const JsonReader y = step.array("y");
-    if (y.size() != fit_x.size())
-        y.invalid("has " + std::to_string(y.size()) + " labels for " + std::to_string(fit_x.size()) + " rows");
-    Matrix targets(fit_x.size(), std::vector<double>(classes, 0.0));
-    for (size_t r = 0; r < fit_x.size(); ++r)
-        targets[r][static_cast<size_t>(y[r].integer(0, static_cast<int64_t>(classes) - 1))] = 1.0;
+    const Matrix targets = one_hot_labels(step.array("y"), fit_x.size(), classes, "rows");
     json outside = nullptr;  // RadiusNeighborsClassifier: outlier_label, an index into classes
     if (auto o = step.optional("outlier_label"); o && !o->value().is_null()) {
         std::vector<double> one_hot(classes, 0.0);

@@ -208,10 +208,8 @@ std::vector<spec::Step> feature_steps(const std::vector<double>& t, size_t d, co
 // include_bias.
 void spline_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     doc.no_text(step, "SplineTransformer", cols);
-    const std::string extrapolation = step.string("extrapolation", "constant");
-    if (extrapolation != "constant" && extrapolation != "linear" && extrapolation != "continue" &&
-        extrapolation != "periodic" && extrapolation != "error")
-        refuse(step, "parameter extrapolation = \"" + extrapolation + "\"");
+    const std::string extrapolation =
+        string_choice(step, "extrapolation", "constant", {"constant", "linear", "continue", "periodic", "error"});
     const JsonReader degree = step.need("degree");
     if (!degree.value().is_number_integer()) degree.invalid("must be an integer in [0, 5]");
     const auto d = static_cast<size_t>(degree.integer(0, 5));

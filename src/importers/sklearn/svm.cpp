@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "handlers.hpp"
-#include "pg_predict/importers/svm.hpp"
+#include "pg_predict/importers/svm_builder.hpp"
 #include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers::sklearn {

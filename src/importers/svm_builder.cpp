@@ -1,5 +1,5 @@
-// libsvm's one-vs-one layout (see include/pg_predict/importers/svm.hpp).
-#include "pg_predict/importers/svm.hpp"
+// libsvm's one-vs-one layout (see include/pg_predict/importers/svm_builder.hpp).
+#include "pg_predict/importers/svm_builder.hpp"
 
 namespace pg_predict::importers {
 

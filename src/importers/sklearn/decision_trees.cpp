@@ -64,7 +64,7 @@
 
 #include "handlers.hpp"
 #include "pg_predict/common/interrupt.hpp"
-#include "pg_predict/importers/trees.hpp"
+#include "pg_predict/importers/tree_builder.hpp"
 #include "pg_predict/spec/limits.hpp"
 
 namespace pg_predict::importers::sklearn {
@@ -86,16 +86,14 @@ constexpr int64_t kMaxClasses = spec::kMaxGroups;
 
 // One fitted sklearn tree_ (children_left, children_right, feature, threshold, value),
 // checked: equal lengths, children in range, every node reached exactly once from the root,
-// split features inside the model's input vector. Leaf values stay in double.
-struct SkTree {
-    std::vector<int32_t> left, right, feature;
-    std::vector<float> threshold;
+// split features inside the model's input vector. Its node arrays but `value`, which to_spec
+// fills per output: the leaf values stay in double here. default_left is empty (NaN goes right
+// everywhere) but for HistGradientBoosting; cover is weighted_n_node_samples
+// (HistGradientBoosting: count), empty in documents exported without it.
+struct SkTree : NodeArrays {
     // per leaf: the value row of output 0 (classes), or of a multi-output regressor the value
     // of each output
     std::vector<std::vector<double>> leaf;
-    std::vector<uint8_t> default_left;       // where NaN goes per node; empty: always right
-    std::vector<double> cover;               // weighted_n_node_samples (HistGradientBoosting:
-                                             // count); empty in documents exported without it
 };
 
 // The optional per-node array `key` (TreeSHAP's covers), as long as the tree, or empty.
@@ -118,7 +116,7 @@ void read_split(SkTree& out, int32_t i, const JsonReader& features, const JsonRe
     out.threshold[i] = round_down_to_float(t);
 }
 
-// Checks the shape every tree must have (trees.hpp: every node hangs off the root, two
+// Checks the shape every tree must have (tree_builder.hpp: every node hangs off the root, two
 // children or none), then calls on_leaf(i) or on_split(i) for each node.
 template <class Leaf, class Split>
 void walk_tree(const JsonReader& tree, const std::vector<int32_t>& left, const std::vector<int32_t>& right,
@@ -179,18 +177,28 @@ SkTree read_tree(const JsonReader& t, int32_t num_features, size_t width, size_t
 template <class F>
 spec::Tree to_spec(const JsonReader& tree, const SkTree& s, int32_t group, int32_t num_features, F leaf_value) {
     const size_t n = s.left.size();
-    NodeArrays nodes;
-    nodes.left = s.left;
-    nodes.right = s.right;
-    nodes.feature = s.feature;
-    nodes.threshold = s.threshold;
     // NaN goes right unless the model says otherwise (scikit-learn 1.2's trees reject NaN).
-    nodes.default_left = s.default_left;
-    nodes.cover = s.cover;
+    NodeArrays nodes = s;  // the node arrays without the leaf rows
     nodes.value.assign(n, 0.0f);
     for (size_t i = 0; i < n; ++i)
         if (s.left[i] == -1) nodes.value[i] = static_cast<float>(leaf_value(s.leaf[i]));
     return build_tree(nodes, group, num_features, UnreachableNodes::Refuse, tree.where());
+}
+
+// Every tree of `trees` (read with `width` values per output, `outputs` outputs) as `groups`
+// spec trees, group g's leaves leaf_value(g, the leaf's value row).
+template <class F>
+void add_tree_groups(spec::TreeEnsemble& m, const JsonReader& trees, int32_t num_features, size_t width,
+                     size_t outputs, size_t groups, F leaf_value) {
+    m.trees.reserve(trees.size() * groups);
+    for (size_t ti = 0; ti < trees.size(); ++ti) {
+        check_interrupts();
+        const JsonReader tree = trees[ti];
+        const SkTree s = read_tree(tree, num_features, width, outputs);
+        for (size_t g = 0; g < groups; ++g)
+            m.trees.push_back(to_spec(tree, s, static_cast<int32_t>(g), num_features,
+                                      [&](const std::vector<double>& v) { return leaf_value(g, v); }));
+    }
 }
 
 // n_classes from the step (when given) must agree with the document's classes.
@@ -242,18 +250,11 @@ void forest(const JsonReader& step, const Kind& e, int32_t num_features, spec::P
                                                          " classes in a multi-output tree classifier (binary outputs only)");
         }
         m.num_groups = p.outputs;
-        m.trees.reserve(trees.size() * outputs);
-        for (size_t ti = 0; ti < trees.size(); ++ti) {
-            check_interrupts();
-            const JsonReader tree = trees[ti];
-            const SkTree s = read_tree(tree, num_features, 2, outputs);
-            for (size_t o = 0; o < outputs; ++o)
-                m.trees.push_back(to_spec(tree, s, static_cast<int32_t>(o), num_features, [&](const std::vector<double>& v) {
-                    double sum = v[2 * o] + v[2 * o + 1];
-                    if (sum == 0.0) sum = 1.0;
-                    return v[2 * o + 1] / sum / n_trees;
-                }));
-        }
+        add_tree_groups(m, trees, num_features, 2, outputs, outputs, [&](size_t o, const std::vector<double>& v) {
+            double sum = v[2 * o] + v[2 * o + 1];
+            if (sum == 0.0) sum = 1.0;
+            return v[2 * o + 1] / sum / n_trees;
+        });
         m.base_margin.assign(outputs, -0.5f);
         p.transform = PostTransform::Identity;
         p.has_probabilities = false;
@@ -266,21 +267,13 @@ void forest(const JsonReader& step, const Kind& e, int32_t num_features, spec::P
         // P(class 1) and the transform adds the complement: half the trees to evaluate.
         const size_t groups = K == 2 ? 1 : K;
         m.num_groups = static_cast<int32_t>(groups);
-        m.trees.reserve(trees.size() * groups);
-        for (size_t ti = 0; ti < trees.size(); ++ti) {
-            check_interrupts();
-            const JsonReader tree = trees[ti];
-            const SkTree s = read_tree(tree, num_features, K);
-            for (size_t g = 0; g < groups; ++g) {
-                const size_t k = K == 2 ? 1 : g;
-                m.trees.push_back(to_spec(tree, s, static_cast<int32_t>(g), num_features, [&](const std::vector<double>& v) {
-                    double sum = 0.0;
-                    for (double c : v) sum += c;
-                    if (sum == 0.0) sum = 1.0;  // as predict_proba's normalizer
-                    return v[k] / sum / n_trees;
-                }));
-            }
-        }
+        add_tree_groups(m, trees, num_features, K, 1, groups, [&](size_t g, const std::vector<double>& v) {
+            const size_t k = K == 2 ? 1 : g;
+            double sum = 0.0;
+            for (double c : v) sum += c;
+            if (sum == 0.0) sum = 1.0;  // as predict_proba's normalizer
+            return v[k] / sum / n_trees;
+        });
         p.transform = K == 2 ? PostTransform::Complement : PostTransform::Identity;
     } else {
         need_task(step, p, false);
@@ -288,27 +281,30 @@ void forest(const JsonReader& step, const Kind& e, int32_t num_features, spec::P
         // values, in the group of that output.
         const size_t outputs = static_cast<size_t>(p.outputs);
         m.num_groups = p.outputs;
-        m.trees.reserve(trees.size() * outputs);
-        for (size_t ti = 0; ti < trees.size(); ++ti) {
-            check_interrupts();
-            const JsonReader tree = trees[ti];
-            const SkTree s = read_tree(tree, num_features, 1, outputs);
-            for (size_t o = 0; o < outputs; ++o)
-                m.trees.push_back(to_spec(tree, s, static_cast<int32_t>(o), num_features,
-                                          [&](const std::vector<double>& v) { return v[o] / n_trees; }));
-        }
+        add_tree_groups(m, trees, num_features, 1, outputs, outputs,
+                        [&](size_t o, const std::vector<double>& v) { return v[o] / n_trees; });
         p.transform = PostTransform::Identity;
     }
     m.base_margin.assign(m.num_groups, 0.0f);
     p.objective = step.string("type");
 }
 
-// The loss's entry in a trees.hpp table; Unsupported naming the estimator otherwise.
+// The loss's entry in a tree_builder.hpp table; Unsupported naming the estimator otherwise.
 const Objective& find_loss(const JsonReader& loss, const std::vector<Objective>& table) {
     const std::string name = loss.string();
     for (const Objective& o : table)
         if (name == o.name) return o;
     loss.unsupported("loss \"" + name + "\" is not supported; supported: " + objective_names(table));
+}
+
+// Stage i of a boosting model's `stages`: an array of its K trees, one per output.
+JsonReader stage_trees(const JsonReader& stages, size_t i, size_t K) {
+    const JsonReader stage = stages[i];
+    if (!stage.is_array()) stage.invalid("must be an array of trees, one per output");
+    if (stage.size() != K)
+        stage.invalid("has " + std::to_string(stage.size()) + " trees, the model has " + std::to_string(K) +
+                      " outputs");
+    return stage;
 }
 
 // Sets p.transform for loss `o` and returns the number of margins: one, or for a classifier of
@@ -357,11 +353,7 @@ void gradient_boosting(const JsonReader& step, const Kind& e, int32_t num_featur
     m.trees.reserve(stages.size() * K);
     for (size_t si = 0; si < stages.size(); ++si) {
         check_interrupts();
-        const JsonReader stage = stages[si];
-        if (!stage.is_array()) stage.invalid("must be an array of trees, one per output");
-        if (stage.size() != K)
-            stage.invalid("has " + std::to_string(stage.size()) + " trees, the model has " + std::to_string(K) +
-                          " outputs");
+        const JsonReader stage = stage_trees(stages, si, K);
         for (size_t k = 0; k < K; ++k) {
             const JsonReader tree = stage[k];
             const SkTree s = read_tree(tree, num_features, 1);
@@ -378,7 +370,7 @@ void gradient_boosting(const JsonReader& step, const Kind& e, int32_t num_featur
 // in the feature's known_cat_bitsets, else (a category not seen at fit) where missing values
 // go. So one side is a set of known categories and the other everything else: with
 // missing_go_to_left the node goes right exactly for S = known - left, else left exactly for
-// S = left. Each distinct S becomes a 0/1 column (importers/trees.hpp: floor, one_hot, sum
+// S = left. Each distinct S becomes a 0/1 column (importers/tree_builder.hpp: floor, one_hot, sum
 // over S; floor and not trunc so that -0.5 matches no category) and the node splits it at 0,
 // children swapped when S is the left side. x >= 256 goes where missing values go (in
 // scikit-learn the cast of such an x to uint8 is undefined behaviour: it wraps on x86).
@@ -529,11 +521,7 @@ void hist_gradient_boosting(const JsonReader& step, const Kind& e, int32_t num_f
     read.reserve(iterations.size() * K);
     for (size_t it = 0; it < iterations.size(); ++it) {
         check_interrupts();
-        const JsonReader trees = iterations[it];
-        if (!trees.is_array()) trees.invalid("must be an array of trees, one per output");
-        if (trees.size() != K)
-            trees.invalid("has " + std::to_string(trees.size()) + " trees, the model has " + std::to_string(K) +
-                          " outputs");
+        const JsonReader trees = stage_trees(iterations, it, K);
         for (size_t k = 0; k < K; ++k) read.push_back(read_hist_tree(trees[k], num_features, cats));
     }
 

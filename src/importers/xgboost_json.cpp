@@ -29,7 +29,7 @@
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/importers/import.hpp"
-#include "pg_predict/importers/trees.hpp"
+#include "pg_predict/importers/tree_builder.hpp"
 #include "pg_predict/spec/json_reader.hpp"
 #include "pg_predict/spec/limits.hpp"
 

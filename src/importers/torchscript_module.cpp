@@ -1,7 +1,7 @@
 // TorchScript modules (torch.jit.save) → a spec that describes their shape. The module is not
-// read here (no torch in the importers): the compiler wraps it (compiler/torchscript.cpp), and
-// the options say what its columns are, because a module does not know its inputs' names or
-// whether its outputs are classes:
+// read here (no torch in the importers): the compiler wraps it
+// (compiler/torchscript_writer.cpp), and the options say what its columns are, because a module
+// does not know its inputs' names or whether its outputs are classes:
 //   "features": [name, ...]          required: the module reads a float32 [N, F] tensor, F names
 //   "task": "regression"             (default) the module returns [N] or [N, 1] values
 //   "task": "classification", "classes": [label, ...]

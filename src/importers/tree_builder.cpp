@@ -1,5 +1,5 @@
-// Shared tree-ensemble helpers (include/pg_predict/importers/trees.hpp).
-#include "pg_predict/importers/trees.hpp"
+// Shared tree-ensemble helpers (include/pg_predict/importers/tree_builder.hpp).
+#include "pg_predict/importers/tree_builder.hpp"
 
 #include <algorithm>
 #include <cmath>

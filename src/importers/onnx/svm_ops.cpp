@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "graph.hpp"
-#include "pg_predict/importers/svm.hpp"
+#include "pg_predict/importers/svm_builder.hpp"
 #include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers::onnx_import {
@@ -88,15 +88,7 @@ void svm_classifier(Node& n) {
     const OneVsOne ovo = one_vs_one(k, start, [&](size_t r, size_t s) { return coef[r * count + s]; });
     Row bits = then(project(kx, ovo.decision, rho), make_step("threshold", {{"threshold", 0.0}}), {static_cast<int64_t>(pairs)});
     Value tally = row_value(n.graph, project(bits, ovo.votes, ovo.base));
-    tally.key = n.graph.fresh_key();
-    Value label;
-    label.kind = Kind::Label;
-    label.label.of = tally.key;
-    label.label.classes = classes;
-    label.label.names = labels.names;
-    label.label.tensor = "#votes of " + n.where();
-    n.graph.values.emplace(label.label.tensor, tally);
-    n.set_output(0, label);
+    n.set_output(0, classifier_label(n, tally, labels, "votes"));
     Value scores;
     scores.kind = Kind::Opaque;
     scores.opaque_why = "the decision values of an SVMClassifier, which are no probabilities";

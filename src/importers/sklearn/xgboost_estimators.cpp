@@ -1,6 +1,6 @@
 // XGBoost's scikit-learn estimators (XGBClassifier, XGBRegressor) as the last step of a
 // document: the fitted booster, as Booster.save_model writes its JSON, under "booster". The
-// trees are read by the XGBoost importer itself (importers/xgboost.cpp), so such a step scores
+// trees are read by the XGBoost importer itself (importers/xgboost_json.cpp), so such a step scores
 // exactly like the booster registered alone; the document adds the featurizers in front (e.g.
 // the one-hot encoding of text columns that train() learns) and the class labels.
 #include <string>

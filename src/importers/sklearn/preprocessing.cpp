@@ -356,8 +356,7 @@ void binarizer(Document& doc, const JsonReader& step, Columns& cols, std::vector
 
 void normalizer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     doc.no_text(step, "Normalizer", cols);
-    const std::string norm = step.string("norm", "l2");
-    if (norm != "l1" && norm != "l2" && norm != "max") refuse(step, "parameter norm = \"" + norm + "\"");
+    const std::string norm = string_choice(step, "norm", "l2", {"l1", "l2", "max"});
     out.push_back(make_step(spec::Op::Normalize, {{"norm", norm}}));
 }
 
@@ -379,9 +378,7 @@ void kbins_discretizer(Document& doc, const JsonReader& step, Columns& cols, std
     const size_t w = cols.size();
     const JsonReader be = step.array("bin_edges");
     if (be.size() != w) be.invalid("has " + std::to_string(be.size()) + " entries for " + std::to_string(w) + " columns");
-    const std::string encode = step.string("encode", "ordinal");
-    if (encode != "ordinal" && encode != "onehot" && encode != "onehot-dense")
-        refuse(step, "parameter encode = \"" + encode + "\"");
+    const std::string encode = string_choice(step, "encode", "ordinal", {"ordinal", "onehot", "onehot-dense"});
     json inner = json::array(), cats = json::array();
     size_t width = 0;
     for (size_t c = 0; c < w; ++c) {
@@ -437,8 +434,7 @@ void function_transformer(Document& doc, const JsonReader& step, Columns& cols, 
 void power_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     doc.no_text(step, "PowerTransformer", cols);
     const size_t w = cols.size();
-    const std::string method = step.string("method", "yeo-johnson");
-    if (method != "yeo-johnson" && method != "box-cox") refuse(step, "parameter method = \"" + method + "\"");
+    const std::string method = string_choice(step, "method", "yeo-johnson", {"yeo-johnson", "box-cox"});
     const JsonReader lambdas = step.array("lambdas");
     const std::vector<double> l = lambdas.numbers();
     if (l.size() != w) lambdas.invalid("has " + std::to_string(l.size()) + " entries for " + std::to_string(w) + " columns");
@@ -454,8 +450,7 @@ void power_transformer(Document& doc, const JsonReader& step, Columns& cols, std
 void quantile_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     doc.no_text(step, "QuantileTransformer", cols);
     const size_t w = cols.size();
-    const std::string output = step.string("output_distribution", "uniform");
-    if (output != "uniform" && output != "normal") refuse(step, "parameter output_distribution = \"" + output + "\"");
+    const std::string output = string_choice(step, "output_distribution", "uniform", {"uniform", "normal"});
     const JsonReader refs = step.array("references");
     const std::vector<double> r = refs.numbers();
     if (r.size() < 2) refuse(step, "a fit on fewer than 2 quantiles (n_quantiles_ = " + std::to_string(r.size()) + ")");

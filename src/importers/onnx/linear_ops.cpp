@@ -61,15 +61,7 @@ void linear_classifier(Node& n) {
     } else {
         n.unsupported("post_transform " + post);
     }
-    scores.key = n.graph.fresh_key();
-    Value label;
-    label.kind = Kind::Label;
-    label.label.of = scores.key;
-    label.label.classes = classes;
-    label.label.names = labels.names;
-    label.label.tensor = "#scores of " + n.where();
-    n.graph.values.emplace(label.label.tensor, scores);
-    n.set_output(0, label);
+    n.set_output(0, classifier_label(n, scores, labels, "scores"));
     n.set_output(1, scores);
 }
 

@@ -16,10 +16,11 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph.hpp"
-#include "pg_predict/importers/trees.hpp"
+#include "pg_predict/importers/tree_builder.hpp"
 #include "pg_predict/spec/limits.hpp"
 
 namespace pg_predict::importers::onnx_import {
@@ -89,13 +90,18 @@ spec::Tree build(const Node& n, const OnnxTree& t, size_t root, int32_t column, 
         }
         const bool nan_true = o.missing_true || o.mode == Mode::Neq;
         const size_t yes = static_cast<size_t>(o.yes), no = static_cast<size_t>(o.no);
-        auto branch = [&](size_t node_slot, float thr, size_t left, size_t right, bool nan_left) {
+        // Spec node `node_slot` splits on o's feature at `thr` into two new nodes (left, right).
+        auto split = [&](size_t node_slot, float thr, bool nan_left) {
             out.feature[node_slot] = static_cast<int32_t>(o.feature);
             out.threshold[node_slot] = thr;
             out.default_left[node_slot] = nan_left ? 1 : 0;
             const int32_t l = add(), r = add();
             out.left[node_slot] = l;
             out.right[node_slot] = r;
+            return std::pair<int32_t, int32_t>{l, r};
+        };
+        auto branch = [&](size_t node_slot, float thr, size_t left, size_t right, bool nan_left) {
+            const auto [l, r] = split(node_slot, thr, nan_left);
             work.push_back({left, l});
             work.push_back({right, r});
         };
@@ -111,22 +117,9 @@ spec::Tree build(const Node& n, const OnnxTree& t, size_t root, int32_t column, 
                 // unequal side, the second decides between t and above.
                 const size_t equal = o.mode == Mode::Eq ? yes : no, unequal = o.mode == Mode::Eq ? no : yes;
                 const bool nan_equal = o.mode == Mode::Eq ? nan_true : !nan_true;
-                out.feature[s] = static_cast<int32_t>(o.feature);
-                out.threshold[s] = less ? t0 : prev(t0);
-                out.default_left[s] = nan_equal ? 0 : 1;
-                const int32_t below = add(), second = add();
-                out.left[s] = below;
-                out.right[s] = second;
+                const auto [below, second] = split(s, less ? t0 : prev(t0), !nan_equal);
                 work.push_back({unequal, below});
-                const size_t s2 = static_cast<size_t>(second);
-                out.feature[s2] = static_cast<int32_t>(o.feature);
-                out.threshold[s2] = less ? next(t0) : t0;
-                out.default_left[s2] = nan_equal ? 1 : 0;
-                const int32_t l = add(), r = add();
-                out.left[s2] = l;
-                out.right[s2] = r;
-                work.push_back({equal, l});
-                work.push_back({unequal, r});
+                branch(static_cast<size_t>(second), less ? next(t0) : t0, equal, unequal, nan_equal);
                 break;
             }
             case Mode::Leaf: break;
@@ -142,7 +135,7 @@ std::vector<OnnxTree> read_trees(const Node& n, int64_t width, const char* prefi
     const std::vector<std::string> modes = n.texts("nodes_modes");
     std::vector<double> values = n.numbers("nodes_values", false);
     // Double thresholds (ai.onnx.ml 3) become the float32 ones that split every float32 input
-    // the same way (importers/trees.hpp), below per mode.
+    // the same way (importers/tree_builder.hpp), below per mode.
     const bool doubles = values.empty() && n.has("nodes_values_as_tensor");
     if (doubles) values = n.tensor("nodes_values_as_tensor").values;
     const std::vector<int64_t> yes = n.integers("nodes_truenodeids");
@@ -366,15 +359,7 @@ void tree_classifier(Node& n) {
     } else {
         n.unsupported("post_transform " + post + (one_margin ? " of a binary classifier with one margin" : " over several classes"));
     }
-    v.key = n.graph.fresh_key();
-    Value label;
-    label.kind = Kind::Label;
-    label.label.of = v.key;
-    label.label.classes = classes;
-    label.label.names = labels.names;
-    label.label.tensor = "#scores of " + n.where();
-    n.graph.values.emplace(label.label.tensor, v);
-    n.set_output(0, label);
+    n.set_output(0, classifier_label(n, v, labels, "scores"));
     n.set_output(1, v);
 }
 
