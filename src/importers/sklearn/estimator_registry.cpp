@@ -1,5 +1,5 @@
 // The registry of supported scikit-learn classes: name -> the function that converts it
-// (handlers.hpp). README's operator table lists the same classes.
+// (handlers.hpp). docs/operators.md's table lists the same classes.
 #include <string>
 
 #include "handlers.hpp"

@@ -1,6 +1,6 @@
 // Executor side of the early exit (issue 15 §2; the plan side is plan/early_exit_request.hpp): what a
 // PredictBatch node keeps to screen its batches, and the top-K's record of the best values it
-// has returned. The batch itself (dropping rows, scoring the undecided ones) is exec/node.cpp's.
+// has returned. The batch itself (dropping rows, scoring the undecided ones) is exec/callbacks.cpp's.
 #pragma once
 
 #include "plan/node_private.hpp"

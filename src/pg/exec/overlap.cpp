@@ -4,7 +4,7 @@
 // applies the program's tail and hands the batch up. Batches keep their order.
 //
 // The spare set is the batch in flight, or one scored and waiting its turn; swap_batches
-// exchanges it with the live set, which exec/node.cpp's reading and exec() use as before.
+// exchanges it with the live set, which exec/callbacks.cpp's reading and exec() use as before.
 // No C++ object with a destructor lives in these frames: executor calls may longjmp.
 #include <utility>
 

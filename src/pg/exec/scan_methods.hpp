@@ -1,6 +1,6 @@
 // PredictBatch's scan methods: what the planner (plan/) needs of the executor's node to build
 // one, and what _PG_init registers. The node pulls tuples from its child, scores them a batch
-// at a time, and hands them up with the scores appended (exec/node.cpp, fill.cpp, explain.cpp).
+// at a time, and hands them up with the scores appended (exec/callbacks.cpp, fill.cpp, explain.cpp).
 #pragma once
 
 #include "postgres_headers.hpp"

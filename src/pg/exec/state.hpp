@@ -1,4 +1,4 @@
-// The PredictBatch node's executor state (exec/node.cpp), shared with the overlap
+// The PredictBatch node's executor state (exec/callbacks.cpp), shared with the overlap
 // (exec/overlap.cpp): what one node keeps between batches, per input and per batch.
 #pragma once
 
@@ -141,7 +141,7 @@ void pull_rows(PredictBatchState* state);           // up to state->target rows 
 void fill_inputs(PredictBatchState* state, instr_time* fill);  // features of the pulled rows
 bool read_batch(PredictBatchState* state);          // pull_rows + fill_inputs into the live batch
 
-// exec/node.cpp
+// exec/callbacks.cpp
 void score_input(PredictBatchState* state, int i, runtime::Program* program);  // input i's program
 
 // exec/explain.cpp: the node's ExplainCustomScan

@@ -1,6 +1,6 @@
 // Plan side of the early exit (issue 15 §2): which output value of a PredictBatch node the
 // query needs only within an interval or only among its best rows, so the node may stop
-// scoring rows that cannot qualify (the executor side is in exec/node.cpp, the bounds in
+// scoring rows that cannot qualify (the executor side is in exec/callbacks.cpp, the bounds in
 // runtime::screen_rows).
 //
 //  * A threshold: conjuncts of the node's own filter comparing predict(...) or
