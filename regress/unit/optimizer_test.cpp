@@ -120,7 +120,7 @@ spec::Pipeline check_optimized(const spec::Pipeline& p, optimizer::Report* repor
     expect_same(reference(q, zeroed, rows), want, "reference of the optimized pipeline");
     // Each pass alone, on the original, keeps the outputs too.
     using Pass = spec::Pipeline (*)(const spec::Pipeline&, std::vector<std::string>&);
-    for (Pass pass : {Pass(optimizer::prune_columns), Pass(optimizer::simplify_concat), Pass(optimizer::fuse_linear)}) {
+    for (Pass pass : {Pass(optimizer::remove_unused_columns), Pass(optimizer::simplify_concat), Pass(optimizer::fuse_linear)}) {
         std::vector<std::string> changes;
         const spec::Pipeline one = pass(p, changes);
         spec::validate(one);

@@ -32,57 +32,82 @@ std::vector<std::vector<int32_t>> step_vocabs(const std::vector<spec::Step>& ste
     return out;
 }
 
-Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const Mask& live_out, LivenessMemo* memo) {
-    check_interrupts();  // per step: nested compositions can be deep
-    const size_t w = in_vocab.size();
+namespace {
+
+// The liveness of each family: which input columns the live outputs of one step read.
+
+// Output column c is a function of input column c alone.
+Mask columnwise_needs(const Mask& live_out) { return live_out; }
+
+// Every output reads every input (a zero weight times NaN is still NaN).
+Mask whole_row_needs(size_t w) { return Mask(w, true); }
+
+Mask one_hot_needs(const spec::Step& s, size_t w, const Mask& live_out) {
     Mask need(w, false);
-    if (!any(live_out)) return need;
+    const auto cats = spec::param_matrix(s, "categories", "one_hot");
+    const auto drop = spec::param_ints(s, "drop", "one_hot");
+    size_t o = 0;
+    for (size_t c = 0; c < w; ++c)
+        for (size_t k = 0; k < cats[c].size(); ++k)
+            if (static_cast<int32_t>(k) != drop[c] && live_out[o++]) need[c] = true;
+    return need;
+}
+
+// x^0 is 1 for every x, NaN included: a zero power reads nothing.
+Mask monomials_needs(const spec::Step& s, size_t w, const Mask& live_out) {
+    Mask need(w, false);
+    const auto powers = spec::param_matrix(s, "powers", "monomials");
+    for (size_t k = 0; k < powers.size(); ++k)
+        if (live_out[k])
+            for (size_t c = 0; c < w; ++c)
+                if (powers[k][c] != 0.0) need[c] = true;
+    return need;
+}
+
+// Each part's live outputs through its own steps, back to the columns it selects.
+Mask concat_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const Mask& live_out,
+                  LivenessMemo* memo) {
+    Mask need(in_vocab.size(), false);
+    size_t o = 0;
+    for (const spec::Step::Part& part : s.parts) {
+        std::vector<int32_t> sub;
+        for (int32_t c : part.columns) sub.push_back(in_vocab[c]);
+        const std::vector<std::vector<int32_t>> vocabs = step_vocabs(part.steps, sub);
+        const size_t width = vocabs.back().size();
+        const Mask slice(live_out.begin() + o, live_out.begin() + o + width);
+        o += width;
+        const Mask sub_need = steps_liveness(part.steps, sub, slice, memo).front();
+        for (size_t j = 0; j < part.columns.size(); ++j)
+            if (sub_need[j]) need[part.columns[j]] = true;
+    }
+    return need;
+}
+
+Mask needs_by_op(const spec::Step& s, const std::vector<int32_t>& in_vocab, const Mask& live_out,
+                 LivenessMemo* memo) {
+    const size_t w = in_vocab.size();
     switch (s.op) {
     case spec::Op::Affine: case spec::Op::Impute: case spec::Op::Elementwise: case spec::Op::Threshold:
     case spec::Op::Clip: case spec::Op::IsMissing: case spec::Op::Bucketize: case spec::Op::Ordinal:
     case spec::Op::Power: case spec::Op::Quantile:
-        // Output column c is a function of input column c alone.
-        need = live_out;
-        break;
-    case spec::Op::OneHot: {
-        const auto cats = spec::param_matrix(s, "categories", "one_hot");
-        const auto drop = spec::param_ints(s, "drop", "one_hot");
-        size_t o = 0;
-        for (size_t c = 0; c < w; ++c)
-            for (size_t k = 0; k < cats[c].size(); ++k)
-                if (static_cast<int32_t>(k) != drop[c] && live_out[o++]) need[c] = true;
-        break;
-    }
-    case spec::Op::Monomials: {
-        // x^0 is 1 for every x, NaN included: a zero power reads nothing.
-        const auto powers = spec::param_matrix(s, "powers", "monomials");
-        for (size_t k = 0; k < powers.size(); ++k)
-            if (live_out[k])
-                for (size_t c = 0; c < w; ++c)
-                    if (powers[k][c] != 0.0) need[c] = true;
-        break;
-    }
-    case spec::Op::Concat: {
-        size_t o = 0;
-        for (const spec::Step::Part& part : s.parts) {
-            std::vector<int32_t> sub;
-            for (int32_t c : part.columns) sub.push_back(in_vocab[c]);
-            const std::vector<std::vector<int32_t>> vocabs = step_vocabs(part.steps, sub);
-            const size_t width = vocabs.back().size();
-            const Mask slice(live_out.begin() + o, live_out.begin() + o + width);
-            o += width;
-            const Mask sub_need = steps_liveness(part.steps, sub, slice, memo).front();
-            for (size_t j = 0; j < part.columns.size(); ++j)
-                if (sub_need[j]) need[part.columns[j]] = true;
-        }
-        break;
-    }
+        return columnwise_needs(live_out);
+    case spec::Op::OneHot: return one_hot_needs(s, w, live_out);
+    case spec::Op::Monomials: return monomials_needs(s, w, live_out);
+    case spec::Op::Concat: return concat_needs(s, in_vocab, live_out, memo);
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Kernel: case spec::Op::Neighbors:
     case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript: case spec::Op::Model:
-        // Every output reads every input (a zero weight times NaN is still NaN).
-        need.assign(w, true);
-        break;
+        return whole_row_needs(w);
     }
+    return whole_row_needs(w);
+}
+
+}  // namespace
+
+Mask step_needs(const spec::Step& s, const std::vector<int32_t>& in_vocab, const Mask& live_out, LivenessMemo* memo) {
+    check_interrupts();  // per step: nested compositions can be deep
+    const size_t w = in_vocab.size();
+    if (!any(live_out)) return Mask(w, false);
+    Mask need = needs_by_op(s, in_vocab, live_out, memo);
     if (!any(need) && w > 0) need[0] = true;
     return need;
 }
@@ -97,25 +122,20 @@ std::vector<Mask> steps_liveness(const std::vector<spec::Step>& steps, const std
     return live;
 }
 
-Mask estimator_needs(const spec::Pipeline& p) {
-    const size_t w = static_cast<size_t>(std::max(0, p.model.num_features));
+namespace {
+
+// The inputs with a non-zero weight in some row of a linear estimator's coefficients.
+Mask linear_estimator_needs(const spec::Pipeline& p, size_t w) {
     Mask need(w, false);
-    if (p.task == spec::Task::Transform) return Mask(w, true);  // every output column is the result
-    switch (p.estimator.op) {
-    case spec::Op::Linear:
-        for (const std::vector<double>& row : spec::param_matrix(p.estimator, "coef", "estimator"))
-            for (size_t f = 0; f < w && f < row.size(); ++f)
-                if (row[f] != 0.0) need[f] = true;
-        return need;
-    case spec::Op::None:
-        break;  // the tree ensemble, below
-    case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal:
-    case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
-    case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
-    case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
-    case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
-        return Mask(w, true);  // reads every input
-    }
+    for (const std::vector<double>& row : spec::param_matrix(p.estimator, "coef", "estimator"))
+        for (size_t f = 0; f < w && f < row.size(); ++f)
+            if (row[f] != 0.0) need[f] = true;
+    return need;
+}
+
+// The inputs some split, or some linear leaf, of the tree ensemble reads.
+Mask tree_ensemble_needs(const spec::Pipeline& p, size_t w) {
+    Mask need(w, false);
     for (const spec::Tree& tree : p.model.trees)
         for (size_t node = 0; node < tree.size(); node++)
             if (!tree.is_leaf(node) && tree.feature[node] >= 0 && static_cast<size_t>(tree.feature[node]) < w)
@@ -125,6 +145,24 @@ Mask estimator_needs(const spec::Pipeline& p) {
             for (int32_t f : features)
                 if (f >= 0 && static_cast<size_t>(f) < w) need[f] = true;
     return need;
+}
+
+}  // namespace
+
+Mask estimator_needs(const spec::Pipeline& p) {
+    const size_t w = static_cast<size_t>(std::max(0, p.model.num_features));
+    if (p.task == spec::Task::Transform) return Mask(w, true);  // every output column is the result
+    switch (p.estimator.op) {
+    case spec::Op::Linear: return linear_estimator_needs(p, w);
+    case spec::Op::None: return tree_ensemble_needs(p, w);
+    case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal:
+    case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
+    case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
+    case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
+    case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
+        return whole_row_needs(w);  // reads every input
+    }
+    return whole_row_needs(w);
 }
 
 }  // namespace pg_predict::optimizer

@@ -8,10 +8,11 @@ namespace pg_predict::optimizer {
 
 spec::Pipeline optimize(const spec::Pipeline& in, Report* report) {
     using Pass = spec::Pipeline (*)(const spec::Pipeline&, std::vector<std::string>&);
-    // Pruning runs on the imported pipeline, before fusion can turn a zero scale into a zero
-    // weight (a zero weight reads nothing; a zero scale still passes NaN on).
+    // Unused-column removal runs on the imported pipeline, before fusion can turn a zero scale
+    // into a zero weight (a zero weight reads nothing; a zero scale still passes NaN on). Its
+    // report keeps the name "prune_columns": EXPLAIN and the regression output show it.
     static const std::pair<const char*, Pass> passes[] = {
-        {"prune_columns", prune_columns},
+        {"prune_columns", remove_unused_columns},
         {"simplify_concat", simplify_concat},
         {"fuse_linear", fuse_linear},
         {"simplify_concat", simplify_concat},  // fusion can leave passthrough parts behind

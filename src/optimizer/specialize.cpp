@@ -75,140 +75,150 @@ double bucket(const std::vector<double>& edges, bool right, double x, bool upper
     return upper ? std::max(d, s) : std::min(d, s);
 }
 
+// Each column's set through f(c, its set): the ops whose output column c reads input column c
+// alone (one set per column, so `in` is as wide as the step's input).
+template <typename F>
+Sets per_column(const Sets& in, F f) {
+    Sets out;
+    for (size_t c = 0; c < in.size(); ++c) out.push_back(f(c, in[c]));
+    return out;
+}
+
+Sets through_concat(const Step& s, const std::vector<int32_t>& in_vocab, const Sets& in) {
+    Sets out;
+    for (const Step::Part& part : s.parts) {
+        std::vector<int32_t> sub_vocab;
+        Sets sub;
+        for (int32_t c : part.columns) {
+            sub_vocab.push_back(in_vocab[c]);
+            sub.push_back(in[c]);
+        }
+        const Sets part_out = through_steps(part.steps, sub_vocab, sub);
+        out.insert(out.end(), part_out.begin(), part_out.end());
+    }
+    return out;
+}
+
+Sets through_one_hot(const Step& s, const Sets& in, const std::string& where) {
+    Sets out;
+    const auto cats = spec::param_matrix(s, "categories", where);
+    const auto drop = spec::param_ints(s, "drop", where);
+    for (size_t c = 0; c < in.size(); ++c)
+        for (size_t k = 0; k < cats[c].size(); ++k)
+            if (static_cast<int32_t>(k) != drop[c]) out.push_back(one_hot_output(in[c], cats[c][k]));
+    return out;
+}
+
+Sets through_bucketize(const Step& s, const Sets& in, const std::string& where) {
+    const auto edges = spec::param_matrix(s, "edges", where);
+    const bool right = spec::bucketize_counts_equal(s, where);
+    return per_column(in, [&](size_t c, ValueSet v) {  // NaN stays NaN
+        if (v.values) {
+            v.lo = bucket(edges[c], right, v.lo, false);
+            v.hi = bucket(edges[c], right, v.hi, true);
+        }
+        return v;
+    });
+}
+
+Sets through_impute(const Step& s, const Sets& in, const std::string& where) {
+    const auto statistics = spec::param_vector(s, "statistics", where);
+    const double marker = spec::missing_marker(s, where);
+    return per_column(in, [&](size_t c, ValueSet v) {
+        const bool replaced = v.missing || (!std::isnan(marker) && v.values && v.lo <= marker && marker <= v.hi);
+        if (replaced && std::isnan(statistics[c])) {
+            v.missing = true;
+        } else if (replaced) {
+            // The replaced values stay in the set: a superset is always safe.
+            v.lo = v.values ? std::min(v.lo, statistics[c]) : statistics[c];
+            v.hi = v.values ? std::max(v.hi, statistics[c]) : statistics[c];
+            v.values = true;
+            v.missing = false;
+        }
+        return v;
+    });
+}
+
+// x * scale + offset, widened by a margin far beyond float32 rounding: the program may
+// compute it in either precision, fused or not.
+Sets through_affine(const Step& s, const Sets& in, const std::string& where) {
+    const auto scale = spec::param_vector(s, "scale", where);
+    const auto offset = spec::param_vector(s, "offset", where);
+    return per_column(in, [&](size_t c, ValueSet v) {
+        const double a = v.lo * scale[c] + offset[c], b = v.hi * scale[c] + offset[c];
+        if (!v.values) return v;
+        if (std::isnan(a) || std::isnan(b) || std::isinf(scale[c]) || std::isinf(offset[c]))
+            return ValueSet{};  // inf * 0 and the like: anything
+        const double margin = 1e-5 * (std::max(std::fabs(a), std::fabs(b)) + std::fabs(offset[c])) + 1e-30;
+        v.lo = std::min(a, b) - margin;
+        v.hi = std::max(a, b) + margin;
+        return v;
+    });
+}
+
+Sets through_elementwise(const Step& s, const Sets& in, const std::string& where) {
+    const std::string f = s.params.value("function", "");
+    return per_column(in, [&](size_t, ValueSet v) {
+        if (f != "zero_as_missing") return ValueSet{};
+        const double z = 2 * spec::kLightgbmZero;
+        if (v.values && v.lo <= z && v.hi >= -z) v.missing = true;
+        return v;
+    });
+}
+
+// A constant input (or a missing one) has one code; matched in both precisions alike.
+Sets through_ordinal(const Step& s, const Sets& in, const std::string& where) {
+    const auto cats = spec::param_matrix(s, "categories", where);
+    const double unknown = spec::param_number(s, "unknown_value", where);
+    const double missing = spec::param_number(s, "missing_value", where);
+    return per_column(in, [&](size_t c, const ValueSet& v) {
+        bool known = false;
+        double code = unknown;
+        if (v.is_constant()) {
+            known = true;
+            for (size_t k = 0; k < cats[c].size(); ++k) {
+                const bool exact = v.lo == cats[c][k], single = f32(v.lo) == f32(cats[c][k]);
+                known = known && exact == single;
+                if (exact) code = static_cast<double>(k);  // the last match, as the op takes it
+            }
+        } else if (!v.values && v.missing) {
+            known = true;
+            for (size_t k = 0; k < cats[c].size(); ++k)
+                if (std::isnan(cats[c][k])) code = missing;
+        }
+        ValueSet o;
+        if (known && std::isnan(code)) {
+            o.values = false;
+        } else if (known) {
+            o = constant(code);
+        }
+        return o;
+    });
+}
+
+// Any value at all, for each output of a step the sets do not follow.
+Sets through_unknown(const Step& s, const std::vector<int32_t>& in_vocab, const std::string& where) {
+    std::vector<int32_t> v = in_vocab;
+    spec::check_step(s, v, where);
+    return Sets(v.size(), ValueSet{});
+}
+
+// The value sets of one step's outputs from its inputs' sets, by the op's family.
 Sets through_step(const Step& s, const std::vector<int32_t>& in_vocab, const Sets& in, const std::string& where) {
     check_interrupts();
-    const size_t w = in_vocab.size();
-    Sets out;
     switch (s.op) {
-    case spec::Op::Concat: {
-        for (const Step::Part& part : s.parts) {
-            std::vector<int32_t> sub_vocab;
-            Sets sub;
-            for (int32_t c : part.columns) {
-                sub_vocab.push_back(in_vocab[c]);
-                sub.push_back(in[c]);
-            }
-            const Sets part_out = through_steps(part.steps, sub_vocab, sub);
-            out.insert(out.end(), part_out.begin(), part_out.end());
-        }
-        return out;
-    }
-    case spec::Op::OneHot: {
-        const auto cats = spec::param_matrix(s, "categories", where);
-        const auto drop = spec::param_ints(s, "drop", where);
-        for (size_t c = 0; c < w; ++c)
-            for (size_t k = 0; k < cats[c].size(); ++k)
-                if (static_cast<int32_t>(k) != drop[c]) out.push_back(one_hot_output(in[c], cats[c][k]));
-        return out;
-    }
-    case spec::Op::Bucketize: {
-        const auto edges = spec::param_matrix(s, "edges", where);
-        const bool right = spec::bucketize_counts_equal(s, where);
-        for (size_t c = 0; c < w; ++c) {
-            ValueSet v = in[c];  // NaN stays NaN
-            if (v.values) {
-                v.lo = bucket(edges[c], right, v.lo, false);
-                v.hi = bucket(edges[c], right, v.hi, true);
-            }
-            out.push_back(v);
-        }
-        return out;
-    }
-    case spec::Op::Impute: {
-        const auto statistics = spec::param_vector(s, "statistics", where);
-        const double marker = spec::missing_marker(s, where);
-        for (size_t c = 0; c < w; ++c) {
-            ValueSet v = in[c];
-            const bool replaced = v.missing || (!std::isnan(marker) && v.values && v.lo <= marker && marker <= v.hi);
-            if (replaced && std::isnan(statistics[c])) {
-                v.missing = true;
-            } else if (replaced) {
-                // The replaced values stay in the set: a superset is always safe.
-                v.lo = v.values ? std::min(v.lo, statistics[c]) : statistics[c];
-                v.hi = v.values ? std::max(v.hi, statistics[c]) : statistics[c];
-                v.values = true;
-                v.missing = false;
-            }
-            out.push_back(v);
-        }
-        return out;
-    }
-    case spec::Op::Affine: {
-        // x * scale + offset, widened by a margin far beyond float32 rounding: the program may
-        // compute it in either precision, fused or not.
-        const auto scale = spec::param_vector(s, "scale", where);
-        const auto offset = spec::param_vector(s, "offset", where);
-        for (size_t c = 0; c < w; ++c) {
-            ValueSet v = in[c];
-            const double a = v.lo * scale[c] + offset[c], b = v.hi * scale[c] + offset[c];
-            if (!v.values) {
-                out.push_back(v);
-                continue;
-            }
-            if (std::isnan(a) || std::isnan(b) || std::isinf(scale[c]) || std::isinf(offset[c])) {
-                out.push_back(ValueSet{});  // inf * 0 and the like: anything
-                continue;
-            }
-            const double margin = 1e-5 * (std::max(std::fabs(a), std::fabs(b)) + std::fabs(offset[c])) + 1e-30;
-            v.lo = std::min(a, b) - margin;
-            v.hi = std::max(a, b) + margin;
-            out.push_back(v);
-        }
-        return out;
-    }
-    case spec::Op::Elementwise: {
-        const std::string f = s.params.value("function", "");
-        for (size_t c = 0; c < w; ++c) {
-            if (f != "zero_as_missing") {
-                out.push_back(ValueSet{});
-                continue;
-            }
-            ValueSet v = in[c];
-            const double z = 2 * spec::kLightgbmZero;
-            if (v.values && v.lo <= z && v.hi >= -z) v.missing = true;
-            out.push_back(v);
-        }
-        return out;
-    }
-    case spec::Op::Ordinal: {
-        // A constant input (or a missing one) has one code; matched in both precisions alike.
-        const auto cats = spec::param_matrix(s, "categories", where);
-        const double unknown = spec::param_number(s, "unknown_value", where);
-        const double missing = spec::param_number(s, "missing_value", where);
-        for (size_t c = 0; c < w; ++c) {
-            const ValueSet& v = in[c];
-            bool known = false;
-            double code = unknown;
-            if (v.is_constant()) {
-                known = true;
-                for (size_t k = 0; k < cats[c].size(); ++k) {
-                    const bool exact = v.lo == cats[c][k], single = f32(v.lo) == f32(cats[c][k]);
-                    known = known && exact == single;
-                    if (exact) code = static_cast<double>(k);  // the last match, as the op takes it
-                }
-            } else if (!v.values && v.missing) {
-                known = true;
-                for (size_t k = 0; k < cats[c].size(); ++k)
-                    if (std::isnan(cats[c][k])) code = missing;
-            }
-            ValueSet o;
-            if (known && std::isnan(code)) {
-                o.values = false;
-            } else if (known) {
-                o = constant(code);
-            }
-            out.push_back(o);
-        }
-        return out;
-    }
+    case spec::Op::Concat: return through_concat(s, in_vocab, in);
+    case spec::Op::OneHot: return through_one_hot(s, in, where);
+    case spec::Op::Bucketize: return through_bucketize(s, in, where);
+    case spec::Op::Impute: return through_impute(s, in, where);
+    case spec::Op::Affine: return through_affine(s, in, where);
+    case spec::Op::Elementwise: return through_elementwise(s, in, where);
+    case spec::Op::Ordinal: return through_ordinal(s, in, where);
     case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Monomials: case spec::Op::Kernel:
     case spec::Op::Neighbors: case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
-    case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript: {
-        std::vector<int32_t> v = in_vocab;
-        spec::check_step(s, v, where);
-        return Sets(v.size(), ValueSet{});
-    }
+    case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript:
+        return through_unknown(s, in_vocab, where);
     }
     fail(ErrorCategory::Internal, "specialize: unknown op");
 }

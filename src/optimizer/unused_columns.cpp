@@ -3,6 +3,7 @@
 // 50-column featurizer chain makes the whole chain (and the scan) 5 columns wide.
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/common/error.hpp"
@@ -51,23 +52,33 @@ const std::vector<Mask>& liveness_of(const std::vector<Step>& steps, const std::
 }
 
 // One step rewritten to read the `present` columns of its input (compacted) and give at least
-// the `live` ones of its output; sets `out` to the output columns it gives.
-Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask& present, const Mask& live,
-                 Mask& out, const std::string& where, std::vector<std::string>& changes, LivenessMemo& memo) {
-    check_interrupts();  // per step: nested compositions can be deep
+// the `live` ones of its output: the rewritten step in `r`, the output columns it gives in
+// `out`. Each family of ops has its member function; run() picks it.
+struct StepShrink {
+    StepShrink(const Step& s, const std::vector<int32_t>& in_vocab, const Mask& present, const Mask& live, Mask& out,
+               std::string where, std::vector<std::string>& changes, LivenessMemo& memo)
+        : s(s), in_vocab(in_vocab), present(present), live(live), out(out), where(std::move(where)),
+          changes(changes), memo(memo) {}
+
+    const Step& s;
+    const std::vector<int32_t>& in_vocab;
+    const Mask& present;
+    const Mask& live;
+    Mask& out;
+    const std::string where;
+    std::vector<std::string>& changes;
+    LivenessMemo& memo;
     const size_t w = in_vocab.size();
     const size_t kept = count(present);
     Step r;  // not a copy of s: a concat's parts are rebuilt below, not copied level by level
-    r.op = s.op;
-    r.params = s.params;
-    auto note = [&](size_t from, size_t to, const char* what) {
+
+    void note(size_t from, size_t to, const char* what) {
         if (from != to)
             changes.push_back(where + " " + spec::op_name(s.op) + ": " + std::to_string(from) + " -> " + std::to_string(to) + " " + what);
-    };
-    switch (s.op) {
-    case spec::Op::Affine: case spec::Op::Impute: case spec::Op::Bucketize: case spec::Op::Ordinal:
-    case spec::Op::Power: case spec::Op::Quantile:
-        // Per-column parameters: keep the present columns' entries.
+    }
+
+    // Per-column parameters: keep the present columns' entries.
+    void columnwise_params() {
         for (const char* key : {"scale", "offset", "statistics", "edges", "categories", "lambdas", "quantiles"}) {
             if (!s.params.contains(key)) continue;
             json shrunk = json::array();
@@ -75,16 +86,17 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
                 if (present[c]) shrunk.push_back(s.params[key][c]);
             r.params[key] = shrunk;
         }
+        columnwise();
+    }
+
+    void columnwise() {
         out = present;
         note(w, kept, "columns");
-        break;
-    case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
-        out = present;
-        note(w, kept, "columns");
-        break;
-    case spec::Op::OneHot: {
-        // A category nobody reads is dropped from the list; a listed-but-dropped category
-        // (drop = d) is left out too, since matching nothing gives the same zeros.
+    }
+
+    // A category nobody reads is dropped from the list; a listed-but-dropped category
+    // (drop = d) is left out too, since matching nothing gives the same zeros.
+    void one_hot() {
         const auto cats = spec::param_matrix(s, "categories", where);
         const auto drop = spec::param_ints(s, "drop", where);
         std::vector<std::vector<double>> new_cats;
@@ -103,28 +115,34 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
                 new_drop.push_back(drop[c]);
                 continue;
             }
-            std::vector<double> keep_cats;
-            const size_t start = out.size();
-            for (size_t k = 0; k < cats[c].size(); ++k) {
-                if (static_cast<int32_t>(k) == drop[c]) continue;
-                const bool is_live = live[o++];
-                if (is_live) keep_cats.push_back(cats[c][k]);
-                out.push_back(is_live);
-            }
-            if (keep_cats.empty()) {  // present but unread: keep one category so it has an output
-                const size_t first = drop[c] == 0 ? 1 : 0;
-                keep_cats.push_back(cats[c][first]);
-                out[start] = true;
-            }
-            new_cats.push_back(keep_cats);
+            new_cats.push_back(one_hot_live_categories(cats[c], drop[c], o));
             new_drop.push_back(-1);
         }
         r.params["categories"] = matrix_json(new_cats);
         r.params["drop"] = new_drop;
         note(live.size(), count(out), "outputs");
-        break;
     }
-    case spec::Op::Monomials: {
+
+    // The categories of one present column whose outputs are live (from live[o] on), their
+    // outputs appended to `out`; at least one, so the column keeps an output.
+    std::vector<double> one_hot_live_categories(const std::vector<double>& cats, int32_t drop, size_t& o) {
+        std::vector<double> keep_cats;
+        const size_t start = out.size();
+        for (size_t k = 0; k < cats.size(); ++k) {
+            if (static_cast<int32_t>(k) == drop) continue;
+            const bool is_live = live[o++];
+            if (is_live) keep_cats.push_back(cats[k]);
+            out.push_back(is_live);
+        }
+        if (keep_cats.empty()) {  // present but unread: keep one category so it has an output
+            const size_t first = drop == 0 ? 1 : 0;
+            keep_cats.push_back(cats[first]);
+            out[start] = true;
+        }
+        return keep_cats;
+    }
+
+    void monomials() {
         auto powers = spec::param_matrix(s, "powers", where);
         Mask rows = live;
         if (count(rows) == 0) rows[0] = true;
@@ -134,9 +152,9 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         r.params["powers"] = matrix_json(new_powers);
         out = rows;
         note(powers.size(), new_powers.size(), "monomials");
-        break;
     }
-    case spec::Op::Project: {
+
+    void project() {
         if (kept != w) fail(ErrorCategory::Internal, "optimizer: project lost an input column");
         const auto m = spec::param_matrix(s, "matrix", where);
         const auto off = spec::param_vector(s, "offset", where);
@@ -146,9 +164,9 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
         r.params["offset"] = spec::numbers_to_json(keep(off, rows));
         out = rows;
         note(m.size(), count(rows), "outputs");
-        break;
     }
-    case spec::Op::Concat: {
+
+    void concat() {
         out.clear();
         size_t o = 0;
         for (size_t p = 0; p < s.parts.size(); ++p) {
@@ -164,34 +182,57 @@ Step shrink_step(const Step& s, const std::vector<int32_t>& in_vocab, const Mask
                 changes.push_back(at + ": removed (nothing reads its " + std::to_string(width) + " outputs)");
                 continue;
             }
-            // The part reads exactly the columns its steps need: concat selects for free.
-            const Mask need = liveness_of(part.steps, sub, slice, memo).front();
-            Step::Part q;
-            for (size_t j = 0; j < part.columns.size(); ++j)
-                if (need[j]) q.columns.push_back(compact(present, part.columns[j]));
-            if (q.columns.size() != part.columns.size())
-                changes.push_back(at + ": reads " + std::to_string(q.columns.size()) + " of its " +
-                                  std::to_string(part.columns.size()) + " columns");
-            Mask part_out;
-            q.steps = shrink_steps(part.steps, sub, need, slice, part_out, at + ".steps", changes, memo);
-            out.insert(out.end(), part_out.begin(), part_out.end());
-            r.parts.push_back(std::move(q));
+            concat_part(part, sub, slice, at);
         }
-        break;
     }
-    case spec::Op::Normalize: case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::None: case spec::Op::Linear:
-    case spec::Op::TorchScript: case spec::Op::Model: {
-        // Every output reads every column: nothing to shrink.
+
+    // A part something reads: it reads exactly the columns its steps need (concat selects for
+    // free), its steps shrunk in turn.
+    void concat_part(const Step::Part& part, const std::vector<int32_t>& sub, const Mask& slice,
+                     const std::string& at) {
+        const Mask need = liveness_of(part.steps, sub, slice, memo).front();
+        Step::Part q;
+        for (size_t j = 0; j < part.columns.size(); ++j)
+            if (need[j]) q.columns.push_back(compact(present, part.columns[j]));
+        if (q.columns.size() != part.columns.size())
+            changes.push_back(at + ": reads " + std::to_string(q.columns.size()) + " of its " +
+                              std::to_string(part.columns.size()) + " columns");
+        Mask part_out;
+        q.steps = shrink_steps(part.steps, sub, need, slice, part_out, at + ".steps", changes, memo);
+        out.insert(out.end(), part_out.begin(), part_out.end());
+        r.parts.push_back(std::move(q));
+    }
+
+    // Every output reads every column: nothing to shrink.
+    void whole_row() {
         if (kept != w)
             fail(ErrorCategory::Internal, std::string("optimizer: op ") + spec::op_name(s.op) + " lost an input column");
         std::vector<int32_t> v = in_vocab;
         spec::check_step(s, v, where);
         out.assign(v.size(), true);
-        break;
     }
+
+    Step run() {
+        check_interrupts();  // per step: nested compositions can be deep
+        r.op = s.op;
+        r.params = s.params;
+        switch (s.op) {
+        case spec::Op::Affine: case spec::Op::Impute: case spec::Op::Bucketize: case spec::Op::Ordinal:
+        case spec::Op::Power: case spec::Op::Quantile:
+            columnwise_params(); break;
+        case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
+            columnwise(); break;
+        case spec::Op::OneHot: one_hot(); break;
+        case spec::Op::Monomials: monomials(); break;
+        case spec::Op::Project: project(); break;
+        case spec::Op::Concat: concat(); break;
+        case spec::Op::Normalize: case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::None:
+        case spec::Op::Linear: case spec::Op::TorchScript: case spec::Op::Model:
+            whole_row(); break;
+        }
+        return std::move(r);
     }
-    return r;
-}
+};
 
 std::vector<Step> shrink_steps(const std::vector<Step>& steps, const std::vector<int32_t>& in_vocab,
                                const Mask& present, const Mask& live_out, Mask& out_present,
@@ -202,12 +243,30 @@ std::vector<Step> shrink_steps(const std::vector<Step>& steps, const std::vector
     Mask p = present;
     for (size_t i = 0; i < steps.size(); ++i) {
         Mask next;
-        out.push_back(shrink_step(steps[i], vocabs[i], p, live[i + 1], next,
-                                  where + "[" + std::to_string(i) + "]", changes, memo));
+        out.push_back(StepShrink(steps[i], vocabs[i], p, live[i + 1], next, where + "[" + std::to_string(i) + "]",
+                                 changes, memo).run());
         p = std::move(next);
     }
     out_present = std::move(p);
     return out;
+}
+
+// A linear estimator's coefficients of the present columns.
+void shrink_linear_estimator(spec::Pipeline& p, const Mask& present) {
+    const auto coef = spec::param_matrix(p.estimator, "coef", "estimator");
+    std::vector<std::vector<double>> shrunk;
+    for (const auto& row : coef) shrunk.push_back(keep(row, present));
+    p.estimator.params["coef"] = matrix_json(shrunk);
+}
+
+// The trees' split and linear-leaf features renumbered among the present columns.
+void shrink_tree_ensemble(spec::Pipeline& p, const Mask& present) {
+    for (spec::Tree& t : p.model.trees)
+        for (size_t n = 0; n < t.size(); ++n)
+            if (!t.is_leaf(n)) t.feature[n] = compact(present, t.feature[n]);
+    for (spec::Tree& t : p.model.trees)
+        for (auto& features : t.linear_feature)
+            for (int32_t& f : features) f = compact(present, f);
 }
 
 // The estimator rewritten to read only the `present` columns of its input.
@@ -215,21 +274,8 @@ void shrink_estimator(spec::Pipeline& p, const Mask& present, std::vector<std::s
     const size_t w = present.size(), kept = count(present);
     if (kept == w) return;
     switch (p.estimator.op) {
-    case spec::Op::Linear: {
-        const auto coef = spec::param_matrix(p.estimator, "coef", "estimator");
-        std::vector<std::vector<double>> shrunk;
-        for (const auto& row : coef) shrunk.push_back(keep(row, present));
-        p.estimator.params["coef"] = matrix_json(shrunk);
-        break;
-    }
-    case spec::Op::None:
-        for (spec::Tree& t : p.model.trees)
-            for (size_t n = 0; n < t.size(); ++n)
-                if (!t.is_leaf(n)) t.feature[n] = compact(present, t.feature[n]);
-        for (spec::Tree& t : p.model.trees)
-            for (auto& features : t.linear_feature)
-                for (int32_t& f : features) f = compact(present, f);
-        break;
+    case spec::Op::Linear: shrink_linear_estimator(p, present); break;
+    case spec::Op::None: shrink_tree_ensemble(p, present); break;
     case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal:
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
@@ -246,7 +292,7 @@ void shrink_estimator(spec::Pipeline& p, const Mask& present, std::vector<std::s
 
 }  // namespace
 
-spec::Pipeline prune_columns(const spec::Pipeline& in, std::vector<std::string>& changes) {
+spec::Pipeline remove_unused_columns(const spec::Pipeline& in, std::vector<std::string>& changes) {
     if (in.steps.empty()) return in;  // a bare model: nothing inside to shrink
     spec::Pipeline p = in;
     const std::vector<int32_t> vocab = input_vocab(p);

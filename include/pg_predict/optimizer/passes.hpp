@@ -55,7 +55,7 @@ spec::Pipeline optimize_members(const spec::Pipeline&, std::vector<std::string>&
 // tree features are renumbered). Where the first step cannot select columns itself, a
 // selection (a concat of one passthrough part) is put in front. A pipeline without steps is
 // left as it is: its unused inputs are only left out of the scan.
-spec::Pipeline prune_columns(const spec::Pipeline&, std::vector<std::string>& changes);
+spec::Pipeline remove_unused_columns(const spec::Pipeline&, std::vector<std::string>& changes);
 
 // Concat clean-up: a concat that passes its whole input through in order goes (its part's
 // steps, if any, take its place); a pure selection followed by a concat folds into it.
