@@ -1,4 +1,4 @@
-// The fused linear margin (kernels/linear_margin.hpp, compiler/linear_margin.cpp): the kernel
+// The fused linear margin (kernels/linear_margin.hpp, compiler/fused_margin.cpp): the kernel
 // against a plain reference over random terms and inputs (NaN, ±inf, unknown categories, missing
 // markers, block and thread tails), torch.addmm's order of sums that the kernel copies, and whole
 // programs: a pipeline compiled with the native op gives the bits of the tensor program (the

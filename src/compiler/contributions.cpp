@@ -7,6 +7,7 @@
 // featurizers (imputers, scalers, encoders, LightGBM's rank columns) keep the inputs as the
 // players; a step that mixes inputs before the model is refused, as are models without covers.
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
@@ -18,6 +19,25 @@
 namespace pg_predict::compiler {
 
 namespace {
+
+// A 1-D buffer of `v`, of its element type.
+template <typename T>
+Buffer flat_buffer(const char* name, const std::vector<T>& v) {
+    const std::vector<int64_t> shape{static_cast<int64_t>(v.size())};
+    if constexpr (std::is_same_v<T, int64_t>) return make_i64(name, shape, v);
+    else if constexpr (std::is_same_v<T, int32_t>) return make_i32(name, shape, v);
+    else if constexpr (std::is_same_v<T, float>) return make_f32(name, shape, v);
+    else return make_f64(name, shape, v);
+}
+
+// flat_buffer of each (name, vector) pair, in order.
+void add_flat_buffers(ProgramParts&) {}
+
+template <typename T, typename... Rest>
+void add_flat_buffers(ProgramParts& parts, const char* name, const std::vector<T>& v, const Rest&... rest) {
+    parts.buffers.push_back(flat_buffer(name, v));
+    add_flat_buffers(parts, rest...);
+}
 
 std::string estimator_name(const spec::Pipeline& p) {
     const std::string cls = p.objective.substr(0, p.objective.find(':'));
@@ -80,21 +100,12 @@ void build_tree_contributions(const spec::Pipeline& p, ProgramParts& parts) {
     for (int32_t g = 0; g < G; ++g)
         bias[static_cast<size_t>(g) * (F + 1) + F] =
             static_cast<float>(packed.expected[g] + (e.base_margin.empty() ? 0.0 : e.base_margin[g]));
-    const auto shape = [](const auto& v) { return std::vector<int64_t>{static_cast<int64_t>(v.size())}; };
-    parts.buffers.push_back(make_i64("shap_meta", shape(packed.meta), packed.meta));
-    parts.buffers.push_back(make_i32("shap_trees", shape(packed.trees), packed.trees));
-    parts.buffers.push_back(make_i32("shap_nodes", shape(packed.nodes), packed.nodes));
-    parts.buffers.push_back(make_f32("shap_thresholds", shape(packed.thresholds), packed.thresholds));
-    parts.buffers.push_back(make_i32("shap_edges", shape(packed.edges), packed.edges));
-    parts.buffers.push_back(make_i32("shap_subtrees", shape(packed.subtrees), packed.subtrees));
-    parts.buffers.push_back(make_i32("shap_terms", shape(packed.terms), packed.terms));
-    parts.buffers.push_back(make_i32("shap_slots", shape(packed.slots), packed.slots));
-    parts.buffers.push_back(make_f32("shap_tables", shape(packed.tables), packed.tables));
-    parts.buffers.push_back(make_i32("shap_paths", shape(packed.paths), packed.paths));
-    parts.buffers.push_back(make_f64("shap_path_values", shape(packed.path_values), packed.path_values));
-    parts.buffers.push_back(make_i32("shap_elements", shape(packed.elements), packed.elements));
-    parts.buffers.push_back(make_f64("shap_zero_fractions", shape(packed.zero_fractions), packed.zero_fractions));
-    parts.buffers.push_back(make_f32("shap_bias", shape(bias), bias));
+    add_flat_buffers(parts, "shap_meta", packed.meta, "shap_trees", packed.trees, "shap_nodes", packed.nodes,
+                     "shap_thresholds", packed.thresholds, "shap_edges", packed.edges, "shap_subtrees",
+                     packed.subtrees, "shap_terms", packed.terms, "shap_slots", packed.slots, "shap_tables",
+                     packed.tables, "shap_paths", packed.paths, "shap_path_values", packed.path_values,
+                     "shap_elements", packed.elements, "shap_zero_fractions", packed.zero_fractions,
+                     "shap_bias", bias);
     std::string s = "def forward(self, x: Tensor) -> Tensor:\n";
     if (!p.steps.empty()) {
         build_featurizers(p, parts);  // trees read the featurized columns as float32, as when scoring

@@ -1,7 +1,7 @@
 // The "linear" estimator (Hummingbird: addmm(b, X, W), then sigmoid / softmax / one-vs-rest
 // normalisation). scikit-learn computes linear models in float64, and so does the program:
 // featurize() gives float64, the margin and the link stay float64, the result is cast last.
-// A one-output model over plain featurizers (impute, scale, one-hot: linear_margin.cpp) takes
+// A one-output model over plain featurizers (impute, scale, one-hot: fused_margin.cpp) takes
 // the fused native op for its margin on the CPU: the same bits without the [rows × k] tensors
 // (the bench's `pipe` pipeline: model time 74 -> 22 ms per 1M rows); on a GPU the tensor ops.
 #include <string>
