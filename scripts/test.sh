@@ -83,7 +83,7 @@ suite_unit() {
   echo "=== unit tests (build/unit_tests)"
   local bin=$ROOT/build/unit_tests log=$RESULTS_DIR/unit.log
   if [ ! -x "$bin" ]; then
-    record unit 0 1 "build/unit_tests was not built (no regress/unit/*.cpp?)"
+    record unit 0 1 "build/unit_tests was not built (no regress/unit/*/*_test.cpp?)"
     return
   fi
   timeout -k 10 900 "$bin" --gtest_color=no >"$log" 2>&1

@@ -20,7 +20,7 @@ const char* strategy_name(Strategy);           // "gemm", "tree_traversal", ...,
 Strategy parse_strategy(const std::string&);   // throws Error(InvalidParameter)
 
 // What "auto" resolves to. This is a CPU-only build: the native kernel beats every tensor
-// strategy on the CPU for any tree ensemble (DESIGN.md), so it is always Native.
+// strategy on the CPU for any tree ensemble (docs/design.md, platform facts), so it is always Native.
 Strategy choose_strategy(const spec::Pipeline&);
 
 // Hummingbird's heuristic over the tensor strategies: depth ≤ 3 → GEMM, ≤ 10 →

@@ -2,7 +2,7 @@
 // (importers, spec reading and validation, optimizer passes, compiler) is bounded by the
 // nesting limits, and everything sized from a declared number (not from data that is really
 // in the document) by the shape limits, so a small hostile document can neither overflow the
-// stack nor make a query allocate gigabytes. README "Limits" lists them for users.
+// stack nor make a query allocate gigabytes. docs/semantics.md "Limits" lists them for users.
 #pragma once
 
 #include <cstdint>

@@ -32,7 +32,7 @@ std::vector<float> margins(const kernels::PackedView& view, const std::vector<fl
 }  // namespace
 
 int main() {
-    if (!kernels::detail::neon_compiled() || kernels::resolve_isa(kernels::Isa::Auto) != kernels::Isa::Neon) {
+    if (!kernels::detail::neon_path() || kernels::resolve_isa(kernels::Isa::Auto) != kernels::Isa::Neon) {
         std::printf("FAIL: the NEON path is not compiled in or not what auto picks\n");
         return 1;
     }
