@@ -13,34 +13,15 @@
 
 #include <type_traits>
 
+#include "rank_registers_avx512.hpp"
+
 namespace pg_predict::kernels::detail {
 namespace {
-
-// The rank word of feature (w & 0x7F) per lane: from registers (FW ≤ 64 features) or memory.
-template <int FW>
-struct Ranks {
-    __m512i r[4];
-    const uint32_t* q;
-    explicit Ranks(const uint32_t* q_) : q(q_) {
-        for (int i = 0; i < 4; ++i) r[i] = _mm512_load_si512(q + 16 * i);
-    }
-    __m512i lookup(__m512i w) const {
-        if constexpr (FW == 32) {
-            return _mm512_permutex2var_epi32(r[0], w, r[1]);
-        } else if constexpr (FW == 64) {
-            const __m512i lo = _mm512_permutex2var_epi32(r[0], w, r[1]);
-            const __m512i hi = _mm512_permutex2var_epi32(r[2], w, r[3]);
-            return _mm512_mask_blend_epi32(_mm512_test_epi32_mask(w, _mm512_set1_epi32(32)), lo, hi);
-        } else {
-            return _mm512_i32gather_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x7F)), q, 4);
-        }
-    }
-};
 
 // The leaves the row reaches in blocks [b, b + K): K independent walks interleaved, so that
 // their gathers overlap instead of each level waiting for the one before.
 template <int FW, int K>
-inline void walk_blocks(const PackedView& v, const Ranks<FW>& ranks, int64_t b, __m512* leaf) {
+inline void walk_blocks(const PackedView& v, const RankRegisters<FW>& ranks, int64_t b, __m512* leaf) {
     const int D = v.depth;
     const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
     const __m512i nan_rank = _mm512_set1_epi32(-1), default_left = _mm512_set1_epi32(0x80);
@@ -69,7 +50,8 @@ inline void walk_blocks(const PackedView& v, const Ranks<FW>& ranks, int64_t b, 
 template <int FW>
 void walk(const PackedView& v, const uint32_t* q, float* margins) {
     constexpr int K = 4;
-    const Ranks<FW> ranks(q);
+    RankRegisters<FW> ranks;
+    ranks.load(q);
     int64_t b = 0;
     while (b < v.units) {
         const int g = v.block_group()[b];

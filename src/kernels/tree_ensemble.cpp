@@ -322,9 +322,9 @@ bool available(Isa isa) {
     switch (isa) {
     case Isa::Auto:
     case Isa::Portable: return true;
-    case Isa::Avx512: return cpu_has_avx512() && detail::avx512_compiled();
-    case Isa::Avx2: return cpu_has_avx2() && detail::avx2_compiled();
-    case Isa::Neon: return detail::neon_compiled();  // NEON is part of every AArch64 CPU
+    case Isa::Avx512: return cpu_has_avx512() && detail::avx512_path();
+    case Isa::Avx2: return cpu_has_avx2() && detail::avx2_path();
+    case Isa::Neon: return detail::neon_path();  // NEON is part of every AArch64 CPU
     }
     return false;
 }
@@ -377,9 +377,9 @@ void score(const PackedView& v, const float* x, int64_t rows, int64_t cols, floa
     if (rows <= 0) return;
     if (v.layout == Layout::Generic) return score_generic(v, x, rows, cols, margins);
     switch (resolve_isa(isa)) {
-    case Isa::Avx512: return detail::score_perfect_avx512(v, x, rows, cols, margins);
-    case Isa::Avx2: return detail::score_perfect_avx2(v, x, rows, cols, margins);
-    case Isa::Neon: return detail::score_perfect_neon(v, x, rows, cols, margins);
+    case Isa::Avx512: return detail::avx512_path()(v, x, rows, cols, margins);
+    case Isa::Avx2: return detail::avx2_path()(v, x, rows, cols, margins);
+    case Isa::Neon: return detail::neon_path()(v, x, rows, cols, margins);
     case Isa::Auto:
     case Isa::Portable: break;
     }

@@ -9,6 +9,7 @@
 //     per block and row block, picked by a tree of blends on the decisions already taken;
 //   * below, one 8-lane gather per level fetches the node word, and one gathers the leaf.
 // A walk is a chain of dependent gathers and permutes, so 2 rows × 2 halves are walked together.
+// The row blocks, groups and sums are block_driver.hpp's; this file holds the AVX2 walk and ranks.
 #include "pg_predict/kernels/tree_ensemble.hpp"
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -18,17 +19,14 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 
+#include "block_driver.hpp"
 #include "splitters.hpp"
 #include "with_depth.hpp"
 
 namespace pg_predict::kernels::detail {
 namespace {
 
-constexpr int64_t kBlockRows = 64;  // rows ranked together, then walked block of trees by block
 constexpr int kTop = 4;             // levels whose node words come from blends, not gathers
 constexpr int kHalf = 8;            // lanes per vector
 constexpr int kRows = 4;            // rows walked together (2 × kRows independent chains)
@@ -36,27 +34,17 @@ constexpr uint32_t kSign = 0x80000000u;
 
 inline __m256i splat(uint32_t v) { return _mm256_set1_epi32(static_cast<int>(v)); }
 
-template <int FW>
-struct Scratch {
-    uint32_t* q;       // kBlockRows × FW rank words, sign bit flipped
-    float* acc;        // kBlockRows × 16
-    uint32_t* top;     // 2 halves × 16 vectors × 8: levels 0..3 position-major
-    uint8_t* has_nan;  // kBlockRows
-    void* mem;
-    Scratch() {
-        const size_t bytes = kBlockRows * FW * 4 + kBlockRows * 16 * 4 + 2 * 16 * kHalf * 4 + kBlockRows;
-        mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-        if (!mem) throw std::bad_alloc();
-        q = static_cast<uint32_t*>(mem);
-        acc = reinterpret_cast<float*>(q + kBlockRows * FW);
-        top = reinterpret_cast<uint32_t*>(acc + kBlockRows * 16);
-        has_nan = reinterpret_cast<uint8_t*>(top + 2 * 16 * kHalf);
-        for (int64_t i = 0; i < kBlockRows * FW; ++i) q[i] = kNanRank ^ kSign;
-    }
-    ~Scratch() { std::free(mem); }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
+// The first 4 steps of each feature's rank search come from two registers of splitters.
+using Splitters = detail::Splitters<4>;
+
+// The AVX2 path for block_driver.hpp: rank words are kept sign-flipped (see go_left).
+struct Avx2 {
+    using RankTables = Splitters;
+    using Widths = FeatureWidths<8, 16, 32>;
+    static constexpr uint32_t kNanWord = kNanRank ^ kSign;
 };
+template <int FW>
+using Scratch = BlockScratch<Avx2, FW>;
 
 inline __m256i select(__m256i if_clear, __m256i if_set, __m256i sign_mask) {
     return _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(if_clear), _mm256_castsi256_ps(if_set),
@@ -164,26 +152,19 @@ template <int FW, int D>
 void block_rows(const uint32_t* words, const float* leaves, Scratch<FW>& s, int64_t n) {
     // Position-major copies of levels 0..kTop-1, sign-flipped: vector (2^l - 1 + p) of half h
     // holds position p of level l for trees 8h..8h+7.
+    alignas(32) uint32_t top_words[2 * 16 * kHalf];
     const int top_levels = std::min(D, kTop);
     for (int h = 0; h < 2; ++h)
         for (int l = 0; l < top_levels; ++l)
             for (int p = 0; p < (1 << l); ++p)
                 for (int t = 0; t < kHalf; ++t)
-                    s.top[(h * 16 + (1 << l) - 1 + p) * kHalf + t] =
+                    top_words[(h * 16 + (1 << l) - 1 + p) * kHalf + t] =
                         words[kLanes * ((1 << l) - 1) + ((h * kHalf + t) << l) + p] ^ kSign;
-    const __m256i* top = reinterpret_cast<const __m256i*>(s.top);
-    int64_t r = 0;
-    for (; r + kRows <= n; r += kRows) {
-        bool nan = false;
-        for (int k = 0; k < kRows; ++k) nan |= s.has_nan[r + k] != 0;
-        if (nan) walk<FW, true, kRows, D>(words, leaves, top, s.q + r * FW, s.acc + r * kLanes);
-        else walk<FW, false, kRows, D>(words, leaves, top, s.q + r * FW, s.acc + r * kLanes);
-    }
-    for (; r < n; ++r) walk<FW, true, 1, D>(words, leaves, top, s.q + r * FW, s.acc + r * kLanes);
+    const __m256i* top = reinterpret_cast<const __m256i*>(top_words);
+    in_row_groups<kRows>(s, n, [&](auto nan, auto rows, int64_t r) {
+        walk<FW, decltype(nan)::value, decltype(rows)::value, D>(words, leaves, top, s.q + r * FW, s.acc + r * kLanes);
+    });
 }
-
-// The first 4 steps of each feature's rank search come from two registers of splitters.
-using Splitters = detail::Splitters<4>;
 
 // Rank words (sign-flipped) of rows [0, n) of x for every feature, 8 rows per vector: the rank
 // search of gpu::rank_word, its first steps by permutes of the splitters and the rest by gathers.
@@ -235,61 +216,20 @@ void compute_ranks(const PackedView& v, const Splitters& sp, const float* x, int
 }
 
 template <int FW>
-void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end, int64_t cols, float* margins) {
-    Scratch<FW> s;
-    const Splitters splitters(v);
-    const int G = v.num_groups, D = v.depth;
-    const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
-    const uint32_t* words = reinterpret_cast<const uint32_t*>(v.nodes);
-    for (int64_t r0 = begin; r0 < end; r0 += kBlockRows) {
-        const int64_t n = std::min(kBlockRows, end - r0);
-        compute_ranks(v, splitters, x + r0 * cols, n, cols, s);
-        for (int64_t r = 0; r < n; ++r) std::fill(margins + (r0 + r) * G, margins + (r0 + r + 1) * G, 0.0f);
-        int64_t b = 0;
-        while (b < v.units) {
-            const int g = v.block_group()[b];
-            std::memset(s.acc, 0, sizeof(float) * kLanes * n);
-            for (; b < v.units && v.block_group()[b] == g; ++b)
-                with_depth(D, [&](auto d) {
-                    block_rows<FW, decltype(d)::value>(words + b * node_words, v.leaves + b * leaf_words, s, n);
-                });
-            for (int64_t r = 0; r < n; ++r) {
-                float sum = 0.0f;  // lane order, as the portable path
-                for (int lane = 0; lane < kLanes; ++lane) sum += s.acc[r * kLanes + lane];
-                margins[(r0 + r) * G + g] = sum;
-            }
-        }
-    }
+void walk_block(const uint32_t* words, const float* leaves, int depth, Scratch<FW>& s, int64_t n) {
+    with_depth(depth, [&](auto d) { block_rows<FW, decltype(d)::value>(words, leaves, s, n); });
 }
 
 }  // namespace
 
-bool avx2_compiled() { return true; }
-
-void score_perfect_avx2(const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins) {
-    auto run = [&](auto fw) {
-        constexpr int FW = decltype(fw)::value;
-        parallel_for(0, rows, kBlockRows, [&](int64_t begin, int64_t end) {
-            score_range<FW>(v, x, begin, end, cols, margins);
-        });
-    };
-    if (v.num_features <= 8) run(std::integral_constant<int, 8>());
-    else if (v.num_features <= 16) run(std::integral_constant<int, 16>());
-    else if (v.num_features <= 32) run(std::integral_constant<int, 32>());
-    else run(std::integral_constant<int, 128>());
-}
+PerfectPath avx2_path() { return score_perfect<Avx2>; }
 
 }  // namespace pg_predict::kernels::detail
 
 #else  // built without AVX2 flags (another architecture)
 
-#include "pg_predict/common/error.hpp"
-
 namespace pg_predict::kernels::detail {
-bool avx2_compiled() { return false; }
-void score_perfect_avx2(const PackedView&, const float*, int64_t, int64_t, float*) {
-    fail(ErrorCategory::Internal, "native tree kernel: AVX2 path not compiled");
-}
+PerfectPath avx2_path() { return nullptr; }
 }  // namespace pg_predict::kernels::detail
 
 #endif

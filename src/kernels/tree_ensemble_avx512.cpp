@@ -8,9 +8,9 @@
 //     and ranks stay in registers and 8 independent gathers are in flight;
 //   * a node test is one unsigned compare of rank words (see tree_ensemble.hpp);
 //   * below, one 32-bit gather per level fetches the node word; one more gathers the leaf.
+// The row blocks, groups and sums are block_driver.hpp's; this file holds the AVX-512 walk and
+// ranks.
 #include "pg_predict/kernels/tree_ensemble.hpp"
-#include "splitters.hpp"
-#include "with_depth.hpp"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
 #include <immintrin.h>
@@ -19,16 +19,16 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-#include <algorithm>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
+#include "block_driver.hpp"
+#include "rank_registers_avx512.hpp"
+#include "splitters.hpp"
+#include "with_depth.hpp"
 
 namespace pg_predict::kernels {
 namespace detail {
 namespace {
 
-constexpr int64_t kBlockRows = 64;  // rows traversed per block of trees (multiple of 16)
+static_assert(kBlockRows % 16 == 0, "rows are ranked 16 at a time");
 // Levels whose node words come from registers by blends (7 vectors); below, gathers. With the
 // walk unrolled at a compile-time depth and 8 rows in flight, a gather is cheaper than the
 // blends and spills of a fourth or fifth register level (measured: 500 trees of depth 8,
@@ -36,30 +36,17 @@ constexpr int64_t kBlockRows = 64;  // rows traversed per block of trees (multip
 constexpr int kTop = 3;
 constexpr int kRowsInFlight = 8; // level 4 by blends from L1 instead of a gather
 
-// Rank words per row: the feature width FW, so a block of rows' ranks stays small in L1 beside
-// the block of trees.
-template <int kQStride>
-struct Scratch {
-    uint32_t* q;       // kBlockRows × kQStride
-    float* acc;        // kBlockRows × 16
-    uint8_t* has_nan;  // kBlockRows
-    void* mem;
-    Scratch() {
-        const size_t bytes = kBlockRows * kQStride * 4 + kBlockRows * 16 * 4 + kBlockRows;
-        mem = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-        if (!mem) throw std::bad_alloc();
-        q = static_cast<uint32_t*>(mem);
-        acc = reinterpret_cast<float*>(q + kBlockRows * kQStride);
-        has_nan = reinterpret_cast<uint8_t*>(acc + kBlockRows * 16);
-        for (int64_t i = 0; i < kBlockRows * kQStride; ++i) q[i] = kNanRank;
-    }
-    ~Scratch() { std::free(mem); }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-};
-
 // The first 5 steps of each feature's rank search come from two registers of splitters.
 using Splitters = detail::Splitters<5>;
+
+// The AVX-512 path for block_driver.hpp.
+struct Avx512 {
+    using RankTables = Splitters;
+    using Widths = FeatureWidths<32, 64>;
+    static constexpr uint32_t kNanWord = kNanRank;
+};
+template <int FW>
+using Scratch = BlockScratch<Avx512, FW>;
 
 // Ranks of rows [0, n) of x (row-major, `cols` wide) for every feature, 16 rows per vector:
 // a branch-free binary search over the feature's NaN-padded cut table, its first steps from
@@ -107,33 +94,9 @@ void compute_ranks(const PackedView& v, const Splitters& sp, const float* x, int
     }
 }
 
-// The rank words of one row, in registers.
-template <int FW>
-struct RowRanks {
-    __m512i r[FW == 128 ? 1 : FW / 16];
-    const uint32_t* row;
-    void load(const uint32_t* q) {
-        row = q;
-        if constexpr (FW <= 64)
-            for (int i = 0; i < FW / 16; ++i) r[i] = _mm512_load_si512(q + 16 * i);
-    }
-    // rank word of feature (w & 0x7F) per lane
-    __m512i lookup(__m512i w) const {
-        if constexpr (FW == 32) {
-            return _mm512_permutex2var_epi32(r[0], w, r[1]);
-        } else if constexpr (FW == 64) {
-            const __m512i lo = _mm512_permutex2var_epi32(r[0], w, r[1]);
-            const __m512i hi = _mm512_permutex2var_epi32(r[2], w, r[3]);
-            return _mm512_mask_blend_epi32(_mm512_test_epi32_mask(w, _mm512_set1_epi32(32)), lo, hi);
-        } else {
-            return _mm512_i32gather_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x7F)), row, 4);
-        }
-    }
-};
-
 // Lanes that go right at node words w.
 template <int FW, bool NaN>
-inline __mmask16 go_right(__m512i w, const RowRanks<FW>& q) {
+inline __mmask16 go_right(__m512i w, const RankRegisters<FW>& q) {
     const __m512i v = q.lookup(w);
     const __mmask16 ge = _mm512_cmpge_epu32_mask(v, w);
     if constexpr (!NaN) {
@@ -158,7 +121,7 @@ inline void rows_k(const uint32_t* words, const float* leaves, const __m512i* lv
                    float* acc) {
     constexpr int kQStride = FW;
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    RowRanks<FW> rr[K];
+    RankRegisters<FW> rr[K];
     __m512i idx[K];
     __mmask16 d0[K], d1[K], d2[K];
     _Pragma("GCC unroll 16") for (int k = 0; k < K; ++k) {
@@ -215,61 +178,23 @@ void block_rows(const uint32_t* words, const float* leaves, const Scratch<FW>& s
             lv[i] = l >= D ? _mm512_setzero_si512()
                            : _mm512_i32gather_epi32(_mm512_add_epi32(_mm512_slli_epi32(lane, l), _mm512_set1_epi32(p)),
                                                     words + kLanes * ((1 << l) - 1), 4);
-    constexpr int K = kRowsInFlight;
-    int64_t r = 0;
-    for (; r + K <= n; r += K) {
-        bool nan = false;
-        for (int k = 0; k < K; ++k) nan |= s.has_nan[r + k] != 0;
-        if (nan) rows_k<FW, true, K, D>(words, leaves, lv, s.q + r * kQStride, s.acc + r * kLanes);
-        else rows_k<FW, false, K, D>(words, leaves, lv, s.q + r * kQStride, s.acc + r * kLanes);
-    }
-    for (; r < n; ++r) rows_k<FW, true, 1, D>(words, leaves, lv, s.q + r * kQStride, s.acc + r * kLanes);
+    in_row_groups<kRowsInFlight>(s, n, [&](auto nan, auto rows, int64_t r) {
+        rows_k<FW, decltype(nan)::value, decltype(rows)::value, D>(words, leaves, lv, s.q + r * kQStride,
+                                                                   s.acc + r * kLanes);
+    });
 }
 
 template <int FW>
-void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end, int64_t cols,
-                 float* margins) {
-    Scratch<FW> s;
-    const Splitters splitters(v);
-    const int G = v.num_groups, D = v.depth;
-    const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
-    const uint32_t* words = reinterpret_cast<const uint32_t*>(v.nodes);
-    for (int64_t r0 = begin; r0 < end; r0 += kBlockRows) {
-        const int64_t n = std::min(kBlockRows, end - r0);
-        compute_ranks(v, splitters, x + r0 * cols, n, cols, s);
-        for (int64_t r = 0; r < n; ++r) std::fill(margins + (r0 + r) * G, margins + (r0 + r + 1) * G, 0.0f);
-        int64_t b = 0;
-        while (b < v.units) {
-            const int g = v.block_group()[b];
-            std::memset(s.acc, 0, sizeof(float) * kLanes * n);
-            for (; b < v.units && v.block_group()[b] == g; ++b)
-                with_depth(D, [&](auto d) {
-                    block_rows<FW, decltype(d)::value>(words + b * node_words, v.leaves + b * leaf_words, s, n);
-                });
-            for (int64_t r = 0; r < n; ++r) {
-                float sum = 0.0f;  // lane order, as the portable path
-                for (int lane = 0; lane < kLanes; ++lane) sum += s.acc[r * kLanes + lane];
-                margins[(r0 + r) * G + g] = sum;
-            }
-        }
-    }
+void walk_block(const uint32_t* words, const float* leaves, int depth, const Scratch<FW>& s, int64_t n) {
+    with_depth(depth, [&](auto d) { block_rows<FW, decltype(d)::value>(words, leaves, s, n); });
 }
 
 }  // namespace
 
-bool avx512_compiled() { return true; }
-
-void score_perfect_avx512(const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins) {
-    if (score_shallow_avx512(v, x, rows, cols, margins)) return;
-    auto run = [&](auto fw) {
-        constexpr int FW = decltype(fw)::value;
-        parallel_for(0, rows, kBlockRows, [&](int64_t begin, int64_t end) {
-            score_range<FW>(v, x, begin, end, cols, margins);
-        });
+PerfectPath avx512_path() {
+    return [](const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins) {
+        if (!score_shallow_avx512(v, x, rows, cols, margins)) score_perfect<Avx512>(v, x, rows, cols, margins);
     };
-    if (v.num_features <= 32) run(std::integral_constant<int, 32>());
-    else if (v.num_features <= 64) run(std::integral_constant<int, 64>());
-    else run(std::integral_constant<int, 128>());
 }
 
 }  // namespace detail
@@ -277,13 +202,8 @@ void score_perfect_avx512(const PackedView& v, const float* x, int64_t rows, int
 
 #else  // no AVX-512 flags for this file (e.g. another architecture)
 
-#include "pg_predict/common/error.hpp"
-
 namespace pg_predict::kernels::detail {
-bool avx512_compiled() { return false; }
-void score_perfect_avx512(const PackedView&, const float*, int64_t, int64_t, float*) {
-    fail(ErrorCategory::Internal, "native tree kernel: AVX-512 path not compiled");
-}
+PerfectPath avx512_path() { return nullptr; }
 }  // namespace pg_predict::kernels::detail
 
 #endif

@@ -10,21 +10,17 @@
 //     contiguous there (level l holds tree t's 2^l positions at t·2^l), so vld1q / vld2q /
 //     vld4q de-interleave them by position and blends on the decisions already taken pick
 //     each lane's word; deeper levels and the leaf load lane by lane (NEON has no gather).
+// The row blocks, ranks, groups and sums are block_driver.hpp's; this file holds the walk.
 #include "pg_predict/kernels/tree_ensemble.hpp"
 
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
-#include <algorithm>
-#include <vector>
-
-#include "pg_predict/kernels/tree_ensemble_gpu.hpp"  // rank_word
+#include "block_driver.hpp"
 
 namespace pg_predict::kernels::detail {
 namespace {
 
-constexpr int64_t kRowBlock = 64;  // rows ranked together (as the portable path)
-constexpr int kQStride = 128;      // rank words per row; feature fields ≥ F read padding (NaN)
 constexpr int kQuads = kLanes / 4; // 4-lane vectors per 16-tree block
 
 // Node words of levels 0..2 of one block, by position: top[quad][i] holds, for the quad's 4
@@ -48,14 +44,25 @@ void load_top(const uint32_t* words, int D, TopLevels& t) {
     }
 }
 
+template <int L>
+inline uint32x4_t set_lane(uint32_t x, uint32x4_t v) { return vsetq_lane_u32(x, v, L); }
+template <int L>
+inline float32x4_t set_lane(float x, float32x4_t v) { return vsetq_lane_f32(x, v, L); }
+
+// base[index(idx lane)] into each lane of v: NEON has no gather.
+template <typename Vec, typename T, typename Index>
+inline Vec load_lanes(Vec v, const T* base, uint32x4_t idx, Index index) {
+    v = set_lane<0>(base[index(vgetq_lane_u32(idx, 0))], v);
+    v = set_lane<1>(base[index(vgetq_lane_u32(idx, 1))], v);
+    v = set_lane<2>(base[index(vgetq_lane_u32(idx, 2))], v);
+    return set_lane<3>(base[index(vgetq_lane_u32(idx, 3))], v);
+}
+
+inline uint32_t same(uint32_t i) { return i; }
+
 // The rank word of each lane's feature (w & 0x7F) in row q.
 inline uint32x4_t lookup(const uint32_t* q, uint32x4_t w) {
-    uint32x4_t v = vdupq_n_u32(0);
-    v = vsetq_lane_u32(q[vgetq_lane_u32(w, 0) & 0x7F], v, 0);
-    v = vsetq_lane_u32(q[vgetq_lane_u32(w, 1) & 0x7F], v, 1);
-    v = vsetq_lane_u32(q[vgetq_lane_u32(w, 2) & 0x7F], v, 2);
-    v = vsetq_lane_u32(q[vgetq_lane_u32(w, 3) & 0x7F], v, 3);
-    return v;
+    return load_lanes(vdupq_n_u32(0), q, w, [](uint32_t i) { return i & 0x7F; });
 }
 
 // All ones in the lanes that go right at node words w: rank ≥ word, except a NaN (rank all
@@ -69,24 +76,6 @@ inline uint32x4_t go_right(uint32x4_t w, const uint32_t* q) {
 
 // idx = 2 idx + (right ? 1 : 0); right is all ones (-1) or zero.
 inline uint32x4_t step(uint32x4_t idx, uint32x4_t right) { return vsubq_u32(vaddq_u32(idx, idx), right); }
-
-inline uint32x4_t load_lanes(const uint32_t* base, uint32x4_t idx) {
-    uint32x4_t v = vdupq_n_u32(0);
-    v = vsetq_lane_u32(base[vgetq_lane_u32(idx, 0)], v, 0);
-    v = vsetq_lane_u32(base[vgetq_lane_u32(idx, 1)], v, 1);
-    v = vsetq_lane_u32(base[vgetq_lane_u32(idx, 2)], v, 2);
-    v = vsetq_lane_u32(base[vgetq_lane_u32(idx, 3)], v, 3);
-    return v;
-}
-
-inline float32x4_t load_leaves(const float* base, uint32x4_t idx) {
-    float32x4_t v = vdupq_n_f32(0.0f);
-    v = vsetq_lane_f32(base[vgetq_lane_u32(idx, 0)], v, 0);
-    v = vsetq_lane_f32(base[vgetq_lane_u32(idx, 1)], v, 1);
-    v = vsetq_lane_f32(base[vgetq_lane_u32(idx, 2)], v, 2);
-    v = vsetq_lane_f32(base[vgetq_lane_u32(idx, 3)], v, 3);
-    return v;
-}
 
 // One row through one block of 16 trees of depth D: acc[0..15] += the leaf of each tree.
 void walk_row(const uint32_t* words, const float* leaves, int D, const TopLevels& top, const uint32_t* q,
@@ -114,65 +103,33 @@ void walk_row(const uint32_t* words, const float* leaves, int D, const TopLevels
         }
     const uint32_t* level = words + 7 * kLanes;
     for (int l = 3; l < D; ++l) {
-        for (int k = 0; k < kQuads; ++k) idx[k] = step(idx[k], go_right(load_lanes(level, idx[k]), q));
+        for (int k = 0; k < kQuads; ++k) idx[k] = step(idx[k], go_right(load_lanes(vdupq_n_u32(0), level, idx[k], same), q));
         level += kLanes << l;
     }
     for (int k = 0; k < kQuads; ++k)
-        vst1q_f32(acc + 4 * k, vaddq_f32(vld1q_f32(acc + 4 * k), load_leaves(leaves, idx[k])));
+        vst1q_f32(acc + 4 * k, vaddq_f32(vld1q_f32(acc + 4 * k), load_lanes(vdupq_n_f32(0.0f), leaves, idx[k], same)));
 }
 
-void score_range(const PackedView& v, const float* x, int64_t begin, int64_t end, int64_t cols, float* margins) {
-    const int G = v.num_groups, D = v.depth;
-    const int64_t node_words = kLanes * ((int64_t(1) << D) - 1), leaf_words = int64_t(kLanes) << D;
-    const uint32_t* words = reinterpret_cast<const uint32_t*>(v.nodes);
-    std::vector<uint32_t> q(kRowBlock * kQStride, kNanRank);
-    std::vector<float> acc(kRowBlock * kLanes);
+// The NEON path for block_driver.hpp.
+struct Neon : ScalarPath {};
+
+template <int FW>
+void walk_block(const uint32_t* words, const float* leaves, int D, BlockScratch<Neon, FW>& s, int64_t n) {
     TopLevels top;
-    for (int64_t r0 = begin; r0 < end; r0 += kRowBlock) {
-        const int64_t n = std::min(kRowBlock, end - r0);
-        for (int64_t r = 0; r < n; ++r)
-            for (int f = 0; f < v.num_features; ++f)
-                q[r * kQStride + f] = gpu::rank_word(v.cuts + v.cut_offset()[f], v.cut_steps()[f],
-                                                     x[(r0 + r) * cols + f], v.less_equal);
-        for (int64_t r = 0; r < n; ++r) std::fill(margins + (r0 + r) * G, margins + (r0 + r + 1) * G, 0.0f);
-        int64_t b = 0;
-        while (b < v.units) {
-            const int g = v.block_group()[b];
-            std::fill(acc.begin(), acc.end(), 0.0f);
-            for (; b < v.units && v.block_group()[b] == g; ++b) {
-                load_top(words + b * node_words, D, top);
-                for (int64_t r = 0; r < n; ++r)
-                    walk_row(words + b * node_words, v.leaves + b * leaf_words, D, top, q.data() + r * kQStride,
-                             acc.data() + r * kLanes);
-            }
-            for (int64_t r = 0; r < n; ++r) {
-                float s = 0.0f;  // lane order, as the portable path
-                for (int lane = 0; lane < kLanes; ++lane) s += acc[r * kLanes + lane];
-                margins[(r0 + r) * G + g] = s;
-            }
-        }
-    }
+    load_top(words, D, top);
+    for (int64_t r = 0; r < n; ++r) walk_row(words, leaves, D, top, s.q + r * FW, s.acc + r * kLanes);
 }
 
 }  // namespace
 
-bool neon_compiled() { return true; }
-
-void score_perfect_neon(const PackedView& v, const float* x, int64_t rows, int64_t cols, float* margins) {
-    parallel_for(0, rows, kRowBlock, [&](int64_t begin, int64_t end) { score_range(v, x, begin, end, cols, margins); });
-}
+PerfectPath neon_path() { return score_perfect<Neon>; }
 
 }  // namespace pg_predict::kernels::detail
 
 #else  // not AArch64
 
-#include "pg_predict/common/error.hpp"
-
 namespace pg_predict::kernels::detail {
-bool neon_compiled() { return false; }
-void score_perfect_neon(const PackedView&, const float*, int64_t, int64_t, float*) {
-    fail(ErrorCategory::Internal, "native tree kernel: NEON path not compiled");
-}
+PerfectPath neon_path() { return nullptr; }
 }  // namespace pg_predict::kernels::detail
 
 #endif

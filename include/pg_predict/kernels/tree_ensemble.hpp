@@ -136,18 +136,15 @@ constexpr uint32_t kNanRank = 0xFFFFFFFFu;
 void score_perfect_portable(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
 
 // One entry per SIMD file (tree_ensemble_<isa>.cpp, each compiled with its own ISA flags and
-// only called after the run-time CPU check); *_compiled() is false where the file was built
-// without its flags (another architecture, an old compiler).
-bool avx512_compiled();
-void score_perfect_avx512(const PackedView&, const float* x, int64_t rows, int64_t cols,
-                          float* margins);
+// only called after the run-time CPU check): its scoring function, or nullptr where the file
+// was built without its flags (another architecture, an old compiler).
+using PerfectPath = void (*)(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
+PerfectPath avx512_path();
+PerfectPath avx2_path();
+PerfectPath neon_path();
 // Depth ≤ 4, ≤ 64 features: scores without ranks (tree_ensemble_shallow_avx512.cpp); false,
 // touching nothing, where it does not apply.
 bool score_shallow_avx512(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
-bool avx2_compiled();
-void score_perfect_avx2(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
-bool neon_compiled();
-void score_perfect_neon(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
 }  // namespace detail
 
 }  // namespace pg_predict::kernels
