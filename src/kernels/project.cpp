@@ -2,6 +2,8 @@
 // -ffp-contract=off like the SIMD files, so no compiler fuses the product into the add.
 #include "pg_predict/kernels/project.hpp"
 
+#include "row_paths.hpp"
+
 namespace pg_predict::kernels {
 namespace {
 
@@ -28,23 +30,8 @@ int64_t project_padded(int64_t m) { return (m + kProjectLanes - 1) / kProjectLan
 void project(const double* x, int64_t rows, int64_t k, const double* wt, int64_t m, const double* offset,
              double* out, Isa isa) {
     if (rows <= 0 || m <= 0) return;
-    auto run = [&](auto rows_fn) {
-        detail::parallel_for(0, rows, kChunkRows, [&](int64_t begin, int64_t end) {
-            rows_fn(x, begin, end, k, wt, m, offset, out);
-        });
-    };
-    switch (resolve_isa(isa)) {
-    case Isa::Avx512:
-        if (detail::project_avx512_compiled()) return run(detail::project_rows_avx512);
-        break;
-    case Isa::Avx2:
-        if (detail::project_avx2_compiled()) return run(detail::project_rows_avx2);
-        break;
-    case Isa::Auto:
-    case Isa::Portable:
-    case Isa::Neon: break;  // no NEON projection yet: the portable one
-    }
-    run(rows_portable);
+    detail::run_rows(isa, rows, kChunkRows, rows_portable, {detail::project_avx2_compiled(), detail::project_rows_avx2},
+                     {detail::project_avx512_compiled(), detail::project_rows_avx512}, x, k, wt, m, offset, out);
 }
 
 }  // namespace pg_predict::kernels

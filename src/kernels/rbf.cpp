@@ -7,6 +7,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "rbf_math.hpp"
+#include "row_paths.hpp"
 
 namespace pg_predict::kernels {
 namespace {
@@ -38,23 +39,8 @@ int64_t rbf_padded(int64_t n) { return (n + kRbfLanes - 1) / kRbfLanes * kRbfLan
 void rbf_kernel(const double* x, int64_t rows, int64_t cols, const double* svt, int64_t n, double gamma,
                 double* out, Isa isa) {
     if (rows <= 0 || n <= 0) return;
-    auto run = [&](auto rows_fn) {
-        detail::parallel_for(0, rows, kChunkRows, [&](int64_t begin, int64_t end) {
-            rows_fn(x, begin, end, cols, svt, n, gamma, out);
-        });
-    };
-    switch (resolve_isa(isa)) {
-    case Isa::Avx512:
-        if (detail::rbf_avx512_compiled()) return run(detail::rbf_rows_avx512);
-        break;
-    case Isa::Avx2:
-        if (detail::rbf_avx2_compiled()) return run(detail::rbf_rows_avx2);
-        break;
-    case Isa::Auto:
-    case Isa::Portable:
-    case Isa::Neon: break;  // no NEON RBF kernel yet: the portable one
-    }
-    run(rows_portable);
+    detail::run_rows(isa, rows, kChunkRows, rows_portable, {detail::rbf_avx2_compiled(), detail::rbf_rows_avx2},
+                     {detail::rbf_avx512_compiled(), detail::rbf_rows_avx512}, x, cols, svt, n, gamma, out);
 }
 
 }  // namespace pg_predict::kernels
