@@ -6,10 +6,9 @@
 // terms is the packed [T, kLinearTermFields] float64 buffer the compiler wrote, intercept a
 // one-value float64 buffer. CPU only: a program placed on a GPU takes its tensor-op branch
 // instead (compiler/linear.cpp), so the op refuses other devices.
-#include <torch/library.h>
 #include <torch/types.h>
 
-#include "pg_predict/common/error.hpp"
+#include "kernel_op.hpp"
 #include "pg_predict/kernels/linear_margin.hpp"
 
 namespace pg_predict::kernels {
@@ -27,26 +26,17 @@ at::Tensor linear_margin_op(const at::Tensor& x_in, const at::Tensor& terms_in, 
     const at::Tensor x = x_in.contiguous();
     const at::Tensor packed = terms_in.to(at::kDouble).contiguous();
     const double intercept = intercept_in.to(at::kDouble).item<double>();
-    at::Tensor out = at::empty({x.size(0), 1}, x.options().dtype(at::kDouble));
-    try {
+    return op_output("linear_margin", x.size(0), 1, x.options().dtype(at::kDouble), [&](at::Tensor& out) {
         const std::vector<LinearTerm> terms = unpack_linear_terms(packed.data_ptr<double>(), packed.size(0), x.size(1));
         if (x.scalar_type() == at::kFloat)
             linear_margin(x.data_ptr<float>(), x.size(0), x.size(1), terms, intercept, out.data_ptr<double>());
         else
             linear_margin(x.data_ptr<double>(), x.size(0), x.size(1), terms, intercept, out.data_ptr<double>());
-    } catch (const Error& e) {  // a cancel too: the runtime sees the pending interrupt
-        TORCH_CHECK(false, "pg_predict::linear_margin: ", e.what());
-    }
-    return out;
+    });
 }
 
 }  // namespace
-
-int linear_margin_op_anchor() { return 1; }
-
 }  // namespace pg_predict::kernels
 
-TORCH_LIBRARY_FRAGMENT(pg_predict, m) {
-    m.def("linear_margin(Tensor x, Tensor terms, Tensor intercept) -> Tensor",
-          TORCH_FN(pg_predict::kernels::linear_margin_op));
-}
+PG_PREDICT_KERNEL_OP(linear_margin_op_anchor, "linear_margin(Tensor x, Tensor terms, Tensor intercept) -> Tensor",
+                     pg_predict::kernels::linear_margin_op)

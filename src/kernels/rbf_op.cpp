@@ -6,10 +6,9 @@
 // svt is the support vectors' padded column-major copy (a program buffer, laid out once at
 // compile time by rbf_padded). Off the CPU (the CUDA flavour) the op is cdist, square and exp
 // in torch: the same values up to rounding.
-#include <torch/library.h>
 #include <torch/types.h>
 
-#include "pg_predict/common/error.hpp"
+#include "kernel_op.hpp"
 #include "pg_predict/kernels/rbf.hpp"
 
 namespace pg_predict::kernels {
@@ -21,31 +20,20 @@ at::Tensor rbf_kernel_op(const at::Tensor& x_in, const at::Tensor& svt_in, int64
                 " columns, the support vectors ", svt_in.size(0));
     TORCH_CHECK(n >= 0 && svt_in.size(1) == rbf_padded(n), "pg_predict::rbf_kernel: svt holds ", svt_in.size(1),
                 " padded columns, not the ", rbf_padded(n), " that ", n, " support vectors take");
-    const at::Tensor x = x_in.to(at::kDouble).contiguous();
-    const at::Tensor svt = svt_in.to(at::kDouble).contiguous();
+    const at::Tensor x = float64_contiguous(x_in), svt = float64_contiguous(svt_in);
     if (!x.device().is_cpu()) {
         const at::Tensor d = at::cdist(x, svt.narrow(1, 0, n).t(), 2.0, 2);  // 2: no matmul form
         return at::exp(d * d * -gamma);
     }
     TORCH_CHECK(svt.device().is_cpu(), "pg_predict::rbf_kernel: svt must be on x's device");
-    at::Tensor out = at::empty({x.size(0), n}, x.options());
-    try {
+    return op_output("rbf_kernel", x.size(0), n, x.options(), [&](at::Tensor& out) {
         rbf_kernel(x.data_ptr<double>(), x.size(0), x.size(1), svt.data_ptr<double>(), n, gamma,
                    out.data_ptr<double>(), process_isa());
-    } catch (const Error& e) {  // a cancel too: the runtime sees the pending interrupt
-        TORCH_CHECK(false, "pg_predict::rbf_kernel: ", e.what());
-    }
-    return out;
+    });
 }
 
 }  // namespace
-
-// Referenced from the compiler so that a static link keeps this object (and its registrar).
-int rbf_op_anchor() { return 1; }
-
 }  // namespace pg_predict::kernels
 
-TORCH_LIBRARY_FRAGMENT(pg_predict, m) {
-    m.def("rbf_kernel(Tensor x, Tensor svt, int n, float gamma) -> Tensor",
-          TORCH_FN(pg_predict::kernels::rbf_kernel_op));
-}
+PG_PREDICT_KERNEL_OP(rbf_op_anchor, "rbf_kernel(Tensor x, Tensor svt, int n, float gamma) -> Tensor",
+                     pg_predict::kernels::rbf_kernel_op)

@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "pg_predict/common/error.hpp"
+#include "kernel_op.hpp"
 #include "pg_predict/kernels/thread_pool.hpp"
 #include "pg_predict/kernels/tree_ensemble.hpp"
 
@@ -50,16 +50,14 @@ at::Tensor tree_ensemble(const at::Tensor& x_in, const at::Tensor& meta_in, cons
     check_tensor(leaves, at::kFloat, "leaves");
     check_tensor(cuts, at::kFloat, "cuts");
     check_tensor(aux, at::kInt, "aux");
-    try {
+    return op_guard("tree_ensemble", [&] {
         const PackedView view = make_view(meta.data_ptr<int64_t>(), meta.numel(), nodes.data_ptr<int32_t>(),
                                           nodes.numel(), leaves.data_ptr<float>(), leaves.numel(),
                                           cuts.data_ptr<float>(), cuts.numel(), aux.data_ptr<int32_t>(), aux.numel());
         at::Tensor out = at::empty({x.size(0), view.num_groups}, x.options());
         score(view, x.data_ptr<float>(), x.size(0), x.size(1), out.data_ptr<float>(), process_isa());
         return out;
-    } catch (const Error& e) {
-        TORCH_CHECK(false, "pg_predict::tree_ensemble: ", e.what());
-    }
+    });
 }
 
 }  // namespace

@@ -6,10 +6,9 @@
 //             Tensor path_values, Tensor elements, Tensor zero_fractions, Tensor bias)
 //       -> Tensor          # [N, groups * (players + 1)] float32, + bias
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 #include <torch/types.h>
 
-#include "pg_predict/common/error.hpp"
+#include "kernel_op.hpp"
 #include "pg_predict/kernels/tree_shap.hpp"
 
 namespace pg_predict::kernels {
@@ -47,7 +46,7 @@ at::Tensor tree_shap_op(const at::Tensor& x_in, const at::Tensor& meta_in, const
                      elements = checked(elements_in, at::kInt, "elements"),
                      zeros = checked(zeros_in, at::kDouble, "zero_fractions"),
                      bias = checked(bias_in, at::kFloat, "bias");
-    try {
+    return op_guard("tree_shap", [&] {
         const ShapView view = make_shap_view(
             {array<int64_t>(meta), array<int32_t>(trees), array<int32_t>(nodes), array<float>(thresholds),
              array<int32_t>(edges), array<int32_t>(subtrees), array<int32_t>(terms), array<int32_t>(slots),
@@ -60,20 +59,14 @@ at::Tensor tree_shap_op(const at::Tensor& x_in, const at::Tensor& meta_in, const
         tree_shap(view, x.data_ptr<float>(), x.size(0), x.size(1), out.data_ptr<float>(), at::get_num_threads(),
                   process_isa(), bias.data_ptr<float>());
         return out;
-    } catch (const Error& e) {
-        TORCH_CHECK(false, "pg_predict::tree_shap: ", e.what());
-    }
+    });
 }
 
 }  // namespace
-
-int shap_op_anchor() { return 1; }
-
 }  // namespace pg_predict::kernels
 
-TORCH_LIBRARY_FRAGMENT(pg_predict, m) {
-    m.def("tree_shap(Tensor x, Tensor meta, Tensor trees, Tensor nodes, Tensor thresholds, Tensor edges, "
-          "Tensor subtrees, Tensor terms, Tensor slots, Tensor tables, Tensor paths, Tensor path_values, "
-          "Tensor elements, Tensor zero_fractions, Tensor bias) -> Tensor",
-          TORCH_FN(pg_predict::kernels::tree_shap_op));
-}
+PG_PREDICT_KERNEL_OP(shap_op_anchor,
+                     "tree_shap(Tensor x, Tensor meta, Tensor trees, Tensor nodes, Tensor thresholds, "
+                     "Tensor edges, Tensor subtrees, Tensor terms, Tensor slots, Tensor tables, Tensor paths, "
+                     "Tensor path_values, Tensor elements, Tensor zero_fractions, Tensor bias) -> Tensor",
+                     pg_predict::kernels::tree_shap_op)
