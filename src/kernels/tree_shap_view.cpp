@@ -84,17 +84,10 @@ ShapView make_shap_view(const ShapArrays& a) {
             }
         }
     }
-    v.trees = a.trees.data;
-    v.nodes = a.nodes.data;
-    v.thresholds = a.thresholds.data;
-    v.edges = a.edges.data;
-    v.subtrees = a.subtrees.data;
-    v.terms = a.terms.data;
-    v.slots = a.slots.data;
-    v.tables = a.tables.data;
-    v.paths = a.paths.data;
-    v.path_values = a.path_values.data;
-    v.elements = a.elements.data;
+    // The checked arrays: the trees, their subtrees' tables, their paths.
+    v.trees = a.trees.data, v.nodes = a.nodes.data, v.thresholds = a.thresholds.data, v.edges = a.edges.data;
+    v.subtrees = a.subtrees.data, v.terms = a.terms.data, v.slots = a.slots.data, v.tables = a.tables.data;
+    v.paths = a.paths.data, v.path_values = a.path_values.data, v.elements = a.elements.data;
     v.zero_fractions = a.zero_fractions.data;
     return v;
 }
