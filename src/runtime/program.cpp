@@ -320,15 +320,24 @@ void learn_rate(Program* p, int64_t rows, std::chrono::steady_clock::duration to
     p->ns_per_row = p->ns_per_row <= 0 ? rate : 0.5 * p->ns_per_row + 0.5 * rate;
 }
 
-// What every batch shares: checks, the pending thread count, inference mode, the C++ guard,
-// and the row chunks with an interrupt check between them. run(module, first_row, rows).
-template <typename Run>
-void run_batch(Program* p, int64_t rows, int64_t cols, Run run) {
+// The one door from a batch into the kernel or the program: the batch's checks, then body()
+// under the C++ guard, with the thread count pg_predict.threads asks for and inference mode on.
+template <typename Body>
+void enter_batch(const Program* p, int64_t rows, int64_t cols, Body&& body) {
     check_batch(p, rows, cols);
-    if (rows == 0) return;
     torch_guard("running the model program failed", [&] {
         if (int threads = take_thread_request()) at::set_num_threads(threads);
         c10::InferenceMode inference;
+        body();
+    });
+}
+
+// A batch through the program in row chunks, with an interrupt check between them.
+// run(module, first_row, rows).
+template <typename Run>
+void run_batch(Program* p, int64_t rows, int64_t cols, Run run) {
+    if (rows == 0) return check_batch(p, rows, cols);
+    enter_batch(p, rows, cols, [&] {
         for (int64_t start = 0; start < rows;) {
             check_interrupts();
             const int64_t n = std::min(rows - start, next_chunk_rows(p));
@@ -346,10 +355,8 @@ void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* 
     if (program_splits(p) && rows > 0) {
         // The kernel, then the program's own tail: what the TorchScript program computes, bit
         // for bit (test_overlap.py, one_row_test.cpp), without its interpreter.
-        check_batch(p, rows, cols);
         std::vector<float> margins(rows);
-        torch_guard("running the model program failed", [&] {
-            if (int threads = take_thread_request()) at::set_num_threads(threads);
+        enter_batch(p, rows, cols, [&] {
             kernels::score(p->native, x, rows, cols, margins.data(), kernels::process_isa());
         });
         return run_program_tail(p, margins.data(), rows, out);
@@ -397,10 +404,7 @@ constexpr int64_t kLinkRows = 16384;
 void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols, const uint8_t* verdict,
                           float* out) {
     if (!p->one_row || p->native.num_groups != 1) fail(ErrorCategory::Internal, "score_undecided_rows: not a one-row program");
-    check_batch(p, rows, cols);
-    torch_guard("running the model program failed", [&] {
-        if (int threads = take_thread_request()) at::set_num_threads(threads);
-        c10::InferenceMode inference;
+    enter_batch(p, rows, cols, [&] {
         std::vector<float> packed, margins;
         std::vector<int64_t> where;
         for (int64_t start = 0; start < rows; start += kLinkRows) {
@@ -452,12 +456,8 @@ bool program_splits(const Program* p) noexcept {
 
 bool start_background_kernel(const Program* p, const float* x, int64_t rows, int64_t cols, float* margins) {
     if (!program_splits(p)) fail(ErrorCategory::Internal, "start_background_kernel: the program does not split");
-    check_batch(p, rows, cols);
     int threads = 1;
-    torch_guard("running the model program failed", [&] {
-        if (int requested = take_thread_request()) at::set_num_threads(requested);
-        threads = at::get_num_threads();
-    });
+    enter_batch(p, rows, cols, [&] { threads = at::get_num_threads(); });
     // Copies: the job only reads the program's packed buffers, which the caller's hold on the
     // program keeps alive, and touches nothing of torch's.
     const kernels::PackedView view = p->native;
