@@ -1,5 +1,6 @@
-// Program parts: constant buffers and the size guard.
+// Program parts: constant buffers (one make_buffer<T> for every element type) and the size guard.
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "pg_predict/common/error.hpp"
@@ -25,66 +26,32 @@ int64_t ProgramParts::total_bytes() const {
     return total;
 }
 
-namespace {
 template <typename T>
-void check_size(const std::string& name, const std::vector<int64_t>& shape, const std::vector<T>& data) {
+Buffer make_buffer(std::string name, std::vector<int64_t> shape, std::vector<T> data) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t> ||
+                  std::is_same_v<T, uint8_t> || std::is_same_v<T, double>);
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
     if (n != static_cast<int64_t>(data.size()))
         fail(ErrorCategory::Internal, "buffer " + name + ": shape has " + std::to_string(n) +
                                           " elements but data has " + std::to_string(data.size()));
-}
-}  // namespace
-
-Buffer make_f32(std::string name, std::vector<int64_t> shape, std::vector<float> data) {
-    check_size(name, shape, data);
     Buffer b;
     b.name = std::move(name);
-    b.dtype = DType::Float32;
     b.shape = std::move(shape);
-    b.f32 = std::move(data);
+    // The dtype, and the one data vector that matches it.
+    if constexpr (std::is_same_v<T, float>) b.dtype = DType::Float32, b.f32 = std::move(data);
+    else if constexpr (std::is_same_v<T, int64_t>) b.dtype = DType::Int64, b.i64 = std::move(data);
+    else if constexpr (std::is_same_v<T, int32_t>) b.dtype = DType::Int32, b.i32 = std::move(data);
+    else if constexpr (std::is_same_v<T, uint8_t>) b.dtype = DType::Bool, b.b8 = std::move(data);
+    else b.dtype = DType::Float64, b.f64 = std::move(data);
     return b;
 }
 
-Buffer make_i64(std::string name, std::vector<int64_t> shape, std::vector<int64_t> data) {
-    check_size(name, shape, data);
-    Buffer b;
-    b.name = std::move(name);
-    b.dtype = DType::Int64;
-    b.shape = std::move(shape);
-    b.i64 = std::move(data);
-    return b;
-}
-
-Buffer make_i32(std::string name, std::vector<int64_t> shape, std::vector<int32_t> data) {
-    check_size(name, shape, data);
-    Buffer b;
-    b.name = std::move(name);
-    b.dtype = DType::Int32;
-    b.shape = std::move(shape);
-    b.i32 = std::move(data);
-    return b;
-}
-
-Buffer make_bool(std::string name, std::vector<int64_t> shape, std::vector<uint8_t> data) {
-    check_size(name, shape, data);
-    Buffer b;
-    b.name = std::move(name);
-    b.dtype = DType::Bool;
-    b.shape = std::move(shape);
-    b.b8 = std::move(data);
-    return b;
-}
-
-Buffer make_f64(std::string name, std::vector<int64_t> shape, std::vector<double> data) {
-    check_size(name, shape, data);
-    Buffer b;
-    b.name = std::move(name);
-    b.dtype = DType::Float64;
-    b.shape = std::move(shape);
-    b.f64 = std::move(data);
-    return b;
-}
+template Buffer make_buffer(std::string, std::vector<int64_t>, std::vector<float>);
+template Buffer make_buffer(std::string, std::vector<int64_t>, std::vector<int64_t>);
+template Buffer make_buffer(std::string, std::vector<int64_t>, std::vector<int32_t>);
+template Buffer make_buffer(std::string, std::vector<int64_t>, std::vector<uint8_t>);
+template Buffer make_buffer(std::string, std::vector<int64_t>, std::vector<double>);
 
 void check_program_bytes(int64_t bytes, Strategy strategy) {
     if (bytes <= kMaxProgramBytes) return;

@@ -72,12 +72,16 @@ void build_perfect_tree_traversal(const spec::TreeEnsemble&, ProgramParts& parts
 void build_native(const spec::TreeEnsemble&, ProgramParts& parts);
 
 // --- shared pieces -----------------------------------------------------------------------
-// Buffer constructors.
-Buffer make_f32(std::string name, std::vector<int64_t> shape, std::vector<float> data);
-Buffer make_i64(std::string name, std::vector<int64_t> shape, std::vector<int64_t> data);
-Buffer make_i32(std::string name, std::vector<int64_t> shape, std::vector<int32_t> data);
-Buffer make_bool(std::string name, std::vector<int64_t> shape, std::vector<uint8_t> data);
-Buffer make_f64(std::string name, std::vector<int64_t> shape, std::vector<double> data);
+// A buffer of T (float, int64_t, int32_t, uint8_t for Bool, double; instantiated in parts.cpp);
+// throws Error(Internal) when data does not hold product(shape) elements.
+template <typename T>
+Buffer make_buffer(std::string name, std::vector<int64_t> shape, std::vector<T> data);
+// The same under the names the strategies use.
+inline constexpr auto& make_f32 = make_buffer<float>;
+inline constexpr auto& make_i64 = make_buffer<int64_t>;
+inline constexpr auto& make_i32 = make_buffer<int32_t>;
+inline constexpr auto& make_bool = make_buffer<uint8_t>;
+inline constexpr auto& make_f64 = make_buffer<double>;
 
 // --- featurizers and non-tree estimators (featurizers.cpp, linear.cpp) -------------------
 // Defines featurize(self, x: Tensor) -> Tensor: the pipeline's steps over the float32 input
