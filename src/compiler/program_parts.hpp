@@ -51,7 +51,7 @@ struct ProgramParts {
     bool native_margin = false;
     // Set by add_postprocess when forward() is just the native margin, the base margin and
     // this link (spec::transform_name): the runtime may then score one row through the kernel
-    // itself (runtime/one_row.cpp). Saved as the module attribute "one_row_link".
+    // itself (runtime/row_shortcut.cpp). Saved as the module attribute "one_row_link".
     std::string one_row_link;
     // Programs of op model's nested pipelines (name, serialized module): module_builder loads
     // each and registers it as the submodule self.<name>, which the source calls.
@@ -83,7 +83,7 @@ inline constexpr auto& make_i32 = make_buffer<int32_t>;
 inline constexpr auto& make_bool = make_buffer<uint8_t>;
 inline constexpr auto& make_f64 = make_buffer<double>;
 
-// --- featurizers and non-tree estimators (featurizers.cpp, linear.cpp) -------------------
+// --- featurizers and non-tree estimators (featurizer_steps.cpp and its family files, linear_models.cpp) -------------------
 // Defines featurize(self, x: Tensor) -> Tensor: the pipeline's steps over the float32 input
 // [N, input_width], computed in float64 (as scikit-learn does) → [N, model.num_features]
 // float64. With no steps it is x.double().
@@ -94,7 +94,7 @@ void build_featurizers(const spec::Pipeline&, ProgramParts& parts);
 // in float64, cast to float32 at the end. With `strategy` auto or native, a one-output model
 // over the featurizers linear_margin_terms accepts takes the fused native op on the CPU.
 void build_linear(const spec::Pipeline&, ProgramParts& parts, Output output, Strategy strategy);
-// Whether the pipeline's steps are the shape kernels::linear_margin computes (linear_margin.cpp:
+// Whether the pipeline's steps are the shape kernels::linear_margin computes (fused_margin.cpp:
 // a concat of parts, each an optional impute then an optional one_hot or affine), and then its
 // terms with `coef` (one output's weights) as their weights.
 bool linear_margin_terms(const spec::Pipeline&, const std::vector<double>& coef,

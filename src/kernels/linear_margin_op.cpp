@@ -5,7 +5,7 @@
 //
 // terms is the packed [T, kLinearTermFields] float64 buffer the compiler wrote, intercept a
 // one-value float64 buffer. CPU only: a program placed on a GPU takes its tensor-op branch
-// instead (compiler/linear.cpp), so the op refuses other devices.
+// instead (compiler/linear_models.cpp), so the op refuses other devices.
 #include <torch/types.h>
 
 #include "kernel_op.hpp"

@@ -1,5 +1,5 @@
 // One background thread per process that scores a batch while the backend's own thread reads
-// the next one from the plan below (the batching node's overlap, src/pg/batch_overlap.cpp).
+// the next one from the plan below (the batching node's overlap, src/pg/exec/overlap.cpp).
 //
 // The job must be torch-free and must not call PostgreSQL: it runs beside the backend, which
 // goes on executing the query. It may use run_parallel (its runs take `threads` threads: the

@@ -3,7 +3,7 @@
 // where each term reads one input column, imputes it, and is the number itself, the number
 // scaled (v · a + b), or a one-hot indicator (v == a, or both NaN). This is the whole program of
 // a scikit-learn pipeline "impute / scale numbers, impute / one-hot text, logistic or linear
-// regression" (compiler/linear_margin.cpp recognizes it), which in tensor ops built several
+// regression" (compiler/fused_margin.cpp recognizes it), which in tensor ops built several
 // [rows × k] intermediates and a matmul for one dot product a row.
 //
 // The numbers are the bits of the tensor program it replaces: every step in float64 with the
