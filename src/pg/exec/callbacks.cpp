@@ -44,19 +44,14 @@ TupleTableSlot* exec(CustomScanState* node);
 void end(CustomScanState* node);
 void rescan(CustomScanState* node);
 
+// The members left out are NULL: no mark/restore, no DSM of its own (parallel workers rebuild the
+// node from its plan), no shutdown step.
 CustomExecMethods exec_methods = {
     .CustomName = "PredictBatch",
     .BeginCustomScan = begin,
     .ExecCustomScan = exec,
     .EndCustomScan = end,
     .ReScanCustomScan = rescan,
-    .MarkPosCustomScan = NULL,
-    .RestrPosCustomScan = NULL,
-    .EstimateDSMCustomScan = NULL,
-    .InitializeDSMCustomScan = NULL,
-    .ReInitializeDSMCustomScan = NULL,
-    .InitializeWorkerCustomScan = NULL,
-    .ShutdownCustomScan = NULL,
     .ExplainCustomScan = explain_node,
 };
 

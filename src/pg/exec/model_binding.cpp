@@ -26,12 +26,16 @@ void release_program_callback(void* arg) {
 
 }  // namespace
 
-void check_predict_proba(const CatalogEntry* entry) {
+// predict_proba() and predict_label() of a regression model.
+static void require_classifier(const CatalogEntry* entry, const char* function) {
     if (!entry->classification)
         ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                        errmsg("model \"%s\" is a regression model; predict_proba() needs a classifier",
-                               entry->name),
+                        errmsg("model \"%s\" is a regression model; %s needs a classifier", entry->name, function),
                         errhint("Use predict() for the predicted value.")));
+}
+
+void check_predict_proba(const CatalogEntry* entry) {
+    require_classifier(entry, "predict_proba()");
     if (!entry->has_probabilities) {
         // "as in scikit-learn" only where scikit-learn has no predict_proba either.
         bool none_in_sklearn = false;
@@ -63,13 +67,7 @@ void check_predict(const CatalogEntry* entry) {
                         errhint("Use predict_label() for the label, as text.")));
 }
 
-void check_predict_label(const CatalogEntry* entry) {
-    if (!entry->classification)
-        ereport(ERROR, (errcode(ERRCODE_WRONG_OBJECT_TYPE),
-                        errmsg("model \"%s\" is a regression model; predict_label() needs a classifier",
-                               entry->name),
-                        errhint("Use predict() for the predicted value.")));
-}
+void check_predict_label(const CatalogEntry* entry) { require_classifier(entry, "predict_label()"); }
 
 void check_outputs(const CatalogEntry* entry, PredictCallKind kind) {
     // Never a silent first column: a multi-output model's values come all together.

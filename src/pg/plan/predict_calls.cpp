@@ -38,22 +38,24 @@ PredictCallKind lookup(Oid funcid) {
             if (strcmp(base, "pg_predict") == 0 || strcmp(base, "pg_predict.so") == 0) {
                 Datum prosrc = SysCacheGetAttr(PROCOID, tuple, Anum_pg_proc_prosrc, &isnull);
                 char* symbol = TextDatumGetCString(prosrc);
-                if (strcmp(symbol, "pg_predict_predict") == 0)
-                    kind = PredictCallKind::Predict;
-                else if (strcmp(symbol, "pg_predict_predict_proba") == 0)
-                    kind = PredictCallKind::PredictProba;
-                else if (strcmp(symbol, "pg_predict_predict_label") == 0)
-                    kind = PredictCallKind::PredictLabel;
-                else if (strcmp(symbol, "pg_predict_transform") == 0)
-                    kind = PredictCallKind::Transform;
-                else if (strcmp(symbol, "pg_predict_decision_function") == 0)
-                    kind = PredictCallKind::DecisionFunction;
-                else if (strcmp(symbol, "pg_predict_score_samples") == 0)
-                    kind = PredictCallKind::ScoreSamples;
-                else if (strcmp(symbol, "pg_predict_predict_outputs") == 0)
-                    kind = PredictCallKind::PredictOutputs;
-                else if (strcmp(symbol, "pg_predict_predict_contributions") == 0)
-                    kind = PredictCallKind::Contributions;
+                static const struct {
+                    const char* symbol;
+                    PredictCallKind kind;
+                } scoring_symbols[] = {
+                    {"pg_predict_predict", PredictCallKind::Predict},
+                    {"pg_predict_predict_proba", PredictCallKind::PredictProba},
+                    {"pg_predict_predict_label", PredictCallKind::PredictLabel},
+                    {"pg_predict_transform", PredictCallKind::Transform},
+                    {"pg_predict_decision_function", PredictCallKind::DecisionFunction},
+                    {"pg_predict_score_samples", PredictCallKind::ScoreSamples},
+                    {"pg_predict_predict_outputs", PredictCallKind::PredictOutputs},
+                    {"pg_predict_predict_contributions", PredictCallKind::Contributions},
+                };
+                for (const auto& s : scoring_symbols)
+                    if (strcmp(symbol, s.symbol) == 0) {
+                        kind = s.kind;
+                        break;
+                    }
                 pfree(symbol);
             }
             pfree(library);

@@ -46,13 +46,16 @@ const CatalogEntry* site_entry(FunctionCallInfo fcinfo, const char* name) {
     return entry;
 }
 
-void push_key(JsonbParseState** state, const char* key) {
-    JsonbValue k;
-    k.type = jbvString;
-    k.val.string.len = (int)strlen(key);
-    k.val.string.val = (char*)key;
-    pushJsonbValue(state, WJB_KEY, &k);
+// A JSON string, as an object's key (WJB_KEY) or a value (WJB_VALUE).
+void push_text(JsonbParseState** state, const char* s, JsonbIteratorToken as) {
+    JsonbValue v;
+    v.type = jbvString;
+    v.val.string.len = (int)strlen(s);
+    v.val.string.val = (char*)s;
+    pushJsonbValue(state, as, &v);
 }
+
+void push_key(JsonbParseState** state, const char* key) { push_text(state, key, WJB_KEY); }
 
 void push_number(JsonbParseState** state, double value) {
     JsonbValue v;
@@ -65,13 +68,7 @@ void push_number(JsonbParseState** state, double value) {
     pushJsonbValue(state, WJB_VALUE, &v);
 }
 
-void push_string(JsonbParseState** state, const char* s) {
-    JsonbValue v;
-    v.type = jbvString;
-    v.val.string.len = (int)strlen(s);
-    v.val.string.val = (char*)s;
-    pushJsonbValue(state, WJB_VALUE, &v);
-}
+void push_string(JsonbParseState** state, const char* s) { push_text(state, s, WJB_VALUE); }
 
 // The value feature i had in the row: its column of the row object, or element i of an array.
 void push_feature_value(JsonbParseState** state, Jsonb* row, const CatalogEntry* entry, int i) {
