@@ -38,7 +38,9 @@ void startup_shmem() {
 // Only hooks and plain memory: this runs in the postmaster, whose children inherit them.
 void register_shared_memory(const SharedMemoryPart& part) {
     if (!process_shared_preload_libraries_in_progress) return;
-    Assert(num_parts < kMaxParts);
+    // A build-time limit (three parts today), checked in release builds too: in the postmaster
+    // this stops the server's start with the message, instead of writing past the array.
+    if (num_parts == kMaxParts) elog(ERROR, "pg_predict: more than %d shared-memory parts registered", kMaxParts);
     if (num_parts == 0) {
         previous_request_hook = shmem_request_hook;
         shmem_request_hook = request_shmem;
