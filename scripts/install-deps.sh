@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs (apt only) everything pg_predict needs to build, test and benchmark on Debian 12.
+# Installs (apt only) everything pg_predict needs to build, test and benchmark on Debian 12,
+# then Citus from the vendored archive in third_party/citus/ (scripts/install-citus.sh).
 #
-# Idempotent: when every package is already installed it touches nothing (no apt-get update).
+# Idempotent: when every package is already installed it touches nothing (no apt-get update),
+# and install-citus.sh does nothing when the pinned Citus is already installed.
 # The PostgreSQL packages are pinned to one version: the installed server's version when the
 # dev/plpython/client packages are available at it, otherwise the candidate version of all of
 # them together, so apt never upgrades the server behind our back or mixes 15.x versions.
@@ -26,10 +28,17 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev python3-onnx
   # `pip install ./python` into a venv (python/pyproject.toml's backend) and its test
   python3-venv python3-setuptools python3-wheel python3-pip
+  # building the vendored Citus (scripts/install-citus.sh: keep its BUILD_PACKAGES in sync)
+  libzstd-dev liblz4-dev libkrb5-dev libssl-dev libicu-dev
 )
 
 log() { echo "install-deps: $*" >&2; }
 die() { echo "install-deps: ERROR: $*" >&2; exit 1; }
+
+# Citus, built from third_party/citus/ (after the apt packages: it needs pg_config and them).
+install_citus() {
+  bash "$(dirname "${BASH_SOURCE[0]}")/install-citus.sh" || die "installing Citus failed"
+}
 
 [ -r /etc/debian_version ] && command -v apt-get >/dev/null && command -v dpkg-query >/dev/null \
   || die "this script supports Debian (apt) only"
@@ -68,6 +77,7 @@ if [ "${#pg_versions[@]}" -gt 0 ] && [ "$(printf '%s\n' "${pg_versions[@]}" | so
 fi
 if [ "${#missing[@]}" -eq 0 ] && [ "$pg_mixed" -eq 0 ]; then
   log "all packages present (PostgreSQL ${pg_versions[0]}); nothing to do"
+  install_citus
   exit 0
 fi
 
@@ -129,3 +139,4 @@ for p in "${PG_PACKAGES[@]}"; do
 done
 command -v pg_config >/dev/null || die "pg_config not on PATH after installing postgresql-server-dev-$PG_MAJOR"
 log "done (PostgreSQL $pin)"
+install_citus
