@@ -6,7 +6,7 @@
 #   conformance  every regress/conformance/test_*.py (/usr/bin/python3)
 #   isolation    regress/isolation/specs with pg_isolation_regress (concurrent sessions)
 #   tap          regress/t/*.pl with PostgreSQL's TAP framework (prove): hot standby,
-#                dump/restore, crash recovery, upgrades
+#                dump/restore, crash recovery, upgrades, Citus (a coordinator and two workers)
 #   cancel       regress/runtime/test_cancel.py: cancel, timeout, terminate in every phase
 #   soak         regress/runtime/test_soak.py: one backend's private memory over many cycles
 #   fuzz         each libFuzzer target of regress/fuzz/ for FUZZ_SECONDS (default 40) s
@@ -283,7 +283,7 @@ suite_tap() {
     tests=("$src"/regress/t/*.pl)
   fi
   give_to_pg_user "$tmp"
-  (cd "$tmp" && as_pg_user timeout -k 30 900 env PATH="$PG_BINDIR:$PATH" PGPREDICT_ROOT="$src" \
+  (cd "$tmp" && as_pg_user timeout -k 30 1500 env PATH="$PG_BINDIR:$PATH" PGPREDICT_ROOT="$src" \
       TESTDIR="$tmp" PG_REGRESS="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
       prove -v -I "$perl_lib" -I "$src/regress/t" "${tests[@]}") >"$log" 2>&1
   local rc=$?

@@ -1,5 +1,6 @@
 #include "catalog/catalog.hpp"
 
+#include "catalog/citus.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
 
@@ -7,6 +8,7 @@ extern "C" {
 #include "access/xlog.h"
 #include "common/shortest_dec.h"
 #include "tcop/utility.h"
+#include "utils/timestamp.h"
 }
 
 // No C++ object with a destructor may live in these frames: SPI and ereport longjmp.
@@ -32,9 +34,11 @@ Oid extension_schema(Oid extension) {
 }
 
 struct CatalogTable {
-    char* qualified_table;     // "schema".model_catalog
+    char* qualified_table;     // "schema".model_catalog: what changes are written to
     char* qualified_sequence;  // "schema".model_catalog_id_seq
-    Oid relation;
+    // What lookups read: the table, or on a Citus node this node's copy of it (catalog/citus.hpp).
+    char* read_table;
+    Oid relation;              // read_table's OID: plans depend on it, changes invalidate it
     Oid owner;
     // A 0.1.0 catalog (the library was updated, ALTER EXTENSION ... UPDATE not run yet): owners
     // are regrole, there are no grants and every role may use every model, as in 0.1.0.
@@ -61,7 +65,8 @@ void require_privileges(const CatalogTable& table) {
                         errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
 }
 
-CatalogTable catalog_table() {
+// The catalog table itself (not a Citus node's copy) and its schema.
+Oid catalog_table_oid(Oid* schema_out) {
     Oid extension = get_extension_oid("pg_predict", true);
     if (!OidIsValid(extension))
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -74,6 +79,14 @@ CatalogTable catalog_table() {
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_TABLE),
                         errmsg("pg_predict's catalog table %s.model_catalog is missing",
                                schema_name)));
+    *schema_out = schema;
+    return relation;
+}
+
+CatalogTable catalog_table() {
+    Oid schema;
+    Oid relation = catalog_table_oid(&schema);
+    const char* schema_name = quote_identifier(get_namespace_name(schema));
     HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relation));
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for relation %u", relation);
     CatalogTable table;
@@ -82,6 +95,12 @@ CatalogTable catalog_table() {
     ReleaseSysCache(tuple);
     table.qualified_table = psprintf("%s.model_catalog", schema_name);
     table.qualified_sequence = psprintf("%s.model_catalog_id_seq", schema_name);
+    table.read_table = table.qualified_table;
+    Oid copy = citus_catalog_copy(relation, schema);
+    if (OidIsValid(copy)) {
+        table.relation = copy;
+        table.read_table = psprintf("%s.%s", schema_name, quote_identifier(get_rel_name(copy)));
+    }
     table.legacy = get_attnum(relation, "usable_by") == InvalidAttrNumber;
     table.typed_sources = get_attnum(relation, "source_bytes") != InvalidAttrNumber;
     table.text_labels = get_attnum(relation, "class_labels") != InvalidAttrNumber;
@@ -230,6 +249,11 @@ bool lock_model_row(const CatalogTable& table, const char* name, char** owner) {
 
 Oid catalog_relation_id() { return catalog_table().relation; }
 
+bool catalog_is_citus_reference_table() {
+    CatalogTable table = catalog_table();
+    return table.read_table != table.qualified_table;
+}
+
 void check_model_owner(const char* name, const char* owner) {
     if (superuser()) return;
     Oid role = owner == NULL ? InvalidOid : get_role_oid(owner, true);
@@ -252,11 +276,22 @@ void check_model_owner(const char* name, const char* owner) {
 void prevent_catalog_change(const char* what) {
     PreventCommandDuringRecovery(what);
     PreventCommandIfReadOnly(what);
+    Oid schema;
+    Oid relation = catalog_table_oid(&schema);
+    HeapTuple tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(relation));
+    if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for relation %u", relation);
+    Oid owner = ((Form_pg_class)GETSTRUCT(tuple))->relowner;
+    ReleaseSysCache(tuple);
+    prepare_citus_catalog_change(relation, owner, what);
 }
 
 void check_model_name(const char* name) {
     if (name[0] == '\0')
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("model name must not be empty")));
+    for (const char* c = name; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("model name must not contain control characters")));
     size_t bytes = strlen(name);
     if (bytes > (size_t)model_name_max_bytes)
         ereport(ERROR, (errcode(ERRCODE_NAME_TOO_LONG),
@@ -287,11 +322,40 @@ void read_catalog(const CatalogTable& table, const char* query, Oid type, Datum 
     if (pushed_snapshot) PopActiveSnapshot();
 }
 
+// The condition that selects the version a name refers to: the deployed one, or for a pinned
+// name (pin_model_version) the one with the pinned id. *bare: the name without its pin.
+const char* version_condition(const CatalogTable& table, const char* name, const char** bare) {
+    const char* mark = strchr(name, kVersionPinMark);
+    if (mark == NULL) {
+        *bare = name;
+        return table.deployed_only;
+    }
+    char* end;
+    errno = 0;
+    long long id = strtoll(mark + 1, &end, 10);
+    if (errno != 0 || *end != '\0' || end == mark + 1 || id <= 0)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("invalid model name \"%s\"", name),
+                        errdetail("A model name has no control characters.")));
+    *bare = pnstrdup(name, mark - name);
+    return psprintf(" AND id OPERATOR(pg_catalog.=) %lld", id);
+}
+
 }  // namespace
 
-CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapshot) {
+char* pin_model_version(const char* name, int64 id) {
+    return psprintf("%s%c" INT64_FORMAT, name, kVersionPinMark, id);
+}
+
+const char* unpinned_model_name(const char* name) {
+    const char* mark = strchr(name, kVersionPinMark);
+    return mark == NULL ? name : pnstrdup(name, mark - name);
+}
+
+CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot snapshot) {
     CatalogTable table = catalog_table();
     MemoryContext caller = CurrentMemoryContext;
+    const char* name;
+    const char* which = version_condition(table, pinned_name, &name);
     char* query = psprintf(
         "SELECT id, name, %s, format, strategy, features, columns, task, classes, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'trees')::pg_catalog.int4, 0), "
@@ -302,7 +366,7 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
         "coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::pg_catalog.int4, 1), %s "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s",
         table.owner_name, table.usable_by, table.text_labels ? "class_labels" : "NULL::pg_catalog.text[]",
-        table.versions ? "version" : "1", table.qualified_table, table.deployed_only);
+        table.versions ? "version" : "1", table.read_table, which);
     CatalogEntry* entry = NULL;
     read_catalog(table, query, TEXTOID, CStringGetTextDatum(name), [&] {
         if (SPI_processed == 0) return;
@@ -359,6 +423,12 @@ CatalogEntry* catalog_lookup(const char* name, bool missing_ok, Snapshot snapsho
         MemoryContextSwitchTo(spi);
     }, snapshot);
 
+    if (entry == NULL && name != pinned_name)
+        ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                        errmsg("the version of model \"%s\" this statement was planned for was dropped", name),
+                        errdetail("The coordinator planned the statement for version id %s.",
+                                  strchr(pinned_name, kVersionPinMark) + 1),
+                        errhint("Run the statement again: it will be planned for the deployed version.")));
     if (entry == NULL && !missing_ok)
         ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
                         errmsg("model \"%s\" does not exist", name),
@@ -373,7 +443,7 @@ Datum read_column_by_id(int64 id, const char* column) {
     CatalogTable table = catalog_table();
     MemoryContext caller = CurrentMemoryContext;
     char* query = psprintf("SELECT %s FROM %s WHERE id OPERATOR(pg_catalog.=) $1", column,
-                           table.qualified_table);
+                           table.read_table);
     Datum result = (Datum)0;
     read_catalog(table, query, INT8OID, Int64GetDatum(id), [&] {
         if (SPI_processed == 0) elog(ERROR, "pg_predict: model version %lld vanished from the catalog", (long long)id);
@@ -389,10 +459,11 @@ Datum read_column_by_id(int64 id, const char* column) {
 
 }  // namespace
 
-int64 catalog_latest_version(const char* name) {
+int64 catalog_latest_version(const char* pinned_name) {
     CatalogTable table = catalog_table();
-    char* query = psprintf("SELECT id FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s", table.qualified_table,
-                           table.deployed_only);
+    const char* name;
+    const char* which = version_condition(table, pinned_name, &name);
+    char* query = psprintf("SELECT id FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s", table.read_table, which);
     int64 version = 0;
     read_catalog(
         table, query, TEXTOID, CStringGetTextDatum(name),
@@ -423,10 +494,13 @@ namespace {
 
 // Runs one catalog statement with text argument $1 (the name) and an optional int4 $2, inside
 // an SPI connection made by the caller; returns SPI_processed.
-uint64 run_on_model(const char* statement, const char* name, int number = 0, bool has_number = false) {
-    Oid types[2] = {TEXTOID, INT4OID};
-    Datum values[2] = {CStringGetTextDatum(name), Int32GetDatum(number)};
-    int rc = SPI_execute_with_args(statement, has_number ? 2 : 1, types, values, NULL, false, 0);
+// $3, when given, is the timestamp `now` (volatile functions such as clock_timestamp() are
+// evaluated here, not in the statement: Citus refuses them in an UPDATE of a reference table).
+uint64 run_on_model(const char* statement, const char* name, int number = 0, bool has_number = false,
+                    bool has_now = false) {
+    Oid types[3] = {TEXTOID, INT4OID, TIMESTAMPTZOID};
+    Datum values[3] = {CStringGetTextDatum(name), Int32GetDatum(number), TimestampTzGetDatum(GetCurrentTimestamp())};
+    int rc = SPI_execute_with_args(statement, has_now ? 3 : has_number ? 2 : 1, types, values, NULL, false, 0);
     if (rc < 0) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     return SPI_processed;
 }
@@ -461,6 +535,26 @@ StoredVersion next_version(const CatalogTable& table, const char* name, const ch
     return stored;
 }
 
+// The owner and usable_by of a name's versions (every version has the same ones), copied out
+// of SPI's memory into the caller's context.
+void read_owner_and_grants(const CatalogTable& table, const char* name, Datum* owner, char* owner_null,
+                           Datum* usable_by, char* usable_by_null) {
+    char* query = psprintf("SELECT owner, usable_by FROM %s WHERE name OPERATOR(pg_catalog.=) $1 LIMIT 1",
+                           table.qualified_table);
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 1);
+    if (rc != SPI_OK_SELECT || SPI_processed != 1)
+        elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    bool isnull;
+    Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    *owner_null = isnull ? 'n' : ' ';
+    *owner = isnull ? (Datum)0 : PointerGetDatum(SPI_datumTransfer(value, false, -1));
+    value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+    *usable_by_null = isnull ? 'n' : ' ';
+    *usable_by = isnull ? (Datum)0 : PointerGetDatum(SPI_datumTransfer(value, false, -1));
+}
+
 }  // namespace
 
 StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, Datum source, ArtifactKind kind,
@@ -478,14 +572,15 @@ StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, 
     // $8 task, $9 classes, $10 strategy, $11 options, $12 summary, $13 owner (insert only),
     // $14 text_features, $15 text_inputs, $16 unused_features; 0.3.0: $17 source_text,
     // $18 source_bytes (the two of the three sources not given are NULL); 0.4.0: $19 class_labels;
-    // 0.6.0: $20 version, $21 deployed, $22 metrics ($13 is created_by too)
-    Datum values[22];
-    Oid types[22] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
+    // 0.6.0: $20 version, $21 deployed, $22 metrics ($13 is created_by too), $23 owner and
+    // $24 usable_by of the name's other versions (a new version of an existing name)
+    Datum values[24];
+    Oid types[24] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
                      TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
                      JSONBOID,     JSONBOID,     TEXTOID,  INT4ARRAYOID,   JSONBOID,
                      INT4ARRAYOID, TEXTOID,      BYTEAOID, TEXTARRAYOID,   INT4OID,
-                     BOOLOID,      JSONBOID};
-    char nulls[22];
+                     BOOLOID,      JSONBOID,     TEXTOID,  TEXTARRAYOID};
+    char nulls[24];
     memset(nulls, ' ', sizeof(nulls));
     values[0] = CStringGetTextDatum(name);
     values[1] = CStringGetTextDatum(built->format.c_str());
@@ -550,8 +645,11 @@ StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, 
         if (exists && stored.deployed)
             run_on_model(psprintf("UPDATE %s SET deployed = false WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
                                   table.qualified_table), name);
-        const char* same_name = psprintf("(SELECT %%s FROM %s o WHERE o.name OPERATOR(pg_catalog.=) $1 LIMIT 1)",
-                                         table.qualified_table);
+        // The owner and the grants as parameters, not subqueries: Citus takes no subquery in
+        // an INSERT into a reference table.
+        values[22] = values[23] = (Datum)0;
+        nulls[22] = nulls[23] = 'n';
+        if (exists) read_owner_and_grants(table, name, &values[22], &nulls[22], &values[23], &nulls[23]);
         statement = psprintf(
             "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
             "classes, strategy, options, summary, owner, usable_by, text_features, text_inputs, unused_features, "
@@ -559,9 +657,8 @@ StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, 
             "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
             "%s, %s, $14, $15, $16, $17, $18, $19, $20, $21, "
             "CASE WHEN $21 THEN pg_catalog.clock_timestamp() END, $13, $22)",
-            table.qualified_table, table.qualified_sequence,
-            exists ? psprintf(same_name, "o.owner") : table.owner_value,
-            exists ? psprintf(same_name, "o.usable_by") : "'{}'::pg_catalog.text[]");
+            table.qualified_table, table.qualified_sequence, exists ? "$23" : table.owner_value,
+            exists ? "$24" : "'{}'::pg_catalog.text[]");
         values[19] = Int32GetDatum(stored.version);
         values[20] = BoolGetDatum(stored.deployed);
     } else if (exists) {
@@ -586,7 +683,7 @@ StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, 
             table.text_labels ? ", class_labels" : "", table.qualified_sequence, table.owner_value,
             table.typed_sources ? ", $17, $18" : "", table.text_labels ? ", $19" : "");
     }
-    const int nargs = table.versions ? 22 : table.text_labels ? 19 : table.typed_sources ? 18 : 16;
+    const int nargs = table.versions ? 24 : table.text_labels ? 19 : table.typed_sources ? 18 : 16;
     int rc = SPI_execute_with_args(statement, nargs, types, values, nulls, false, 0);
     if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
@@ -669,10 +766,10 @@ void switch_deployed(const CatalogTable& table, const char* name, int version) {
     run_on_model(psprintf("UPDATE %s SET deployed = false WHERE name OPERATOR(pg_catalog.=) $1 AND deployed "
                           "AND version OPERATOR(pg_catalog.<>) $2", table.qualified_table),
                  name, version, true);
-    run_on_model(psprintf("UPDATE %s SET deployed = true, deployed_at = pg_catalog.clock_timestamp() "
+    run_on_model(psprintf("UPDATE %s SET deployed = true, deployed_at = $3 "
                           "WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2",
                           table.qualified_table),
-                 name, version, true);
+                 name, version, true, true);
 }
 
 }  // namespace
@@ -774,6 +871,8 @@ namespace {
 void write_catalog_for_role(const char* statement_format, const char* first, const char* second) {
     CatalogTable table = catalog_table();
     if (table.legacy) return;  // as in 0.1.0 until ALTER EXTENSION ... UPDATE
+    // Citus runs the role command on every node; the coordinator's change reaches every copy.
+    if (table.read_table != table.qualified_table && on_citus_worker()) return;
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
     char* statement = psprintf(statement_format, table.qualified_table);

@@ -43,6 +43,18 @@ struct CatalogEntry {
 // invalidate it so cached plans are rebuilt.
 Oid catalog_relation_id();
 
+// A name pinned to one version: name, kVersionPinMark, the version's id. On a Citus
+// coordinator the planner pins the names a statement's shard queries use (plan/version_pinning),
+// so that every worker scores the version the coordinator's snapshot deploys. The lookups below
+// take pinned names too; model names have no control characters.
+constexpr char kVersionPinMark = '\x1f';
+char* pin_model_version(const char* name, int64 id);
+// The name for messages and EXPLAIN: without its pin.
+const char* unpinned_model_name(const char* name);
+
+// Whether the catalog is a Citus reference table (catalog/citus.hpp).
+bool catalog_is_citus_reference_table();
+
 // Lookups by name find the name's deployed version (0.6.0 keeps one row per version).
 // The row visible to the current snapshot (or to `snapshot`), or NULL when missing_ok and there
 // is none.

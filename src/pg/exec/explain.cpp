@@ -9,6 +9,7 @@
 #include "device.hpp"
 #include "features.hpp"
 #include "guard.hpp"
+#include "catalog/catalog.hpp"
 #include "exec/model_binding.hpp"
 #include "plan/invalidation.hpp"
 #include "pg_predict/runtime/api.hpp"
@@ -67,7 +68,7 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
         const char* suffix = many ? psprintf(" %d", i + 1) : "";
         snprintf(label, sizeof(label), "Model%s", suffix);
         if (in->trees > 0) {
-            ExplainPropertyText(label, psprintf("%s (%s, %d trees, depth %d)", in->model, in->format, in->trees,
+            ExplainPropertyText(label, psprintf("%s (%s, %d trees, depth %d)", unpinned_model_name(in->model), in->format, in->trees,
                                                 in->depth), es);
             // how trees are compiled; other models have one program and no strategy
             snprintf(label, sizeof(label), "Strategy%s", suffix);
@@ -79,7 +80,7 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
                 ExplainPropertyText(label, runtime::native_cpu_kernel(in->depth, in->num_features), es);
             }
         } else {
-            ExplainPropertyText(label, psprintf("%s (%s)", in->model, in->format), es);
+            ExplainPropertyText(label, psprintf("%s (%s)", unpinned_model_name(in->model), in->format), es);
         }
         snprintf(label, sizeof(label), "Device%s", suffix);
         ExplainPropertyText(label, device_text(state, es->analyze), es);

@@ -85,9 +85,45 @@ List* push_features_through_append(Append* append, List* scans, List* columns_pe
 // the query as ROW(t.a, t.b) with its column names): each feature's column expression, matched
 // by name like a table's columns, so the node reads them directly instead of forming and
 // deforming a record per row. NIL when the row carries no names.
-List* row_expression_columns(RowExpr* row, const CatalogEntry* entry) {
+// The table column a plain Var reads (through the child's target list for an OUTER_VAR), or
+// NULL when it is not one.
+const char* relation_column_name(const Rewrite* rw, Node* arg) {
+    if (arg == NULL || !IsA(arg, Var)) return NULL;
+    Var* var = (Var*)arg;
+    if (var->varno == OUTER_VAR) {
+        if (rw->child == NULL || var->varattno < 1 || var->varattno > list_length(rw->child->targetlist)) return NULL;
+        var = (Var*)((TargetEntry*)list_nth(rw->child->targetlist, var->varattno - 1))->expr;
+        if (!IsA(var, Var)) return NULL;
+    }
+    if (IS_SPECIAL_VARNO(var->varno) || var->varno > list_length(rw->stmt->rtable) || var->varattno < 1) return NULL;
+    RangeTblEntry* rte = rt_fetch(var->varno, rw->stmt->rtable);
+    if (rte->rtekind != RTE_RELATION) return NULL;
+    return get_attname(rte->relid, var->varattno, true);
+}
+
+// An explicit ROW(a, b) has the parser's field names f1, f2, ...: no names of its own.
+bool has_default_field_names(const RowExpr* row) {
+    int i = 1;
+    ListCell* lc;
+    foreach (lc, row->colnames)
+        if (strcmp(strVal(lfirst(lc)), psprintf("f%d", i++)) != 0) return false;
+    return true;
+}
+
+List* row_expression_columns(const Rewrite* rw, RowExpr* row, const CatalogEntry* entry) {
     int count = list_length(row->args);
     if (count == 0) return NIL;
+    // Citus's shard query passes a subquery's whole row as ROW(a, b) over the shard's columns:
+    // the fields that read a column are named after it (the others keep f1, f2, ...).
+    List* column_names = NIL;
+    if (row->row_typeid == RECORDOID && has_default_field_names(row)) {
+        ListCell* arg;
+        ListCell* field;
+        forboth (arg, row->args, field, row->colnames) {
+            const char* name = relation_column_name(rw, (Node*)lfirst(arg));
+            column_names = lappend(column_names, name != NULL ? makeString(pstrdup(name)) : lfirst(field));
+        }
+    }
     // The names: the row's own (a subquery's), or its named type's (a view's row; dropped
     // columns are there too, as NULL arguments). The types: the arguments', which is what the
     // node reads.
@@ -101,10 +137,11 @@ List* row_expression_columns(RowExpr* row, const CatalogEntry* entry) {
     } else if (list_length(row->colnames) != count) {
         return NIL;
     }
+    List* names = column_names != NIL ? column_names : row->colnames;
     TupleDesc desc = CreateTemplateTupleDesc(count);
     for (int i = 0; i < count; i++) {
         Node* arg = (Node*)list_nth(row->args, i);
-        const char* name = named != NULL ? NameStr(TupleDescAttr(named, i)->attname) : strVal(list_nth(row->colnames, i));
+        const char* name = named != NULL ? NameStr(TupleDescAttr(named, i)->attname) : strVal(list_nth(names, i));
         TupleDescInitEntry(desc, (AttrNumber)(i + 1), name, exprType(arg), exprTypmod(arg), 0);
         if (named != NULL) TupleDescAttr(desc, i)->attisdropped = TupleDescAttr(named, i)->attisdropped;
     }
@@ -198,7 +235,7 @@ bool feature_source(Rewrite* rw, Node* arg, const CatalogEntry* entry, BatchInpu
         }
     }
     if (bare != NULL && IsA(bare, RowExpr)) {
-        List* columns = row_expression_columns((RowExpr*)bare, entry);
+        List* columns = row_expression_columns(rw, (RowExpr*)bare, entry);
         if (columns != NIL) {
             in->source = FeatureSource::Columns;
             in->exprs = columns;

@@ -32,6 +32,7 @@
 #include "plan/planner_hook.hpp"
 #include "plan/predicate_specialization.hpp"
 #include "plan/predict_calls.hpp"
+#include "plan/version_pinning.hpp"
 #include "settings.hpp"
 
 extern "C" {
@@ -274,9 +275,11 @@ void visit_statement(PlannedStmt* stmt, Visit visit) {
 
 PlannedStmt* batching_planner(Query* parse, const char* query_string, int cursor_options,
                               ParamListInfo bound_params) {
+    bool pinned = pin_model_versions(parse);  // before Citus's planner writes shard queries
     PlannedStmt* stmt = previous_planner_hook
                             ? previous_planner_hook(parse, query_string, cursor_options, bound_params)
                             : standard_planner(parse, query_string, cursor_options, bound_params);
+    if (pinned) depend_on_model_catalog(stmt);  // a deploy replans it
     if (!batching_enabled) return stmt;
     bool has_calls = false;
     int max_id = 0;
@@ -306,7 +309,7 @@ PlannedStmt* batching_planner(Query* parse, const char* query_string, int cursor
         material->plan_node_id = next_id++;
         stmt->planTree = material;
     }
-    depend_on_model_catalog(stmt);
+    if (!pinned) depend_on_model_catalog(stmt);
     return stmt;
 }
 
