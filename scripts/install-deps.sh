@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs (apt only) everything pg_predict needs to build, test and benchmark on Debian 12,
-# then Citus from the vendored archive in third_party/citus/ (scripts/install-citus.sh).
+# including what building the vendored Citus needs (scripts/install-citus.sh, which `make test`
+# runs; `make run` does not need Citus).
 #
-# Idempotent: when every package is already installed it touches nothing (no apt-get update),
-# and install-citus.sh does nothing when the pinned Citus is already installed.
+# Idempotent: when every package is already installed it touches nothing (no apt-get update).
 # The PostgreSQL packages are pinned to one version: the installed server's version when the
 # dev/plpython/client packages are available at it, otherwise the candidate version of all of
 # them together, so apt never upgrades the server behind our back or mixes 15.x versions.
@@ -34,11 +34,6 @@ PACKAGES=(
 
 log() { echo "install-deps: $*" >&2; }
 die() { echo "install-deps: ERROR: $*" >&2; exit 1; }
-
-# Citus, built from third_party/citus/ (after the apt packages: it needs pg_config and them).
-install_citus() {
-  bash "$(dirname "${BASH_SOURCE[0]}")/install-citus.sh" || die "installing Citus failed"
-}
 
 [ -r /etc/debian_version ] && command -v apt-get >/dev/null && command -v dpkg-query >/dev/null \
   || die "this script supports Debian (apt) only"
@@ -77,7 +72,6 @@ if [ "${#pg_versions[@]}" -gt 0 ] && [ "$(printf '%s\n' "${pg_versions[@]}" | so
 fi
 if [ "${#missing[@]}" -eq 0 ] && [ "$pg_mixed" -eq 0 ]; then
   log "all packages present (PostgreSQL ${pg_versions[0]}); nothing to do"
-  install_citus
   exit 0
 fi
 
@@ -139,4 +133,3 @@ for p in "${PG_PACKAGES[@]}"; do
 done
 command -v pg_config >/dev/null || die "pg_config not on PATH after installing postgresql-server-dev-$PG_MAJOR"
 log "done (PostgreSQL $pin)"
-install_citus
