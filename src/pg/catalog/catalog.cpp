@@ -505,6 +505,15 @@ uint64 run_on_model(const char* statement, const char* name, int number = 0, boo
     return SPI_processed;
 }
 
+// Runs a query with $1 = name in the caller's SPI connection; it must return one row (SPI_tuptable).
+void select_one_row(const char* query, const char* name) {
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 1);
+    if (rc != SPI_OK_SELECT || SPI_processed != 1)
+        elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+}
+
 // The number and the deployment of a new version of `name`, whose rows the caller has locked.
 // Read with a new snapshot (SPI takes one per statement): a writer that held the lock first
 // and committed has added its version by now.
@@ -514,11 +523,7 @@ StoredVersion next_version(const CatalogTable& table, const char* name, const ch
         "SELECT pg_catalog.max(version), (SELECT d.metrics::pg_catalog.text FROM %s d "
         "WHERE d.name OPERATOR(pg_catalog.=) $1 AND d.deployed) FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
         table.qualified_table, table.qualified_table);
-    Oid types[1] = {TEXTOID};
-    Datum values[1] = {CStringGetTextDatum(name)};
-    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 1);
-    if (rc != SPI_OK_SELECT || SPI_processed != 1)
-        elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    select_one_row(query, name);
     bool isnull;
     StoredVersion stored;
     stored.version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) + 1;
@@ -541,11 +546,7 @@ void read_owner_and_grants(const CatalogTable& table, const char* name, Datum* o
                            Datum* usable_by, char* usable_by_null) {
     char* query = psprintf("SELECT owner, usable_by FROM %s WHERE name OPERATOR(pg_catalog.=) $1 LIMIT 1",
                            table.qualified_table);
-    Oid types[1] = {TEXTOID};
-    Datum values[1] = {CStringGetTextDatum(name)};
-    int rc = SPI_execute_with_args(query, 1, types, values, NULL, false, 1);
-    if (rc != SPI_OK_SELECT || SPI_processed != 1)
-        elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    select_one_row(query, name);
     bool isnull;
     Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
     *owner_null = isnull ? 'n' : ' ';

@@ -13,45 +13,43 @@ namespace {
 
 bool citus_installed() { return OidIsValid(get_extension_oid("citus", true)); }
 
-// The shard id of `relation` in Citus's metadata (pg_dist_shard), or 0 when it is not a Citus
-// table. Read with a catalog scan, not SPI: this runs while the planner looks a model up.
-int64 citus_shard_of(Oid relation) {
-    Oid shards = get_relname_relid("pg_dist_shard", PG_CATALOG_NAMESPACE);
-    if (!OidIsValid(shards)) return 0;
-    Oid index = get_relname_relid("pg_dist_shard_logical_relid_index", PG_CATALOG_NAMESPACE);
-    Relation rel = table_open(shards, AccessShareLock);
-    ScanKeyData key;
-    ScanKeyInit(&key, 1 /* logicalrelid */, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relation));
-    SysScanDesc scan = systable_beginscan(rel, index, OidIsValid(index), NULL, 1, &key);
-    int64 shard = 0;
+// Column `column` of the first row of Citus's metadata table `table` (in pg_catalog) that
+// matches `key` (all rows when key is NULL), through `index` when it exists; false when the
+// table is missing or no row matches. A catalog scan, not SPI: this runs while the planner
+// looks a model up.
+bool first_value(const char* table, const char* index, ScanKey key, AttrNumber column, Datum* value) {
+    Oid relation = get_relname_relid(table, PG_CATALOG_NAMESPACE);
+    if (!OidIsValid(relation)) return false;
+    Oid index_oid = index != NULL ? get_relname_relid(index, PG_CATALOG_NAMESPACE) : InvalidOid;
+    Relation rel = table_open(relation, AccessShareLock);
+    SysScanDesc scan = systable_beginscan(rel, index_oid, OidIsValid(index_oid), NULL, key != NULL ? 1 : 0, key);
+    bool found = false;
     HeapTuple tuple = systable_getnext(scan);
     if (HeapTupleIsValid(tuple)) {
         bool isnull;
-        Datum value = heap_getattr(tuple, 2 /* shardid */, RelationGetDescr(rel), &isnull);
-        if (!isnull) shard = DatumGetInt64(value);
+        *value = heap_getattr(tuple, column, RelationGetDescr(rel), &isnull);
+        found = !isnull;
     }
     systable_endscan(scan);
     table_close(rel, AccessShareLock);
-    return shard;
+    return found;
 }
 
-// This node's group in Citus's metadata: 0 on the coordinator (and on a node no coordinator
-// has added yet), the worker's group on a worker.
+// The shard id of `relation` (pg_dist_shard), or 0 when it is not a Citus table.
+int64 citus_shard_of(Oid relation) {
+    ScanKeyData key;
+    ScanKeyInit(&key, 1 /* logicalrelid */, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relation));
+    Datum shard;
+    return first_value("pg_dist_shard", "pg_dist_shard_logical_relid_index", &key, 2 /* shardid */, &shard)
+               ? DatumGetInt64(shard)
+               : 0;
+}
+
+// This node's group in Citus's metadata (pg_dist_local_group): 0 on the coordinator (and on a
+// node no coordinator has added yet), the worker's group on a worker.
 int32 citus_local_group() {
-    Oid groups = get_relname_relid("pg_dist_local_group", PG_CATALOG_NAMESPACE);
-    if (!OidIsValid(groups)) return 0;
-    Relation rel = table_open(groups, AccessShareLock);
-    SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
-    int32 group = 0;
-    HeapTuple tuple = systable_getnext(scan);
-    if (HeapTupleIsValid(tuple)) {
-        bool isnull;
-        Datum value = heap_getattr(tuple, 1 /* groupid */, RelationGetDescr(rel), &isnull);
-        if (!isnull) group = DatumGetInt32(value);
-    }
-    systable_endscan(scan);
-    table_close(rel, AccessShareLock);
-    return group;
+    Datum group;
+    return first_value("pg_dist_local_group", NULL, NULL, 1 /* groupid */, &group) ? DatumGetInt32(group) : 0;
 }
 
 // Runs one query as the catalog's owner (creating a reference table needs its owner), with
