@@ -52,7 +52,8 @@ def train_model(conn, rows, trees, depth):
 
 def timed(conn, sql):
     start = time.perf_counter()
-    result = conn.execute(sql).fetchone()
+    cursor = conn.execute(sql)
+    result = cursor.fetchone() if cursor.description is not None else None
     return time.perf_counter() - start, result
 
 
@@ -143,6 +144,24 @@ def main():
                         list(pool.map(lambda pair: pair[0].execute(pair[1]).fetchone(), zip((conn, second), halves)))
                     times["local_two_halves_at_once"].append(time.perf_counter() - start)
             conn.execute("RESET ALL")
+            # Writing the scores back: INSERT ... SELECT into a co-located table, pushed down (each
+            # worker scores and inserts its shards), against the same into a local table.
+            conn.execute("CREATE TABLE scores_local (id int, score float8)")
+            conn.execute("CREATE TABLE scores_dist (id int, score float8)")
+            conn.execute("SELECT create_distributed_table('scores_dist', 'id', colocate_with => 'dist')")
+            insert = "INSERT INTO {} SELECT id, (predict_proba('bench', t))[2] FROM {} t"
+            plan = "\n".join(r[0] for r in conn.execute(
+                "EXPLAIN (COSTS OFF) " + insert.format("scores_dist", "dist")).fetchall())
+            assert "Insert on scores_dist_" in plan and "PredictBatch" in plan, plan
+            for name in ("insert_local", "insert_distributed"):
+                times[name] = []
+            for _ in range(args.runs):
+                for name, target, source in (("insert_local", "scores_local", "scored"),
+                                             ("insert_distributed", "scores_dist", "dist")):
+                    conn.execute(f"TRUNCATE {target}")
+                    seconds, _ = timed(conn, insert.format(target, source))
+                    times[name].append(seconds)
+            assert conn.execute("SELECT count(*) FROM scores_dist").fetchone()[0] == args.rows
             if args.explain:
                 conn.execute("SET citus.explain_all_tasks = on")
                 for table in ("scored", "dist"):
@@ -153,7 +172,9 @@ def main():
                   "local_one_core": "one server, local table, one core",
                   "distributed": f"Citus, two workers, {args.shards} shards, {args.pool} connection(s) per worker",
                   "distributed_one_core": "Citus, the same, one core per shard query",
-                  "local_two_halves_at_once": "control: the local table's two halves in two sessions at once, one core each"}
+                  "local_two_halves_at_once": "control: the local table's two halves in two sessions at once, one core each",
+                  "insert_local": "write-back: INSERT ... SELECT into a local table",
+                  "insert_distributed": "write-back: INSERT ... SELECT into a co-located distributed table (pushed down)"}
         print(f"| query over {args.rows:,} rows ({args.trees} trees, depth {args.depth}), {os.cpu_count()} cores | median of {args.runs} | runs |")
         print("|---|---|---|")
         for name in times:
@@ -164,8 +185,11 @@ def main():
         print(f"| ratio distributed / local, one core each | {ratio_one_core:.2f} | |")
         control = median["local_two_halves_at_once"] / median["local_one_core"]
         print(f"| ratio control (two halves at once) / local, one core | {control:.2f} | |")
+        write_back = median["insert_distributed"] / median["insert_local"]
+        print(f"| ratio write-back distributed / local | {write_back:.2f} | |")
         print(json.dumps({"rows": args.rows, "cpus": os.cpu_count(), "seconds": times, "same_result": True,
-                          "ratio": ratio, "ratio_one_core": ratio_one_core, "ratio_control": control}))
+                          "ratio": ratio, "ratio_one_core": ratio_one_core, "ratio_control": control,
+                          "ratio_write_back": write_back}))
     finally:
         for cluster in reversed(clusters):
             if cluster.started:

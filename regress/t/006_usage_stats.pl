@@ -33,7 +33,9 @@ SET min_parallel_table_scan_size = 0; SET parallel_leader_participation = off; S
 
 my $plan = $node->safe_psql('postgres', $parallel
     . q{EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT sum(predict('churn', b)) FROM big b});
-like($plan, qr/Workers Launched: 2.*Custom Scan \(PredictBatch\).*Batches: \d+/s, 'two workers scored batched');
+like($plan, qr/Workers Launched: 2.*Parallel Custom Scan \(PredictBatch\).*Batches: \d+/s, 'two workers scored batched');
+# EXPLAIN ANALYZE gathers the workers' counts (the leader scored nothing).
+like($plan, qr/Batches: 200[01]\n.*Rows Scored: 100000\n/s, "EXPLAIN ANALYZE shows the workers' batches and rows");
 # Each worker scores its share in batches of 50 (batches up to 64 rows do not grow; each
 # worker's last one may be short): 100000 rows in 2000 or 2001 batches, one call each.
 my ($calls, $rows, $batches) = split /\|/, $node->safe_psql('postgres',

@@ -44,14 +44,19 @@ TupleTableSlot* exec(CustomScanState* node);
 void end(CustomScanState* node);
 void rescan(CustomScanState* node);
 
-// The members left out are NULL: no mark/restore, no DSM of its own (parallel workers rebuild the
-// node from its plan), no shutdown step.
+// The members left out are NULL: no mark/restore. Parallel workers rebuild the node from its
+// plan; its shared memory holds only their EXPLAIN ANALYZE counters (exec/worker_counters.hpp).
 CustomExecMethods exec_methods = {
     .CustomName = "PredictBatch",
     .BeginCustomScan = begin,
     .ExecCustomScan = exec,
     .EndCustomScan = end,
     .ReScanCustomScan = rescan,
+    .EstimateDSMCustomScan = estimate_worker_counters,
+    .InitializeDSMCustomScan = initialize_worker_counters,
+    .ReInitializeDSMCustomScan = reinitialize_worker_counters,
+    .InitializeWorkerCustomScan = attach_worker_counters,
+    .ShutdownCustomScan = share_worker_counters,
     .ExplainCustomScan = explain_node,
 };
 

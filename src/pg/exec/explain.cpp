@@ -43,16 +43,18 @@ const char* source_name(FeatureSource source) {
 // cpu (M batches)". Without ANALYZE: where the batches would go.
 const char* device_text(PredictBatchState* state, bool analyze) {
     const char* refused = state->gpu_refused ? " (GPU cap reached)" : "";
-    if (!analyze || state->batches == 0) {
+    const int64 batches = state->batches + state->worker_counters.batches;  // with the parallel workers'
+    const int64 gpu_batches = state->gpu_batches + state->worker_counters.gpu_batches;
+    if (!analyze || batches == 0) {
         if (!state->gpu_possible) return psprintf("cpu%s", refused);
         if (device_setting == DEVICE_CUDA) return "cuda:0";
         return psprintf("cuda:0 for batches of at least %d rows, else cpu", gpu_min_rows);
     }
-    int64 cpu_batches = state->batches - state->gpu_batches;
-    if (state->gpu_batches == 0) return psprintf("cpu%s", refused);
+    int64 cpu_batches = batches - gpu_batches;
+    if (gpu_batches == 0) return psprintf("cpu%s", refused);
     if (cpu_batches == 0) return "cuda:0";
-    return psprintf("cuda:0 (" INT64_FORMAT " batches), cpu (" INT64_FORMAT " batches)%s",
-                    state->gpu_batches, cpu_batches, refused);
+    return psprintf("cuda:0 (" INT64_FORMAT " batches), cpu (" INT64_FORMAT " batches)%s", gpu_batches,
+                    cpu_batches, refused);
 }
 
 }  // namespace
@@ -110,11 +112,17 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
         early_exit_explain(&state->early, call, es->analyze, es);
     }
     if (es->analyze) {
-        ExplainPropertyInteger("Batches", NULL, state->batches, es);
-        ExplainPropertyInteger("Rows Scored", NULL, state->rows_scored, es);
-        if (state->overlap) ExplainPropertyInteger("Batches Overlapped", NULL, state->overlapped_batches, es);
+        // This process's and, under a Gather, the parallel workers' (exec/worker_counters.hpp).
+        const NodeCounters& workers = state->worker_counters;
+        ExplainPropertyInteger("Batches", NULL, state->batches + workers.batches, es);
+        ExplainPropertyInteger("Rows Scored", NULL, state->rows_scored + workers.rows_scored, es);
+        if (state->overlap || workers.overlapped_batches > 0)
+            ExplainPropertyInteger("Batches Overlapped", NULL, state->overlapped_batches + workers.overlapped_batches, es);
         if (es->timing)
-            ExplainPropertyFloat("Model Time", "ms", INSTR_TIME_GET_MILLISEC(state->model_time) + state->overlap_model_ms, 3, es);
+            ExplainPropertyFloat("Model Time", "ms",
+                                 INSTR_TIME_GET_MILLISEC(state->model_time) + state->overlap_model_ms + workers.model_ms, 3, es);
+        if (es->verbose && workers.rows_scored > 0)
+            ExplainPropertyInteger("Rows Scored by Workers", NULL, workers.rows_scored, es);
     }
 }
 

@@ -6,6 +6,7 @@
 #include "exec/early_exit.hpp"
 #include "features.hpp"
 #include "exec/model_binding.hpp"
+#include "exec/worker_counters.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "postgres_headers.hpp"
 
@@ -132,6 +133,10 @@ struct PredictBatchState {
     int64 batches;
     int64 rows_scored;
     instr_time model_time;
+    // ... and the parallel workers' (exec/worker_counters.hpp): their shared memory while the
+    // node runs under a Gather, and in the leader, what they scored
+    void* shared_counters;
+    NodeCounters worker_counters;
 };
 
 // exec/fill.cpp

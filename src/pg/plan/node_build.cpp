@@ -62,6 +62,26 @@ Bitmapset* params_of(List* exprs) {
 
 }  // namespace
 
+namespace {
+
+// Whether `plan` runs in parallel workers, each over part of the rows: a parallel-aware node
+// below it, not below a Gather of its own.
+bool reads_partial_rows(const Plan* plan) {
+    if (plan == NULL || IsA(plan, Gather) || IsA(plan, GatherMerge)) return false;
+    if (plan->parallel_aware) return true;
+    if (reads_partial_rows(plan->lefttree) || reads_partial_rows(plan->righttree)) return true;
+    List* children = IsA(plan, Append) ? ((const Append*)plan)->appendplans
+                     : IsA(plan, MergeAppend) ? ((const MergeAppend*)plan)->mergeplans
+                     : IsA(plan, SubqueryScan) ? list_make1(((const SubqueryScan*)plan)->subplan)
+                     : NIL;
+    ListCell* lc;
+    foreach (lc, children)
+        if (reads_partial_rows((const Plan*)lfirst(lc))) return true;
+    return false;
+}
+
+}  // namespace
+
 CustomScan* make_batch_node(Rewrite* rw, Plan* child, int passthrough, List* tlist, List* qual) {
     BatchPlan plan;
     plan.passthrough = passthrough;
@@ -96,7 +116,9 @@ CustomScan* make_batch_node(Rewrite* rw, Plan* child, int passthrough, List* tli
     node->total_cost = child->total_cost + batched;
     node->plan_rows = child->plan_rows;
     node->plan_width = child->plan_width;
-    node->parallel_aware = false;
+    // Under a Gather, the node is "parallel aware" only to get its shared memory: the workers
+    // leave their EXPLAIN ANALYZE counters there (exec/worker_counters.cpp). It divides no work.
+    node->parallel_aware = reads_partial_rows(child);
     node->parallel_safe = child->parallel_safe;
     Bitmapset* params = params_of(cscan->custom_exprs);
     params = bms_join(params, params_of(tlist));

@@ -1,0 +1,32 @@
+// EXPLAIN ANALYZE's counters of a PredictBatch node that runs in parallel workers: each worker
+// adds its batches, rows and model time into the node's shared memory when it shuts down, and
+// the leader adds them to its own before the shared memory goes (ExecShutdownNode visits the
+// node before its Gather). Without this, the leader's EXPLAIN shows only what the leader scored.
+#pragma once
+
+#include "postgres_headers.hpp"
+
+extern "C" {
+#include "access/parallel.h"
+#include "nodes/execnodes.h"
+}
+
+namespace pg_predict::pg {
+
+// What one process scored, as EXPLAIN ANALYZE shows it.
+struct NodeCounters {
+    int64 batches;
+    int64 rows_scored;
+    int64 overlapped_batches;
+    int64 gpu_batches;
+    double model_ms;
+};
+
+// The node's CustomExecMethods for its shared memory, and its shutdown step.
+Size estimate_worker_counters(CustomScanState* node, ParallelContext* pcxt);
+void initialize_worker_counters(CustomScanState* node, ParallelContext* pcxt, void* coordinate);
+void reinitialize_worker_counters(CustomScanState* node, ParallelContext* pcxt, void* coordinate);
+void attach_worker_counters(CustomScanState* node, shm_toc* toc, void* coordinate);
+void share_worker_counters(CustomScanState* node);
+
+}  // namespace pg_predict::pg
