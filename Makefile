@@ -45,3 +45,8 @@ clean:
 .PHONY: bench
 bench: install
 	/usr/bin/python3 bench/run.py $(BENCH_ARGS)
+
+# make bench-deps: LightGBM for bench/deep_trees.py, built from third_party/lightgbm/ (bench only)
+.PHONY: bench-deps
+bench-deps:
+	bash scripts/install-lightgbm.sh
