@@ -1,7 +1,7 @@
 // Micro-benchmark of the native tree kernel (not a test; `cmake --build B --target kernel_bench`).
 //
 //   kernel_bench --model m.json --data X.f32 [--rows 1000000] [--threads 1,2] [--reps 3]
-//                [--isa auto|portable|avx2|avx512|neon] [--check margins.f32]
+//                [--isa auto|portable|avx2|avx512|neon] [--check margins.f32] [--no-perfect]
 //   kernel_bench --random [--trees 500] [--depth 8] [--features 28] [--rows 1000000] ...
 //
 // X.f32 is raw float32, rows × features, row-major (bench/kernel_bench_xgb.py writes it with
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
     std::string model_path, data_path, check_path, isa_arg = "auto", threads_arg = "1,2";
     int64_t rows = 1000000;
     int trees = 500, depth = 8, features = 28, reps = 3;
-    bool random = false;
+    bool random = false, allow_perfect = true;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string {
@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
         else if (a == "--features") features = std::stoi(next());
         else if (a == "--reps") reps = std::stoi(next());
         else if (a == "--random") random = true;
+        else if (a == "--no-perfect") allow_perfect = false;  // the bitvector (or generic) layout
         else { std::cerr << "unknown argument " << a << "\n"; return 2; }
     }
     std::mt19937 rng(42);
@@ -127,7 +128,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     auto t0 = std::chrono::steady_clock::now();
-    const kernels::PackedEnsemble packed = kernels::pack(e);
+    const kernels::PackedEnsemble packed = kernels::pack(e, allow_perfect);
     const kernels::PackedView view = kernels::make_view(packed);
     const double pack_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const int64_t bytes = static_cast<int64_t>(packed.nodes.size() * 4 + packed.leaves.size() * 4 +
@@ -135,7 +136,10 @@ int main(int argc, char** argv) {
     std::printf("model: %zu trees, depth %d, %d features, %d groups; layout %s, %lld blocks; packed %.2f MB "
                 "(%zu cuts) in %.3f s; isa %s\n",
                 e.trees.size(), e.max_depth(), features, e.num_groups,
-                view.layout == kernels::Layout::Perfect ? "perfect" : "generic", (long long)view.units,
+                view.layout == kernels::Layout::Perfect     ? "perfect"
+                : view.layout == kernels::Layout::Bitvector ? "bitvector"
+                                                            : "generic",
+                (long long)view.units,
                 bytes / 1e6, packed.cuts.size(), pack_s, kernels::isa_name(kernels::resolve_isa(isa)));
 
     std::vector<float> margins(static_cast<size_t>(rows * e.num_groups));

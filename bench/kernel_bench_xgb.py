@@ -1,7 +1,7 @@
 """XGBoost side of the kernel micro-benchmark (bench/kernel_bench.cpp).
 
     /usr/bin/python3 bench/kernel_bench_xgb.py --dir /tmp/kb [--rows 1000000] [--trees 500]
-        [--depth 8] [--threads 1,2] [--reps 3]
+        [--depth 8] [--leaves 31 --depth 0] [--threads 1,2] [--reps 3]
 
 Makes (once, kept in --dir) HIGGS-shaped data (rows × 28 float32, a few NaN) and an XGBoost
 binary classifier of --trees trees of depth --depth trained on the first 100k rows, then times
@@ -26,6 +26,8 @@ def main():
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--trees", type=int, default=500)
     ap.add_argument("--depth", type=int, default=8)
+    ap.add_argument("--leaves", type=int, default=0,
+                    help="grow_policy=lossguide with this max_leaves (and --depth 0: no depth limit)")
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
@@ -44,8 +46,11 @@ def main():
         y = ((Xt[:, 0] * Xt[:, 1] + np.sin(Xt[:, 2] * 3) + Xt[:, 21] - Xt[:, 25] * 0.5
               + 0.5 * np.random.default_rng(1).standard_normal(n)) > 0.5).astype(np.float32)
         d = xgb.DMatrix(X[:n], label=y)
-        bst = xgb.train({"objective": "binary:logistic", "max_depth": a.depth, "eta": 0.1,
-                         "tree_method": "hist", "nthread": 2}, d, num_boost_round=a.trees)
+        params = {"objective": "binary:logistic", "max_depth": a.depth, "eta": 0.1,
+                  "tree_method": "hist", "nthread": 2}
+        if a.leaves:
+            params.update(grow_policy="lossguide", max_leaves=a.leaves)
+        bst = xgb.train(params, d, num_boost_round=a.trees)
         bst.save_model(mpath)
     bst = xgb.Booster(model_file=mpath)
     out = {}

@@ -44,8 +44,14 @@ void build_native(const spec::TreeEnsemble& e, ProgramParts& parts) {
         nodes += static_cast<int64_t>(t.size());
         for (size_t n = 0; n < t.size(); ++n) internal += t.is_leaf(n) ? 0 : 1;
     }
-    // The generic layout (20 bytes a node) is the fallback when perfect trees would not fit.
-    const int64_t generic = nodes * 20 + static_cast<int64_t>(e.trees.size()) * 8;
+    // The generic layout (20 bytes a node, plus the bitvector layout's entries of 12 bytes, often
+    // two for a node, and a word of 32 leaves a tree at most wasted) is the fallback when perfect
+    // trees would not fit.
+    const int64_t trees = static_cast<int64_t>(e.trees.size());
+    const int64_t generic = nodes * 20 + trees * 8 +
+                            (kernels::choose_layout(e, false) == kernels::Layout::Bitvector
+                                 ? internal * 24 + (nodes + 32 * trees) * 4 + trees * 12
+                                 : 0);
     const bool allow_perfect = perfect_bytes(e, internal) <= kMaxProgramBytes;
     if (!allow_perfect) check_program_bytes(generic, Strategy::Native);
 

@@ -15,6 +15,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/spec/pipeline.hpp"
+#include "bitvector.hpp"
 
 namespace pg_predict::kernels {
 namespace {
@@ -127,6 +128,25 @@ void place(const spec::Tree& t, int32_t node, int level, int64_t pos, int D, uin
 
 }  // namespace
 
+Layout choose_layout(const spec::TreeEnsemble& e, bool allow_perfect) {
+    const bool bitvector = detail::bitvector_eligible(e);
+    bool perfect = allow_perfect && e.max_depth() <= kMaxPerfectDepth && e.num_features <= kMaxPerfectFeatures;
+    for (size_t i = 0; i < e.trees.size() && perfect; ++i)
+        for (size_t n = 0; n < e.trees[i].size() && perfect; ++n)
+            perfect = e.trees[i].is_leaf(n) || !std::isnan(e.trees[i].threshold[n]);  // ranks cannot express it
+    if (perfect && !(bitvector && detail::bitvector_cheaper(e))) return Layout::Perfect;
+    return bitvector ? Layout::Bitvector : Layout::Generic;
+}
+
+const char* layout_name(Layout layout) {
+    switch (layout) {
+    case Layout::Perfect: return "perfect";
+    case Layout::Bitvector: return "bitvector";
+    case Layout::Generic: break;
+    }
+    return "generic";
+}
+
 PackedEnsemble pack(const spec::TreeEnsemble& e, bool allow_perfect) {
     if (e.num_features < 0) bad_model("negative feature count");
     if (e.num_groups < 1) bad_model("no output groups");
@@ -137,7 +157,7 @@ PackedEnsemble pack(const spec::TreeEnsemble& e, bool allow_perfect) {
             bad_model("tree " + std::to_string(i) + " adds to group " + std::to_string(e.trees[i].group));
     }
     const int D = e.max_depth();
-    bool perfect = allow_perfect && D <= kMaxPerfectDepth && e.num_features <= kMaxPerfectFeatures;
+    bool perfect = choose_layout(e, allow_perfect) == Layout::Perfect;
 
     const int F = e.num_features;
     std::vector<Cuts> cuts(perfect ? F : 0);
@@ -156,7 +176,11 @@ PackedEnsemble pack(const spec::TreeEnsemble& e, bool allow_perfect) {
             if (static_cast<int64_t>(c.values.size()) > kMaxRanks) perfect = false;
         }
     }
-    if (!perfect) return pack_generic(e);
+    if (!perfect) {
+        PackedEnsemble p = pack_generic(e);
+        if (choose_layout(e, false) == Layout::Bitvector) detail::pack_bitvectors(e, p);
+        return p;
+    }
 
     PackedEnsemble p;
     p.meta.assign(kMetaSize, 0);
@@ -241,9 +265,13 @@ PackedView make_view(const int64_t* meta, int64_t meta_size, const int32_t* node
                 bad_model("bad block groups");
         // Node words need no check: a feature field ≥ F reads a padding rank (the rank rows
         // are 128 wide), and indices are computed, never read.
-    } else if (layout == static_cast<int64_t>(Layout::Generic)) {
-        v.layout = Layout::Generic;
-        if (num_nodes != 4 * num_leaves || num_aux != 2 * U) bad_model("generic-layout arrays do not match the header");
+    } else if (layout == static_cast<int64_t>(Layout::Generic) || layout == static_cast<int64_t>(Layout::Bitvector)) {
+        v.layout = static_cast<Layout>(layout);
+        // The bitvector layout's own arrays come after the generic ones: v is narrowed to those.
+        if (v.layout == Layout::Bitvector) detail::check_bitvectors(meta, meta_size, v);
+        if (v.num_nodes != 4 * v.num_leaves || v.num_aux != 2 * U)
+            bad_model("generic-layout arrays do not match the header");
+        num_leaves = v.num_leaves;
         for (int64_t t = 0; t < U; ++t) {
             if (v.tree_root()[t] < 0 || v.tree_root()[t] >= num_leaves) bad_model("bad tree root");
             if (v.tree_group()[t] < 0 || v.tree_group()[t] >= G) bad_model("bad tree group");
@@ -260,6 +288,16 @@ PackedView make_view(const int64_t* meta, int64_t meta_size, const int32_t* node
         bad_model("unknown packed-model layout");
     }
     return v;
+}
+
+PackedView generic_part(const PackedView& v) {
+    if (v.layout != Layout::Bitvector) return v;
+    PackedView g = v;
+    g.layout = Layout::Generic;
+    g.cuts = nullptr;
+    g.num_cuts = 0;
+    g.bits = {};
+    return g;
 }
 
 PackedView make_view(const PackedEnsemble& p) {
@@ -376,7 +414,14 @@ void score(const PackedView& v, const float* x, int64_t rows, int64_t cols, floa
                                                   " columns, the model reads " + std::to_string(v.num_features));
     if (rows <= 0) return;
     if (v.layout == Layout::Generic) return score_generic(v, x, rows, cols, margins);
-    switch (resolve_isa(isa)) {
+    const Isa path = resolve_isa(isa);
+    if (v.layout == Layout::Bitvector) {
+        // AVX-512 CPUs run the AVX2 code: 8 rows a vector is what a block's state fits in L1.
+        if ((path == Isa::Avx2 || path == Isa::Avx512) && detail::bitvector_avx2_path() != nullptr)
+            return detail::bitvector_avx2_path()(v, x, rows, cols, margins);
+        return detail::score_bitvector_portable(v, x, rows, cols, margins);
+    }
+    switch (path) {
     case Isa::Avx512: return detail::avx512_path()(v, x, rows, cols, margins);
     case Isa::Avx2: return detail::avx2_path()(v, x, rows, cols, margins);
     case Isa::Neon: return detail::neon_path()(v, x, rows, cols, margins);

@@ -10,6 +10,7 @@
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/compiler/compile.hpp"
 #include "pg_predict/importers/import.hpp"
+#include "pg_predict/kernels/tree_ensemble.hpp"
 #include "pg_predict/optimizer/optimize.hpp"
 #include "pg_predict/optimizer/unused_inputs.hpp"
 #include "pg_predict/runtime/api.hpp"
@@ -93,6 +94,10 @@ std::string summary(const spec::Pipeline& p, size_t program_bytes, compiler::Str
     j["num_groups"] = p.model.num_groups;
     j["program_bytes"] = program_bytes;
     j["strategy"] = compiler::strategy_name(s);
+    // The native kernel's layout, for EXPLAIN (pack() chooses the same one, short of a perfect
+    // layout over kMaxProgramBytes).
+    if (s == compiler::Strategy::Native && !p.model.trees.empty())
+        j["layout"] = kernels::layout_name(kernels::choose_layout(p.model));
     j["probabilities"] = p.task == spec::Task::Classification && p.has_probabilities;
     j["steps"] = p.steps.size();
     j["outputs"] = p.outputs;  // predict's values per row: several for a multi-output regressor

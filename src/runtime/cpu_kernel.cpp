@@ -42,12 +42,17 @@ void set_cpu_kernel(const char* name) noexcept {
     }
 }
 
-const char* native_cpu_kernel(int depth, int num_features) noexcept {
-    // pack() falls back to the generic layout beyond these (and for NaN thresholds or more
-    // than 2^24 distinct thresholds of a feature, which no importer produces)
-    if (depth > kernels::kMaxPerfectDepth || num_features > 128) return "generic";
+const char* native_cpu_kernel(int depth, int num_features, const char* layout) noexcept {
+    const std::string known = layout != nullptr ? layout : "";
+    if (known == "generic") return "generic";
+    // A model stored before its layout was recorded: pack() then chose the generic layout
+    // beyond these (and for NaN thresholds, which no importer produces).
+    if (known.empty() && (depth > kernels::kMaxPerfectDepth || num_features > 128)) return "generic";
     try {
-        return kernels::isa_name(kernels::resolve_isa(kernels::process_isa()));
+        const Isa isa = kernels::resolve_isa(kernels::process_isa());
+        if (known == "bitvector")  // scored by the AVX2 code on AVX-512 CPUs too
+            return isa == Isa::Avx2 || isa == Isa::Avx512 ? "bitvector (avx2)" : "bitvector (portable)";
+        return kernels::isa_name(isa);
     } catch (...) {
         return "portable";
     }

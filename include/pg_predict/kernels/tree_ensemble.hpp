@@ -13,7 +13,16 @@
 //            Each row's inputs are turned into ranks once (binary search in `cuts`); a node
 //            test is then one unsigned integer compare, with exactly the decisions of the float
 //            compare (x < t or x <= t; NaN takes the default direction).
-//   Generic  (anything else, e.g. deep trees): explicit child pointers, float compares.
+//   Bitvector (not perfect, every tree ≤ kMaxBitvectorLeaves leaves: LightGBM's leaf-wise trees,
+//            XGBoost's lossguide and deep trees): QuickScorer (Lucchese et al., SIGIR 2015) over
+//            the generic layout's arrays. A tree's leaves, left to right, are bits of one or more
+//            32-bit words; a node whose test fails (the row goes right) clears the bits of its left
+//            subtree, and the leftmost bit left set is the exit leaf. The nodes of a block of trees
+//            are sorted by threshold per feature, so a row visits only the nodes it fails, in one
+//            branch-free stream, 8 rows at a time with AVX2 (vQS). Same float compares as the
+//            generic walk and the same summation (tree order, float): results equal bit for bit.
+//            (src/kernels/bitvector.hpp)
+//   Generic  (anything else): explicit child pointers, float compares.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +35,11 @@ namespace pg_predict::spec { struct TreeEnsemble; }
 namespace pg_predict::kernels {
 
 constexpr int kMaxPerfectDepth = 12;
+constexpr int kMaxBitvectorLeaves = 256;  // 8 words a tree
 constexpr int kLanes = 16;             // trees per block in the perfect layout
 constexpr int64_t kFormatVersion = 1;
 
-enum class Layout : int64_t { Perfect = 0, Generic = 1 };
+enum class Layout : int64_t { Perfect = 0, Generic = 1, Bitvector = 2 };
 
 // Which implementation scores the perfect layout: Auto picks the widest one that this build
 // compiled and this CPU offers (AVX-512, then AVX2, then NEON on ARM, then portable C++).
@@ -43,8 +53,13 @@ enum MetaSlot : int {
     kMetaGroups,
     kMetaComparison,    // 0: x < t goes left, 1: x <= t
     kMetaDepth,         // perfect: padded depth D; generic: max depth
-    kMetaUnits,         // perfect: number of 16-tree blocks; generic: number of trees
-    kMetaSize
+    kMetaUnits,         // perfect: number of 16-tree blocks; generic and bitvector: number of trees
+    kMetaSize,
+    // The bitvector layout only (its meta has kBitvectorMetaSize slots):
+    kMetaBlocks = kMetaSize,  // blocks of consecutive trees, each ≤ kBitvectorBlockWords words
+    kMetaEntries,             // node entries (a node spanning k words of its tree has k)
+    kMetaWords,               // words of all trees
+    kBitvectorMetaSize
 };
 
 struct PackedEnsemble {
@@ -59,11 +74,23 @@ struct PackedEnsemble {
     std::vector<float> cuts;
     // perfect: cut_offset[F + 1], cut_steps[F], block_group[units]
     // generic: tree_root[T], tree_group[T]
+    // bitvector: the generic layout's arrays, then its own (E entries, W words, U blocks, T trees):
+    //   nodes  += per entry {slot | default_right << 31, clear}: the word (within its block) and
+    //             the bits the entry clears when the row goes right
+    //   leaves += per word 32 leaf values (tree t's leaf i at leaf_base[t] + i; 0 past its leaves)
+    //   cuts    = per entry its threshold, entries of block b and feature f sorted ascending
+    //   aux    += block_tree[U + 1], block_words[U], entry_begin[U·F + 1] (block-major),
+    //             tree_slot[T] (first word within its block), tree_words[T], leaf_base[T]
     std::vector<int32_t> aux;
 };
 
 // Throws Error(InvalidModel) for an ensemble that fails the structural checks it needs.
 PackedEnsemble pack(const spec::TreeEnsemble&, bool allow_perfect = true);
+// The layout pack() chooses (it may still fall back from perfect to bitvector or generic for a
+// feature with more than 2^24 distinct thresholds, which no importer writes): perfect where the
+// trees are near-perfect, bitvector where they are leaf-wise or deep, generic past 256 leaves.
+Layout choose_layout(const spec::TreeEnsemble&, bool allow_perfect = true);
+const char* layout_name(Layout);
 
 // A non-owning, checked view of the arrays (from a PackedEnsemble or from tensors).
 struct PackedView {
@@ -86,9 +113,23 @@ struct PackedView {
     const int32_t* cut_offset() const { return aux; }
     const int32_t* cut_steps() const { return aux + num_features + 1; }
     const int32_t* block_group() const { return aux + 2 * num_features + 1; }
-    // generic layout helpers
+    // generic layout helpers (the bitvector layout's generic part too)
     const int32_t* tree_root() const { return aux; }
     const int32_t* tree_group() const { return aux + units; }
+
+    // bitvector layout: its own arrays (null otherwise), set by make_view
+    struct Bitvectors {
+        int64_t blocks = 0, entries = 0, words = 0, generic_nodes = 0;
+        const int32_t* entry = nullptr;      // entries × {slot | default_right << 31, clear}
+        const float* threshold = nullptr;    // entries
+        const float* leaves = nullptr;       // 32 × words
+        const int32_t* block_tree = nullptr; // blocks + 1
+        const int32_t* block_words = nullptr;
+        const int32_t* entry_begin = nullptr;  // blocks × features + 1
+        const int32_t* tree_slot = nullptr;
+        const int32_t* tree_words = nullptr;
+        const int32_t* leaf_base = nullptr;
+    } bits;
 };
 
 // Validates sizes and indices so that scoring never reads out of bounds or loops forever;
@@ -97,6 +138,9 @@ PackedView make_view(const int64_t* meta, int64_t meta_size, const int32_t* node
                      const float* leaves, int64_t num_leaves, const float* cuts, int64_t num_cuts,
                      const int32_t* aux, int64_t num_aux);
 PackedView make_view(const PackedEnsemble&);
+// The generic layout inside a bitvector view (the view itself for a generic one): what the
+// early-exit stages and other per-tree consumers read.
+PackedView generic_part(const PackedView&);
 
 // margins: rows × num_groups, overwritten. cols must equal num_features. Runs over row blocks
 // on torch's intra-op thread count, in pg_predict's own pool (kernels/thread_pool.hpp).
@@ -145,6 +189,7 @@ PerfectPath neon_path();
 // Depth ≤ 4, ≤ 64 features: scores without ranks (tree_ensemble_shallow_avx512.cpp); false,
 // touching nothing, where it does not apply.
 bool score_shallow_avx512(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
+
 }  // namespace detail
 
 }  // namespace pg_predict::kernels

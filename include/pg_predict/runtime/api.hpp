@@ -226,10 +226,11 @@ const char* available_cpu_kernels() noexcept;
 // Makes `name` the path of every later native-kernel call in this process; an unavailable or
 // unknown name leaves the current one (the setting's check hook refuses those first).
 void set_cpu_kernel(const char* name) noexcept;
-// The path a native-strategy model of this shape scores with now: the one "auto" (or the
-// setting) resolves to, or "generic" for trees deeper than the perfect layout takes (the
-// scalar loop over explicit nodes).
-const char* native_cpu_kernel(int depth, int num_features) noexcept;
+// The path a native-strategy model of this shape scores with now: for the perfect layout the one
+// "auto" (or the setting) resolves to; "bitvector (avx2)" or "bitvector (portable)" for the
+// bitvector layout (leaf-wise and deep trees); "generic" for the scalar loop over explicit
+// nodes. layout: the summary's ("" for a model stored before it was recorded: then by shape).
+const char* native_cpu_kernel(int depth, int num_features, const char* layout) noexcept;
 
 // Intra-op threads for this backend; applied lazily before the next run, never in the
 // postmaster.

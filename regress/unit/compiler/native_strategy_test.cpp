@@ -104,11 +104,11 @@ TEST(NativeStrategy, DeepTreesUseTheGenericLayout) {
     }
 }
 
-TEST(NativeStrategy, WideModelsUseTheGenericLayout) {
+TEST(NativeStrategy, WideModelsUseTheBitvectorLayout) {
     std::mt19937 rng(4);
     auto p = testing::make_pipeline(Task::Classification, PostTransform::Logistic, 1, 200, Comparison::Less);
     testing::add_trees(p, rng, 40, TreeShape{6, 0.25, true});
-    ASSERT_EQ(kernels::pack(p.model).meta[kernels::kMetaLayout], int64_t(kernels::Layout::Generic));
+    ASSERT_EQ(kernels::pack(p.model).meta[kernels::kMetaLayout], int64_t(kernels::Layout::Bitvector));
     expect_matches_reference(p, 1200, 41, "wide");
 }
 
@@ -116,7 +116,8 @@ TEST(NativeStrategy, PerfectLayoutBothComparisonsManyRowsAndThreads) {
     for (Comparison cmp : {Comparison::Less, Comparison::LessEqual}) {
         std::mt19937 rng(5);
         auto p = testing::make_pipeline(Task::Classification, PostTransform::Softmax, 4, 28, cmp);
-        testing::add_trees(p, rng, 4 * 37, TreeShape{kernels::kMaxPerfectDepth, 0.45, true});
+        // nearly full trees (too many leaves for the bitvector layout)
+        testing::add_trees(p, rng, 4 * 37, TreeShape{kernels::kMaxPerfectDepth, 0.1, true});
         ASSERT_EQ(kernels::pack(p.model).meta[kernels::kMetaLayout], int64_t(kernels::Layout::Perfect));
         runtime::set_num_threads(2);
         expect_matches_reference(p, 20011, 51, "perfect, 2 threads");

@@ -106,7 +106,7 @@ void run_case(const Case& c, unsigned seed) {
             if (first.empty()) first = got;
             else EXPECT_EQ(first, got) << "the SIMD and portable paths differ";
         }
-        expect_close(want, native_margins(p, x, rows, Isa::Portable, false), "generic layout");
+        expect_close(want, native_margins(p, x, rows, Isa::Portable, false), "bitvector or generic layout");
     }
 }
 
@@ -154,6 +154,9 @@ TEST(NativeKernel, DeepTreesUseTheGenericLayout) {
     shape.max_depth = 20;
     shape.leaf_probability = 0.45;
     testing::add_trees(p, rng, 9, shape);
+    shape.leaf_probability = 0.0;  // one full tree of depth 9: 512 leaves, past the bitvector layout's 256
+    shape.max_depth = 9;
+    testing::add_trees(p, rng, 1, shape);
     const kernels::PackedEnsemble packed = kernels::pack(p.model);
     EXPECT_EQ(packed.meta[kernels::kMetaLayout], static_cast<int64_t>(kernels::Layout::Generic));
     const int64_t rows = 257;

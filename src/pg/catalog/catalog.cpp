@@ -363,7 +363,8 @@ CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot 
         "coalesce((summary OPERATOR(pg_catalog.->>) 'probabilities')::pg_catalog.bool, "
         "task OPERATOR(pg_catalog.=) 'classification'), unused_features, "
         "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', ''), %s, %s, "
-        "coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::pg_catalog.int4, 1), %s "
+        "coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::pg_catalog.int4, 1), %s, "
+        "coalesce(summary OPERATOR(pg_catalog.->>) 'layout', '') "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s",
         table.owner_name, table.usable_by, table.text_labels ? "class_labels" : "NULL::pg_catalog.text[]",
         table.versions ? "version" : "1", table.read_table, which);
@@ -419,6 +420,7 @@ CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot 
         entry->objective = TextDatumGetCString(SPI_getbinval(row, desc, 15, &isnull));
         entry->num_outputs = DatumGetInt32(SPI_getbinval(row, desc, 18, &isnull));
         entry->version = DatumGetInt32(SPI_getbinval(row, desc, 19, &isnull));
+        entry->layout = TextDatumGetCString(SPI_getbinval(row, desc, 20, &isnull));
         for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
         MemoryContextSwitchTo(spi);
     }, snapshot);

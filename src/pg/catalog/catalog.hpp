@@ -37,6 +37,7 @@ struct CatalogEntry {
     bool* is_unused;      // per feature: the model never reads it, so its column is not fetched
     int num_outputs;      // values predict gives per row (summary's outputs; 1 for models from before 0.5.0)
     int version;          // the deployed version's number (1 in a catalog from before 0.6.0)
+    char* layout;         // the native kernel's layout ("perfect", "bitvector", "generic"; "" unknown)
 };
 
 // The catalog table's OID: plans that use a model depend on it, and create/replace/drop

@@ -79,7 +79,7 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
             if (strcmp(strategy, "native") == 0) {
                 // the CPU path (pg_predict.cpu_kernel resolved), never "auto"
                 snprintf(label, sizeof(label), "Kernel%s", suffix);
-                ExplainPropertyText(label, runtime::native_cpu_kernel(in->depth, in->num_features), es);
+                ExplainPropertyText(label, runtime::native_cpu_kernel(in->depth, in->num_features, in->layout), es);
             }
         } else {
             ExplainPropertyText(label, psprintf("%s (%s)", unpinned_model_name(in->model), in->format), es);

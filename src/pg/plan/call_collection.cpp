@@ -82,6 +82,7 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         in->strategy = entry->strategy;
         in->trees = entry->trees;
         in->depth = entry->depth;
+        in->layout = entry->layout;
         rw->inputs = lappend(rw->inputs, in);
         rw->input_args = lappend(rw->input_args, arg);
         input = list_length(rw->inputs) - 1;

@@ -5,7 +5,7 @@
 namespace pg_predict::pg {
 
 // custom_private = (passthrough, inputs, outputs, early_exit)
-//   input  = (model, source, expr_count, num_features, model_version), (format, strategy, trees, depth, output)
+//   input  = (model, source, expr_count, num_features, model_version), (format, strategy, trees, depth, output, layout)
 //   (model_version as a decimal string: an Integer node holds only 32 bits)
 //   output = (input, kind)
 // early_exit = (output, column, lower, upper, strictness, owned, top_k, descending), the doubles as
@@ -57,10 +57,11 @@ void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custo
                                             makeInteger(list_length(in->exprs)),
                                             makeInteger(in->num_features),
                                             makeString(psprintf(INT64_FORMAT, in->model_version))));
-        inputs = lappend(inputs, list_make5(makeString(pstrdup(in->format)),
-                                            makeString(pstrdup(in->strategy)),
-                                            makeInteger(in->trees), makeInteger(in->depth),
-                                            makeInteger((int)in->output)));
+        inputs = lappend(inputs, lappend(list_make5(makeString(pstrdup(in->format)),
+                                                    makeString(pstrdup(in->strategy)),
+                                                    makeInteger(in->trees), makeInteger(in->depth),
+                                                    makeInteger((int)in->output)),
+                                         makeString(pstrdup(in->layout != NULL ? in->layout : ""))));
         exprs = list_concat(exprs, in->exprs);
     }
     List* outputs = NIL;
@@ -104,6 +105,7 @@ BatchPlan* batch_plan_load(List* custom_private, List* custom_exprs) {
         in->trees = intVal(lthird(second));
         in->depth = intVal(lfourth(second));
         in->output = (ModelOutput)intVal(list_nth(second, 4));
+        in->layout = strVal(list_nth(second, 5));
         in->exprs = list_copy_head(list_copy_tail(custom_exprs, next_expr), count);
         next_expr += count;
     }

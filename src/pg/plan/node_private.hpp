@@ -29,6 +29,7 @@ struct BatchInput {
     char* strategy;
     int trees;
     int depth;
+    char* layout;         // the native kernel's layout (CatalogEntry::layout)
     // Predicate pruning (plan/predicate_specialization.hpp): the bounds the program was specialized for
     // (runtime::encode_bounds' text; NULL: the stored program) and what EXPLAIN shows.
     char* pruned_bounds;
