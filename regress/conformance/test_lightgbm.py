@@ -285,8 +285,55 @@ def test_python_client(env):
         env.conn.execute("SELECT drop_model(%s)", [model])
 
 
+def tree_shapes(text):
+    """(max depth, max leaves) over the trees of a LightGBM model text."""
+    depth = leaves = 0
+    for block in text.split("Tree=")[1:]:
+        fields = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+        n = int(fields["num_leaves"])
+        leaves = max(leaves, n)
+        if n < 2:
+            continue
+        left, right = ([int(v) for v in fields[k].split()] for k in ("left_child", "right_child"))
+        stack = [(0, 0)]
+        while stack:
+            node, d = stack.pop()
+            if node < 0:  # a leaf
+                depth = max(depth, d)
+                continue
+            stack += [(left[node], d + 1), (right[node], d + 1)]
+    return depth, leaves
+
+
+def kernel_test(case):
+    """The native kernel's layout follows the trees' shape (EXPLAIN's Kernel), and both threads
+    counts score every row as LightGBM does: depth > 12 with <= 256 leaves is the bitvector
+    layout, depth <= 8 the perfect one."""
+    def run(env):
+        loaded(env, case)
+        depth, leaves = tree_shapes(case.model)
+        model = f"lgb_{case.name}_kernel"
+        create_model(env, model, case, {"strategy": "native"})
+        row = ["predict(%(m)s, t)"] + (["predict_proba(%(m)s, t)"] if case.classifier else [])
+        sql = f"SELECT id, {', '.join(row)} FROM {case.table} t ORDER BY id"
+        plan = "\n".join(r[0] for r in env.query("EXPLAIN (costs off) " + sql, {"m": model}))
+        kernel = re.search(r"Kernel: (.*)", plan).group(1)
+        if depth > 12 and leaves <= 256 and not kernel.startswith("bitvector"):
+            raise Failure(f"{model}: depth {depth}, {leaves} leaves, yet Kernel: {kernel}")
+        if depth <= 8 and (kernel.startswith("bitvector") or kernel == "generic"):
+            raise Failure(f"{model}: depth {depth}, yet Kernel: {kernel}")
+        for threads in (1, 2):
+            with env.conn.transaction():
+                env.conn.execute(f"SET LOCAL pg_predict.threads = {threads}")
+                check_rows(case, f"{model} ({kernel}, {threads} threads)", env.query(sql, {"m": model}), 1)
+        env.conn.execute("SELECT drop_model(%s)", [model])
+    return run
+
+
 SUPPORTED = CASES
 for _case in SUPPORTED:
+    if _case.name != "linear_tree":  # linear leaves: only tree_traversal evaluates them
+        add_test(f"{_case.name}[kernel]", kernel_test(_case))
     for _strategy in STRATEGIES:
         add_test(f"{_case.name}[{_strategy}]", strategy_test(_case, _strategy))
     add_test(f"{_case.name}[arrays]", arrays_test(_case))
