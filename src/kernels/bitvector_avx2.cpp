@@ -1,10 +1,10 @@
 // AVX2 scoring of the bitvector layout (vQS: Lucchese et al., "Exploiting CPU SIMD extensions
 // to speed-up document scoring with tree ensembles", SIGIR 2016). Compiled with -mavx2 -mfma;
-// only called after the run-time CPU check. One ymm vector = one state word for 8 rows: per
-// entry the 8 rows compare their feature with the threshold at once, and the rows that go
-// right clear the entry's bits in that word. A feature's run ends at the first entry that no row
-// of the 8 fails (thresholds ascend). Exit leaves: the lowest set bit of the first non-zero word,
-// found without a loop per row, then one gather of the 8 leaves. Same decisions, same float sums
+// only called after the run-time CPU check. One ymm vector = one state word for 8 rows, and a
+// pass takes two (16 rows): per entry the rows compare their feature with the threshold at once,
+// and the rows that go right clear the entry's bits in that word. A feature's run ends at the
+// first entry that none of the 16 fails (thresholds ascend). Exit leaves: the lowest set bit of
+// the first non-zero word, found without a loop per row, then one gather of 8 leaves. Same decisions, same float sums
 // in tree order as bitvector_portable.cpp and the generic walk: results equal bit for bit.
 #include "bitvector.hpp"
 
@@ -29,7 +29,8 @@ int64_t row_block(int64_t features) {
 }
 
 // One thread's buffers, 32-byte aligned: the rows transposed (xt[f][r]), the rows' NaN lanes
-// per feature and group, the state of one block for 8 rows, the sums per output group.
+// per feature and group of 8, the state of one block for a pass of 16 rows, the sums per output
+// group.
 struct Scratch {
     float* xt;
     uint8_t* nan_lanes;  // [group][f]
