@@ -137,11 +137,11 @@ void stage_generic(const PackedView& v, StagedEnsemble& s, const std::vector<Tre
 
 }  // namespace
 
-// Not the bitvector layout: its stages would walk the generic part, slower than scoring every tree.
-bool can_stage(const PackedView& v) { return v.num_groups == 1 && v.units > 0 && v.layout != Layout::Bitvector; }
+bool can_stage(const PackedView& v) { return v.num_groups == 1 && v.units > 0; }
 
 StagedEnsemble stage(const PackedView& bitvector_or_other) {
-    // Stages are subsets of trees: the bitvector layout's are staged on its generic part.
+    // Stages are subsets of trees: the bitvector layout's are staged on its generic part (the
+    // explicit-node walk, as before that layout existed).
     const PackedView v = generic_part(bitvector_or_other);
     StagedEnsemble s;
     std::vector<TreeRange> trees = v.layout == Layout::Perfect ? perfect_trees(v) : generic_trees(v);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/tree_bounds.hpp"
 #include "pg_predict/kernels/tree_ensemble.hpp"
 #include "pg_predict/spec/pipeline.hpp"
 #include "tree_gen.hpp"
@@ -167,6 +168,19 @@ TEST(BitvectorKernel, ChoosesTheLayoutByShape) {
     spec::Pipeline nan = ensemble(rng, 28, 1, spec::Comparison::Less, std::vector<int>(5, 31));
     nan.model.trees[2].threshold[0] = std::numeric_limits<float>::quiet_NaN();
     EXPECT_EQ(kernels::choose_layout(nan.model), Layout::Generic);
+}
+
+TEST(BitvectorKernel, EarlyExitStagesWalkTheGenericPart) {
+    std::mt19937 rng(21);
+    const spec::Pipeline p = ensemble(rng, 8, 1, spec::Comparison::Less, std::vector<int>(40, 31));
+    const kernels::PackedEnsemble packed = kernels::pack(p.model, false);
+    const kernels::PackedView v = kernels::make_view(packed);
+    ASSERT_EQ(v.layout, Layout::Bitvector);
+    ASSERT_TRUE(kernels::can_stage(v));
+    const kernels::StagedEnsemble s = kernels::stage(v);
+    EXPECT_EQ(s.trees, 40);
+    ASSERT_FALSE(s.stages.empty());
+    for (const kernels::PackedView& stage : s.stages) EXPECT_EQ(stage.layout, Layout::Generic);
 }
 
 TEST(BitvectorKernel, RejectsCorruptArrays) {
