@@ -178,7 +178,7 @@ PackedEnsemble pack(const spec::TreeEnsemble& e, bool allow_perfect) {
     }
     if (!perfect) {
         PackedEnsemble p = pack_generic(e);
-        if (choose_layout(e, false) == Layout::Bitvector) detail::pack_bitvectors(e, p);
+        if (detail::bitvector_eligible(e)) detail::pack_bitvectors(e, p);
         return p;
     }
 
