@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/bucketize.hpp"
 #include "pg_predict/spec/steps.hpp"
 #include "featurizer_emitter.hpp"
 #include "program_parts.hpp"
@@ -91,9 +92,9 @@ void emit_is_missing(Emitter& e, const spec::Step& s, const std::string& h, cons
     e.line(out + " = " + missing_expr(e, s, h, pre, at) + ".double()");
 }
 
-// One binary search per value: the edges of every column padded with +inf to one
-// length (a pad is never < x; for side right, x = +inf counts the pads and the count
-// is cut back to the column's edges).
+// One binary search per value, natively (kernels/bucketize.hpp: torch.searchsorted over the
+// transposed batch cost LightGBM programs as much as their trees, on one thread). The edges of
+// every column are padded with +inf to one length; counts says how many are real.
 void emit_bucketize(Emitter& e, const spec::Step& s, const std::string& h, const std::string& out, const std::string& pre,
                     int64_t& width) {
     const std::string at = "step bucketize";
@@ -101,26 +102,23 @@ void emit_bucketize(Emitter& e, const spec::Step& s, const std::string& h, const
     const bool right = spec::bucketize_counts_equal(s, at);
     size_t longest = 0;
     for (const auto& c : edges) longest = std::max(longest, c.size());
-    const std::string counts = e.var();
     if (longest == 0) {
-        e.line(counts + " = torch.zeros_like(" + h + ")");
-    } else {
-        const int64_t C = static_cast<int64_t>(edges.size()), K = static_cast<int64_t>(longest);
-        std::vector<double> padded, count;
-        for (const auto& c : edges) {
-            padded.insert(padded.end(), c.begin(), c.end());
-            padded.resize(padded.size() + (longest - c.size()), HUGE_VAL);
-            count.push_back(static_cast<double>(c.size()));
-        }
-        e.parts.buffers.push_back(make_f64(pre + "edges", {C, K}, padded));
-        e.line(counts + " = torch.searchsorted(self." + pre + "edges, " + h + ".t().contiguous(), right=" +
-               (right ? "True" : "False") + ").t().double()");
-        if (right) {
-            e.parts.buffers.push_back(make_f64(pre + "count", {C}, count));
-            e.line(counts + " = torch.minimum(" + counts + ", self." + pre + "count)");
-        }
+        e.line(out + " = torch.where(torch.isnan(" + h + "), " + h + ", torch.zeros_like(" + h + "))");
+        return;
     }
-    e.line(out + " = torch.where(torch.isnan(" + h + "), " + h + ", " + counts + ")");
+    static_cast<void>(kernels::bucketize_op_anchor());
+    const int64_t C = static_cast<int64_t>(edges.size()), K = static_cast<int64_t>(longest);
+    std::vector<double> padded;
+    std::vector<int64_t> count;
+    for (const auto& c : edges) {
+        padded.insert(padded.end(), c.begin(), c.end());
+        padded.resize(padded.size() + (longest - c.size()), HUGE_VAL);
+        count.push_back(static_cast<int64_t>(c.size()));
+    }
+    e.parts.buffers.push_back(make_f64(pre + "edges", {C, K}, padded));
+    e.parts.buffers.push_back(make_i64(pre + "count", {C}, count));
+    e.line(out + " = ops.pg_predict.bucketize(" + h + ", self." + pre + "edges, self." + pre + "count, " +
+           (right ? "True" : "False") + ")");
 }
 
 void emit_elementwise(Emitter& e, const spec::Step& s, const std::string& h, const std::string& out, const std::string& pre,

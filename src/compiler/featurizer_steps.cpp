@@ -9,7 +9,7 @@
 //   threshold  (h > t).double();  is_missing  isnan(h).double() (| h == missing_value, as impute)
 //   normalize  h / the row's norm (1 where it is 0)
 //   project  matmul(h, matrixᵀ) + offset, natively for 8 outputs or more
-//   bucketize  searchsorted of each column in its edges (padded with +inf); NaN kept
+//   bucketize  ops.pg_predict.bucketize: each value's count of its column's edges below it; NaN kept
 //   monomials  prod(pow(h[:, None, :], powers), 2) with x^0 = 1
 //   kernel   matmul(h, svᵀ), then linear / poly / sigmoid of it; rbf exp(-γ‖x - s‖²) natively
 //   neighbors  cdist to the points, a stable sort's first k (natively), the weighted mean of their targets
