@@ -129,7 +129,12 @@ Pool& pool() {
 
 namespace {
 thread_local int background_threads = 0;  // set on the background thread while it runs a job
-}
+std::atomic<int> requested_pool_threads{1};
+}  // namespace
+
+void set_pool_threads(int threads) noexcept { requested_pool_threads.store(std::max(threads, 1)); }
+
+int pool_threads() noexcept { return requested_pool_threads.load(std::memory_order_relaxed); }
 
 void set_background_threads(int threads) noexcept { background_threads = threads; }
 

@@ -7,7 +7,6 @@
 // float32, cuts float32, aux int32; see kernels/tree_ensemble.hpp), so a saved program is
 // self-contained. Only registration happens at load time: no torch op runs during static
 // initialization (the postmaster may load this library).
-#include <ATen/Parallel.h>
 #include <torch/library.h>
 #include <torch/types.h>
 
@@ -20,12 +19,12 @@
 namespace pg_predict::kernels {
 
 namespace detail {
-// Torch's intra-op thread count (pg_predict.threads), on our own sleeping pool rather than
-// OpenMP's spinning one (see kernels/thread_pool.hpp).
+// pg_predict.threads, on our own sleeping pool rather than OpenMP's spinning one (see
+// kernels/thread_pool.hpp).
 void parallel_for(int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
-    // The background thread has its own count (and must not call into torch).
-    run_parallel(on_background_thread() ? 0 : at::get_num_threads(), begin, end, grain, fn);
+    // The background thread has its own count.
+    run_parallel(on_background_thread() ? 0 : pool_threads(), begin, end, grain, fn);
 }
 }  // namespace detail
 

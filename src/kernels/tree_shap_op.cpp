@@ -5,10 +5,10 @@
 //             Tensor subtrees, Tensor terms, Tensor slots, Tensor tables, Tensor paths,
 //             Tensor path_values, Tensor elements, Tensor zero_fractions, Tensor bias)
 //       -> Tensor          # [N, groups * (players + 1)] float32, + bias
-#include <ATen/Parallel.h>
 #include <torch/types.h>
 
 #include "kernel_op.hpp"
+#include "pg_predict/kernels/thread_pool.hpp"
 #include "pg_predict/kernels/tree_shap.hpp"
 
 namespace pg_predict::kernels {
@@ -56,7 +56,7 @@ at::Tensor tree_shap_op(const at::Tensor& x_in, const at::Tensor& meta_in, const
         TORCH_CHECK(bias.numel() == width, "pg_predict::tree_shap: bias must have ", width, " values");
         at::Tensor out = at::empty({x.size(0), width}, x.options());
         // The pg_predict.cpu_kernel setting picks the path, as for the tree_ensemble op.
-        tree_shap(view, x.data_ptr<float>(), x.size(0), x.size(1), out.data_ptr<float>(), at::get_num_threads(),
+        tree_shap(view, x.data_ptr<float>(), x.size(0), x.size(1), out.data_ptr<float>(), pool_threads(),
                   process_isa(), bias.data_ptr<float>());
         return out;
     });

@@ -23,6 +23,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/kernels/background.hpp"
+#include "pg_predict/kernels/thread_pool.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "program_internal.hpp"
 
@@ -118,6 +119,15 @@ void set_up_one_row(const torch::jit::Module& module, Program& shape) {
     shape.one_row = true;
 }
 
+// Whether any method of the module or its submodules calls a pg_predict:: operator: read once,
+// at load, from the methods' graphs.
+bool calls_native_ops(const torch::jit::Module& module) {
+    for (const torch::jit::Module& m : module.modules())
+        for (const torch::jit::Method& method : m.get_methods())
+            if (method.graph()->toString(false).find("pg_predict::") != std::string::npos) return true;
+    return false;
+}
+
 }  // namespace
 
 void release_free_memory() noexcept {
@@ -136,6 +146,7 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
         shape.output_width = static_cast<int>(module.attr("output_width").toInt());
         shape.reads_float64 = module.hasattr("reads_float64") && module.attr("reads_float64").toBool();
         if (module.hasattr("one_row_link")) set_up_one_row(module, shape);
+        shape.native_ops = calls_native_ops(module);
         auto* loaded = new LoadedModule(module);
         return loaded;
     });
@@ -320,13 +331,21 @@ void learn_rate(Program* p, int64_t rows, std::chrono::steady_clock::duration to
     p->ns_per_row = p->ns_per_row <= 0 ? rate : 0.5 * p->ns_per_row + 0.5 * rate;
 }
 
+// Torch's intra-op thread count for a program. A program that calls pg_predict's native ops
+// runs them on pg_predict's pool (pool_threads) and its torch ops on one thread: those are a
+// few elementwise ops on a chunk, and at 2 threads libgomp's workers spin for milliseconds after
+// each, on the cores the pool is scoring on (a LightGBM model at pg_predict.threads = 2 was no
+// faster than at 1: a spinning libgomp thread had 42% of the samples).
+int torch_threads(const Program* p) { return p->native_ops ? 1 : kernels::pool_threads(); }
+
 // The one door from a batch into the kernel or the program: the batch's checks, then body()
-// under the C++ guard, with the thread count pg_predict.threads asks for and inference mode on.
+// under the C++ guard, with the thread counts pg_predict.threads asks for and inference mode on.
 template <typename Body>
 void enter_batch(const Program* p, int64_t rows, int64_t cols, Body&& body) {
     check_batch(p, rows, cols);
     torch_guard("running the model program failed", [&] {
-        if (int threads = take_thread_request()) at::set_num_threads(threads);
+        if (int threads = take_thread_request()) kernels::set_pool_threads(threads);
+        if (at::get_num_threads() != torch_threads(p)) at::set_num_threads(torch_threads(p));
         c10::InferenceMode inference;
         body();
     });
@@ -457,7 +476,7 @@ bool program_splits(const Program* p) noexcept {
 bool start_background_kernel(const Program* p, const float* x, int64_t rows, int64_t cols, float* margins) {
     if (!program_splits(p)) fail(ErrorCategory::Internal, "start_background_kernel: the program does not split");
     int threads = 1;
-    enter_batch(p, rows, cols, [&] { threads = at::get_num_threads(); });
+    enter_batch(p, rows, cols, [&] { threads = kernels::pool_threads(); });
     // Copies: the job only reads the program's packed buffers, which the caller's hold on the
     // program keeps alive, and touches nothing of torch's.
     const kernels::PackedView view = p->native;

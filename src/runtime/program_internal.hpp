@@ -25,6 +25,7 @@ struct Program {
     int64_t num_features = 0;
     int output_width = 0;
     bool reads_float64 = false;  // the batch may be float64 (programs built before: float32)
+    bool native_ops = false;     // calls torch.ops.pg_predict.* (those run on pg_predict's pool)
     double ns_per_row = 0;   // measured cost of a row, sizes the row chunks (program.cpp)
     size_t bytes = 0;        // what the cache counts against pg_predict.cache_size
     LoadedModule* module = nullptr;

@@ -21,6 +21,12 @@ namespace pg_predict::kernels {
 void run_parallel(int threads, int64_t begin, int64_t end, int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
 
+// The thread count the native ops (torch.ops.pg_predict.*) run on: pg_predict.threads, which
+// runtime/program.cpp hands over before each batch. Torch's own intra-op count stays at 1 for
+// programs that call these ops (see there).
+void set_pool_threads(int threads) noexcept;
+int pool_threads() noexcept;
+
 // On the background thread (kernels/background.hpp): its runs use `threads` threads whatever
 // they are asked for, and always go through the pool so another thread can join them; 0 ends it.
 void set_background_threads(int threads) noexcept;
