@@ -65,6 +65,16 @@ SELECT create_model('m', '{"format": "sklearn", "inputs": [{"name": "a"}], "task
 SELECT create_model('m', '{"format": "sklearn", "inputs": [{"name": "a"}], "task": "regression", "steps": [{"type": "DecisionTreeRegressor", "trees": [{"children_left": [1, 7, -1], "children_right": [2, -1, -1], "feature": [0, -2, -2], "threshold": [0.5, -2, -2], "value": [[[0]], [[1]], [[2]]]}]}]}');
 SELECT count(*) FROM models WHERE name = 'm';
 
+-- a jsonb document reaches the importer as text written from it, and the spec goes back to
+-- jsonb (both by catalog/jsonb_text.cpp, with interrupt checks): escapes, unicode and exponents
+-- survive both ways
+SELECT create_model('esc', '{"format": "sklearn", "inputs": [{"name": "q\"uote"}, {"name": "back\\slash"}, {"name": "tab\t\u00f1€😀"}, {"name": "ctl\u0001"}], "task": "regression", "steps": [{"type": "Ridge", "coef": [0.5, -2.5E+3, 0, 1e-7], "intercept": -0.0}]}'::jsonb);
+SELECT to_jsonb(features) = '["q\"uote", "back\\slash", "tab\tñ€😀", "ctl\u0001"]'::jsonb AS names_kept,
+       (SELECT c.spec->'features' = to_jsonb(features) FROM model_catalog c WHERE c.name = 'esc') AS spec_kept
+  FROM models WHERE name = 'esc';
+SELECT predict('esc', ARRAY[2, 1, 5, 0]::float8[]) AS minus_2499;
+SELECT drop_model('esc');
+
 -- drop
 SELECT drop_model('nope');
 SELECT drop_model(NULL);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -159,6 +160,37 @@ Step step_from_json(const JsonReader& j) {
     return s;
 }
 
+// json::dump, with an interrupt check every MB written: a 100k-tree spec is ~60 MB of text.
+class CheckingOutput : public nlohmann::detail::output_adapter_protocol<char> {
+public:
+    explicit CheckingOutput(std::string& out) : out_(out) {}
+    void write_character(char c) override {
+        out_.push_back(c);
+        poll();
+    }
+    void write_characters(const char* s, std::size_t length) override {
+        out_.append(s, length);
+        poll();
+    }
+
+private:
+    void poll() {
+        if (out_.size() >= next_check_) {
+            check_interrupts();
+            next_check_ = out_.size() + (1u << 20);
+        }
+    }
+    std::string& out_;
+    std::size_t next_check_ = 1u << 20;
+};
+
+std::string dump_interruptible(const json& doc) {
+    std::string out;
+    nlohmann::detail::serializer<json> writer(std::make_shared<CheckingOutput>(out), ' ');
+    writer.dump(doc, false, false, 0);
+    return out;
+}
+
 bool needs_version_2(const Pipeline& p) {
     return !p.steps.empty() || !p.text_inputs.empty() || p.estimator.op != Op::None || !p.has_probabilities ||
            p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided ||
@@ -229,7 +261,7 @@ std::string to_json(const Pipeline& p) {
     if (!p.class_labels.empty()) doc["class_labels"] = p.class_labels;  // absent: numeric labels
     // Compact: the catalog keeps it as jsonb, and jsonb_pretty() is there for reading.
     try {
-        return doc.dump();
+        return dump_interruptible(doc);
     } catch (const json::type_error& e) {  // a text that is not UTF-8 (validate names the field)
         fail(ErrorCategory::InvalidModel, std::string("pipeline spec: ") + e.what());
     }

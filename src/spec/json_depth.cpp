@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/spec/limits.hpp"
 
 namespace pg_predict::spec {
@@ -33,7 +34,9 @@ std::string path_of(const std::vector<Level>& stack) {
 void check_json_depth(std::string_view text, const char* what) {
     std::vector<Level> stack;
     bool in_string = false, escaped = false, reading_key = false, expecting_key = false;
-    for (char c : text) {
+    for (size_t at = 0; at < text.size(); ++at) {
+        if ((at & 0xFFFFF) == 0xFFFFF) check_interrupts();  // every MB: documents reach 100 MB
+        const char c = text[at];
         if (in_string) {
             if (escaped) {
                 escaped = false;

@@ -1,6 +1,7 @@
 #include "catalog/catalog.hpp"
 
 #include "catalog/citus.hpp"
+#include "catalog/jsonb_text.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
 
@@ -221,7 +222,7 @@ Datum cstring_to_jsonb(const char* json) {
     MemoryContext parse = AllocSetContextCreate(CurrentMemoryContext, "pg_predict jsonb input",
                                                 ALLOCSET_DEFAULT_SIZES);
     MemoryContext caller = MemoryContextSwitchTo(parse);
-    Datum parsed = DirectFunctionCall1(jsonb_in, CStringGetDatum(json));
+    Datum parsed = text_to_jsonb(json);  // jsonb_in, with interrupt checks
     MemoryContextSwitchTo(caller);
     Datum result = PointerGetDatum(DatumGetJsonbPCopy(parsed));
     MemoryContextDelete(parse);
@@ -687,7 +688,19 @@ StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, 
             table.typed_sources ? ", $17, $18" : "", table.text_labels ? ", $19" : "");
     }
     const int nargs = table.versions ? 24 : table.text_labels ? 19 : table.typed_sources ? 18 : 16;
+#ifdef USE_LZ4
+    // The row's big values (a 100k-tree model's source, spec and program: ~130 MB) are
+    // compressed as they are toasted, in PostgreSQL code that no cancel can enter: pglz took
+    // 2.5 s of such a create_model, lz4 takes a tenth of that. Only for this statement, and a
+    // column with a COMPRESSION of its own keeps it.
+    const int guc_level = NewGUCNestLevel();
+    set_config_option("default_toast_compression", "lz4", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0,
+                      false);
+#endif
     int rc = SPI_execute_with_args(statement, nargs, types, values, nulls, false, 0);
+#ifdef USE_LZ4
+    AtEOXact_GUC(true, guc_level);
+#endif
     if (rc != SPI_OK_INSERT && rc != SPI_OK_UPDATE)
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     if (table.versions && exists && keep_versions > 0)

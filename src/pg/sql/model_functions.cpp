@@ -7,6 +7,7 @@
 #include "heap_trim.hpp"
 #include "exec/model_binding.hpp"
 #include "plan/invalidation.hpp"
+#include "catalog/jsonb_text.hpp"
 #include "catalog/privileges.hpp"
 #include "exec/scoring_marks.hpp"
 #include "pg_predict/runtime/api.hpp"
@@ -250,7 +251,7 @@ Datum create_model(FunctionCallInfo fcinfo, pg_predict::ArtifactKind kind) {
     pg_predict::Artifact in{kind, {}};
     if (kind == pg_predict::ArtifactKind::Json) {
         Jsonb* model = DatumGetJsonbP(source);
-        json_text = JsonbToCString(NULL, &model->root, VARSIZE(model));
+        json_text = jsonb_to_text(model);  // JsonbToCString's text, with interrupt checks
         in.bytes = json_text;
     } else {
         // text and bytea alike: the bytes as given (detoasted, not copied again)
