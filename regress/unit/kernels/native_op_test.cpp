@@ -2,6 +2,7 @@
 // TorchScript with the packed model as tensors; it gives what kernels::score gives.
 #include <gtest/gtest.h>
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/jit.h>
 #include <torch/script.h>
 
@@ -74,6 +75,44 @@ TEST(NativeOp, CallableFromTorchScript) {
                                     tensor_of(packed.cuts, at::kFloat), tensor_of(packed.aux, at::kInt)),
                      std::exception);  // the interpreter rethrows it as a runtime_error
     }
+}
+
+
+// The op keeps the views it checked (tree_ensemble_op.cpp): the same tensors are not checked
+// again, but a buffer changed in place, or a new buffer where a checked one was freed, is.
+TEST(NativeOp, CheckedViewsFollowTheirTensors) {
+    std::mt19937 rng(6);
+    spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity, 1, 5,
+                                              spec::Comparison::Less);
+    testing::TreeShape shape;
+    shape.max_depth = 12;  // past the perfect layout: explicit nodes to corrupt
+    testing::add_trees(p, rng, 20, shape);
+    const kernels::PackedEnsemble packed = kernels::pack(p.model, false);
+    const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("pg_predict::tree_ensemble", "").typed<at::Tensor(
+        const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+        const at::Tensor&)>();
+    const int64_t rows = 64;
+    std::vector<float> x = testing::random_inputs(rng, rows, 5);
+    std::vector<float> want(rows);
+    kernels::score(kernels::make_view(packed), x.data(), rows, 5, want.data());
+    const at::Tensor xt = tensor_of(x, at::kFloat).reshape({rows, 5});
+    const at::Tensor meta = tensor_of(packed.meta, at::kLong), leaves = tensor_of(packed.leaves, at::kFloat),
+                     cuts = tensor_of(packed.cuts, at::kFloat), aux = tensor_of(packed.aux, at::kInt);
+    at::Tensor nodes = tensor_of(packed.nodes, at::kInt);
+    for (int call = 0; call < 3; ++call) {  // checked once, then reused
+        const at::Tensor out = op.call(xt, meta, nodes, leaves, cuts, aux);
+        EXPECT_EQ(std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + rows), want);
+    }
+    // A child index past the end, written in place: the version counter sends it back to make_view.
+    nodes.index_put_({2}, int32_t(1) << 30);
+    EXPECT_THROW(op.call(xt, meta, nodes, leaves, cuts, aux), c10::Error);
+    // A fresh corrupt buffer (its own storage) is checked too.
+    std::vector<int32_t> bad = packed.nodes;
+    bad[2] = int32_t(1) << 30;
+    EXPECT_THROW(op.call(xt, meta, tensor_of(bad, at::kInt), leaves, cuts, aux), c10::Error);
+    // And the intact one still scores.
+    const at::Tensor out = op.call(xt, meta, tensor_of(packed.nodes, at::kInt), leaves, cuts, aux);
+    EXPECT_EQ(std::vector<float>(out.data_ptr<float>(), out.data_ptr<float>() + rows), want);
 }
 
 }  // namespace
