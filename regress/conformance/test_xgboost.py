@@ -816,5 +816,59 @@ def test_reg_quantileerror(env):
 
 add_test("reg_quantileerror", test_reg_quantileerror)
 
+
+def test_model_name_per_row(env):
+    """predict('tenant_' || t.tenant, t): each row scored by the model its row names, against
+    that model's own XGBoost predictions. Two classifiers on all six features and a regressor on
+    three (models of different widths read their own columns), names interleaved at random, the
+    same rows sorted by name, NULL names (NULL results), and a name that does not exist (its
+    error names it)."""
+    X, rng = make_data(31, n=600)
+    models = {}
+    for name, names, objective, seed in (("a", FEATURES, "binary:logistic", 1), ("b", FEATURES, "binary:logistic", 2),
+                                         ("c", FEATURES[:3], "reg:squarederror", 3)):
+        cols = [FEATURES.index(f) for f in names]
+        Xs = X[:, cols]
+        y = signal(X) + rng.normal(0, 0.5, len(X))
+        if objective == "binary:logistic":
+            y = (y > 0).astype(int)
+        bst = xgb.train({"objective": objective, "max_depth": 4, "eta": 0.3, "tree_method": "hist",
+                         "nthread": THREADS, "seed": seed}, dmatrix(Xs, y, names), 12)
+        models[name] = (bst, cols, objective)
+        env.create_model(f"tenant_{name}", booster_json(bst))
+    tenants = rng.choice(["a", "b", "c", None], size=len(X), p=[0.3, 0.3, 0.3, 0.1])
+    env.conn.execute("DROP TABLE IF EXISTS tenants")
+    env.conn.execute("CREATE TABLE tenants (id int PRIMARY KEY, tenant text, "
+                     + ", ".join(f"{f} real" for f in FEATURES) + ")")
+    with env.conn.cursor() as cur:
+        with cur.copy("COPY tenants FROM STDIN") as cp:
+            for i, row in enumerate(X):
+                cp.write_row([i + 1, tenants[i]] + [None if np.isnan(v) else float(v) for v in row])
+    want = np.full(len(X), np.nan)
+    for name, (bst, cols, objective) in models.items():
+        rows = np.flatnonzero(tenants == name)
+        pred = bst.predict(dmatrix(X[rows][:, cols], names=[FEATURES[c] for c in cols]))
+        want[rows] = (pred > 0.5).astype(float) if objective == "binary:logistic" else pred
+    for order in ("id", "tenant, id"):
+        got = env.query(f"SELECT id, predict('tenant_' || tenant, t) FROM tenants t ORDER BY {order}")
+        ids = np.array([r[0] for r in got]) - 1
+        values = np.array([np.nan if r[1] is None else r[1] for r in got], dtype=np.float64)
+        assert_equal(f"NULL names give NULL ({order})", list(np.isnan(values)), list(np.isnan(want[ids])))
+        known = ~np.isnan(want[ids])
+        assert_close(f"every row by its own model ({order})", values[known], want[ids][known])
+    try:
+        with env.conn.transaction():
+            env.query("SELECT predict(CASE WHEN id = 7 THEN 'tenant_zz' ELSE 'tenant_a' END, t) FROM tenants t")
+    except Exception as e:
+        if 'model "tenant_zz" does not exist' not in str(e):
+            raise Failure(f"the unknown name's error does not name it: {e}")
+    else:
+        raise Failure("a row naming a model that does not exist was scored")
+    for name in models:
+        env.drop_model(f"tenant_{name}")
+
+
+add_test("model_name_per_row", test_model_name_per_row)
+
 if __name__ == "__main__":
     main(fixture=make_env)

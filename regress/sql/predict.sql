@@ -60,7 +60,13 @@ SELECT count(*) AS disagreements FROM customers c
 SELECT predict('churn', NULL::customers) IS NULL AS null_row,
        predict('churn', NULL::real[]) IS NULL AS null_array,
        predict_proba('churn', NULL::float8[]) IS NULL AS null_proba;
-SELECT predict(NULL, c) FROM customers c;
+-- a NULL model name (a tenant column that is NULL) gives NULL, like a NULL row; a name per row
+-- scores each row with its own model (regress/conformance/test_xgboost.py compares the values)
+SELECT bool_and(predict(NULL, c) IS NULL) AS null_name, bool_and(predict_proba(NULL::text, c) IS NULL) AS null_name_proba
+  FROM customers c;
+SELECT bool_and(predict(CASE WHEN c.id % 2 = 0 THEN 'churn' END, c) IS NOT DISTINCT FROM
+                CASE WHEN c.id % 2 = 0 THEN predict('churn', c) END) AS per_row_names
+  FROM customers c;
 
 -- errors that name the problem
 SELECT predict('nope', c) FROM customers c;

@@ -14,6 +14,10 @@
 #include "settings.hpp"
 #include "catalog/usage_stats.hpp"
 
+extern "C" {
+#include "common/hashfn.h"
+}
+
 namespace pg_predict::pg {
 
 namespace {
@@ -40,11 +44,13 @@ bool bool_option(Jsonb* options, const char* key, bool fallback) {
 }
 
 // What one predict() call site keeps for the whole query: one entry per model name it has
-// seen (usually one), each with the model version bound on first use and a row reader.
+// seen (usually one; one per tenant for predict('store_' || id, t)), each with the model version
+// bound on first use and a row reader.
 struct CallSiteModel {
     CallSiteModel* next;
     char* name;
     size_t name_length;  // compared before the bytes: no strlen per row
+    uint32 hash;         // of the name's bytes
     BoundModel* model;
     RowReader* reader;  // for the last row type seen
     float* x32;         // num_features, for a program that reads float32
@@ -94,16 +100,51 @@ ArrayType* float8_array(const float* values, int count) {
 
 enum class ArgumentKind { Unknown, Row, Array };
 
+// A call site's models by name: a hash table (open addressing, power-of-two size, at most half
+// full), so that a name computed per row (one model per tenant) finds its model in O(1). Each
+// keeps its program bound for the query. (Unbinding the least recently used beyond 64 was
+// tried: 200 tenants interleaved then rebound on almost every row, 1 ms each.)
+
 struct CallSite {
-    CallSiteModel* models;
+    CallSiteModel* models;  // all of them, newest first
+    CallSiteModel** table;
+    uint32 table_size;
+    uint32 count;
+    CallSiteModel* last;    // the previous row's model: runs of one name skip the hash
     ArgumentKind kind;
 };
 
-// The model named by argument 0 at this call site, bound on first use. Compares the name's
-// bytes with what is cached, so the per-row path allocates nothing to find it.
+void insert_into_table(CallSite* site, CallSiteModel* m) {
+    uint32 i = m->hash & (site->table_size - 1);
+    while (site->table[i] != NULL) i = (i + 1) & (site->table_size - 1);
+    site->table[i] = m;
+}
+
+void add_to_site(CallSite* site, CallSiteModel* m, MemoryContext context) {
+    if (2 * (site->count + 1) > site->table_size) {
+        site->table_size = site->table_size == 0 ? 16 : 2 * site->table_size;
+        if (site->table != NULL) pfree(site->table);
+        site->table = (CallSiteModel**)MemoryContextAllocZero(context, sizeof(CallSiteModel*) * site->table_size);
+        for (CallSiteModel* other = site->models; other != NULL; other = other->next) insert_into_table(site, other);
+    }
+    insert_into_table(site, m);
+    m->next = site->models;
+    site->models = m;
+    site->count++;
+}
+
+CallSiteModel* find_in_site(const CallSite* site, const char* name, size_t length, uint32 hash) {
+    if (site->table_size == 0) return NULL;
+    for (uint32 i = hash & (site->table_size - 1); site->table[i] != NULL; i = (i + 1) & (site->table_size - 1)) {
+        CallSiteModel* m = site->table[i];
+        if (m->hash == hash && m->name_length == length && memcmp(m->name, name, length) == 0) return m;
+    }
+    return NULL;
+}
+
+// The model named by argument 0 (not NULL) at this call site, bound on first use. Compares the
+// name's bytes with what is cached, so the per-row path allocates nothing to find it.
 CallSiteModel* call_site_model(FunctionCallInfo fcinfo, PredictCallKind kind) {
-    if (PG_ARGISNULL(0))
-        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("model name must not be NULL")));
     text* name_text = PG_GETARG_TEXT_PP(0);
     const char* name_bytes = VARDATA_ANY(name_text);
     size_t name_length = VARSIZE_ANY_EXHDR(name_text);
@@ -114,25 +155,32 @@ CallSiteModel* call_site_model(FunctionCallInfo fcinfo, PredictCallKind kind) {
         site = (CallSite*)MemoryContextAllocZero(flinfo->fn_mcxt, sizeof(CallSite));
         flinfo->fn_extra = site;
     }
-    for (CallSiteModel* m = site->models; m != NULL; m = m->next)
-        if (m->name_length == name_length && memcmp(m->name, name_bytes, name_length) == 0) {
-            if (m->generation != catalog_generation()) bind_call_site_model(m);
-            return m;
+    CallSiteModel* m = site->last;
+    if (m == NULL || m->name_length != name_length || memcmp(m->name, name_bytes, name_length) != 0) {
+        const uint32 hash = hash_bytes((const unsigned char*)name_bytes, (int)name_length);
+        m = find_in_site(site, name_bytes, name_length, hash);
+        if (m == NULL) {
+            MemoryContext old = MemoryContextSwitchTo(flinfo->fn_mcxt);
+            m = (CallSiteModel*)palloc0(sizeof(CallSiteModel));
+            m->name = pnstrdup(name_bytes, name_length);
+            m->name_length = name_length;
+            m->hash = hash;
+            m->kind = kind;
+            m->context = AllocSetContextCreate(flinfo->fn_mcxt, "pg_predict call site model", ALLOCSET_SMALL_SIZES);
+            MemoryContextSwitchTo(old);
+            // Bound before it is added: a name that does not exist errors here and leaves
+            // nothing behind.
+            bind_call_site_model(m);
+            old = MemoryContextSwitchTo(flinfo->fn_mcxt);
+            // One row is a batch of one: auto keeps it on the CPU unless gpu_min_rows is 1.
+            m->gpu = device_setting != DEVICE_CPU && (device_setting == DEVICE_CUDA || gpu_min_rows <= 1) &&
+                     gpu_wanted() && claim_gpu_slot();
+            add_to_site(site, m, flinfo->fn_mcxt);
+            MemoryContextSwitchTo(old);
         }
-
-    MemoryContext old = MemoryContextSwitchTo(flinfo->fn_mcxt);
-    CallSiteModel* m = (CallSiteModel*)palloc0(sizeof(CallSiteModel));
-    m->name = pnstrdup(name_bytes, name_length);
-    m->name_length = name_length;
-    m->kind = kind;
-    m->context = AllocSetContextCreate(flinfo->fn_mcxt, "pg_predict call site model", ALLOCSET_SMALL_SIZES);
-    bind_call_site_model(m);
-    // One row is a batch of one: auto keeps it on the CPU unless gpu_min_rows is 1.
-    m->gpu = device_setting != DEVICE_CPU && (device_setting == DEVICE_CUDA || gpu_min_rows <= 1) &&
-             gpu_wanted() && claim_gpu_slot();
-    m->next = site->models;
-    site->models = m;
-    MemoryContextSwitchTo(old);
+    }
+    if (m->generation != catalog_generation()) bind_call_site_model(m);
+    site->last = m;
     return m;
 }
 
@@ -188,11 +236,14 @@ void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
     });
 }
 
-// Scores argument 1 of the call with the model named by argument 0; false if it is NULL.
+// Scores argument 1 of the call with the model named by argument 0; false if either is NULL.
 // Counted in the backend's usage record of the version (usage_stats.hpp: no shared memory per
 // row); an error while the row is read or the program runs counts against the version through
 // its mark (scoring_marks.hpp: no PG_TRY per row).
 bool score_one(FunctionCallInfo fcinfo, PredictCallKind kind, CallSiteModel** scored) {
+    // A NULL name (a tenant column that is NULL) scores nothing: the result is NULL, as for a
+    // NULL row.
+    if (PG_ARGISNULL(0)) return false;
     CallSiteModel* m = call_site_model(fcinfo, kind);
     *scored = m;
     if (PG_ARGISNULL(1)) return false;
