@@ -83,7 +83,7 @@ def main():
             diff = float(np.max(np.abs(got - want)))
             print(f"max abs difference over the first {n} rows: {diff:.2g}")
             print("\n".join(r[0] for r in conn.execute(
-                "EXPLAIN (COSTS OFF) SELECT sum(predict('store_' || store, t)) FROM t").fetchall()))
+                "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT sum(predict('store_' || store, t)) FROM t").fetchall()))
             if not diff <= 1e-5:
                 sys.exit(1)
 

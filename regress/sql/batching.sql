@@ -257,5 +257,49 @@ SELECT (SELECT sum(predict('churn', q)) FROM (SELECT tenure, monthly_charges, pl
 SELECT sum(predict('churn', q)) FROM (SELECT tenure, plan_id FROM customers) q;
 DROP VIEW customer_features;
 
+-- A model name computed per row (a model per tenant): the node groups each batch's rows by the
+-- model they name and scores every group at once. Same answers as the per-row path: models of
+-- different widths (2 and 3 classes), a NULL name, a name from a joined table; an unknown name is
+-- the error naming it; the least recently used models are released beyond pg_predict.cache_size.
+CREATE TEMP TABLE tenant_of AS
+SELECT id, CASE id % 5 WHEN 0 THEN NULL WHEN 1 THEN 'segment' ELSE 'churn' END AS model FROM customers;
+CREATE TABLE plan_models (plan_id smallint PRIMARY KEY, model text);
+INSERT INTO plan_models VALUES (0, 'churn'), (1, 'segment'), (2, NULL);
+SET pg_predict.enable_batching = off;
+CREATE TEMP TABLE expected_per_name AS
+SELECT id, predict(m.model, c) AS label, predict_proba(m.model, c) AS proba,
+       predict_label(m.model, c) AS text_label
+  FROM customers c JOIN tenant_of m USING (id);
+RESET pg_predict.enable_batching;
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT id, predict(CASE id % 5 WHEN 0 THEN NULL WHEN 1 THEN 'segment' ELSE 'churn' END, c) FROM customers c;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT sum(predict(CASE id % 5 WHEN 0 THEN NULL WHEN 1 THEN 'segment' ELSE 'churn' END, c)) FROM customers c;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE b.label IS DISTINCT FROM e.label OR b.proba IS DISTINCT FROM e.proba
+                        OR b.text_label IS DISTINCT FROM e.text_label) AS mismatches,
+       count(*) FILTER (WHERE b.label IS NULL) AS null_names
+  FROM (SELECT id, predict(m.model, c) AS label, predict_proba(m.model, c) AS proba,
+               predict_label(m.model, c) AS text_label
+          FROM customers c JOIN tenant_of m USING (id)) b
+  JOIN expected_per_name e USING (id);
+EXPLAIN (COSTS OFF)
+SELECT sum(predict(pm.model, c)) FROM customers c JOIN plan_models pm USING (plan_id);
+SET pg_predict.enable_batching = off;
+SELECT sum(predict(pm.model, c)) AS join_per_row FROM customers c JOIN plan_models pm USING (plan_id) \gset
+RESET pg_predict.enable_batching;
+SELECT sum(predict(pm.model, c)) = :join_per_row AS join_name_equal
+  FROM customers c JOIN plan_models pm USING (plan_id);
+SELECT sum(predict(CASE WHEN id = 777 THEN 'no_such_model' ELSE 'churn' END, c)) FROM customers c;
+-- No room for two programs: each model is released when the other is bound, and all rows score.
+SET pg_predict.cache_size = 0;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT sum(predict(m.model, c)) FROM customers c JOIN tenant_of m USING (id);
+SELECT count(*) FILTER (WHERE b.label IS DISTINCT FROM e.label) AS mismatches_tiny_cache
+  FROM (SELECT id, predict(m.model, c) AS label FROM customers c JOIN tenant_of m USING (id)) b
+  JOIN expected_per_name e USING (id);
+RESET pg_predict.cache_size;
+DROP TABLE plan_models;
+
 DROP FUNCTION churners;
 DROP TABLE customers, plans, scored, no_charges;

@@ -21,11 +21,11 @@ bool early_exit_enabled = true;
 bool prune_models = true;
 bool overlap_batches = true;
 int threads_setting = 1;
+int cache_size_mb = 128;
 
 namespace {
 
 int max_threads = kDefaultMaxThreads;
-int cache_size_mb = 128;
 
 // Only records the number (runtime::set_cache_limit); this can run in the postmaster.
 void assign_cache_size(int value, void* extra) noexcept {

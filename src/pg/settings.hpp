@@ -24,6 +24,7 @@ extern bool early_exit_enabled; // pg_predict.early_exit: thresholds and top-K s
 extern bool prune_models;       // pg_predict.prune_models: specialize models for the WHERE clause
 extern bool overlap_batches;    // pg_predict.overlap: score a batch while the next one is read
 extern int threads_setting;     // pg_predict.threads
+extern int cache_size_mb;       // pg_predict.cache_size: programs a backend keeps (MB)
 
 void define_settings();
 

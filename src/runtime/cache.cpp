@@ -12,10 +12,12 @@
 // they are over the bound or retired.
 // Every change of the contents is told to the cache listener (src/pg publishes this backend's
 // loaded models for the model_stats view), once per public call that made one.
+#include <algorithm>
 #include <functional>
 #include <iterator>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "pg_predict/common/error.hpp"
@@ -97,11 +99,13 @@ void free_idle_if(Pred drop) {
 }
 
 // Ids whose name no longer maps to them and that have no program left are forgotten.
+// Linear in ids and programs: a backend may know thousands of names (a model per tenant).
 void forget_unused_ids() {
     Cache& c = cache();
+    std::unordered_set<int64_t> with_program;
+    for (const auto& entry : c.programs) with_program.insert(entry.second->id);
     for (auto it = c.model_of.begin(); it != c.model_of.end();) {
-        bool has_program = false;
-        for (const auto& entry : c.programs) has_program = has_program || entry.second->id == it->first;
+        const bool has_program = with_program.count(it->first) > 0;
         auto now = c.current.find(it->second);
         const bool is_current = now != c.current.end() && now->second == it->first;
         it = has_program || is_current ? std::next(it) : c.model_of.erase(it);
@@ -279,22 +283,29 @@ void set_cache_limit(size_t bytes) noexcept { limit_bytes = bytes; }
 
 size_t cached_program_bytes() { return cache().bytes; }
 
+size_t program_bytes(const Program* p) noexcept { return p->bytes; }
+
 size_t cached_program_count() { return cache().programs.size(); }
 
+// A record per program, sorted by id and merged in place: n log n for the thousand programs a
+// backend may hold, without allocating.
 size_t cached_models(CachedModel* out, size_t capacity) noexcept {
     size_t count = 0;
     for (const auto& entry : cache().programs) {
-        const Program* p = entry.second;
-        size_t k = 0;
-        while (k < count && out[k].id != p->id) k++;
-        if (k == count) {
-            if (count == capacity) continue;
-            out[count++] = CachedModel{p->id, 0, 0};
-        }
-        out[k].programs++;
-        out[k].bytes += static_cast<int64_t>(p->bytes);
+        if (count == capacity) break;
+        out[count++] = CachedModel{entry.second->id, 1, static_cast<int64_t>(entry.second->bytes)};
     }
-    return count;
+    std::sort(out, out + count, [](const CachedModel& a, const CachedModel& b) { return a.id < b.id; });
+    size_t merged = 0;
+    for (size_t k = 0; k < count; k++) {
+        if (merged > 0 && out[merged - 1].id == out[k].id) {
+            out[merged - 1].programs += out[k].programs;
+            out[merged - 1].bytes += out[k].bytes;
+        } else {
+            out[merged++] = out[k];
+        }
+    }
+    return merged;
 }
 
 void set_cache_listener(CacheListener l) noexcept { listener = l; }
@@ -304,8 +315,10 @@ void note_model_version(const char* name, int64_t id) {
     Cache& c = cache();
     auto now = c.current.find(name);
     if (now != c.current.end() && now->second == id && c.model_of.count(id)) return;  // the usual case
+    const bool new_name = now == c.current.end();
     c.model_of[id] = name;
     c.current[name] = id;
+    if (new_name) return;  // no version of it was cached: nothing retired (a tenant's model met first)
     evict_idle();
     forget_unused_ids();
     tell_listener();

@@ -75,12 +75,15 @@ Program* compile_output(int64_t id, Output output, const char* strategy, const c
 // insert or release.
 void set_cache_limit(size_t bytes) noexcept;
 size_t cached_program_bytes();
+// What the cache counts for one program (its serialized size and a constant overhead).
+size_t program_bytes(const Program*) noexcept;
 size_t cached_program_count();
 
 // What the cache holds of one model version (catalog row id): its programs (the stored one,
 // strategy variants, decision_function / score_samples programs, GPU copies) and the bytes the
 // cache counts for them. At most kMaxCachedPrograms programs are cached, so as many ids.
-constexpr size_t kMaxCachedPrograms = 16;
+// (Enough for a query that names a model per tenant to keep them across statements.)
+constexpr size_t kMaxCachedPrograms = 1024;
 struct CachedModel {
     int64_t id;
     int32_t programs;

@@ -52,6 +52,8 @@ TEST(RuntimeCache, AcquireReturnsTheSameProgramAndCounts) {
 TEST(RuntimeCache, EvictsLeastRecentlyUsedIdlePrograms) {
     const std::string& bytes = small_program();
     runtime::Program* held = runtime::load_program(200, bytes.data(), bytes.size());
+    // Room for 16 programs: the held one and the 15 newest idle ones.
+    runtime::set_cache_limit(16 * runtime::program_bytes(held));
     for (int64_t id = 201; id <= 230; ++id)
         runtime::release_program(runtime::load_program(id, bytes.data(), bytes.size()));
     // The held one survives although it is the oldest; of the idle ones the newest stay.
@@ -69,6 +71,7 @@ TEST(RuntimeCache, EvictsLeastRecentlyUsedIdlePrograms) {
     float x[3] = {0.f, 1.f, 2.f}, out[1];
     runtime::run_program(held, x, 1, 3, out);
     runtime::release_program(held);
+    runtime::set_cache_limit(size_t(128) << 20);  // pg_predict.cache_size's default
 }
 
 TEST(RuntimeErrors, GarbageBytesAreARuntimeError) {

@@ -86,12 +86,23 @@ void track_loaded_programs() {
     tracking = true;
 }
 
+namespace {
+
+int by_model_id(const void* a, const void* b) {
+    const int64 x = ((const LoadedModel*)a)->model_id, y = ((const LoadedModel*)b)->model_id;
+    return x < y ? -1 : x > y;
+}
+
+}  // namespace
+
 LoadedModel* loaded_models(int* count) {
     *count = 0;
     if (slots == NULL) return (LoadedModel*)palloc(sizeof(LoadedModel));
-    // Never more versions than slots × programs; usually a handful.
-    int capacity = 16;
-    LoadedModel* out = (LoadedModel*)palloc(sizeof(LoadedModel) * capacity);
+    // A record per backend and version, then sorted by version and merged: backends may each
+    // hold a thousand tenants' models.
+    int capacity = 64;
+    int records = 0;
+    LoadedModel* all = (LoadedModel*)palloc(sizeof(LoadedModel) * capacity);
     runtime::CachedModel models[runtime::kMaxCachedPrograms];
     for (int i = 0; i < num_slots; i++) {
         Slot* slot = &slots[i];
@@ -101,21 +112,24 @@ LoadedModel* loaded_models(int* count) {
         memcpy(models, slot->models, sizeof(runtime::CachedModel) * n);
         SpinLockRelease(&slot->lock);
         for (int k = 0; k < n; k++) {
-            int j = 0;
-            while (j < *count && out[j].model_id != models[k].id) j++;
-            if (j == *count) {
-                if (*count == capacity) {
-                    capacity *= 2;
-                    out = (LoadedModel*)repalloc(out, sizeof(LoadedModel) * capacity);
-                }
-                out[(*count)++] = LoadedModel{models[k].id, 0, 0, 0};
+            if (records == capacity) {
+                capacity *= 2;
+                all = (LoadedModel*)repalloc_huge(all, sizeof(LoadedModel) * capacity);
             }
-            out[j].backends++;
-            out[j].programs += models[k].programs;
-            out[j].bytes += models[k].bytes;
+            all[records++] = LoadedModel{models[k].id, 1, models[k].programs, models[k].bytes};
         }
     }
-    return out;
+    qsort(all, records, sizeof(LoadedModel), by_model_id);
+    for (int k = 0; k < records; k++) {
+        if (*count > 0 && all[*count - 1].model_id == all[k].model_id) {
+            all[*count - 1].backends += all[k].backends;
+            all[*count - 1].programs += all[k].programs;
+            all[*count - 1].bytes += all[k].bytes;
+        } else {
+            all[(*count)++] = all[k];
+        }
+    }
+    return all;
 }
 
 void install_loaded_programs() { register_shared_memory({slots_size, NULL, attach_slots}); }

@@ -22,7 +22,8 @@ struct LoadedModel {
     int64 bytes;     // what their caches count for them
 };
 
-// The model versions of this database that some backend holds, palloc'd; *count of them.
+// The model versions of this database that some backend holds, palloc'd, sorted by model id;
+// *count of them.
 LoadedModel* loaded_models(int* count);
 
 // From _PG_init: the slots' shared memory when preloaded.

@@ -346,12 +346,20 @@ Datum pg_predict_model_stats_entries(PG_FUNCTION_ARGS) {
     LoadedModel* loaded = loaded_models(&num_loaded);
     bool* listed = (bool*)palloc0(sizeof(bool) * Max(num_loaded, 1));
     for (int i = 0; i < num_entries; i++) {
+        // loaded is sorted by model id
         const LoadedModel* held = NULL;
-        for (int j = 0; j < num_loaded && held == NULL; j++)
-            if (loaded[j].model_id == counted[i].key.model_id) {
-                held = &loaded[j];
-                listed[j] = true;
+        int low = 0, high = num_loaded - 1;
+        while (low <= high && held == NULL) {
+            const int middle = low + (high - low) / 2;
+            if (loaded[middle].model_id == counted[i].key.model_id) {
+                held = &loaded[middle];
+                listed[middle] = true;
+            } else if (loaded[middle].model_id < counted[i].key.model_id) {
+                low = middle + 1;
+            } else {
+                high = middle - 1;
             }
+        }
         put_row(rsinfo, counted[i].key.model_id, &counted[i], held);
     }
     // Loaded without counters: not scored since a reset (or the entry was evicted).

@@ -7,6 +7,7 @@
 
 #include "plan/node_private.hpp"
 #include "exec/state.hpp"
+#include "exec/per_row_models.hpp"
 #include "exec/early_exit.hpp"
 #include "device.hpp"
 #include "features.hpp"
@@ -37,6 +38,9 @@ constexpr int first_batch_rows = 64;  // batches grow ×4 from here, so LIMIT 5 
 // What one node's batch buffers may take: rows per batch = min(batch size, budget / bytes per
 // row), so a model with very wide rows gets shorter batches instead of gigabytes (docs/semantics.md "Limits").
 constexpr size_t batch_memory_budget = (size_t)256 << 20;
+// A node with models named per row reads batches this many times batch_size, so that each
+// model's group is not a sliver of the batch; a group runs once it has batch_size rows.
+constexpr int per_row_batch_factor = 16;
 
 Node* create_state(CustomScan* cscan);
 void begin(CustomScanState* node, EState* estate, int eflags);
@@ -84,6 +88,11 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
                 bool explain_only) {
     input->plan = plan;
     input->num_features = plan->num_features;
+    if (plan->named_per_row) {
+        if (!explain_only) input->per_row = per_row_models_init(state, (int)(input - state->inputs), estate);
+        state->per_row_reads = true;
+        return;
+    }
     if (!explain_only) {
         input->model = bind_model_entry(plan->model, estate->es_query_cxt, plan->output);
         input->model->pruned_bounds = plan->pruned_bounds;
@@ -170,6 +179,7 @@ namespace {
 void load_programs(PredictBatchState* state) {
     for (int i = 0; i < state->plan->num_inputs; i++) {
         InputState* input = &state->inputs[i];
+        if (input->per_row != NULL) continue;  // bound per name as rows name them
         load_bound_program(input->model);
         input->width = input->model->output_width;
         runtime::Program* program = input->model->program;
@@ -207,6 +217,11 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     // device = cuda takes its GPU slot now (the batch size depends on it); auto only when a
     // batch is big enough, so small queries never hold one.
     state->gpu_possible = gpu_wanted();
+    // Models named per row score on the CPU (exec/per_row_models.hpp): a node of only those
+    // takes no GPU slot.
+    bool all_per_row = true;
+    for (int i = 0; i < state->plan->num_inputs; i++) all_per_row = all_per_row && state->plan->inputs[i].named_per_row;
+    if (all_per_row) state->gpu_possible = false;
     if (state->gpu_possible && device_setting == DEVICE_CUDA) {
         bool granted = explain_only ? gpu_slot_available() : claim_gpu_slot();
         state->gpu_claimed = !explain_only;
@@ -215,6 +230,11 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
         state->gpu_possible = granted;
     }
     state->capacity = state->gpu_possible ? gpu_batch_size : batch_size;
+    for (int i = 0; i < state->plan->num_inputs; i++)
+        if (state->plan->inputs[i].named_per_row) {
+            state->capacity = (int)Min((int64)state->capacity * per_row_batch_factor, (int64)MaxAllocSize / 64);
+            break;
+        }
     state->target = Min(first_batch_rows, state->capacity);
 
     outerPlanState(node) = ExecInitNode(outerPlan(cscan), estate, eflags);
@@ -256,6 +276,7 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     // a call sharing another's input was not looked at there.
     for (int j = 0; j < state->plan->num_outputs; j++) {
         const BatchOutput* output = &state->plan->outputs[j];
+        if (state->inputs[output->input].per_row != NULL) continue;  // checked per model as bound
         const CatalogEntry* entry = state->inputs[output->input].model->entry;
         check_outputs(entry, output->kind);
         if (output->kind == PredictCallKind::Predict) check_predict(entry);
@@ -348,6 +369,12 @@ void screen_batch(PredictBatchState* state, runtime::Program* program) {
 
 }  // namespace
 
+const CatalogEntry* scoring_entry(const PredictBatchState* state) {
+    if (state->scoring_input < 0) return NULL;
+    const InputState* input = &state->inputs[state->scoring_input];
+    return input->per_row != NULL ? per_row_models_current(input) : input->model->entry;
+}
+
 // Runs an input's program over the batch (the screened input's rows were scored by the screen).
 void score_input(PredictBatchState* state, int i, runtime::Program* program) {
     InputState* input = &state->inputs[i];
@@ -390,6 +417,11 @@ void score_batch(PredictBatchState* state) {
     for (int i = 0; i < inputs; i++) {
         InputState* input = &state->inputs[i];
         state->scoring_input = i;
+        if (input->per_row != NULL) {  // each model's group, timed and counted per model
+            per_row_models_score(state, i);
+            state->scoring_input = -1;
+            continue;
+        }
         runtime::Program* program = program_for(input->model, gpu);
         instr_time start, elapsed;
         INSTR_TIME_SET_CURRENT(start);
@@ -429,7 +461,7 @@ bool pull_batch(PredictBatchState* state) {
     }
     PG_CATCH();
     {
-        if (state->scoring_input >= 0) count_scoring_error(state->inputs[state->scoring_input].model->entry);
+        if (const CatalogEntry* entry = scoring_entry(state)) count_scoring_error(entry);
         PG_RE_THROW();
     }
     PG_END_TRY();
@@ -450,25 +482,8 @@ Datum output_value(PredictBatchState* state, const BatchOutput* output, int row,
         *isnull = true;
         return (Datum)0;
     }
-    const float* scores = input->out + (size_t)row * input->width;
-    // transform() keeps a NaN its featurizers pass on, as scikit-learn's transform does.
-    *isnull = output->kind != PredictCallKind::Transform && output_is_missing(scores, input->width);
-    if (*isnull) return (Datum)0;
-    switch (output->kind) {
-        case PredictCallKind::Predict: return Float8GetDatum(prediction_from_output(input->model, scores));
-        case PredictCallKind::PredictLabel: return label_from_output(input->model, scores);
-        case PredictCallKind::ScoreSamples: return Float8GetDatum((double)scores[0]);
-        case PredictCallKind::PredictOutputs: return outputs_from_output(input->model, scores);
-        case PredictCallKind::Contributions: return contributions_from_output(input->model, scores);
-        case PredictCallKind::PredictProba: case PredictCallKind::Transform: case PredictCallKind::DecisionFunction:
-        case PredictCallKind::None: break;
-    }
-    // predict_proba: the probabilities; transform, decision_function: every column
-    const int width = output->kind == PredictCallKind::PredictProba ? input->model->proba_width : input->width;
-    Datum* elements = (Datum*)palloc(sizeof(Datum) * width);
-    for (int k = 0; k < width; k++) elements[k] = Float8GetDatum((double)scores[k]);
-    return PointerGetDatum(construct_array(elements, width, FLOAT8OID, sizeof(float8),
-                                           FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+    if (input->per_row != NULL) return per_row_models_result(input, (int)(output - state->plan->outputs), row, isnull);
+    return call_result(input->model, output->kind, input->out + (size_t)row * input->width, isnull);
 }
 
 TupleTableSlot* exec(CustomScanState* node) {

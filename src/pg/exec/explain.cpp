@@ -5,6 +5,7 @@
 
 #include "plan/node_private.hpp"
 #include "exec/state.hpp"
+#include "exec/per_row_models.hpp"
 #include "exec/early_exit.hpp"
 #include "device.hpp"
 #include "features.hpp"
@@ -69,7 +70,11 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
         char label[64];
         const char* suffix = many ? psprintf(" %d", i + 1) : "";
         snprintf(label, sizeof(label), "Model%s", suffix);
-        if (in->trees > 0) {
+        if (in->named_per_row) {
+            // The name the node evaluates per row; each model it names is bound as rows name it.
+            const char* name = deparse_expression((Node*)lsecond(in->exprs), context, use_prefix, false);
+            ExplainPropertyText(label, psprintf("%s (per row)", name), es);
+        } else if (in->trees > 0) {
             ExplainPropertyText(label, psprintf("%s (%s, %d trees, depth %d)", unpinned_model_name(in->model), in->format, in->trees,
                                                 in->depth), es);
             // how trees are compiled; other models have one program and no strategy
@@ -85,7 +90,7 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
             ExplainPropertyText(label, psprintf("%s (%s)", unpinned_model_name(in->model), in->format), es);
         }
         snprintf(label, sizeof(label), "Device%s", suffix);
-        ExplainPropertyText(label, device_text(state, es->analyze), es);
+        ExplainPropertyText(label, in->named_per_row ? "cpu" : device_text(state, es->analyze), es);
         snprintf(label, sizeof(label), "Features%s", suffix);
         StringInfoData columns;
         initStringInfo(&columns);
@@ -94,6 +99,7 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
         bool first = true;
         foreach (lc, in->exprs) {
             if (IsA(lfirst(lc), Const)) continue;  // not read by the model
+            if (in->named_per_row && lc != list_head(in->exprs)) break;  // the name, shown above
             appendStringInfoString(&columns, first ? " " : ", ");
             first = false;
             appendStringInfoString(&columns, deparse_expression((Node*)lfirst(lc), context, use_prefix, false));
@@ -123,6 +129,23 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
                                  INSTR_TIME_GET_MILLISEC(state->model_time) + state->overlap_model_ms + workers.model_ms, 3, es);
         if (es->verbose && workers.rows_scored > 0)
             ExplainPropertyInteger("Rows Scored by Workers", NULL, workers.rows_scored, es);
+        // Models named per row: how many, how often a model's group ran, and where the programs
+        // came from (a hit: bound already, or in this backend's cache; a load: read from the catalog).
+        NodeCounters models = workers;
+        bool per_row = false;
+        for (int i = 0; i < state->plan->num_inputs; i++) {
+            if (state->inputs[i].per_row == NULL) continue;
+            per_row = true;
+            per_row_models_count(&state->inputs[i], &models);
+        }
+        if (per_row) {
+            ExplainPropertyInteger("Models Scored", NULL, models.models_scored, es);
+            ExplainPropertyInteger("Model Runs", NULL, models.model_runs, es);
+            ExplainPropertyInteger("Model Cache Hits", NULL, models.model_hits, es);
+            ExplainPropertyInteger("Model Cache Loads", NULL, models.model_loads, es);
+            if (models.models_released > 0)
+                ExplainPropertyInteger("Models Released", NULL, models.models_released, es);
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include "plan/node_private.hpp"
 #include "exec/state.hpp"
+#include "exec/per_row_models.hpp"
 #include "exec/early_exit.hpp"
 #include "device.hpp"
 #include "features.hpp"
@@ -75,6 +76,7 @@ void reserve_rows(PredictBatchState* state, int rows) {
         input->out = (float*)MemoryContextAllocHuge(state->buffer_context,
                                                     sizeof(float) * (size_t)rows * Max(input->width, 1));
         input->row_null = (bool*)MemoryContextAllocZero(state->buffer_context, sizeof(bool) * rows);
+        if (input->per_row != NULL) per_row_models_reserve(state, input, rows);
     }
     size_t cells = (size_t)rows * Max(state->row_stride, 1);
     if (state->values != NULL) pfree(state->values);
@@ -196,7 +198,9 @@ void read_row_features(PredictBatchState* state, TupleTableSlot* slot, int row) 
         InputState* input = &state->inputs[i];
         size_t at = (size_t)row * input->num_features;
         state->scoring_input = i;
-        if (input->x64 != NULL)
+        if (input->per_row != NULL)
+            per_row_models_read(state, input, row);
+        else if (input->x64 != NULL)
             read_input_row(state, input, slot, row, input->x64 + at);
         else
             read_input_row(state, input, slot, row, input->x32 + at);
@@ -316,6 +320,8 @@ bool read_batch(PredictBatchState* state) {
     state->count = 0;
     state->position = 0;
     reserve_rows(state, state->target);
+    for (int i = 0; i < state->plan->num_inputs; i++)
+        if (state->inputs[i].per_row != NULL) per_row_models_begin_batch(&state->inputs[i]);
     instr_time start;
     INSTR_TIME_SET_CURRENT(start);
     state->scoring_input = -1;
@@ -332,7 +338,7 @@ bool read_batch(PredictBatchState* state) {
     }
     PG_CATCH();
     {
-        if (state->scoring_input >= 0) count_scoring_error(state->inputs[state->scoring_input].model->entry);
+        if (const CatalogEntry* entry = scoring_entry(state)) count_scoring_error(entry);
         PG_RE_THROW();
     }
     PG_END_TRY();

@@ -164,6 +164,7 @@ void load_bound_program(BoundModel* model) {
         const char* with = strcmp(strategy, "auto") == 0 ? model->entry->strategy : strategy;
         program = guarded([&] { return runtime::acquire_cached_output(id, output, with); });
         if (program == nullptr) {
+            model->loaded_from_catalog = true;  // compiled from its spec
             char* spec = catalog_spec(id);
             size_t length = strlen(spec);
             program = guarded([&] { return runtime::compile_output(id, output, with, spec, length); });
@@ -176,6 +177,7 @@ void load_bound_program(BoundModel* model) {
         const char* bounds = model->pruned_bounds;
         program = guarded([&] { return runtime::acquire_cached_specialized(id, with, bounds); });
         if (program == nullptr) {
+            model->loaded_from_catalog = true;  // compiled from its spec
             char* spec = guarded([&] { return runtime::specialization_spec_loaded(id); }) ? NULL : catalog_spec(id);
             size_t length = spec != NULL ? strlen(spec) : 0;
             program = guarded([&] { return runtime::compile_specialized(id, with, bounds, spec, length); });
@@ -184,6 +186,7 @@ void load_bound_program(BoundModel* model) {
     } else if (variant) {
         program = guarded([&] { return runtime::acquire_cached_variant(id, strategy); });
         if (program == nullptr) {
+            model->loaded_from_catalog = true;  // compiled from its spec
             char* spec = catalog_spec(id);
             size_t length = strlen(spec);
             program = guarded([&] { return runtime::compile_variant(id, strategy, spec, length); });
@@ -192,6 +195,7 @@ void load_bound_program(BoundModel* model) {
     } else {
         program = guarded([&] { return runtime::acquire_cached_program(id); });
         if (program == nullptr) {
+            model->loaded_from_catalog = true;
             bytea* bytes = catalog_program(id);
             const char* data = VARDATA_ANY(bytes);
             size_t length = VARSIZE_ANY_EXHDR(bytes);
@@ -323,6 +327,27 @@ double prediction_from_output(const BoundModel* model, const float* output_row) 
 Datum label_from_output(const BoundModel* model, const float* output_row) {
     // load_bound_program checked that the program gives a column per class.
     return model->label_texts[predicted_class(model, output_row)];
+}
+
+Datum call_result(const BoundModel* model, PredictCallKind kind, const float* scores, bool* isnull) {
+    const int width = model->output_width;
+    // transform() keeps a NaN its featurizers pass on, as scikit-learn's transform does.
+    *isnull = kind != PredictCallKind::Transform && output_is_missing(scores, width);
+    if (*isnull) return (Datum)0;
+    switch (kind) {
+        case PredictCallKind::Predict: return Float8GetDatum(prediction_from_output(model, scores));
+        case PredictCallKind::PredictLabel: return label_from_output(model, scores);
+        case PredictCallKind::ScoreSamples: return Float8GetDatum((double)scores[0]);
+        case PredictCallKind::PredictOutputs: return outputs_from_output(model, scores);
+        case PredictCallKind::Contributions: return contributions_from_output(model, scores);
+        case PredictCallKind::PredictProba: case PredictCallKind::Transform: case PredictCallKind::DecisionFunction:
+        case PredictCallKind::None: break;
+    }
+    // predict_proba: the probabilities; transform, decision_function: every column
+    const int count = kind == PredictCallKind::PredictProba ? model->proba_width : width;
+    Datum* elements = (Datum*)palloc(sizeof(Datum) * Max(count, 1));
+    for (int k = 0; k < count; k++) elements[k] = Float8GetDatum((double)scores[k]);
+    return PointerGetDatum(construct_array(elements, count, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
 }  // namespace pg_predict::pg

@@ -26,6 +26,8 @@ struct BoundModel {
     // Predicate pruning: the bounds the program is specialized for (BatchInput::pruned_bounds),
     // set before load_bound_program; NULL for the stored program.
     const char* pruned_bounds;
+    // load_bound_program read the program from the catalog (false: this backend's cache had it).
+    bool loaded_from_catalog;
 };
 
 // Errors unless predict_proba() can score with this model (a classifier with probabilities).
@@ -82,5 +84,10 @@ double prediction_from_output(const BoundModel* model, const float* output_row);
 // The value predict_label() returns for one output row: the text of the class predict() picks
 // (a datum of model->label_texts, not copied).
 Datum label_from_output(const BoundModel* model, const float* output_row);
+
+// What a call of `kind` returns for one output row: *isnull where the model gave NaN (but for
+// transform(), which keeps it); arrays palloc'd in the current memory context; predict_label's
+// text is a datum of model->label_texts, not copied.
+Datum call_result(const BoundModel* model, PredictCallKind kind, const float* output_row, bool* isnull);
 
 }  // namespace pg_predict::pg

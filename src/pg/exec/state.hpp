@@ -23,9 +23,12 @@ struct DirectRead {
     int feature;
 };
 
+struct PerRowModels;  // exec/per_row_models.hpp
+
 struct InputState {
     const BatchInput* plan;
-    BoundModel* model;           // NULL under EXPLAIN without ANALYZE
+    BoundModel* model;           // NULL under EXPLAIN without ANALYZE, and for a name per row
+    PerRowModels* per_row;       // a model name computed per row (BatchInput::named_per_row)
     int num_features;
     int width;                   // model outputs per row
     // FeatureSource::Columns: a child column, or an expression evaluated per row
@@ -145,6 +148,10 @@ void reserve_rows(PredictBatchState* state, int rows);  // the live batch's buff
 void pull_rows(PredictBatchState* state);           // up to state->target rows from the child
 void fill_inputs(PredictBatchState* state, instr_time* fill);  // features of the pulled rows
 bool read_batch(PredictBatchState* state);          // pull_rows + fill_inputs into the live batch
+
+// The catalog row of the model an error while the batch is read or scored counts against
+// (state->scoring_input's, or for a name per row, the model it was reading or scoring); NULL: none.
+const CatalogEntry* scoring_entry(const PredictBatchState* state);
 
 // exec/callbacks.cpp
 void score_input(PredictBatchState* state, int i, runtime::Program* program);  // input i's program

@@ -1,6 +1,7 @@
 #include "exec/worker_counters.hpp"
 
 #include "exec/state.hpp"
+#include "exec/per_row_models.hpp"
 
 namespace pg_predict::pg {
 
@@ -12,7 +13,9 @@ struct SharedCounters {
 };
 
 NodeCounters own_counters(const PredictBatchState* state) {
-    NodeCounters own;
+    NodeCounters own = {};
+    for (int i = 0; i < state->plan->num_inputs; i++)
+        if (state->inputs[i].per_row != NULL) per_row_models_count(&state->inputs[i], &own);
     own.batches = state->batches;
     own.rows_scored = state->rows_scored;
     own.overlapped_batches = state->overlapped_batches;
@@ -27,6 +30,11 @@ void add(NodeCounters* sum, const NodeCounters& more) {
     sum->overlapped_batches += more.overlapped_batches;
     sum->gpu_batches += more.gpu_batches;
     sum->model_ms += more.model_ms;
+    sum->models_scored += more.models_scored;
+    sum->model_runs += more.model_runs;
+    sum->model_hits += more.model_hits;
+    sum->model_loads += more.model_loads;
+    sum->models_released += more.models_released;
 }
 
 // The leader: adds what the workers left in `shared` to its own count of theirs, and clears it.

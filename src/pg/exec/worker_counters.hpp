@@ -20,6 +20,15 @@ struct NodeCounters {
     int64 overlapped_batches;
     int64 gpu_batches;
     double model_ms;
+    // Models named per row (exec/per_row_models.hpp), over every such input: distinct names
+    // scored (per process), programs run, groups whose program was bound or cached (hits) or read
+// from the catalog (loads), models released to
+    // stay within pg_predict.cache_size.
+    int64 models_scored;
+    int64 model_runs;
+    int64 model_hits;
+    int64 model_loads;
+    int64 models_released;
 };
 
 // The node's CustomExecMethods for its shared memory, and its shutdown step.

@@ -26,6 +26,63 @@ const char* constant_model_name(FuncExpr* call) {
     return TextDatumGetCString(constant->constvalue);
 }
 
+bool contains_call_walker(Node* node, void* context);
+
+// Registers a call as output of input `input`; returns its index.
+int add_output(Rewrite* rw, FuncExpr* call, PredictCallKind kind, int input) {
+    BatchOutput* out = (BatchOutput*)palloc0(sizeof(BatchOutput));
+    out->input = input;
+    out->kind = kind;
+    rw->outputs = lappend(rw->outputs, out);
+    rw->calls = lappend(rw->calls, call);
+    return list_length(rw->calls) - 1;
+}
+
+// A call whose model name is an expression over the row (predict('store_' || store_id, t)): an
+// input that evaluates the name with the row or array argument; the executor groups each batch's
+// rows by the model they name (exec/per_row_models.hpp). The models, and so their feature
+// columns, are known only per row: nothing is pushed down. -1 for an argument that is neither a
+// row nor an array (the per-row function reports it).
+int add_per_row_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
+    Node* name = (Node*)linitial(call->args);
+    Node* arg = (Node*)lsecond(call->args);
+    if (contains_call_walker(name, NULL) || contains_call_walker(arg, NULL)) return -1;
+    Oid type = exprType(arg);
+    FeatureSource source;
+    if (type_is_rowtype(type))
+        source = FeatureSource::Row;
+    else if (OidIsValid(get_element_type(getBaseType(type))))
+        source = FeatureSource::Array;
+    else
+        return -1;
+    int input = -1, i = 0;
+    ListCell* lc;
+    foreach (lc, rw->inputs) {
+        BatchInput* in = (BatchInput*)lfirst(lc);
+        if (in->named_per_row && in->output == model_output(kind) && equal(linitial(in->exprs), arg) &&
+            equal(lsecond(in->exprs), name)) {
+            input = i;
+            break;
+        }
+        i++;
+    }
+    if (input < 0) {
+        BatchInput* in = (BatchInput*)palloc0(sizeof(BatchInput));
+        in->named_per_row = true;
+        in->model = pstrdup("");
+        in->source = source;
+        in->exprs = list_make2(arg, name);
+        in->output = model_output(kind);
+        in->format = pstrdup("per row");
+        in->strategy = pstrdup("");
+        in->layout = pstrdup("");
+        rw->inputs = lappend(rw->inputs, in);
+        rw->input_args = lappend(rw->input_args, arg);
+        input = list_length(rw->inputs) - 1;
+    }
+    return add_output(rw, call, kind, input);
+}
+
 // Registers a call as an output of the node; returns its index or -1 if it cannot be batched.
 int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
     int j = 0;
@@ -34,8 +91,9 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         if (equal(lfirst(lc), call)) return j;
         j++;
     }
+    if (list_length(call->args) != 2) return -1;
     const char* model = constant_model_name(call);
-    if (model == NULL) return -1;
+    if (model == NULL) return add_per_row_call(rw, call, kind);
     Node* arg = (Node*)lsecond(call->args);
 
     // Calls of one model over the same argument share an input (one program run per batch)
@@ -43,7 +101,7 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
     int input = -1, i = 0;
     foreach (lc, rw->inputs) {
         BatchInput* in = (BatchInput*)lfirst(lc);
-        if (strcmp(in->model, model) == 0 && in->output == model_output(kind) &&
+        if (!in->named_per_row && strcmp(in->model, model) == 0 && in->output == model_output(kind) &&
             equal(list_nth(rw->input_args, i), arg)) {
             input = i;
             break;
@@ -87,12 +145,7 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         rw->input_args = lappend(rw->input_args, arg);
         input = list_length(rw->inputs) - 1;
     }
-    BatchOutput* out = (BatchOutput*)palloc0(sizeof(BatchOutput));
-    out->input = input;
-    out->kind = kind;
-    rw->outputs = lappend(rw->outputs, out);
-    rw->calls = lappend(rw->calls, call);
-    return list_length(rw->calls) - 1;
+    return add_output(rw, call, kind, input);
 }
 
 // Walks expressions, registering every batchable call (not descending into one).

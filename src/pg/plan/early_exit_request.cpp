@@ -22,6 +22,10 @@ constexpr int64 kMaxTopK = 1000000;
 // The output and column an expression over the node's scan tuple reads: predict's value (a Var
 // of a predict() output, column -1) or a constant element of predict_proba's array.
 bool output_value(const BatchPlan* plan, Node* expr, int* output, int* column) {
+    // A node with models named per row hands its rows up in order and screens none (the screen
+    // and the heap need one program for the whole batch).
+    for (int i = 0; i < plan->num_inputs; i++)
+        if (plan->inputs[i].named_per_row) return false;
     auto output_of = [plan](Node* node, PredictCallKind kind) {
         if (node == NULL || !IsA(node, Var)) return -1;
         Var* var = (Var*)node;

@@ -33,6 +33,8 @@ List* scan_tlist_for(Plan* child, int passthrough, Rewrite* rw) {
         FuncExpr* call = (FuncExpr*)copyObjectImpl(lfirst(lc));
         BatchOutput* out = (BatchOutput*)list_nth(rw->outputs, j);
         BatchInput* in = (BatchInput*)list_nth(rw->inputs, out->input);
+        // A name computed per row: the expression the node evaluates (over the child's output).
+        if (in->named_per_row) linitial(call->args) = lsecond(in->exprs);
         lsecond(call->args) = in->source == FeatureSource::Columns
                                   ? (Node*)makeNullConst(RECORDOID, -1, InvalidOid)
                                   : (Node*)linitial(in->exprs);

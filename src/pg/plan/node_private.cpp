@@ -5,7 +5,8 @@
 namespace pg_predict::pg {
 
 // custom_private = (passthrough, inputs, outputs, early_exit)
-//   input  = (model, source, expr_count, num_features, model_version), (format, strategy, trees, depth, output, layout)
+//   input  = (model, source, expr_count, num_features, model_version),
+//            (format, strategy, trees, depth, output, layout, named_per_row)
 //   (model_version as a decimal string: an Integer node holds only 32 bits)
 //   output = (input, kind)
 // early_exit = (output, column, lower, upper, strictness, owned, top_k, descending), the doubles as
@@ -57,11 +58,11 @@ void batch_plan_store(const BatchPlan* plan, List** custom_private, List** custo
                                             makeInteger(list_length(in->exprs)),
                                             makeInteger(in->num_features),
                                             makeString(psprintf(INT64_FORMAT, in->model_version))));
-        inputs = lappend(inputs, lappend(list_make5(makeString(pstrdup(in->format)),
-                                                    makeString(pstrdup(in->strategy)),
-                                                    makeInteger(in->trees), makeInteger(in->depth),
-                                                    makeInteger((int)in->output)),
-                                         makeString(pstrdup(in->layout != NULL ? in->layout : ""))));
+        List* facts = list_make5(makeString(pstrdup(in->format)), makeString(pstrdup(in->strategy)),
+                                 makeInteger(in->trees), makeInteger(in->depth), makeInteger((int)in->output));
+        facts = lappend(facts, makeString(pstrdup(in->layout != NULL ? in->layout : "")));
+        facts = lappend(facts, makeInteger(in->named_per_row ? 1 : 0));
+        inputs = lappend(inputs, facts);
         exprs = list_concat(exprs, in->exprs);
     }
     List* outputs = NIL;
@@ -106,6 +107,7 @@ BatchPlan* batch_plan_load(List* custom_private, List* custom_exprs) {
         in->depth = intVal(lfourth(second));
         in->output = (ModelOutput)intVal(list_nth(second, 4));
         in->layout = strVal(list_nth(second, 5));
+        in->named_per_row = list_length(second) > 6 && intVal(list_nth(second, 6)) != 0;
         in->exprs = list_copy_head(list_copy_tail(custom_exprs, next_expr), count);
         next_expr += count;
     }

@@ -18,9 +18,13 @@ enum class FeatureSource {
 };
 
 struct BatchInput {
-    char* model;
+    char* model;          // "" when the name is computed per row (named_per_row)
     FeatureSource source;
-    List* exprs;          // over the child's output (OUTER_VAR)
+    List* exprs;          // over the child's output (OUTER_VAR); named per row: (argument, name)
+    // The model name is an expression over the row, not a constant (predict('store_' || id, t)):
+    // the node groups each batch's rows by the model they name (exec/per_row_models.hpp). Source
+    // Row or Array only; no plan-time model facts (version, format, trees).
+    bool named_per_row;
     int num_features;     // at plan time
     int64 model_version;  // the catalog row id planned for; checked again at executor start
     ModelOutput output;   // the program it runs (decision_function / score_samples have their own)

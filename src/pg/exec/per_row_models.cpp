@@ -1,0 +1,394 @@
+#include "exec/per_row_models.hpp"
+
+#include "features.hpp"
+#include "guard.hpp"
+#include "pg_predict/runtime/api.hpp"
+#include "settings.hpp"
+#include "catalog/usage_stats.hpp"
+
+extern "C" {
+#include "common/hashfn.h"
+#include "executor/executor.h"
+#include "utils/datum.h"
+}
+
+// No C++ object with a destructor lives in these frames: executor calls may longjmp.
+
+namespace pg_predict::pg {
+
+namespace {
+
+struct PerRowCounters {
+    int64 models;
+    int64 runs;
+    int64 hits;
+    int64 loads;
+    int64 released;
+};
+
+constexpr int first_group_rows = 16;  // a group's buffers grow ×2 from here
+
+// One model name the query has met, and while bound, its model and this batch's group.
+struct RowModel {
+    char* name;
+    size_t length;           // compared before the bytes: no strlen per row
+    uint32 hash;
+    BoundModel* model;       // NULL while released (or before the first bind)
+    MemoryContext context;   // the bound model, its reader and its group buffers: reset on release
+    RowReader* reader;       // for the last row type seen
+    bool reads_float64;
+    size_t bytes;            // what the program cache counts for its program
+    bool scored;             // counted in PerRowCounters::models
+    bool fresh;              // bound since its last group: its next group counts a hit or a load
+    // This batch's group: the rows that name the model, their features and the program's output.
+    int count;
+    int capacity;
+    int* rows;               // batch row of each group row
+    float* x32;
+    double* x64;
+    float* out;
+    bool listed;             // in the batch's list of groups (PerRowModels::pending)
+    RowModel* next_pending;
+    // Bound models, most recently used first.
+    RowModel* newer;
+    RowModel* older;
+};
+
+}  // namespace
+
+struct PerRowModels {
+    ExprState* name;
+    ExprState* argument;
+    FeatureSource source;
+    ModelOutput output;         // the program the calls run
+    int num_outputs;            // the node's outputs that read this input
+    int* outputs;               // ... their indices in the plan
+    PredictCallKind* kinds;     // ... and their calls
+    MemoryContext context;      // the query's: the table and the names
+    // The names met, by hash (open addressing, a power of two, at most half full).
+    RowModel** table;
+    uint32 table_size;
+    uint32 count;
+    RowModel* last;             // the previous row's: runs of one name skip the hash
+    RowModel* pending;          // the models that had a group in this batch
+    int group_limit;            // rows per program run, at most: pg_predict.batch_size
+    RowModel* newest;           // bound models, least recently used at the tail
+    RowModel* oldest;
+    size_t held_bytes;
+    // Each output's value per batch row: num_outputs × allocated_rows.
+    Datum* values;
+    bool* nulls;
+    int allocated_rows;
+    RowModel* current;          // whose features are read or whose program runs
+    PerRowCounters counters;
+};
+
+namespace {
+
+RowModel* find_model(const PerRowModels* p, const char* name, size_t length, uint32 hash) {
+    if (p->table_size == 0) return NULL;
+    for (uint32 i = hash & (p->table_size - 1); p->table[i] != NULL; i = (i + 1) & (p->table_size - 1)) {
+        RowModel* m = p->table[i];
+        if (m->hash == hash && m->length == length && memcmp(m->name, name, length) == 0) return m;
+    }
+    return NULL;
+}
+
+void insert_into_table(PerRowModels* p, RowModel* m) {
+    uint32 i = m->hash & (p->table_size - 1);
+    while (p->table[i] != NULL) i = (i + 1) & (p->table_size - 1);
+    p->table[i] = m;
+}
+
+void add_model(PerRowModels* p, RowModel* m) {
+    if (2 * (p->count + 1) > p->table_size) {
+        RowModel** old = p->table;
+        uint32 old_size = p->table_size;
+        p->table_size = old_size == 0 ? 64 : 2 * old_size;
+        p->table = (RowModel**)MemoryContextAllocZero(p->context, sizeof(RowModel*) * p->table_size);
+        for (uint32 i = 0; i < old_size; i++)
+            if (old[i] != NULL) insert_into_table(p, old[i]);
+        if (old != NULL) pfree(old);
+    }
+    insert_into_table(p, m);
+    p->count++;
+}
+
+void unlink_bound(PerRowModels* p, RowModel* m) {
+    if (m->newer != NULL) m->newer->older = m->older; else p->newest = m->older;
+    if (m->older != NULL) m->older->newer = m->newer; else p->oldest = m->newer;
+    m->newer = m->older = NULL;
+}
+
+void link_newest(PerRowModels* p, RowModel* m) {
+    m->newer = NULL;
+    m->older = p->newest;
+    if (p->newest != NULL) p->newest->newer = m; else p->oldest = m;
+    p->newest = m;
+}
+
+// Scores one model's group and writes its rows' results (in the batch's memory, which lives
+// until the next batch: a released model's label texts are copied).
+void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
+    p->current = m;
+    runtime::Program* program = m->model->program;
+    const int64 rows = m->count;
+    const int64 cols = m->model->entry->num_features;
+    const float* x32 = m->x32;
+    const double* x64 = m->x64;
+    float* out = m->out;
+    instr_time start, elapsed;
+    INSTR_TIME_SET_CURRENT(start);
+    guarded([&] {
+        if (x64 != NULL)
+            runtime::run_program(program, x64, rows, cols, out);
+        else
+            runtime::run_program(program, x32, rows, cols, out);
+    });
+    INSTR_TIME_SET_CURRENT(elapsed);
+    INSTR_TIME_SUBTRACT(elapsed, start);
+    INSTR_TIME_ADD(state->model_time, elapsed);
+    usage_add(m->model->entry, UsageCounts{1, rows, 1, 0, INSTR_TIME_GET_MILLISEC(elapsed), 0.0});
+    p->counters.runs++;
+    if (!m->scored) p->counters.models++;
+    m->scored = true;
+
+    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+    const int width = m->model->output_width;
+    for (int k = 0; k < rows; k++) {
+        const int row = m->rows[k];
+        const float* scores = out + (size_t)k * width;
+        for (int o = 0; o < p->num_outputs; o++) {
+            const size_t at = (size_t)o * p->allocated_rows + row;
+            Datum value = call_result(m->model, p->kinds[o], scores, &p->nulls[at]);
+            if (p->kinds[o] == PredictCallKind::PredictLabel && !p->nulls[at]) value = datumCopy(value, false, -1);
+            p->values[at] = value;
+        }
+    }
+    MemoryContextSwitchTo(old);
+    m->count = 0;
+    p->current = NULL;
+}
+
+void score_pending(PredictBatchState* state, PerRowModels* p) {
+    while (p->pending != NULL) {
+        RowModel* m = p->pending;
+        p->pending = m->next_pending;
+        m->next_pending = NULL;
+        m->listed = false;
+        if (m->count > 0) score_group(state, p, m);
+    }
+}
+
+void release_model(PerRowModels* p, RowModel* m) {
+    unlink_bound(p, m);
+    p->held_bytes -= m->bytes;
+    m->model = NULL;
+    m->reader = NULL;
+    m->x32 = NULL;
+    m->x64 = NULL;
+    m->out = NULL;
+    m->rows = NULL;
+    m->capacity = 0;
+    MemoryContextReset(m->context);  // releases the program
+    p->counters.released++;
+}
+
+// Binds the version the statement's snapshot deploys, with the checks the per-row function
+// makes, then makes room: beyond pg_predict.cache_size the pending groups are scored and the
+// least recently used models released.
+void bind_row_model(PredictBatchState* state, PerRowModels* p, RowModel* m) {
+    CHECK_FOR_INTERRUPTS();
+    MemoryContext old = MemoryContextSwitchTo(m->context);
+    BoundModel* model = bind_model_entry(m->name, m->context, p->output);
+    for (int o = 0; o < p->num_outputs; o++) check_call(model->entry, p->kinds[o]);
+    load_bound_program(model);
+    MemoryContextSwitchTo(old);
+    m->model = model;  // only once bound: an error leaves it to bind again
+    m->fresh = true;
+    runtime::Program* program = model->program;
+    m->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
+    m->bytes = runtime::program_bytes(program);
+    const size_t limit = (size_t)cache_size_mb << 20;
+    if (p->held_bytes + m->bytes > limit && p->oldest != NULL) {
+        score_pending(state, p);
+        while (p->oldest != NULL && p->held_bytes + m->bytes > limit) release_model(p, p->oldest);
+    }
+    link_newest(p, m);
+    p->held_bytes += m->bytes;
+}
+
+// The model `name` names, bound; an unknown name is an error, as in the per-row function.
+RowModel* named_model(PredictBatchState* state, PerRowModels* p, const char* name, size_t length) {
+    RowModel* m = p->last;
+    if (m == NULL || m->length != length || memcmp(m->name, name, length) != 0) {
+        const uint32 hash = hash_bytes((const unsigned char*)name, (int)length);
+        m = find_model(p, name, length, hash);
+        if (m == NULL) {
+            m = (RowModel*)MemoryContextAllocZero(p->context, sizeof(RowModel));
+            m->name = (char*)MemoryContextAlloc(p->context, length + 1);
+            memcpy(m->name, name, length);
+            m->name[length] = '\0';
+            m->length = length;
+            m->hash = hash;
+            m->context = AllocSetContextCreate(p->context, "pg_predict per-row model", ALLOCSET_SMALL_SIZES);
+            add_model(p, m);
+        }
+    }
+    if (m->model == NULL) bind_row_model(state, p, m);
+    p->last = m;
+    return m;
+}
+
+// Room for one more row in the model's group.
+void grow_group(const PerRowModels* p, RowModel* m) {
+    if (m->count < m->capacity) return;
+    const int capacity = m->capacity == 0 ? Min(first_group_rows, p->group_limit) : Min(2 * m->capacity, p->group_limit);
+    const size_t features = Max(m->model->entry->num_features, 1);
+    const size_t width = Max(m->model->output_width, 1);
+    MemoryContext old = MemoryContextSwitchTo(m->context);
+    m->rows = m->rows == NULL ? (int*)palloc(sizeof(int) * capacity) : (int*)repalloc(m->rows, sizeof(int) * capacity);
+    if (m->reads_float64)
+        m->x64 = m->x64 == NULL ? (double*)palloc(sizeof(double) * features * capacity)
+                                : (double*)repalloc(m->x64, sizeof(double) * features * capacity);
+    else
+        m->x32 = m->x32 == NULL ? (float*)palloc(sizeof(float) * features * capacity)
+                                : (float*)repalloc(m->x32, sizeof(float) * features * capacity);
+    m->out = m->out == NULL ? (float*)palloc(sizeof(float) * width * capacity)
+                            : (float*)repalloc(m->out, sizeof(float) * width * capacity);
+    MemoryContextSwitchTo(old);
+    m->capacity = capacity;
+}
+
+template <typename Feature>
+void read_features(PerRowModels* p, RowModel* m, Datum argument, Feature* x) {
+    if (p->source == FeatureSource::Row) {
+        HeapTupleHeader tuple = DatumGetHeapTupleHeader(argument);
+        Oid type_id = HeapTupleHeaderGetTypeId(tuple);
+        int32 typmod = HeapTupleHeaderGetTypMod(tuple);
+        if (m->reader == NULL || m->reader->type_id != type_id || m->reader->typmod != typmod)
+            m->reader = make_row_reader(m->model, type_id, typmod, m->context);
+        read_row(m->model, m->reader, tuple, x);
+    } else {
+        read_array(m->model, DatumGetArrayTypeP(argument), x);
+    }
+}
+
+}  // namespace
+
+PerRowModels* per_row_models_init(PredictBatchState* state, int input, EState* estate) {
+    const BatchInput* plan = &state->plan->inputs[input];
+    PerRowModels* p = (PerRowModels*)palloc0(sizeof(PerRowModels));
+    PlanState* parent = &state->css.ss.ps;
+    p->argument = ExecInitExpr((Expr*)linitial(plan->exprs), parent);
+    p->name = ExecInitExpr((Expr*)lsecond(plan->exprs), parent);
+    p->source = plan->source;
+    p->output = plan->output;
+    p->context = estate->es_query_cxt;
+    p->group_limit = Max(batch_size, 1);
+    p->outputs = (int*)palloc0(sizeof(int) * Max(state->plan->num_outputs, 1));
+    p->kinds = (PredictCallKind*)palloc0(sizeof(PredictCallKind) * Max(state->plan->num_outputs, 1));
+    for (int j = 0; j < state->plan->num_outputs; j++) {
+        if (state->plan->outputs[j].input != input) continue;
+        p->outputs[p->num_outputs] = j;
+        p->kinds[p->num_outputs++] = state->plan->outputs[j].kind;
+    }
+    return p;
+}
+
+void per_row_models_reserve(PredictBatchState* state, InputState* input, int rows) {
+    PerRowModels* p = input->per_row;
+    if (p->values != NULL) pfree(p->values);
+    if (p->nulls != NULL) pfree(p->nulls);
+    p->values = NULL;
+    p->nulls = NULL;
+    const size_t cells = (size_t)Max(p->num_outputs, 1) * rows;
+    p->values = (Datum*)MemoryContextAllocHuge(state->buffer_context, sizeof(Datum) * cells);
+    p->nulls = (bool*)MemoryContextAllocHuge(state->buffer_context, sizeof(bool) * cells);
+    p->allocated_rows = rows;
+}
+
+void per_row_models_begin_batch(InputState* input) {
+    PerRowModels* p = input->per_row;
+    // Groups an error left behind (a rescan after it) start empty.
+    while (p->pending != NULL) {
+        RowModel* m = p->pending;
+        p->pending = m->next_pending;
+        m->next_pending = NULL;
+        m->listed = false;
+        m->count = 0;
+    }
+    p->current = NULL;
+}
+
+void per_row_models_read(PredictBatchState* state, InputState* input, int row) {
+    PerRowModels* p = input->per_row;
+    ExprContext* econtext = state->css.ss.ps.ps_ExprContext;
+    input->row_null[row] = true;  // until its group holds it
+    bool isnull;
+    Datum name = ExecEvalExpr(p->name, econtext, &isnull);
+    // A NULL name (a tenant column that is NULL) scores nothing: the results are NULL.
+    if (isnull) return;
+    text* name_text = DatumGetTextPP(name);
+    RowModel* m = named_model(state, p, VARDATA_ANY(name_text), VARSIZE_ANY_EXHDR(name_text));
+    Datum argument = ExecEvalExpr(p->argument, econtext, &isnull);
+    if (isnull) return;
+    if (m->count == 0) {
+        // A hit: the model was bound, or this backend's cache had its program; a load: read
+        // from the catalog for this group.
+        if (m->fresh && m->model->loaded_from_catalog)
+            p->counters.loads++;
+        else
+            p->counters.hits++;
+        m->fresh = false;
+        unlink_bound(p, m);
+        link_newest(p, m);
+        if (!m->listed) {
+            m->listed = true;
+            m->next_pending = p->pending;
+            p->pending = m;
+        }
+    }
+    grow_group(p, m);
+    p->current = m;
+    const size_t at = (size_t)m->count * m->model->entry->num_features;
+    if (m->x64 != NULL)
+        read_features(p, m, argument, m->x64 + at);
+    else
+        read_features(p, m, argument, m->x32 + at);
+    p->current = NULL;
+    m->rows[m->count++] = row;
+    input->row_null[row] = false;
+    // A batch of models named per row is larger than batch_size (so that each group is not
+    // tiny); a group is scored as soon as it has batch_size rows.
+    if (m->count == p->group_limit) score_group(state, p, m);
+}
+
+void per_row_models_score(PredictBatchState* state, int input_index) {
+    score_pending(state, state->inputs[input_index].per_row);
+}
+
+Datum per_row_models_result(const InputState* input, int output, int row, bool* isnull) {
+    const PerRowModels* p = input->per_row;
+    int o = 0;
+    while (o < p->num_outputs && p->outputs[o] != output) o++;
+    const size_t at = (size_t)o * p->allocated_rows + row;
+    *isnull = p->nulls[at];
+    return p->values[at];
+}
+
+const CatalogEntry* per_row_models_current(const InputState* input) {
+    const RowModel* m = input->per_row->current;
+    return m != NULL && m->model != NULL ? m->model->entry : NULL;
+}
+
+void per_row_models_count(const InputState* input, NodeCounters* sum) {
+    const PerRowCounters& c = input->per_row->counters;
+    sum->models_scored += c.models;
+    sum->model_runs += c.runs;
+    sum->model_hits += c.hits;
+    sum->model_loads += c.loads;
+    sum->models_released += c.released;
+}
+
+}  // namespace pg_predict::pg
