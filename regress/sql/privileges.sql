@@ -39,6 +39,23 @@ SELECT revoke_model_usage('owned', 'pgp_user');
 SELECT set_model_owner('owned', 'pgp_user');
 RESET ROLE;
 
+-- one tenant's role cannot score another tenant's model through a name computed per row: each
+-- model the rows name is checked when the node (or the per-row path) first binds it
+SET ROLE pgp_owner;
+SELECT create_model('tenant_1', :'binary_model'::jsonb);
+SELECT create_model('tenant_2', :'binary_model'::jsonb);
+SELECT grant_model_usage('tenant_1', 'pgp_user');
+RESET ROLE;
+SET ROLE pgp_user;
+EXPLAIN (COSTS OFF) SELECT count(predict('tenant_' || (1 + (tenure > 40)::int), r)) FROM pgp_rows r;
+SELECT count(predict('tenant_' || (1 + (tenure > 40)::int), r)) AS own_tenant FROM pgp_rows r WHERE tenure <= 40;
+SELECT count(predict('tenant_' || (1 + (tenure > 40)::int), r)) FROM pgp_rows r;
+SET pg_predict.enable_batching = off;  -- the per-row path
+SELECT count(predict('tenant_' || (1 + (tenure > 40)::int), r)) FROM pgp_rows r;
+RESET pg_predict.enable_batching;
+RESET ROLE;
+SELECT drop_model('tenant_1'), drop_model('tenant_2');
+
 -- the owner grants its use
 SET ROLE pgp_owner;
 SELECT grant_model_usage('owned', 'pgp_user');
