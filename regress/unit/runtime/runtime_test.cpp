@@ -182,6 +182,13 @@ TEST(RuntimeVariants, ShareTheLruWithStoredPrograms) {
     const std::string& json = variant_spec();
     const std::string& bytes = small_program();
     runtime::Program* held = runtime::compile_variant(900, "native", json.data(), json.size());
+    // Room for the held one and the 15 newest idle entries (8 stored programs, 7 variants).
+    runtime::Program* stored = runtime::load_program(898, bytes.data(), bytes.size());
+    runtime::Program* variant = runtime::compile_variant(899, "tree_traversal", json.data(), json.size());
+    runtime::set_cache_limit(runtime::program_bytes(held) + 8 * runtime::program_bytes(stored) +
+                             7 * runtime::program_bytes(variant));
+    runtime::release_program(stored);
+    runtime::release_program(variant);
     // 30 idle entries, variants and stored programs interleaved.
     for (int64_t id = 901; id <= 930; ++id) {
         runtime::release_program(id % 2 ? runtime::compile_variant(id, "tree_traversal", json.data(), json.size())
@@ -201,6 +208,7 @@ TEST(RuntimeVariants, ShareTheLruWithStoredPrograms) {
     std::vector<float> x(5, 0.5f), out(3);
     runtime::run_program(held, x.data(), 1, 5, out.data());
     runtime::release_program(held);
+    runtime::set_cache_limit(size_t(128) << 20);  // pg_predict.cache_size's default
 }
 
 TEST(RuntimeThreads, RequestIsValidatedAndApplied) {
