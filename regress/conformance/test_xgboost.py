@@ -819,24 +819,31 @@ add_test("reg_quantileerror", test_reg_quantileerror)
 
 def test_model_name_per_row(env):
     """predict('tenant_' || t.tenant, t): each row scored by the model its row names, against
-    that model's own XGBoost predictions. Two classifiers on all six features and a regressor on
-    three (models of different widths read their own columns), names interleaved at random, the
-    same rows sorted by name, NULL names (NULL results), and a name that does not exist (its
-    error names it)."""
-    X, rng = make_data(31, n=600)
+    that model's own XGBoost predictions. Two binary classifiers and a 3-class one on all six
+    features and a regressor on three (models of different widths read their own columns), names
+    interleaved at random, the same rows sorted by name, NULL names (NULL results), a name that
+    does not exist (its error names it). Batched (the plan says "per row"), per row, in parallel
+    workers, and with pg_predict.cache_size = 0 (every model released when another is bound,
+    mid-batch); predict_proba's arrays have each model's own width."""
+    X, rng = make_data(31, n=3000)
     models = {}
     for name, names, objective, seed in (("a", FEATURES, "binary:logistic", 1), ("b", FEATURES, "binary:logistic", 2),
-                                         ("c", FEATURES[:3], "reg:squarederror", 3)):
+                                         ("c", FEATURES[:3], "reg:squarederror", 3),
+                                         ("d", FEATURES, "multi:softprob", 4)):
         cols = [FEATURES.index(f) for f in names]
         Xs = X[:, cols]
         y = signal(X) + rng.normal(0, 0.5, len(X))
+        params = {"objective": objective, "max_depth": 4, "eta": 0.3, "tree_method": "hist",
+                  "nthread": THREADS, "seed": seed}
         if objective == "binary:logistic":
             y = (y > 0).astype(int)
-        bst = xgb.train({"objective": objective, "max_depth": 4, "eta": 0.3, "tree_method": "hist",
-                         "nthread": THREADS, "seed": seed}, dmatrix(Xs, y, names), 12)
+        if objective == "multi:softprob":
+            y = np.digitize(y, [-0.5, 0.5])
+            params["num_class"] = 3
+        bst = xgb.train(params, dmatrix(Xs, y, names), 12)
         models[name] = (bst, cols, objective)
         env.create_model(f"tenant_{name}", booster_json(bst))
-    tenants = rng.choice(["a", "b", "c", None], size=len(X), p=[0.3, 0.3, 0.3, 0.1])
+    tenants = rng.choice(["a", "b", "c", "d", None], size=len(X), p=[0.25, 0.25, 0.2, 0.2, 0.1])
     env.conn.execute("DROP TABLE IF EXISTS tenants")
     env.conn.execute("CREATE TABLE tenants (id int PRIMARY KEY, tenant text, "
                      + ", ".join(f"{f} real" for f in FEATURES) + ")")
@@ -844,18 +851,56 @@ def test_model_name_per_row(env):
         with cur.copy("COPY tenants FROM STDIN") as cp:
             for i, row in enumerate(X):
                 cp.write_row([i + 1, tenants[i]] + [None if np.isnan(v) else float(v) for v in row])
+    env.conn.execute("ANALYZE tenants")
     want = np.full(len(X), np.nan)
+    want_proba = [None] * len(X)
     for name, (bst, cols, objective) in models.items():
         rows = np.flatnonzero(tenants == name)
         pred = bst.predict(dmatrix(X[rows][:, cols], names=[FEATURES[c] for c in cols]))
-        want[rows] = (pred > 0.5).astype(float) if objective == "binary:logistic" else pred
-    for order in ("id", "tenant, id"):
-        got = env.query(f"SELECT id, predict('tenant_' || tenant, t) FROM tenants t ORDER BY {order}")
-        ids = np.array([r[0] for r in got]) - 1
-        values = np.array([np.nan if r[1] is None else r[1] for r in got], dtype=np.float64)
-        assert_equal(f"NULL names give NULL ({order})", list(np.isnan(values)), list(np.isnan(want[ids])))
-        known = ~np.isnan(want[ids])
-        assert_close(f"every row by its own model ({order})", values[known], want[ids][known])
+        if objective == "binary:logistic":
+            want[rows] = (pred > 0.5).astype(float)
+            for r, p in zip(rows, pred):
+                want_proba[r] = [1 - p, p]
+        elif objective == "multi:softprob":
+            want[rows] = pred.argmax(axis=1)
+            for r, p in zip(rows, pred):
+                want_proba[r] = list(p)
+        else:
+            want[rows] = pred
+    query = "SELECT id, predict('tenant_' || tenant, t) FROM tenants t ORDER BY {order}"
+    plan = "\n".join(r[0] for r in env.query("EXPLAIN (COSTS OFF) " + query.format(order="id")))
+    if "PredictBatch" not in plan or "(per row)" not in plan:
+        raise Failure(f"the per-row name is not batched:\n{plan}")
+    settings = {
+        "batched": [],
+        "per-row path": ["SET pg_predict.enable_batching = off"],
+        "cache_size 0": ["SET pg_predict.cache_size = 0"],
+        "parallel": ["SET parallel_setup_cost = 0", "SET parallel_tuple_cost = 0",
+                     "SET min_parallel_table_scan_size = 0", "SET max_parallel_workers_per_gather = 2"],
+    }
+    for label, sets in settings.items():
+        for statement in sets:
+            env.conn.execute(statement)
+        try:
+            if label == "parallel":
+                plan = "\n".join(r[0] for r in env.query("EXPLAIN (COSTS OFF) " + query.format(order="id")))
+                if "Parallel Custom Scan (PredictBatch)" not in plan:
+                    raise Failure(f"no parallel plan:\n{plan}")
+            for order in ("id", "tenant, id"):
+                got = env.query(query.format(order=order))
+                ids = np.array([r[0] for r in got]) - 1
+                values = np.array([np.nan if r[1] is None else r[1] for r in got], dtype=np.float64)
+                assert_equal(f"{label}: NULL names give NULL ({order})", list(np.isnan(values)),
+                             list(np.isnan(want[ids])))
+                known = ~np.isnan(want[ids])
+                assert_close(f"{label}: every row by its own model ({order})", values[known], want[ids][known])
+            got = env.query("SELECT id, predict_proba('tenant_' || tenant, t) FROM tenants t "
+                            "WHERE tenant <> 'c' ORDER BY id")
+            for i, proba in got:
+                assert_close(f"{label}: predict_proba of row {i} (tenant {tenants[i - 1]})", proba,
+                             want_proba[i - 1])
+        finally:
+            env.conn.execute("RESET ALL")
     try:
         with env.conn.transaction():
             env.query("SELECT predict(CASE WHEN id = 7 THEN 'tenant_zz' ELSE 'tenant_a' END, t) FROM tenants t")

@@ -268,7 +268,7 @@ INSERT INTO plan_models VALUES (0, 'churn'), (1, 'segment'), (2, NULL);
 SET pg_predict.enable_batching = off;
 CREATE TEMP TABLE expected_per_name AS
 SELECT id, predict(m.model, c) AS label, predict_proba(m.model, c) AS proba,
-       predict_label(m.model, c) AS text_label
+       predict_label(m.model, c) AS text_label, predict_contributions(m.model, c) AS contributions
   FROM customers c JOIN tenant_of m USING (id);
 RESET pg_predict.enable_batching;
 EXPLAIN (COSTS OFF, VERBOSE)
@@ -277,10 +277,11 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT sum(predict(CASE id % 5 WHEN 0 THEN NULL WHEN 1 THEN 'segment' ELSE 'churn' END, c)) FROM customers c;
 SELECT count(*) AS rows,
        count(*) FILTER (WHERE b.label IS DISTINCT FROM e.label OR b.proba IS DISTINCT FROM e.proba
-                        OR b.text_label IS DISTINCT FROM e.text_label) AS mismatches,
+                        OR b.text_label IS DISTINCT FROM e.text_label
+                        OR b.contributions IS DISTINCT FROM e.contributions) AS mismatches,
        count(*) FILTER (WHERE b.label IS NULL) AS null_names
   FROM (SELECT id, predict(m.model, c) AS label, predict_proba(m.model, c) AS proba,
-               predict_label(m.model, c) AS text_label
+               predict_label(m.model, c) AS text_label, predict_contributions(m.model, c) AS contributions
           FROM customers c JOIN tenant_of m USING (id)) b
   JOIN expected_per_name e USING (id);
 EXPLAIN (COSTS OFF)
