@@ -9,7 +9,10 @@
 extern "C" {
 #include "common/hashfn.h"
 #include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "utils/datum.h"
+#include "utils/lsyscache.h"
 }
 
 // No C++ object with a destructor lives in these frames: executor calls may longjmp.
@@ -27,6 +30,7 @@ struct PerRowCounters {
 };
 
 constexpr int first_group_rows = 16;  // a group's buffers grow ×2 from here
+constexpr uint32 max_keys = 1 << 16;  // column values whose model is kept, at most
 
 // One model name the query has met, and while bound, its model and this batch's group.
 struct RowModel {
@@ -54,6 +58,13 @@ struct RowModel {
     RowModel* older;
 };
 
+// The model a value of the name's column names (NULL: the name is NULL).
+struct KeyEntry {
+    Datum key;
+    RowModel* model;
+    bool used;
+};
+
 }  // namespace
 
 struct PerRowModels {
@@ -70,6 +81,14 @@ struct PerRowModels {
     uint32 table_size;
     uint32 count;
     RowModel* last;             // the previous row's: runs of one name skip the hash
+    // A name computed by immutable functions from one by-value column ('store_' || store_id):
+    // the model of each of the column's values is kept, so the name is evaluated once per value.
+    AttrNumber key_column;      // the column (child attno), 0: the name is evaluated per row
+    KeyEntry* keys;             // open addressing, a power of two, at most half full
+    uint32 keys_size;
+    uint32 keys_count;
+    bool null_key_known;        // the column's NULL: its model is null_key_model
+    RowModel* null_key_model;
     RowModel* pending;          // the models that had a group in this batch
     int group_limit;            // rows per program run, at most: pg_predict.batch_size
     RowModel* newest;           // bound models, least recently used at the tail
@@ -260,6 +279,94 @@ void grow_group(const PerRowModels* p, RowModel* m) {
     m->capacity = capacity;
 }
 
+uint32 key_hash(Datum key) { return (uint32)(((uint64)key * UINT64CONST(0x9E3779B97F4A7C15)) >> 32); }
+
+KeyEntry* find_key(const PerRowModels* p, Datum key) {
+    if (p->keys_size == 0) return NULL;
+    for (uint32 i = key_hash(key) & (p->keys_size - 1); p->keys[i].used; i = (i + 1) & (p->keys_size - 1))
+        if (p->keys[i].key == key) return &p->keys[i];
+    return NULL;
+}
+
+void insert_key(KeyEntry* keys, uint32 size, Datum key, RowModel* m) {
+    uint32 i = key_hash(key) & (size - 1);
+    while (keys[i].used) i = (i + 1) & (size - 1);
+    keys[i] = KeyEntry{key, m, true};
+}
+
+void add_key(PerRowModels* p, Datum key, RowModel* m) {
+    if (p->keys_count >= max_keys) return;  // further values are evaluated per row
+    if (2 * (p->keys_count + 1) > p->keys_size) {
+        const uint32 size = p->keys_size == 0 ? 256 : 2 * p->keys_size;
+        KeyEntry* keys = (KeyEntry*)MemoryContextAllocZero(p->context, sizeof(KeyEntry) * size);
+        for (uint32 i = 0; i < p->keys_size; i++)
+            if (p->keys[i].used) insert_key(keys, size, p->keys[i].key, p->keys[i].model);
+        if (p->keys != NULL) pfree(p->keys);
+        p->keys = keys;
+        p->keys_size = size;
+    }
+    insert_key(p->keys, p->keys_size, key, m);
+    p->keys_count++;
+}
+
+// The model of the current row's name, bound; NULL when the name is NULL.
+RowModel* evaluate_name(PredictBatchState* state, PerRowModels* p, ExprContext* econtext) {
+    bool isnull;
+    Datum name = ExecEvalExpr(p->name, econtext, &isnull);
+    if (isnull) return NULL;
+    text* name_text = DatumGetTextPP(name);
+    return named_model(state, p, VARDATA_ANY(name_text), VARSIZE_ANY_EXHDR(name_text));
+}
+
+RowModel* bound(PredictBatchState* state, PerRowModels* p, RowModel* m) {
+    if (m == NULL) return NULL;
+    if (m->model == NULL) bind_row_model(state, p, m);
+    p->last = m;
+    return m;
+}
+
+// The model the current row names (NULL: a NULL name), bound: by its key column's value when
+// the name has one, else by evaluating the name.
+RowModel* row_model(PredictBatchState* state, PerRowModels* p, ExprContext* econtext) {
+    if (p->key_column == 0) return evaluate_name(state, p, econtext);
+    const TupleTableSlot* slot = econtext->ecxt_outertuple;
+    const bool key_null = slot->tts_isnull[p->key_column - 1];
+    const Datum key = slot->tts_values[p->key_column - 1];
+    if (key_null && p->null_key_known) return bound(state, p, p->null_key_model);
+    if (!key_null) {
+        if (const KeyEntry* entry = find_key(p, key)) return bound(state, p, entry->model);
+    }
+    RowModel* m = evaluate_name(state, p, econtext);
+    if (key_null) {
+        p->null_key_known = true;
+        p->null_key_model = m;
+    } else {
+        add_key(p, key, m);
+    }
+    return m;
+}
+
+// The one column a name expression reads, when it reads exactly one and no parameter (a
+// parameter may change between rescans).
+struct NameColumn {
+    Var* var;
+    bool other;  // another column, or a parameter
+};
+
+bool find_name_column(Node* node, NameColumn* found) {
+    if (node == NULL) return false;
+    if (IsA(node, Param)) found->other = true;
+    if (IsA(node, Var)) {
+        Var* var = (Var*)node;
+        if (found->var == NULL)
+            found->var = var;
+        else if (found->var->varno != var->varno || found->var->varattno != var->varattno)
+            found->other = true;
+        return false;
+    }
+    return expression_tree_walker(node, (bool (*)())find_name_column, (void*)found);
+}
+
 template <typename Feature>
 void read_features(PerRowModels* p, RowModel* m, Datum argument, Feature* x) {
     if (p->source == FeatureSource::Row) {
@@ -286,6 +393,14 @@ PerRowModels* per_row_models_init(PredictBatchState* state, int input, EState* e
     p->output = plan->output;
     p->context = estate->es_query_cxt;
     p->group_limit = Max(batch_size, 1);
+    Node* name = (Node*)lsecond(plan->exprs);
+    NameColumn column = {};
+    find_name_column(name, &column);
+    if (column.var != NULL && !column.other && column.var->varno == OUTER_VAR && column.var->varlevelsup == 0 &&
+        column.var->varattno > 0 && get_typbyval(column.var->vartype) && !contain_mutable_functions(name)) {
+        p->key_column = column.var->varattno;
+        state->last_needed = Max(state->last_needed, p->key_column);  // deformed by keep_row
+    }
     p->outputs = (int*)palloc0(sizeof(int) * Max(state->plan->num_outputs, 1));
     p->kinds = (PredictCallKind*)palloc0(sizeof(PredictCallKind) * Max(state->plan->num_outputs, 1));
     for (int j = 0; j < state->plan->num_outputs; j++) {
@@ -325,12 +440,10 @@ void per_row_models_read(PredictBatchState* state, InputState* input, int row) {
     PerRowModels* p = input->per_row;
     ExprContext* econtext = state->css.ss.ps.ps_ExprContext;
     input->row_null[row] = true;  // until its group holds it
-    bool isnull;
-    Datum name = ExecEvalExpr(p->name, econtext, &isnull);
     // A NULL name (a tenant column that is NULL) scores nothing: the results are NULL.
-    if (isnull) return;
-    text* name_text = DatumGetTextPP(name);
-    RowModel* m = named_model(state, p, VARDATA_ANY(name_text), VARSIZE_ANY_EXHDR(name_text));
+    RowModel* m = row_model(state, p, econtext);
+    if (m == NULL) return;
+    bool isnull;
     Datum argument = ExecEvalExpr(p->argument, econtext, &isnull);
     if (isnull) return;
     if (m->count == 0) {

@@ -79,6 +79,15 @@ bool references_outer_column(Node* node, AttrNumber* attno) {
     return expression_tree_walker(node, (bool (*)())references_outer_column, (void*)attno);
 }
 
+// An expression over P's output with each Var replaced by an OUTER_VAR reference to it in P's
+// target list (added there when missing).
+Node* vars_through(Node* node, Plan* plan) {
+    if (node == NULL) return NULL;
+    if (IsA(node, Var) && ((Var*)node)->varlevelsup == 0)
+        return (Node*)outer_var_for(plan, target_position(plan, (Expr*)node));
+    return expression_tree_mutator(node, (Node * (*)()) vars_through, (void*)plan);
+}
+
 // Case 1: P (a scan or a join) becomes PredictBatch(P').
 Plan* rewrite_above(PlannedStmt* stmt, Plan* node) {
     Rewrite rw = {};
@@ -117,10 +126,17 @@ Plan* rewrite_above(PlannedStmt* stmt, Plan* node) {
         BatchInput* in = (BatchInput*)lfirst(lc);
         List* mapped = NIL;
         ListCell* e;
-        foreach (e, in->exprs)
+        foreach (e, in->exprs) {
+            // A model name per row is evaluated by the node over the columns it reads, so that
+            // the node can keep each column value's model (exec/per_row_models.cpp).
+            if (in->named_per_row && e != list_head(in->exprs)) {
+                mapped = lappend(mapped, vars_through((Node*)lfirst(e), node));
+                continue;
+            }
             mapped = lappend(mapped, IsA(lfirst(e), Const)
                                          ? lfirst(e)
                                          : outer_var_for(node, target_position(node, (Expr*)lfirst(e))));
+        }
         in->exprs = mapped;
     }
     node->qual = kept_qual;
