@@ -112,9 +112,9 @@ void forget_unused_ids() {
     }
 }
 
-void evict_idle() {
+// Beyond the bounds, the least recently used idle programs go.
+void evict_over_bound() {
     Cache& c = cache();
-    free_idle_if([&](const Program* p) { return retired(c, p); });
     while (c.programs.size() > kMaxCached || c.bytes > limit_bytes) {
         auto victim = c.programs.end();
         for (auto it = c.programs.begin(); it != c.programs.end(); ++it)
@@ -125,6 +125,15 @@ void evict_idle() {
         destroy(victim->second);
         c.programs.erase(victim);
     }
+}
+
+// Retired idle programs go, then the least recently used beyond the bounds. A sweep over every
+// program: only where what is retired changes (a new version, a drop); an insert or a release
+// needs only evict_over_bound.
+void evict_idle() {
+    Cache& c = cache();
+    free_idle_if([&](const Program* p) { return retired(c, p); });
+    evict_over_bound();
 }
 
 Program* hold(Program* p) {
@@ -153,7 +162,7 @@ Program* insert(int64_t id, const std::string& strategy, const void* bytes, size
     cache().programs.emplace(Key(id, strategy), p);
     contents_changed = true;
     hold(p);
-    evict_idle();
+    evict_over_bound();
     tell_listener();
     return p;
 }
@@ -258,7 +267,7 @@ Program* acquire_on_device(Program* p, Device device) {
     cache().programs.emplace(Key(q->id, key), q);
     contents_changed = true;
     hold(q);
-    evict_idle();
+    evict_over_bound();
     tell_listener();
     return q;
 }
@@ -275,7 +284,11 @@ void release_program(Program* p) {
                                           (p->strategy.empty() ? "" : " (" + p->strategy + ")") +
                                           " released more often than acquired");
     --p->refs;
-    if (p->refs == 0) evict_idle();
+    if (p->refs == 0) {
+        // A version retired while it was in use goes now; the others stay within the bounds.
+        if (retired(cache(), p)) free_idle_if([p](const Program* q) { return q == p; });
+        evict_over_bound();
+    }
     tell_listener();
 }
 

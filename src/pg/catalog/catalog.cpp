@@ -303,6 +303,34 @@ void check_model_name(const char* name) {
 
 namespace {
 
+// The catalog's read queries, prepared once per backend: a query that names a model per tenant
+// looks thousands of models up, and parsing and planning each lookup cost more than the lookup.
+// (The plan cache re-plans a kept plan when the catalog table changes.)
+struct PreparedRead {
+    char* query;
+    Oid type;
+    SPIPlanPtr plan;
+};
+constexpr int kPreparedReads = 16;
+PreparedRead prepared_reads[kPreparedReads];
+int next_prepared_read = 0;  // the slot replaced next when all are taken
+
+SPIPlanPtr prepared_read(const char* query, Oid type) {
+    for (const PreparedRead& r : prepared_reads)
+        if (r.query != NULL && r.type == type && strcmp(r.query, query) == 0) return r.plan;
+    SPIPlanPtr plan = SPI_prepare(query, 1, &type);
+    if (plan == NULL) elog(ERROR, "pg_predict: preparing a catalog read failed: %s", SPI_result_code_string(SPI_result));
+    if (SPI_keepplan(plan) != 0) elog(ERROR, "pg_predict: keeping a catalog read's plan failed");
+    PreparedRead& slot = prepared_reads[next_prepared_read];
+    next_prepared_read = (next_prepared_read + 1) % kPreparedReads;
+    if (slot.query != NULL) {
+        SPI_freeplan(slot.plan);
+        pfree(slot.query);
+    }
+    slot = PreparedRead{MemoryContextStrdup(TopMemoryContext, query), type, plan};
+    return plan;
+}
+
 // Runs a read-only query on the catalog table as its owner, in the calling statement's snapshot
 // (every use of a model within one statement sees the same version even if a replace commits
 // meanwhile; planning may happen without an active snapshot, then the transaction's is taken),
@@ -315,7 +343,7 @@ void read_catalog(const CatalogTable& table, const char* query, Oid type, Datum 
     if (pushed_snapshot) PushActiveSnapshot(snapshot != NULL ? snapshot : GetTransactionSnapshot());
     OwnerSwitch saved = become_catalog_owner(table.owner);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
-    int rc = SPI_execute_with_args(query, 1, &type, &value, NULL, true, 1);
+    int rc = SPI_execute_plan(prepared_read(query, type), &value, NULL, true, 1);
     if (rc != SPI_OK_SELECT) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
     read();
     SPI_finish();

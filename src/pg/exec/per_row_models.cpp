@@ -31,6 +31,9 @@ struct PerRowCounters {
 
 constexpr int first_group_rows = 16;  // a group's buffers grow ×2 from here
 constexpr uint32 max_keys = 1 << 16;  // column values whose model is kept, at most
+// A group this small is scored a row at a time by the one-row shortcut where the program has one
+// (runtime::run_one_row: no TorchScript call, whose ~20-60 µs would dominate a few rows).
+constexpr int64 one_row_group = 32;
 
 // One model name the query has met, and while bound, its model and this batch's group.
 struct RowModel {
@@ -158,11 +161,15 @@ void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
     float* out = m->out;
     instr_time start, elapsed;
     INSTR_TIME_SET_CURRENT(start);
+    const int width = m->model->output_width;
     guarded([&] {
-        if (x64 != NULL)
+        if (x32 != NULL && rows <= one_row_group && runtime::program_scores_one_row(program)) {
+            for (int64 k = 0; k < rows; k++) runtime::run_one_row(program, x32 + k * cols, out + k * width);
+        } else if (x64 != NULL) {
             runtime::run_program(program, x64, rows, cols, out);
-        else
+        } else {
             runtime::run_program(program, x32, rows, cols, out);
+        }
     });
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
@@ -173,7 +180,6 @@ void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
     m->scored = true;
 
     MemoryContext old = MemoryContextSwitchTo(state->batch_context);
-    const int width = m->model->output_width;
     for (int k = 0; k < rows; k++) {
         const int row = m->rows[k];
         const float* scores = out + (size_t)k * width;
