@@ -35,26 +35,26 @@ constexpr uint32 max_keys = 1 << 16;  // column values whose model is kept, at m
 // (runtime::run_one_row: no TorchScript call, whose ~20-60 µs would dominate a few rows).
 constexpr int64 one_row_group = 32;
 
-// One model name the query has met, and while bound, its model and this batch's group.
+// One model name the query has met; while bound, its model; and this batch's group of rows.
 struct RowModel {
     char* name;
     size_t length;           // compared before the bytes: no strlen per row
     uint32 hash;
     BoundModel* model;       // NULL while released (or before the first bind)
-    MemoryContext context;   // the bound model, its reader and its group buffers: reset on release
+    MemoryContext context;   // the bound model and its reader: reset on release
     RowReader* reader;       // for the last row type seen
     bool reads_float64;
     size_t bytes;            // what the program cache counts for its program
     bool scored;             // counted in PerRowCounters::models
     bool fresh;              // bound since its last group: its next group counts a hit or a load
-    // This batch's group: the rows that name the model, their features and the program's output.
+    // This batch's group (in the batch's memory): the rows that name the model and their
+    // arguments, scored when the batch is (score_groups).
     int count;
     int capacity;
     int* rows;               // batch row of each group row
-    float* x32;
-    double* x64;
-    float* out;
+    Datum* arguments;        // its row or array, copied
     bool listed;             // in the batch's list of groups (PerRowModels::pending)
+    bool done;               // its group of this batch is scored
     RowModel* next_pending;
     // Bound models, most recently used first.
     RowModel* newer;
@@ -102,6 +102,11 @@ struct PerRowModels {
     bool* nulls;
     int allocated_rows;
     RowModel* current;          // whose features are read or whose program runs
+    // One group's features and outputs at a time (group_limit rows at most).
+    float* x32;                 // (a double* where the model reads float64)
+    float* out;
+    size_t x_bytes;
+    size_t out_bytes;
     PerRowCounters counters;
 };
 
@@ -149,19 +154,99 @@ void link_newest(PerRowModels* p, RowModel* m) {
     p->newest = m;
 }
 
-// Scores one model's group and writes its rows' results (in the batch's memory, which lives
-// until the next batch: a released model's label texts are copied).
-void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
-    p->current = m;
-    runtime::Program* program = m->model->program;
-    const int64 rows = m->count;
+void release_model(PerRowModels* p, RowModel* m) {
+    unlink_bound(p, m);
+    p->held_bytes -= m->bytes;
+    m->model = NULL;
+    m->reader = NULL;
+    MemoryContextReset(m->context);  // releases the program
+    p->counters.released++;
+}
+
+// Binds the version the statement's snapshot deploys, with the checks the per-row function
+// makes, after releasing the least recently used models beyond pg_predict.cache_size (their
+// groups of this batch are scored already: see score_groups).
+void bind_row_model(PerRowModels* p, RowModel* m) {
+    CHECK_FOR_INTERRUPTS();
+    MemoryContext old = MemoryContextSwitchTo(m->context);
+    BoundModel* model = bind_model_entry(m->name, m->context, p->output);
+    for (int o = 0; o < p->num_outputs; o++) check_call(model->entry, p->kinds[o]);
+    load_bound_program(model);
+    MemoryContextSwitchTo(old);
+    m->model = model;  // only once bound: an error leaves it to bind again
+    m->fresh = true;
+    runtime::Program* program = model->program;
+    m->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
+    m->bytes = runtime::program_bytes(program);
+    const size_t limit = (size_t)cache_size_mb << 20;
+    while (p->oldest != NULL && p->held_bytes + m->bytes > limit) release_model(p, p->oldest);
+    link_newest(p, m);
+    p->held_bytes += m->bytes;
+}
+
+// The entry of the model `name` names (not bound here).
+RowModel* named_model(PerRowModels* p, const char* name, size_t length) {
+    RowModel* m = p->last;
+    if (m != NULL && m->length == length && memcmp(m->name, name, length) == 0) return m;
+    const uint32 hash = hash_bytes((const unsigned char*)name, (int)length);
+    m = find_model(p, name, length, hash);
+    if (m == NULL) {
+        m = (RowModel*)MemoryContextAllocZero(p->context, sizeof(RowModel));
+        m->name = (char*)MemoryContextAlloc(p->context, length + 1);
+        memcpy(m->name, name, length);
+        m->name[length] = '\0';
+        m->length = length;
+        m->hash = hash;
+        m->context = AllocSetContextCreate(p->context, "pg_predict per-row model", ALLOCSET_SMALL_SIZES);
+        add_model(p, m);
+    }
+    p->last = m;
+    return m;
+}
+
+// Room in the scratch buffers for `rows` rows of the model.
+void reserve_scratch(PerRowModels* p, const RowModel* m, int rows) {
+    const size_t x_bytes = (size_t)rows * Max(m->model->entry->num_features, 1) *
+                           (m->reads_float64 ? sizeof(double) : sizeof(float));
+    const size_t out_bytes = (size_t)rows * Max(m->model->output_width, 1) * sizeof(float);
+    if (x_bytes > p->x_bytes) {
+        if (p->x32 != NULL) pfree(p->x32);
+        p->x32 = NULL;
+        p->x32 = (float*)MemoryContextAllocHuge(p->context, x_bytes);
+        p->x_bytes = x_bytes;
+    }
+    if (out_bytes > p->out_bytes) {
+        if (p->out != NULL) pfree(p->out);
+        p->out = NULL;
+        p->out = (float*)MemoryContextAllocHuge(p->context, out_bytes);
+        p->out_bytes = out_bytes;
+    }
+}
+
+template <typename Feature>
+void read_features(PerRowModels* p, RowModel* m, Datum argument, Feature* x);
+
+// Scores `rows` rows of a model's group from `first` on: features, program run, each row's results
+// (in the batch's memory, which lives until the next batch: label texts are copied, since the
+// model may be released before).
+void score_rows(PredictBatchState* state, PerRowModels* p, RowModel* m, int first, int rows) {
+    reserve_scratch(p, m, rows);
     const int64 cols = m->model->entry->num_features;
-    const float* x32 = m->x32;
-    const double* x64 = m->x64;
-    float* out = m->out;
+    const int width = m->model->output_width;
+    float* x32 = m->reads_float64 ? NULL : p->x32;
+    double* x64 = m->reads_float64 ? (double*)p->x32 : NULL;
+    MemoryContext old = MemoryContextSwitchTo(state->batch_context);  // detoasted arrays
+    for (int k = 0; k < rows; k++) {
+        if (x64 != NULL)
+            read_features(p, m, m->arguments[first + k], x64 + k * cols);
+        else
+            read_features(p, m, m->arguments[first + k], x32 + k * cols);
+    }
+    MemoryContextSwitchTo(old);
+    runtime::Program* program = m->model->program;
+    float* out = p->out;
     instr_time start, elapsed;
     INSTR_TIME_SET_CURRENT(start);
-    const int width = m->model->output_width;
     guarded([&] {
         if (x32 != NULL && rows <= one_row_group && runtime::program_scores_one_row(program)) {
             for (int64 k = 0; k < rows; k++) runtime::run_one_row(program, x32 + k * cols, out + k * width);
@@ -176,12 +261,10 @@ void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
     INSTR_TIME_ADD(state->model_time, elapsed);
     usage_add(m->model->entry, UsageCounts{1, rows, 1, 0, INSTR_TIME_GET_MILLISEC(elapsed), 0.0});
     p->counters.runs++;
-    if (!m->scored) p->counters.models++;
-    m->scored = true;
 
-    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+    old = MemoryContextSwitchTo(state->batch_context);
     for (int k = 0; k < rows; k++) {
-        const int row = m->rows[k];
+        const int row = m->rows[first + k];
         const float* scores = out + (size_t)k * width;
         for (int o = 0; o < p->num_outputs; o++) {
             const size_t at = (size_t)o * p->allocated_rows + row;
@@ -191,98 +274,50 @@ void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
         }
     }
     MemoryContextSwitchTo(old);
+}
+
+// A model's group: bound first where it is not (a name that does not exist errors here, also
+// when its rows' arguments were all NULL), then scored in runs of at most batch_size rows.
+void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
+    p->current = m;
+    if (m->model == NULL) bind_row_model(p, m);
+    // A hit: the model was bound, or this backend's cache had its program; a load: read from
+    // the catalog for this group.
+    if (m->fresh && m->model->loaded_from_catalog)
+        p->counters.loads++;
+    else
+        p->counters.hits++;
+    m->fresh = false;
+    unlink_bound(p, m);
+    link_newest(p, m);
+    if (m->count > 0 && !m->scored) {
+        m->scored = true;
+        p->counters.models++;
+    }
+    for (int first = 0; first < m->count; first += p->group_limit)
+        score_rows(state, p, m, first, Min(p->group_limit, m->count - first));
     m->count = 0;
+    m->done = true;
     p->current = NULL;
 }
 
-void score_pending(PredictBatchState* state, PerRowModels* p) {
+// Every group of the batch: the bound models' first, so that binding the others releases only
+// models whose groups are done, and each model is bound at most once a batch.
+void score_groups(PredictBatchState* state, PerRowModels* p) {
+    for (RowModel* m = p->pending; m != NULL; m = m->next_pending)
+        if (m->model != NULL) score_group(state, p, m);
+    for (RowModel* m = p->pending; m != NULL; m = m->next_pending)
+        if (!m->done) score_group(state, p, m);
     while (p->pending != NULL) {
         RowModel* m = p->pending;
         p->pending = m->next_pending;
         m->next_pending = NULL;
         m->listed = false;
-        if (m->count > 0) score_group(state, p, m);
+        m->done = false;
+        m->capacity = 0;  // its arrays go with the batch's memory
+        m->rows = NULL;
+        m->arguments = NULL;
     }
-}
-
-void release_model(PerRowModels* p, RowModel* m) {
-    unlink_bound(p, m);
-    p->held_bytes -= m->bytes;
-    m->model = NULL;
-    m->reader = NULL;
-    m->x32 = NULL;
-    m->x64 = NULL;
-    m->out = NULL;
-    m->rows = NULL;
-    m->capacity = 0;
-    MemoryContextReset(m->context);  // releases the program
-    p->counters.released++;
-}
-
-// Binds the version the statement's snapshot deploys, with the checks the per-row function
-// makes, then makes room: beyond pg_predict.cache_size the pending groups are scored and the
-// least recently used models released.
-void bind_row_model(PredictBatchState* state, PerRowModels* p, RowModel* m) {
-    CHECK_FOR_INTERRUPTS();
-    MemoryContext old = MemoryContextSwitchTo(m->context);
-    BoundModel* model = bind_model_entry(m->name, m->context, p->output);
-    for (int o = 0; o < p->num_outputs; o++) check_call(model->entry, p->kinds[o]);
-    load_bound_program(model);
-    MemoryContextSwitchTo(old);
-    m->model = model;  // only once bound: an error leaves it to bind again
-    m->fresh = true;
-    runtime::Program* program = model->program;
-    m->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
-    m->bytes = runtime::program_bytes(program);
-    const size_t limit = (size_t)cache_size_mb << 20;
-    if (p->held_bytes + m->bytes > limit && p->oldest != NULL) {
-        score_pending(state, p);
-        while (p->oldest != NULL && p->held_bytes + m->bytes > limit) release_model(p, p->oldest);
-    }
-    link_newest(p, m);
-    p->held_bytes += m->bytes;
-}
-
-// The model `name` names, bound; an unknown name is an error, as in the per-row function.
-RowModel* named_model(PredictBatchState* state, PerRowModels* p, const char* name, size_t length) {
-    RowModel* m = p->last;
-    if (m == NULL || m->length != length || memcmp(m->name, name, length) != 0) {
-        const uint32 hash = hash_bytes((const unsigned char*)name, (int)length);
-        m = find_model(p, name, length, hash);
-        if (m == NULL) {
-            m = (RowModel*)MemoryContextAllocZero(p->context, sizeof(RowModel));
-            m->name = (char*)MemoryContextAlloc(p->context, length + 1);
-            memcpy(m->name, name, length);
-            m->name[length] = '\0';
-            m->length = length;
-            m->hash = hash;
-            m->context = AllocSetContextCreate(p->context, "pg_predict per-row model", ALLOCSET_SMALL_SIZES);
-            add_model(p, m);
-        }
-    }
-    if (m->model == NULL) bind_row_model(state, p, m);
-    p->last = m;
-    return m;
-}
-
-// Room for one more row in the model's group.
-void grow_group(const PerRowModels* p, RowModel* m) {
-    if (m->count < m->capacity) return;
-    const int capacity = m->capacity == 0 ? Min(first_group_rows, p->group_limit) : Min(2 * m->capacity, p->group_limit);
-    const size_t features = Max(m->model->entry->num_features, 1);
-    const size_t width = Max(m->model->output_width, 1);
-    MemoryContext old = MemoryContextSwitchTo(m->context);
-    m->rows = m->rows == NULL ? (int*)palloc(sizeof(int) * capacity) : (int*)repalloc(m->rows, sizeof(int) * capacity);
-    if (m->reads_float64)
-        m->x64 = m->x64 == NULL ? (double*)palloc(sizeof(double) * features * capacity)
-                                : (double*)repalloc(m->x64, sizeof(double) * features * capacity);
-    else
-        m->x32 = m->x32 == NULL ? (float*)palloc(sizeof(float) * features * capacity)
-                                : (float*)repalloc(m->x32, sizeof(float) * features * capacity);
-    m->out = m->out == NULL ? (float*)palloc(sizeof(float) * width * capacity)
-                            : (float*)repalloc(m->out, sizeof(float) * width * capacity);
-    MemoryContextSwitchTo(old);
-    m->capacity = capacity;
 }
 
 uint32 key_hash(Datum key) { return (uint32)(((uint64)key * UINT64CONST(0x9E3779B97F4A7C15)) >> 32); }
@@ -315,34 +350,27 @@ void add_key(PerRowModels* p, Datum key, RowModel* m) {
     p->keys_count++;
 }
 
-// The model of the current row's name, bound; NULL when the name is NULL.
-RowModel* evaluate_name(PredictBatchState* state, PerRowModels* p, ExprContext* econtext) {
+// The entry of the model the current row's name names; NULL when the name is NULL.
+RowModel* evaluate_name(PerRowModels* p, ExprContext* econtext) {
     bool isnull;
     Datum name = ExecEvalExpr(p->name, econtext, &isnull);
     if (isnull) return NULL;
     text* name_text = DatumGetTextPP(name);
-    return named_model(state, p, VARDATA_ANY(name_text), VARSIZE_ANY_EXHDR(name_text));
+    return named_model(p, VARDATA_ANY(name_text), VARSIZE_ANY_EXHDR(name_text));
 }
 
-RowModel* bound(PredictBatchState* state, PerRowModels* p, RowModel* m) {
-    if (m == NULL) return NULL;
-    if (m->model == NULL) bind_row_model(state, p, m);
-    p->last = m;
-    return m;
-}
-
-// The model the current row names (NULL: a NULL name), bound: by its key column's value when
-// the name has one, else by evaluating the name.
-RowModel* row_model(PredictBatchState* state, PerRowModels* p, ExprContext* econtext) {
-    if (p->key_column == 0) return evaluate_name(state, p, econtext);
+// The entry of the model the current row names (NULL: a NULL name): by its key column's value
+// when the name has one, else by evaluating the name.
+RowModel* row_model(PerRowModels* p, ExprContext* econtext) {
+    if (p->key_column == 0) return evaluate_name(p, econtext);
     const TupleTableSlot* slot = econtext->ecxt_outertuple;
     const bool key_null = slot->tts_isnull[p->key_column - 1];
     const Datum key = slot->tts_values[p->key_column - 1];
-    if (key_null && p->null_key_known) return bound(state, p, p->null_key_model);
+    if (key_null && p->null_key_known) return p->null_key_model;
     if (!key_null) {
-        if (const KeyEntry* entry = find_key(p, key)) return bound(state, p, entry->model);
+        if (const KeyEntry* entry = find_key(p, key)) return entry->model;
     }
-    RowModel* m = evaluate_name(state, p, econtext);
+    RowModel* m = evaluate_name(p, econtext);
     if (key_null) {
         p->null_key_known = true;
         p->null_key_model = m;
@@ -431,60 +459,63 @@ void per_row_models_reserve(PredictBatchState* state, InputState* input, int row
 
 void per_row_models_begin_batch(InputState* input) {
     PerRowModels* p = input->per_row;
-    // Groups an error left behind (a rescan after it) start empty.
+    // The batch's memory was reset: every group starts empty (also one an error left behind).
     while (p->pending != NULL) {
         RowModel* m = p->pending;
         p->pending = m->next_pending;
         m->next_pending = NULL;
         m->listed = false;
+        m->done = false;
         m->count = 0;
+        m->capacity = 0;
+        m->rows = NULL;
+        m->arguments = NULL;
     }
     p->current = NULL;
 }
+
+namespace {
+
+// Room for one more row in the model's group (in the batch's memory).
+void grow_group(PredictBatchState* state, RowModel* m) {
+    if (m->count < m->capacity) return;
+    const int capacity = m->capacity == 0 ? first_group_rows : 2 * m->capacity;
+    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+    m->rows = m->rows == NULL ? (int*)palloc(sizeof(int) * capacity) : (int*)repalloc(m->rows, sizeof(int) * capacity);
+    m->arguments = m->arguments == NULL ? (Datum*)palloc(sizeof(Datum) * capacity)
+                                        : (Datum*)repalloc(m->arguments, sizeof(Datum) * capacity);
+    MemoryContextSwitchTo(old);
+    m->capacity = capacity;
+}
+
+}  // namespace
 
 void per_row_models_read(PredictBatchState* state, InputState* input, int row) {
     PerRowModels* p = input->per_row;
     ExprContext* econtext = state->css.ss.ps.ps_ExprContext;
     input->row_null[row] = true;  // until its group holds it
     // A NULL name (a tenant column that is NULL) scores nothing: the results are NULL.
-    RowModel* m = row_model(state, p, econtext);
+    RowModel* m = row_model(p, econtext);
     if (m == NULL) return;
+    if (!m->listed) {
+        m->listed = true;
+        m->next_pending = p->pending;
+        p->pending = m;
+    }
     bool isnull;
     Datum argument = ExecEvalExpr(p->argument, econtext, &isnull);
     if (isnull) return;
-    if (m->count == 0) {
-        // A hit: the model was bound, or this backend's cache had its program; a load: read
-        // from the catalog for this group.
-        if (m->fresh && m->model->loaded_from_catalog)
-            p->counters.loads++;
-        else
-            p->counters.hits++;
-        m->fresh = false;
-        unlink_bound(p, m);
-        link_newest(p, m);
-        if (!m->listed) {
-            m->listed = true;
-            m->next_pending = p->pending;
-            p->pending = m;
-        }
-    }
-    grow_group(p, m);
-    p->current = m;
-    const size_t at = (size_t)m->count * m->model->entry->num_features;
-    if (m->x64 != NULL)
-        read_features(p, m, argument, m->x64 + at);
-    else
-        read_features(p, m, argument, m->x32 + at);
-    p->current = NULL;
+    grow_group(state, m);
+    // Kept until the batch is scored: the row's features are read then, by its model.
+    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+    m->arguments[m->count] = datumCopy(argument, false, -1);
+    MemoryContextSwitchTo(old);
     m->rows[m->count++] = row;
     input->row_null[row] = false;
-    // A batch of models named per row is larger than batch_size (so that each group is not
-    // tiny); a group is scored as soon as it has batch_size rows.
-    if (m->count == p->group_limit) score_group(state, p, m);
 }
 
 void per_row_models_score(PredictBatchState* state, int input_index) {
-    score_pending(state, state->inputs[input_index].per_row);
+    score_groups(state, state->inputs[input_index].per_row);
 }
 
 Datum per_row_models_result(const InputState* input, int output, int row, bool* isnull) {

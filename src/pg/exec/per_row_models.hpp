@@ -1,12 +1,14 @@
 // A PredictBatch input whose model name is computed per row (predict('store_' || store_id, t)):
-// while a batch is read, each row's name is evaluated and its features go into the group of the
-// model it names; each group is then scored by its model's program in one run, and the results
-// are written back to the rows' places, so the node hands its rows up in their order.
+// while a batch is read, each row's name is evaluated and the row (its argument, copied) joins
+// the group of the model it names; when the batch is scored, each group's features are read by
+// its model and scored in one program run (batch_size rows at most), and the results are written
+// back to the rows' places, so the node hands its rows up in their order.
 //
-// The models a query names are bound on first use (catalog lookup at the statement's snapshot,
-// usage privilege, the call's checks) and kept for the query while the programs they hold stay
-// within pg_predict.cache_size; beyond it the least recently used are released (their pending
-// rows scored first), so a batch that names more models than fit still completes.
+// The models are bound when their first group is scored (catalog lookup at the statement's
+// snapshot, usage privilege, the call's checks) and kept for the query while their programs stay
+// within pg_predict.cache_size; binding one more beyond it releases the least recently used. The
+// groups of bound models are scored first, so a model is bound at most once a batch, and a batch
+// that names more models than fit still completes.
 #pragma once
 
 #include "exec/state.hpp"
@@ -25,10 +27,10 @@ void per_row_models_reserve(PredictBatchState* state, InputState* input, int row
 void per_row_models_begin_batch(InputState* input);
 
 // The child's current tuple (econtext's outer tuple) as batch row `row`: evaluates the name and
-// the argument and reads the features into the named model's group. Runs in per-tuple memory.
+// the argument and puts the row into the named model's group. Runs in per-tuple memory.
 void per_row_models_read(PredictBatchState* state, InputState* input, int row);
 
-// Scores every group of the batch and writes each row's results (score_batch).
+// Binds the batch's models, scores every group and writes each row's results (score_batch).
 void per_row_models_score(PredictBatchState* state, int input_index);
 
 // Output j's value for batch row `row` (its input is named per row).
