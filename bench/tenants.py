@@ -119,6 +119,10 @@ def main():
                 s, peak = best(sql)
                 base = base or s
                 print(f"| {label} | {s:.3f} | {s / args.rows * 1e6:.2f} | {s / base:.2f}x | {peak:.0f} |", flush=True)
+            for view in ("models", "model_stats"):
+                t0 = time.perf_counter()
+                count = conn.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
+                print(f"SELECT count(*) FROM {view}: {count} rows in {time.perf_counter() - t0:.3f} s")
             n = min(2000, args.rows)
             got = np.array([r[0] for r in conn.execute(
                 f"SELECT predict('store_' || store, t) FROM t WHERE id < {n} ORDER BY id").fetchall()])

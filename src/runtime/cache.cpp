@@ -45,6 +45,8 @@ struct KeyHash {
 
 struct Cache {
     std::unordered_map<Key, Program*, KeyHash> programs;
+    Program* oldest_idle = nullptr;  // the idle programs, least recently released first
+    Program* newest_idle = nullptr;
     uint64_t clock = 0;
     size_t bytes = 0;  // sum of the programs' bytes
     // The model name of each id bind_model has reported, and each name's current id.
@@ -69,7 +71,26 @@ Cache& cache() {
     return *c;
 }
 
+void unlink_idle(Program* p) {
+    if (!p->idle) return;
+    Cache& c = cache();
+    if (p->idle_prev != nullptr) p->idle_prev->idle_next = p->idle_next; else c.oldest_idle = p->idle_next;
+    if (p->idle_next != nullptr) p->idle_next->idle_prev = p->idle_prev; else c.newest_idle = p->idle_prev;
+    p->idle_prev = p->idle_next = nullptr;
+    p->idle = false;
+}
+
+void push_idle(Program* p) {
+    Cache& c = cache();
+    p->idle_prev = c.newest_idle;
+    p->idle_next = nullptr;
+    if (c.newest_idle != nullptr) c.newest_idle->idle_next = p; else c.oldest_idle = p;
+    c.newest_idle = p;
+    p->idle = true;
+}
+
 void destroy(Program* p) {
+    unlink_idle(p);
     contents_changed = true;
     cache().bytes -= p->bytes;
     free_module(p->module);
@@ -116,14 +137,10 @@ void forget_unused_ids() {
 void evict_over_bound() {
     Cache& c = cache();
     while (c.programs.size() > kMaxCached || c.bytes > limit_bytes) {
-        auto victim = c.programs.end();
-        for (auto it = c.programs.begin(); it != c.programs.end(); ++it)
-            if (it->second->refs == 0 &&
-                (victim == c.programs.end() || it->second->last_used < victim->second->last_used))
-                victim = it;
-        if (victim == c.programs.end()) return;  // all in use: over the bound for now
-        destroy(victim->second);
-        c.programs.erase(victim);
+        Program* victim = c.oldest_idle;
+        if (victim == nullptr) return;  // all in use: over the bound for now
+        c.programs.erase(Key(victim->id, victim->strategy));
+        destroy(victim);
     }
 }
 
@@ -137,6 +154,7 @@ void evict_idle() {
 }
 
 Program* hold(Program* p) {
+    if (p->refs == 0) unlink_idle(p);
     ++p->refs;
     p->last_used = ++cache().clock;
     return p;
@@ -285,6 +303,7 @@ void release_program(Program* p) {
                                           " released more often than acquired");
     --p->refs;
     if (p->refs == 0) {
+        push_idle(p);
         // A version retired while it was in use goes now; the others stay within the bounds.
         if (retired(cache(), p)) free_idle_if([p](const Program* q) { return q == p; });
         evict_over_bound();

@@ -22,6 +22,10 @@ struct Program {
     Device device = Device::Cpu;
     int refs = 0;
     uint64_t last_used = 0;  // cache clock tick, for LRU eviction
+    // The cache's list of idle programs (refs == 0), least recently released first.
+    Program* idle_prev = nullptr;
+    Program* idle_next = nullptr;
+    bool idle = false;
     int64_t num_features = 0;
     int output_width = 0;
     bool reads_float64 = false;  // the batch may be float64 (programs built before: float32)
