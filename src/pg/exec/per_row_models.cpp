@@ -301,6 +301,21 @@ void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
     p->current = NULL;
 }
 
+// Empties the batch's list of groups; their arrays go with the batch's memory.
+void clear_groups(PerRowModels* p) {
+    while (p->pending != NULL) {
+        RowModel* m = p->pending;
+        p->pending = m->next_pending;
+        m->next_pending = NULL;
+        m->listed = false;
+        m->done = false;
+        m->count = 0;
+        m->capacity = 0;
+        m->rows = NULL;
+        m->arguments = NULL;
+    }
+}
+
 // Every group of the batch: the bound models' first, so that binding the others releases only
 // models whose groups are done, and each model is bound at most once a batch.
 void score_groups(PredictBatchState* state, PerRowModels* p) {
@@ -308,16 +323,7 @@ void score_groups(PredictBatchState* state, PerRowModels* p) {
         if (m->model != NULL) score_group(state, p, m);
     for (RowModel* m = p->pending; m != NULL; m = m->next_pending)
         if (!m->done) score_group(state, p, m);
-    while (p->pending != NULL) {
-        RowModel* m = p->pending;
-        p->pending = m->next_pending;
-        m->next_pending = NULL;
-        m->listed = false;
-        m->done = false;
-        m->capacity = 0;  // its arrays go with the batch's memory
-        m->rows = NULL;
-        m->arguments = NULL;
-    }
+    clear_groups(p);
 }
 
 uint32 key_hash(Datum key) { return (uint32)(((uint64)key * UINT64CONST(0x9E3779B97F4A7C15)) >> 32); }
@@ -459,18 +465,7 @@ void per_row_models_reserve(PredictBatchState* state, InputState* input, int row
 
 void per_row_models_begin_batch(InputState* input) {
     PerRowModels* p = input->per_row;
-    // The batch's memory was reset: every group starts empty (also one an error left behind).
-    while (p->pending != NULL) {
-        RowModel* m = p->pending;
-        p->pending = m->next_pending;
-        m->next_pending = NULL;
-        m->listed = false;
-        m->done = false;
-        m->count = 0;
-        m->capacity = 0;
-        m->rows = NULL;
-        m->arguments = NULL;
-    }
+    clear_groups(p);  // also the groups an error left behind
     p->current = NULL;
 }
 
