@@ -31,7 +31,9 @@
 namespace pg_predict::runtime {
 namespace {
 
-constexpr size_t kMaxCached = kMaxCachedPrograms;
+// Programs kept, at most (besides pg_predict.cache_size): a backend that scores a model per
+// tenant may hold thousands. model_stats sees kMaxCachedPrograms of them (cached_models).
+constexpr size_t kMaxCached = 65536;
 // A program's own cost beyond its bytes (module, methods, graph): a rough constant.
 constexpr size_t kProgramOverhead = 64 << 10;
 

@@ -81,8 +81,9 @@ size_t cached_program_count();
 
 // What the cache holds of one model version (catalog row id): its programs (the stored one,
 // strategy variants, decision_function / score_samples programs, GPU copies) and the bytes the
-// cache counts for them. At most kMaxCachedPrograms programs are cached, so as many ids.
-// (Enough for a query that names a model per tenant to keep them across statements.)
+// cache counts for them. The cache keeps up to 65536 programs within pg_predict.cache_size (a
+// model per tenant); cached_models reports at most kMaxCachedPrograms of them (the slots in
+// shared memory that the model_stats view reads have that many records per backend).
 constexpr size_t kMaxCachedPrograms = 1024;
 struct CachedModel {
     int64_t id;
