@@ -538,7 +538,10 @@ TupleTableSlot* exec(CustomScanState* node) {
 }
 
 void end(CustomScanState* node) {
-    stop_overlap((PredictBatchState*)node);
+    PredictBatchState* state = (PredictBatchState*)node;
+    stop_overlap(state);
+    if (state->inputs != NULL)
+        for (int i = 0; i < state->plan->num_inputs; i++) per_row_models_end(&state->inputs[i]);
     ExecEndNode(outerPlanState(node));
 }
 

@@ -47,6 +47,9 @@ struct RowModel {
     size_t bytes;            // what the program cache counts for its program
     bool scored;             // counted in PerRowCounters::models
     bool fresh;              // bound since its last group: its next group counts a hit or a load
+    // The usage statistics of the bound version, added to model_stats when it is released or
+    // the node ends: once per model, not per group (thousands of models, each a few rows a batch).
+    UsageCounts usage;
     // This batch's group (in the batch's memory): the rows that name the model and their
     // arguments, scored when the batch is (score_groups).
     int count;
@@ -154,7 +157,14 @@ void link_newest(PerRowModels* p, RowModel* m) {
     p->newest = m;
 }
 
+void flush_usage(RowModel* m) {
+    if (m->model == NULL || (m->usage.calls == 0 && m->usage.errors == 0)) return;
+    usage_add(m->model->entry, m->usage);
+    m->usage = UsageCounts{};
+}
+
 void release_model(PerRowModels* p, RowModel* m) {
+    flush_usage(m);
     unlink_bound(p, m);
     p->held_bytes -= m->bytes;
     m->model = NULL;
@@ -259,7 +269,10 @@ void score_rows(PredictBatchState* state, PerRowModels* p, RowModel* m, int firs
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
     INSTR_TIME_ADD(state->model_time, elapsed);
-    usage_add(m->model->entry, UsageCounts{1, rows, 1, 0, INSTR_TIME_GET_MILLISEC(elapsed), 0.0});
+    m->usage.calls++;
+    m->usage.rows += rows;
+    m->usage.batches++;
+    m->usage.model_ms += INSTR_TIME_GET_MILLISEC(elapsed);
     p->counters.runs++;
 
     old = MemoryContextSwitchTo(state->batch_context);
@@ -507,6 +520,11 @@ void per_row_models_read(PredictBatchState* state, InputState* input, int row) {
     MemoryContextSwitchTo(old);
     m->rows[m->count++] = row;
     input->row_null[row] = false;
+}
+
+void per_row_models_end(InputState* input) {
+    if (input->per_row == NULL) return;
+    for (RowModel* m = input->per_row->newest; m != NULL; m = m->older) flush_usage(m);
 }
 
 void per_row_models_score(PredictBatchState* state, int input_index) {

@@ -33,6 +33,9 @@ void per_row_models_read(PredictBatchState* state, InputState* input, int row);
 // Binds the batch's models, scores every group and writes each row's results (score_batch).
 void per_row_models_score(PredictBatchState* state, int input_index);
 
+// At the node's end: the bound models' usage statistics go to model_stats.
+void per_row_models_end(InputState* input);
+
 // Output j's value for batch row `row` (its input is named per row).
 Datum per_row_models_result(const InputState* input, int output, int row, bool* isnull);
 
