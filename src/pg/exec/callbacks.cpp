@@ -38,9 +38,11 @@ constexpr int first_batch_rows = 64;  // batches grow ×4 from here, so LIMIT 5 
 // What one node's batch buffers may take: rows per batch = min(batch size, budget / bytes per
 // row), so a model with very wide rows gets shorter batches instead of gigabytes (docs/semantics.md "Limits").
 constexpr size_t batch_memory_budget = (size_t)256 << 20;
-// A node with models named per row reads batches this many times batch_size, so that each
-// model's group is not a sliver of the batch; a group runs once it has batch_size rows.
+// A node with models named per row reads batches up to this many times batch_size, so that each
+// model's group is not a sliver of the batch (a group runs once it has batch_size rows), as far
+// as the rows' copied arguments (about the child's row width each) stay within the budget below.
 constexpr int per_row_batch_factor = 16;
+constexpr double per_row_arguments_budget = 64.0 * 1024 * 1024;
 
 Node* create_state(CustomScan* cscan);
 void begin(CustomScanState* node, EState* estate, int eflags);
@@ -232,7 +234,10 @@ void begin(CustomScanState* node, EState* estate, int eflags) {
     state->capacity = state->gpu_possible ? gpu_batch_size : batch_size;
     for (int i = 0; i < state->plan->num_inputs; i++)
         if (state->plan->inputs[i].named_per_row) {
-            state->capacity = (int)Min((int64)state->capacity * per_row_batch_factor, (int64)MaxAllocSize / 64);
+            const double row_width = Max(outerPlan(cscan)->plan_width, 1) + 64.0;  // + headers, group arrays
+            const double factor = Min((double)per_row_batch_factor,
+                                      Max(1.0, per_row_arguments_budget / (row_width * state->capacity)));
+            state->capacity = (int)Min((int64)(state->capacity * factor), (int64)MaxAllocSize / 64);
             break;
         }
     state->target = Min(first_batch_rows, state->capacity);
