@@ -661,6 +661,71 @@ def test_radius_neighbors_without_neighbours_is_null(env):
         env.drop_model(model)
 
 
+def test_tenants_sharing_one_featurizer(env):
+    """Per-tenant models over one fitted ColumnTransformer (issue 30, PRETZEL), named per row:
+    five models (two 3-class logistic regressions, a gradient-boosted classifier and
+    regressor, a random forest) share the transformer, a sixth has its own, fitted on other
+    rows. The logistic regressions read every column, so their compiled featurizers are the
+    same and must be shared; the trees' may differ (the optimizer drops the columns a model
+    never reads). Every row must equal its own pipeline's scikit-learn prediction with
+    pg_predict.share_featurizers on (EXPLAIN ANALYZE counts shared runs) and off (it counts
+    none), per row, and with pg_predict.cache_size = 0; NULL names give NULL."""
+    from sklearn.ensemble import (GradientBoostingClassifier, GradientBoostingRegressor,
+                                  RandomForestRegressor)
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    env.load()
+    df, targets = sklearn_cases.frame()
+    train = df.iloc[:sklearn_cases.N_TRAIN][sklearn_cases.ALL]
+    shared = sklearn_cases._prep().fit(train)
+    own = sklearn_cases._prep().fit(train.iloc[::2])
+    z = shared.transform(train)
+    tenants = [
+        (shared, LogisticRegression(max_iter=2000), "multiclass"),
+        (shared, LogisticRegression(C=0.05, max_iter=2000), "multiclass"),
+        (shared, GradientBoostingClassifier(n_estimators=15, max_depth=3, random_state=0), "binary"),
+        (shared, GradientBoostingRegressor(n_estimators=15, max_depth=3, random_state=0), "regression"),
+        (shared, RandomForestRegressor(n_estimators=10, max_depth=6, random_state=0), "regression"),
+        (own, LogisticRegression(max_iter=2000), "multiclass"),
+    ]
+    pipelines = []
+    for k, (featurizer, model, target) in enumerate(tenants):
+        model.fit(z if featurizer is shared else featurizer.transform(train),
+                  targets[target][:sklearn_cases.N_TRAIN])
+        pipelines.append(Pipeline([("features", featurizer), ("model", model)]))
+        env.drop_model(f"shared_{k}")
+        pg_predict.deploy(env.conn, f"shared_{k}", pipelines[-1])
+    ids = np.arange(1, len(df) + 1)
+    tenant = np.where(ids % 7 == 0, -1, ids % 6)
+    want = np.full(len(df), np.nan)
+    for k, pipe in enumerate(pipelines):
+        rows = np.flatnonzero(tenant == k)
+        want[rows] = pipe.predict(df.iloc[rows][sklearn_cases.ALL])
+    query = (f"SELECT id, predict(CASE WHEN id % 7 = 0 THEN NULL ELSE 'shared_' || (id % 6) END, t) "
+             f"FROM {TABLE} t ORDER BY id")
+    for label, sets, shares in (("shared", [], True),
+                                ("not shared", ["SET pg_predict.share_featurizers = off"], False),
+                                ("cache_size 0", ["SET pg_predict.cache_size = 0"], None),
+                                ("per-row path", ["SET pg_predict.enable_batching = off"], None)):
+        with env.conn.transaction():
+            for statement in sets:
+                env.conn.execute(statement.replace("SET ", "SET LOCAL ", 1))
+            if shares is not None:
+                plan = "\n".join(r[0] for r in env.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + query))
+                if "(per row)" not in plan or ("Shared Featurizer Runs" in plan) != shares:
+                    raise Failure(f"{label}: the plan should {'' if shares else 'not '}count shared "
+                                  f"featurizer runs:\n{plan}")
+            got = env.query(query)
+        assert_equal(f"{label}: ids", [r[0] for r in got], list(ids))
+        values = np.array([np.nan if r[1] is None else r[1] for r in got], dtype=np.float64)
+        assert_equal(f"{label}: NULL names give NULL", list(np.isnan(values)), list(np.isnan(want)))
+        known = ~np.isnan(want)
+        assert_close(f"{label}: every row by its own pipeline", values[known], want[known],
+                     ids=list(ids[known]))
+    for k in range(len(tenants)):
+        env.drop_model(f"shared_{k}")
+
+
 for _fn in (test_ensembles_string_labels_and_refusals, test_predict_proba_refusals_say_why,
             test_one_class_document_of_a_model_that_needs_two,
             test_min_max_scaler_clip, test_box_cox_outside_its_domain_is_null,
@@ -670,7 +735,7 @@ for _fn in (test_ensembles_string_labels_and_refusals, test_predict_proba_refusa
 for _fn in (test_deploy_replace_and_strategy, test_cli_deploy, test_no_probabilities_kmeans_svc,
             test_outlier_detector_has_no_probabilities,
             test_float8_columns_reach_float64_models_unrounded,
-            test_linear_margin_equals_the_tensor_program):
+            test_linear_margin_equals_the_tensor_program, test_tenants_sharing_one_featurizer):
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":

@@ -91,7 +91,24 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
 using featurizer::Emitter;
 using featurizer::emit_step;
 
+namespace {
+
+// build_featurizers' body; its caller records what it added.
+void emit_featurizers(const spec::Pipeline& p, ProgramParts& parts);
+
+}  // namespace
+
 void build_featurizers(const spec::Pipeline& p, ProgramParts& parts) {
+    const size_t first_buffer = parts.buffers.size(), source_start = parts.source.size();
+    emit_featurizers(p, parts);
+    parts.featurizer_source = parts.source.substr(source_start);
+    parts.featurizer_buffers.clear();
+    for (size_t b = first_buffer; b < parts.buffers.size(); ++b) parts.featurizer_buffers.push_back(parts.buffers[b].name);
+}
+
+namespace {
+
+void emit_featurizers(const spec::Pipeline& p, ProgramParts& parts) {
     parts.reads_float64 = true;  // featurize() starts with x.double()
     Emitter e{parts, "", 0, 0};
     std::string h = "x.double()";
@@ -125,6 +142,8 @@ void build_featurizers(const spec::Pipeline& p, ProgramParts& parts) {
                     "        outs.append(self.featurize_rows(x.narrow(0, start, min(" + c + ", n - start))))\n"
                     "    return torch.cat(outs, 0)\n";
 }
+
+}  // namespace
 
 int64_t featurize_chunk_rows(int64_t widest) {
     constexpr int64_t kMaxElements = int64_t(1) << 17;  // 1 MB of float64 per intermediate

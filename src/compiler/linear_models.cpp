@@ -53,6 +53,12 @@ void build_linear(const spec::Pipeline& p, ProgramParts& parts, Output output, S
              "        m = torch.addmm(self.linear_intercept, self.featurize(x), self.linear_coef)\n"
              "    else:\n"
              "        m = ops.pg_predict.linear_margin(x, self.linear_terms, self.linear_intercept)\n";
+    } else if (!p.steps.empty() && parts.submodules.empty()) {
+        // from_features() is the rest, so models with the same featurizers can share its run.
+        parts.from_features = true;
+        s += "    return self.from_features(self.featurize(x))\n"
+             "def from_features(self, z: Tensor) -> Tensor:\n"
+             "    m = torch.addmm(self.linear_intercept, z, self.linear_coef)\n";
     } else {
         s += "    m = torch.addmm(self.linear_intercept, self.featurize(x), self.linear_coef)\n";
     }

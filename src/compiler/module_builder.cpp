@@ -67,6 +67,14 @@ std::string build_module(const ProgramParts& parts) {
             std::istringstream in(bytes);
             module.register_module(name, torch::jit::load(in));
         }
+        if (parts.from_features) {
+            std::string names;
+            for (const std::string& b : parts.featurizer_buffers) names += (names.empty() ? "" : ",") + b;
+            module.register_attribute("featurizer_source", c10::StringType::get(), parts.featurizer_source);
+            module.register_attribute("featurizer_buffers", c10::StringType::get(), names);
+        }
+        if (!parts.from_features_link.empty())
+            module.register_attribute("from_features_link", c10::StringType::get(), parts.from_features_link);
         if (!parts.one_row_link.empty())
             module.register_attribute("one_row_link", c10::StringType::get(), parts.one_row_link);
         module.define(parts.source, std::make_shared<OpsResolver>());

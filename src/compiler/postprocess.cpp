@@ -114,8 +114,15 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts, Output output
     std::string s = "def forward(self, x: Tensor) -> Tensor:\n";
     if (!p.steps.empty()) {
         // Featurizers run in float64; scikit-learn's trees read their output cast to float32.
+        // from_features() is the rest, so models with the same featurizers can share its run.
         build_featurizers(p, parts);
-        s += "    x = self.featurize(x).float()\n";
+        parts.from_features = parts.submodules.empty();
+        if (parts.from_features)
+            s += "    return self.from_features(self.featurize(x))\n"
+                 "def from_features(self, z: Tensor) -> Tensor:\n"
+                 "    x = z.float()\n";
+        else
+            s += "    x = self.featurize(x).float()\n";
     }
     if (parts.chunk_rows > 0) {
         // Bounded intermediates: margin() sees at most chunk_rows rows at a time.
@@ -133,6 +140,9 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts, Output output
     // The one-row shortcut applies the model's own link: only for the stored program.
     if (parts.native_margin && p.steps.empty() && output == Output::Predict)
         parts.one_row_link = spec::transform_name(p.transform);
+    // The same for the rest after a featurizer shared with other models (run_sharing_featurizer).
+    if (parts.native_margin && parts.from_features && output == Output::Predict)
+        parts.from_features_link = spec::transform_name(p.transform);
     s += "    return r\n";
     parts.source += s;
 }

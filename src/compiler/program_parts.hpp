@@ -53,9 +53,21 @@ struct ProgramParts {
     // this link (spec::transform_name): the runtime may then score one row through the kernel
     // itself (runtime/row_shortcut.cpp). Saved as the module attribute "one_row_link".
     std::string one_row_link;
+    // The same for from_features() (saved as "from_features_link"): the native margin, the base
+    // margin and this link over the featurized rows.
+    std::string from_features_link;
     // Programs of op model's nested pipelines (name, serialized module): module_builder loads
     // each and registers it as the submodule self.<name>, which the source calls.
     std::vector<std::pair<std::string, std::string>> submodules;
+    // What build_featurizers wrote: the source of featurize() (and featurize_rows()) and the
+    // names of its buffers. When forward() is from_features(featurize(x)) (set by the file
+    // that writes forward), module_builder saves both as the module attributes
+    // "featurizer_source" and "featurizer_buffers": models whose featurizers are the same
+    // (same source, same buffer contents) then share them in a backend (runtime's
+    // shared_featurizer.cpp) and a batch runs them once for all such models (PRETZEL).
+    std::string featurizer_source;
+    std::vector<std::string> featurizer_buffers;
+    bool from_features = false;
 
     int64_t total_bytes() const;
 };

@@ -20,6 +20,7 @@ int stats_max = 1000;
 bool early_exit_enabled = true;
 bool prune_models = true;
 bool overlap_batches = true;
+bool share_featurizers = true;
 int threads_setting = 1;
 int cache_size_mb = 128;
 
@@ -186,6 +187,12 @@ void define_settings() {
         "while the backend reads the next batch from the plan below, then the backend joins them. "
         "Tree ensembles on the native kernel only. Results are the same.",
         &overlap_batches, true, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomBoolVariable(
+        "pg_predict.share_featurizers", "Run a featurizer once for the models of a batch that share it.",
+        "With the model named per row, the groups of models whose featurizer steps are the same (one "
+        "fitted ColumnTransformer before each tenant's model) are featurized in one run, then each "
+        "model's estimator scores its rows. Results are the same.",
+        &share_featurizers, true, PGC_USERSET, 0, NULL, NULL, NULL);
     MarkGUCPrefixReserved("pg_predict");
 }
 

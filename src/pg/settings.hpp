@@ -23,6 +23,7 @@ extern int stats_max;           // pg_predict.stats_max: model versions the usag
 extern bool early_exit_enabled; // pg_predict.early_exit: thresholds and top-K stop rows early
 extern bool prune_models;       // pg_predict.prune_models: specialize models for the WHERE clause
 extern bool overlap_batches;    // pg_predict.overlap: score a batch while the next one is read
+extern bool share_featurizers;  // pg_predict.share_featurizers: models named per row share featurizer runs
 extern int threads_setting;     // pg_predict.threads
 extern int cache_size_mb;       // pg_predict.cache_size: programs a backend keeps (MB)
 

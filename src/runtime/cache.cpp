@@ -177,7 +177,8 @@ Program* insert(int64_t id, const std::string& strategy, const void* bytes, size
         delete p;
         throw;
     }
-    p->bytes = length + kProgramOverhead;
+    // A shared featurizer's buffers count for the program that loaded them first only.
+    p->bytes = length - std::min(length, p->shared_bytes) + kProgramOverhead;
     cache().bytes += p->bytes;
     cache().programs.emplace(Key(id, strategy), p);
     contents_changed = true;

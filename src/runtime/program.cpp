@@ -1,4 +1,4 @@
-// The runtime's only torch-including file: load program bytes, move them to a device, run a batch. Every
+// The runtime's torch file (with shared_featurizer.cpp): load program bytes, move them to a device, run a batch. Every
 // torch/c10 exception becomes pg_predict::Error(Runtime) so src/pg sees one exception type.
 #include <algorithm>
 #include <chrono>
@@ -25,6 +25,7 @@
 #include "pg_predict/kernels/background.hpp"
 #include "pg_predict/kernels/thread_pool.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "loaded_module.hpp"
 #include "program_internal.hpp"
 
 // The legacy fuser's switches (torch/csrc/jit/codegen/fuser/interface.h, exported by
@@ -35,15 +36,6 @@ TORCH_API void overrideCanFuseOnGPU(bool value);
 }  // namespace torch::jit
 
 namespace pg_predict::runtime {
-
-struct LoadedModule {
-    explicit LoadedModule(torch::jit::Module m) : module(std::move(m)), forward(module.get_method("forward")) {}
-    torch::jit::Module module;
-    torch::jit::Method forward;
-    torch::Device device = torch::kCPU;
-    // CUDA only: pinned host staging buffers, grown to the largest batch seen.
-    at::Tensor pinned_in, pinned_out;
-};
 
 namespace {
 
@@ -96,27 +88,29 @@ void configure_once() {
 #endif
 }
 
-// The kernel's arrays and the base margin of a one_row_link program, for run_one_row. The
-// buffers belong to the module, which lives as long as the Program.
-void set_up_one_row(const torch::jit::Module& module, Program& shape) {
+// The kernel's arrays, the base margin and the link of a program whose forward() (or, after
+// its featurizer, from_features()) is the native kernel, the base margin and the link named by
+// attribute `link_attr`, reading `width` columns. The buffers belong to the module, which lives
+// as long as the Program. False (nothing set) for any other shape.
+bool set_up_native(const torch::jit::Module& module, Program& shape, const char* link_attr, int64_t width) {
     const at::Tensor meta = module.attr("native_meta").toTensor(), nodes = module.attr("native_nodes").toTensor(),
                      leaves = module.attr("native_leaves").toTensor(), cuts = module.attr("native_cuts").toTensor(),
                      aux = module.attr("native_aux").toTensor(), base = module.attr("base_margin").toTensor();
     for (const at::Tensor* t : {&meta, &nodes, &leaves, &cuts, &aux, &base})
-        if (!t->is_contiguous() || !t->device().is_cpu()) return;
+        if (!t->is_contiguous() || !t->device().is_cpu()) return false;
     if (meta.scalar_type() != at::kLong || nodes.scalar_type() != at::kInt || leaves.scalar_type() != at::kFloat ||
         cuts.scalar_type() != at::kFloat || aux.scalar_type() != at::kInt || base.scalar_type() != at::kFloat)
-        return;
+        return false;
     const kernels::PackedView view = kernels::make_view(
         meta.data_ptr<int64_t>(), meta.numel(), nodes.data_ptr<int32_t>(), nodes.numel(), leaves.data_ptr<float>(),
         leaves.numel(), cuts.data_ptr<float>(), cuts.numel(), aux.data_ptr<int32_t>(), aux.numel());
-    if (view.num_features != shape.num_features || base.numel() != view.num_groups ||
+    if ((width >= 0 && view.num_features != width) || base.numel() != view.num_groups ||
         view.num_groups > kMaxOneRowGroups ||
-        !one_row_link(module.attr("one_row_link").toStringRef(), view.num_groups, shape.output_width, &shape.link))
-        return;
+        !one_row_link(module.attr(link_attr).toStringRef(), view.num_groups, shape.output_width, &shape.link))
+        return false;
     shape.native = view;
     shape.base_margin = base.data_ptr<float>();
-    shape.one_row = true;
+    return true;
 }
 
 // Whether any method of the module or its submodules calls a pg_predict:: operator: read once,
@@ -145,9 +139,16 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
         shape.num_features = module.attr("num_features").toInt();
         shape.output_width = static_cast<int>(module.attr("output_width").toInt());
         shape.reads_float64 = module.hasattr("reads_float64") && module.attr("reads_float64").toBool();
-        if (module.hasattr("one_row_link")) set_up_one_row(module, shape);
+        if (module.hasattr("one_row_link")) shape.one_row = set_up_native(module, shape, "one_row_link", shape.num_features);
         shape.native_ops = calls_native_ops(module);
         auto* loaded = new LoadedModule(module);
+        loaded->featurizer = share_featurizer(loaded->module, &shape.shared_bytes);
+        if (loaded->featurizer != nullptr) {
+            loaded->featurize = loaded->module.get_method("featurize");
+            loaded->from_features = loaded->module.get_method("from_features");
+            if (module.hasattr("from_features_link"))
+                shape.native_rest = set_up_native(module, shape, "from_features_link", -1);
+        }
         return loaded;
     });
 }
@@ -462,6 +463,61 @@ void run_program(Program* p, const double* x, int64_t rows, int64_t cols, float*
         check_result(result, n, p->output_width);
         at::Tensor host = result.to(torch::kCPU).contiguous();
         std::memcpy(outs, host.data_ptr<float>(), sizeof(float) * n * p->output_width);
+    });
+}
+
+namespace {
+// Rows a native rest scores one at a time (score_row_natively) rather than through ATen's tail.
+constexpr int64_t kNativeRowsOneByOne = 32;
+}  // namespace
+
+const void* program_featurizer(const Program* p) noexcept {
+    return p != nullptr && p->module != nullptr && p->module->device.is_cpu() ? p->module->featurizer : nullptr;
+}
+
+void run_sharing_featurizer(Program* const* programs, const int64_t* rows, size_t count, const double* x,
+                            int64_t cols, float* out) {
+    if (count == 0) return;
+    int64_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
+        check_batch(programs[i], rows[i], cols);
+        if (program_featurizer(programs[i]) == nullptr || program_featurizer(programs[i]) != program_featurizer(programs[0]))
+            fail(ErrorCategory::Internal, "run_sharing_featurizer: the programs do not share their featurizer");
+        total += rows[i];
+    }
+    enter_batch(programs[0], total, cols, [&] {
+        const at::Tensor input = torch::from_blob(const_cast<double*>(x), {total, cols}, torch::kFloat64);
+        const at::Tensor z = (*programs[0]->module->featurize)({input}).toTensor();
+        at::Tensor z32;  // the featurized rows as the trees read them, for native rests
+        int64_t first = 0;
+        for (size_t i = 0; i < count; ++i) {
+            check_interrupts();
+            const Program* p = programs[i];
+            const int64_t n = rows[i], width = p->output_width;
+            if (p->native_rest && p->native.num_features == z.size(1)) {
+                // from_features() without the interpreter: the rows as float32 (its z.float()),
+                // the kernel, the base margin and the link; a few rows one at a time.
+                if (!z32.defined()) z32 = z.to(torch::kFloat32).contiguous();
+                const float* zs = z32.data_ptr<float>() + first * z32.size(1);
+                if (n <= kNativeRowsOneByOne) {
+                    for (int64_t r = 0; r < n; ++r) score_row_natively(p, zs + r * z32.size(1), out + r * width);
+                } else if (p->native.num_groups == 1) {
+                    std::vector<float> margins(n);
+                    kernels::score(p->native, zs, n, z32.size(1), margins.data(), kernels::process_isa());
+                    const at::Tensor r = program_tail(p, torch::from_blob(margins.data(), {n, 1}, torch::kFloat32));
+                    std::memcpy(out, r.data_ptr<float>(), sizeof(float) * n * width);
+                } else {
+                    for (int64_t r = 0; r < n; ++r) score_row_natively(p, zs + r * z32.size(1), out + r * width);
+                }
+            } else {
+                at::Tensor result = (*p->module->from_features)({z.narrow(0, first, n)}).toTensor();
+                check_result(result, n, width);
+                result = result.contiguous();
+                std::memcpy(out, result.data_ptr<float>(), sizeof(float) * n * width);
+            }
+            out += n * width;
+            first += n;
+        }
     });
 }
 

@@ -32,10 +32,14 @@ struct Program {
     bool native_ops = false;     // calls torch.ops.pg_predict.* (those run on pg_predict's pool)
     double ns_per_row = 0;   // measured cost of a row, sizes the row chunks (program.cpp)
     size_t bytes = 0;        // what the cache counts against pg_predict.cache_size
+    size_t shared_bytes = 0; // its featurizer's buffers, held once for programs sharing them
     LoadedModule* module = nullptr;
     // row_shortcut.cpp: set at load for a program that is the native kernel, the base margin and
     // an elementwise link (its "one_row_link" attribute); views into the module's buffers.
     bool one_row = false;
+    // The same for the rest of a program after its featurizer (its "from_features_link"
+    // attribute): run_sharing_featurizer scores featurized rows through the kernel itself.
+    bool native_rest = false;
     kernels::PackedView native;
     const float* base_margin = nullptr;
     spec::PostTransform link = spec::PostTransform::Identity;
@@ -47,6 +51,9 @@ struct Program {
 // for the others, which keep a program on the interpreter.
 constexpr int kMaxOneRowGroups = 64;
 bool one_row_link(const std::string& name, int groups, int output_width, spec::PostTransform* link);
+// One row (of the kernel's inputs) through p->native, the base margin and the link; run_one_row
+// without its check (native_rest programs use it on featurized rows).
+void score_row_natively(const Program* p, const float* x, float* out);
 
 // program.cpp: deserialize bytes (Error(Runtime) on failure) / free a loaded module.
 LoadedModule* load_module(const void* bytes, size_t length, Program& shape);

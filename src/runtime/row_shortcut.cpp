@@ -34,6 +34,10 @@ bool program_scores_one_row(const Program* p) noexcept { return p != nullptr && 
 
 void run_one_row(const Program* p, const float* x, float* out) {
     if (!program_scores_one_row(p)) fail(ErrorCategory::Internal, "run_one_row: not a one-row program");
+    score_row_natively(p, x, out);
+}
+
+void score_row_natively(const Program* p, const float* x, float* out) {
     const int groups = p->native.num_groups;
     float m[kMaxOneRowGroups];
     kernels::score_one_row(p->native, x, m);

@@ -141,6 +141,18 @@ void run_program(Program*, const float* x, int64_t rows, int64_t cols, float* ou
 // float32 first).
 void run_program(Program*, const double* x, int64_t rows, int64_t cols, float* out);
 
+// Programs whose featurizer steps are the same (PRETZEL; runtime/shared_featurizer.cpp): models
+// trained alike over one fitted ColumnTransformer, or the same train() encoding. Their
+// featurizer is held once per backend, and program_featurizer names it (nullptr: the program
+// shares none: no featurizer, a nested model, a GPU copy, a program compiled before).
+const void* program_featurizer(const Program*) noexcept;
+// The programs[i] share one featurizer; x holds rows[0] rows for programs[0], then rows[1] for
+// programs[1], ... (float64, cols columns). Runs the featurizer once over all of them, then
+// each program's rest over its rows: out gets rows[0] × output_width(programs[0]) values, then
+// programs[1]'s, ...
+void run_sharing_featurizer(Program* const* programs, const int64_t* rows, size_t count, const double* x,
+                            int64_t cols, float* out);
+
 // The per-row path's shortcut: whether run_one_row can score the program (a tree ensemble on
 // the native kernel, no featurizers, an elementwise link; not GPU copies, nor programs stored
 // before the compiler marked them with "one_row_link"), and one float32 row through it

@@ -145,6 +145,9 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
             ExplainPropertyInteger("Model Cache Loads", NULL, models.model_loads, es);
             if (models.models_released > 0)
                 ExplainPropertyInteger("Models Released", NULL, models.models_released, es);
+            // Models with the same featurizer (PRETZEL): its runs over several models' groups.
+            if (models.shared_featurizer_runs > 0)
+                ExplainPropertyInteger("Shared Featurizer Runs", NULL, models.shared_featurizer_runs, es);
         }
     }
 }

@@ -27,6 +27,7 @@ struct PerRowCounters {
     int64 hits;
     int64 loads;
     int64 released;
+    int64 shared;            // featurizer runs shared by several models' groups
 };
 
 constexpr int first_group_rows = 16;  // a group's buffers grow ×2 from here
@@ -44,6 +45,7 @@ struct RowModel {
     MemoryContext context;   // the bound model and its reader: reset on release
     RowReader* reader;       // for the last row type seen
     bool reads_float64;
+    const void* featurizer;  // the program's shared featurizer (runtime::program_featurizer)
     size_t bytes;            // what the program cache counts for its program
     bool scored;             // counted in PerRowCounters::models
     bool fresh;              // bound since its last group: its next group counts a hit or a load
@@ -169,6 +171,7 @@ void release_model(PerRowModels* p, RowModel* m) {
     p->held_bytes -= m->bytes;
     m->model = NULL;
     m->reader = NULL;
+    m->featurizer = NULL;
     MemoryContextReset(m->context);  // releases the program
     p->counters.released++;
 }
@@ -187,6 +190,7 @@ void bind_row_model(PerRowModels* p, RowModel* m) {
     m->fresh = true;
     runtime::Program* program = model->program;
     m->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
+    m->featurizer = m->reads_float64 ? runtime::program_featurizer(program) : NULL;  // (it always does)
     m->bytes = runtime::program_bytes(program);
     const size_t limit = (size_t)cache_size_mb << 20;
     while (p->oldest != NULL && p->held_bytes + m->bytes > limit) release_model(p, p->oldest);
@@ -214,11 +218,8 @@ RowModel* named_model(PerRowModels* p, const char* name, size_t length) {
     return m;
 }
 
-// Room in the scratch buffers for `rows` rows of the model.
-void reserve_scratch(PerRowModels* p, const RowModel* m, int rows) {
-    const size_t x_bytes = (size_t)rows * Max(m->model->entry->num_features, 1) *
-                           (m->reads_float64 ? sizeof(double) : sizeof(float));
-    const size_t out_bytes = (size_t)rows * Max(m->model->output_width, 1) * sizeof(float);
+// Room in the scratch buffers for x_bytes of features and out_bytes of outputs.
+void reserve_scratch(PerRowModels* p, size_t x_bytes, size_t out_bytes) {
     if (x_bytes > p->x_bytes) {
         if (p->x32 != NULL) pfree(p->x32);
         p->x32 = NULL;
@@ -233,26 +234,67 @@ void reserve_scratch(PerRowModels* p, const RowModel* m, int rows) {
     }
 }
 
+size_t feature_bytes(const RowModel* m, int rows) {
+    return (size_t)rows * Max(m->model->entry->num_features, 1) * (m->reads_float64 ? sizeof(double) : sizeof(float));
+}
+
+size_t output_bytes(const RowModel* m, int rows) {
+    return (size_t)rows * Max(m->model->output_width, 1) * sizeof(float);
+}
+
 template <typename Feature>
 void read_features(PerRowModels* p, RowModel* m, Datum argument, Feature* x);
 
-// Scores `rows` rows of a model's group from `first` on: features, program run, each row's results
-// (in the batch's memory, which lives until the next batch: label texts are copied, since the
-// model may be released before).
-void score_rows(PredictBatchState* state, PerRowModels* p, RowModel* m, int first, int rows) {
-    reserve_scratch(p, m, rows);
+// Reads the features of `rows` rows of a model's group from `first` on into x (float64 where
+// the model reads float64, else float32).
+void read_group_features(PredictBatchState* state, PerRowModels* p, RowModel* m, int first, int rows, void* x) {
     const int64 cols = m->model->entry->num_features;
-    const int width = m->model->output_width;
-    float* x32 = m->reads_float64 ? NULL : p->x32;
-    double* x64 = m->reads_float64 ? (double*)p->x32 : NULL;
     MemoryContext old = MemoryContextSwitchTo(state->batch_context);  // detoasted arrays
     for (int k = 0; k < rows; k++) {
-        if (x64 != NULL)
-            read_features(p, m, m->arguments[first + k], x64 + k * cols);
+        if (m->reads_float64)
+            read_features(p, m, m->arguments[first + k], (double*)x + k * cols);
         else
-            read_features(p, m, m->arguments[first + k], x32 + k * cols);
+            read_features(p, m, m->arguments[first + k], (float*)x + k * cols);
     }
     MemoryContextSwitchTo(old);
+}
+
+// The model's usage and the node's counters for one run of `rows` rows.
+void count_run(PerRowModels* p, RowModel* m, int rows, double ms) {
+    m->usage.calls++;
+    m->usage.rows += rows;
+    m->usage.batches++;
+    m->usage.model_ms += ms;
+    p->counters.runs++;
+}
+
+// Each row's results from its outputs in `out` (rows × the model's width), into the batch's
+// memory, which lives until the next batch: label texts are copied, since the model may be
+// released before.
+void keep_results(PredictBatchState* state, PerRowModels* p, RowModel* m, int first, int rows, const float* out) {
+    const int width = m->model->output_width;
+    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+    for (int k = 0; k < rows; k++) {
+        const int row = m->rows[first + k];
+        const float* scores = out + (size_t)k * width;
+        for (int o = 0; o < p->num_outputs; o++) {
+            const size_t at = (size_t)o * p->allocated_rows + row;
+            Datum value = call_result(m->model, p->kinds[o], scores, &p->nulls[at]);
+            if (p->kinds[o] == PredictCallKind::PredictLabel && !p->nulls[at]) value = datumCopy(value, false, -1);
+            p->values[at] = value;
+        }
+    }
+    MemoryContextSwitchTo(old);
+}
+
+// Scores `rows` rows of a model's group from `first` on: features, program run, results.
+void score_rows(PredictBatchState* state, PerRowModels* p, RowModel* m, int first, int rows) {
+    reserve_scratch(p, feature_bytes(m, rows), output_bytes(m, rows));
+    const int64 cols = m->model->entry->num_features;
+    const int width = m->model->output_width;
+    read_group_features(state, p, m, first, rows, p->x32);
+    float* x32 = m->reads_float64 ? NULL : p->x32;
+    double* x64 = m->reads_float64 ? (double*)p->x32 : NULL;
     runtime::Program* program = m->model->program;
     float* out = p->out;
     instr_time start, elapsed;
@@ -269,29 +311,13 @@ void score_rows(PredictBatchState* state, PerRowModels* p, RowModel* m, int firs
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
     INSTR_TIME_ADD(state->model_time, elapsed);
-    m->usage.calls++;
-    m->usage.rows += rows;
-    m->usage.batches++;
-    m->usage.model_ms += INSTR_TIME_GET_MILLISEC(elapsed);
-    p->counters.runs++;
-
-    old = MemoryContextSwitchTo(state->batch_context);
-    for (int k = 0; k < rows; k++) {
-        const int row = m->rows[first + k];
-        const float* scores = out + (size_t)k * width;
-        for (int o = 0; o < p->num_outputs; o++) {
-            const size_t at = (size_t)o * p->allocated_rows + row;
-            Datum value = call_result(m->model, p->kinds[o], scores, &p->nulls[at]);
-            if (p->kinds[o] == PredictCallKind::PredictLabel && !p->nulls[at]) value = datumCopy(value, false, -1);
-            p->values[at] = value;
-        }
-    }
-    MemoryContextSwitchTo(old);
+    count_run(p, m, rows, INSTR_TIME_GET_MILLISEC(elapsed));
+    keep_results(state, p, m, first, rows, out);
 }
 
-// A model's group: bound first where it is not (a name that does not exist errors here, also
-// when its rows' arguments were all NULL), then scored in runs of at most batch_size rows.
-void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
+// Before a model's group is scored: bound where it is not (a name that does not exist errors
+// here, also when its rows' arguments were all NULL), counted, and made the most recently used.
+void start_group(PerRowModels* p, RowModel* m) {
     p->current = m;
     if (m->model == NULL) bind_row_model(p, m);
     // A hit: the model was bound, or this backend's cache had its program; a load: read from
@@ -307,11 +333,102 @@ void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
         m->scored = true;
         p->counters.models++;
     }
-    for (int first = 0; first < m->count; first += p->group_limit)
-        score_rows(state, p, m, first, Min(p->group_limit, m->count - first));
+}
+
+void finish_group(PerRowModels* p, RowModel* m) {
     m->count = 0;
     m->done = true;
     p->current = NULL;
+}
+
+// A model's group, in runs of at most batch_size rows.
+void score_group(PredictBatchState* state, PerRowModels* p, RowModel* m) {
+    start_group(p, m);
+    for (int first = 0; first < m->count; first += p->group_limit)
+        score_rows(state, p, m, first, Min(p->group_limit, m->count - first));
+    finish_group(p, m);
+}
+
+// The groups of `count` bound models that share one featurizer and read as many columns, of
+// batch_size rows in all at most: their features one after the other, the featurizer run once
+// over all of them, then each model's rest over its rows (runtime::run_sharing_featurizer).
+void score_sharing(PredictBatchState* state, PerRowModels* p, RowModel** models, int count) {
+    int total = 0;
+    size_t out_bytes = 0;
+    for (int i = 0; i < count; i++) {
+        start_group(p, models[i]);
+        total += models[i]->count;
+        out_bytes += output_bytes(models[i], models[i]->count);
+    }
+    reserve_scratch(p, feature_bytes(models[0], total), out_bytes);
+    const int64 cols = models[0]->model->entry->num_features;
+    runtime::Program** programs = (runtime::Program**)palloc(sizeof(runtime::Program*) * count);
+    int64* rows = (int64*)palloc(sizeof(int64) * count);
+    int at = 0;
+    for (int i = 0; i < count; i++) {
+        p->current = models[i];
+        read_group_features(state, p, models[i], 0, models[i]->count, (double*)p->x32 + (size_t)at * cols);
+        programs[i] = models[i]->model->program;
+        rows[i] = models[i]->count;
+        at += models[i]->count;
+    }
+    p->current = models[0];
+    instr_time start, elapsed;
+    INSTR_TIME_SET_CURRENT(start);
+    guarded([&] { runtime::run_sharing_featurizer(programs, rows, count, (double*)p->x32, cols, p->out); });
+    INSTR_TIME_SET_CURRENT(elapsed);
+    INSTR_TIME_SUBTRACT(elapsed, start);
+    INSTR_TIME_ADD(state->model_time, elapsed);
+    if (count >= 2) p->counters.shared++;
+    const float* out = p->out;
+    for (int i = 0; i < count; i++) {
+        RowModel* m = models[i];
+        count_run(p, m, m->count, INSTR_TIME_GET_MILLISEC(elapsed) * m->count / total);
+        keep_results(state, p, m, 0, m->count, out);
+        out += (size_t)m->count * m->model->output_width;
+        finish_group(p, m);
+    }
+    pfree(programs);
+    pfree(rows);
+}
+
+// Sharing featurizers first, then by reading width: runs of models that can share a run.
+int compare_sharing(const void* a, const void* b) {
+    const RowModel* x = *(RowModel* const*)a;
+    const RowModel* y = *(RowModel* const*)b;
+    if (x->featurizer != y->featurizer) return (uintptr_t)x->featurizer < (uintptr_t)y->featurizer ? -1 : 1;
+    const int64 fx = x->model->entry->num_features, fy = y->model->entry->num_features;
+    return fx < fy ? -1 : fx > fy ? 1 : 0;
+}
+
+// The groups of every bound model of the batch not yet scored. Models sharing a featurizer
+// (PRETZEL) are scored together, in sets of at most batch_size rows; the others one by one.
+void score_bound(PredictBatchState* state, PerRowModels* p) {
+    int count = 0;
+    for (RowModel* m = p->pending; m != NULL; m = m->next_pending)
+        if (m->model != NULL && !m->done) count++;
+    if (count == 0) return;
+    RowModel** ready = (RowModel**)palloc(sizeof(RowModel*) * count);
+    int n = 0;
+    for (RowModel* m = p->pending; m != NULL; m = m->next_pending)
+        if (m->model != NULL && !m->done) ready[n++] = m;
+    qsort(ready, n, sizeof(RowModel*), compare_sharing);
+    for (int i = 0; i < n;) {
+        RowModel* m = ready[i];
+        int j = i + 1, rows = m->count;
+        if (share_featurizers && m->featurizer != NULL && m->count > 0)
+            while (j < n && compare_sharing(&ready[i], &ready[j]) == 0 && ready[j]->count > 0 &&
+                   rows + ready[j]->count <= p->group_limit)
+                rows += ready[j++]->count;
+        // A featurizer's run for one model's group too: its program's rest may then skip the
+        // TorchScript interpreter (runtime::run_sharing_featurizer).
+        if (share_featurizers && m->featurizer != NULL && m->count > 0 && m->count <= p->group_limit)
+            score_sharing(state, p, ready + i, j - i);
+        else if (!m->done)  // (a model released by an earlier bind is bound again here)
+            score_group(state, p, m);
+        i = Max(j, i + 1);
+    }
+    pfree(ready);
 }
 
 // Empties the batch's list of groups; their arrays go with the batch's memory.
@@ -330,12 +447,27 @@ void clear_groups(PerRowModels* p) {
 }
 
 // Every group of the batch: the bound models' first, so that binding the others releases only
-// models whose groups are done, and each model is bound at most once a batch.
+// models whose groups are done. The others are bound while they fit in pg_predict.cache_size
+// beside the ones bound before them, then scored together (so that models sharing a featurizer
+// share its runs), and so on: each model is bound at most once a batch.
 void score_groups(PredictBatchState* state, PerRowModels* p) {
-    for (RowModel* m = p->pending; m != NULL; m = m->next_pending)
-        if (m->model != NULL) score_group(state, p, m);
-    for (RowModel* m = p->pending; m != NULL; m = m->next_pending)
-        if (!m->done) score_group(state, p, m);
+    score_bound(state, p);
+    const size_t limit = (size_t)cache_size_mb << 20;
+    size_t last_bytes = 0;
+    bool waiting = false;  // bound and not scored yet
+    for (RowModel* m = p->pending; m != NULL; m = m->next_pending) {
+        if (m->done || m->model != NULL) continue;
+        if (waiting && p->held_bytes + last_bytes > limit) {
+            score_bound(state, p);
+            waiting = false;
+        }
+        p->current = m;
+        bind_row_model(p, m);
+        p->current = NULL;
+        last_bytes = m->bytes;
+        waiting = true;
+    }
+    score_bound(state, p);
     clear_groups(p);
 }
 
@@ -552,6 +684,7 @@ void per_row_models_count(const InputState* input, NodeCounters* sum) {
     sum->model_hits += c.hits;
     sum->model_loads += c.loads;
     sum->models_released += c.released;
+    sum->shared_featurizer_runs += c.shared;
 }
 
 }  // namespace pg_predict::pg

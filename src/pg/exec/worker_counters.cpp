@@ -35,6 +35,7 @@ void add(NodeCounters* sum, const NodeCounters& more) {
     sum->model_hits += more.model_hits;
     sum->model_loads += more.model_loads;
     sum->models_released += more.models_released;
+    sum->shared_featurizer_runs += more.shared_featurizer_runs;
 }
 
 // The leader: adds what the workers left in `shared` to its own count of theirs, and clears it.

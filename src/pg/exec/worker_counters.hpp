@@ -29,6 +29,7 @@ struct NodeCounters {
     int64 model_hits;
     int64 model_loads;
     int64 models_released;
+    int64 shared_featurizer_runs;  // featurizer runs that served several models' groups
 };
 
 // The node's CustomExecMethods for its shared memory, and its shutdown step.
