@@ -67,6 +67,18 @@ my $create_big = "SELECT create_model('big', pg_read_file('$big')::jsonb)";
 # Runs the statements (each its own -c, so each commits unless a BEGIN came first) in a psql of
 # its own; once a backend has been executing $pattern for $delay_ms, kill -9 it. Returns psql's
 # stderr, after the server is back.
+# Waits for the server to accept connections after a crash restart. Not poll_query_until: it
+# writes its query to psql's stdin, and a psql that failed to connect during the restart may
+# have exited already, so the write dies with a broken pipe.
+sub wait_for_restart {
+    for (1 .. 600) {  # up to a minute
+        my $up = eval { $node->safe_psql('postgres', 'SELECT 1') eq '1' };
+        return if $up;
+        usleep(100_000);
+    }
+    die 'the server did not come back after the crash';
+}
+
 sub kill_backend_during {
     my ($statements, $pattern, $delay_ms) = @_;
     my ($out, $err) = ('', '');
@@ -84,7 +96,7 @@ sub kill_backend_during {
     usleep($delay_ms * 1000);
     kill 'KILL', $pid;
     $psql->finish;
-    $node->poll_query_until('postgres', 'SELECT 1', '1');
+    wait_for_restart();
     return $err;
 }
 
