@@ -34,7 +34,8 @@ std::string elementwise_expr(const std::string& f, const std::string& h) {
         {"floor", "floor"},  {"ceil", "ceil"},    {"rint", "round"},   {"trunc", "trunc"},
         {"sin", "sin"},      {"cos", "cos"},      {"tan", "tan"},      {"arcsin", "asin"},
         {"arccos", "acos"},  {"arctan", "atan"},  {"sinh", "sinh"},    {"cosh", "cosh"},
-        {"tanh", "tanh"},    {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"}};
+        {"tanh", "tanh"},    {"arcsinh", "asinh"}, {"arccosh", "acosh"}, {"arctanh", "atanh"},
+        {"erf", "erf"}};
     for (const auto& [name, fn] : kDirect)
         if (f == name) return std::string("torch.") + fn + "(" + h + ")";
     if (f == "expit") return "torch.sigmoid(" + h + ")";

@@ -28,6 +28,8 @@ const std::vector<std::string>& elementwise_functions() {
         "exp",      "exp2",    "expm1",    "log",     "log2",       "log10",   "log1p",   "floor",
         "ceil",     "rint",    "trunc",    "sin",     "cos",        "tan",     "arcsin",  "arccos",
         "arctan",   "sinh",    "cosh",     "tanh",    "arcsinh",    "arccosh", "arctanh",
+        // Not numpy's: scipy.special.erf (ONNX Erf).
+        "erf",
         // Not numpy's: the activations of scikit-learn's MLPs (scipy.special.expit, max(x, 0)),
         // and LightGBM's zero_as_missing (|x| <= kZeroThreshold is missing).
         "expit",    "relu",    "zero_as_missing"};
@@ -71,6 +73,7 @@ double apply_elementwise(const std::string& f, double x) {
     if (f == "arcsinh") return std::asinh(x);
     if (f == "arccosh") return std::acosh(x);
     if (f == "arctanh") return std::atanh(x);
+    if (f == "erf") return std::erf(x);
     if (f == "expit") return 1.0 / (1.0 + std::exp(-x));
     if (f == "relu") return x > 0.0 || std::isnan(x) ? x : 0.0;
     if (f == "zero_as_missing") return std::fabs(x) <= kLightgbmZero ? NAN : x;

@@ -739,6 +739,12 @@ void add_tensor_ops(std::map<std::string, Handler>& t) {
     t["Relu"] = [](Node& n) { unary(n, "relu"); };
     t["Sigmoid"] = [](Node& n) { unary(n, "expit"); };
     t["Tanh"] = [](Node& n) { unary(n, "tanh"); };
+    t["Reciprocal"] = [](Node& n) { unary(n, "reciprocal"); };
+    t["Floor"] = [](Node& n) { unary(n, "floor"); };
+    t["Ceil"] = [](Node& n) { unary(n, "ceil"); };
+    t["Round"] = [](Node& n) { unary(n, "rint"); };  // half to even, as ONNX rounds
+    t["Sign"] = [](Node& n) { unary(n, "sign"); };
+    t["Erf"] = [](Node& n) { unary(n, "erf"); };
     t["Neg"] = neg;
     t["Softmax"] = softmax;
     t["LogSoftmax"] = softmax;

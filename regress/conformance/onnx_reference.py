@@ -1,0 +1,170 @@
+"""A reference evaluator for ONNX graphs, written from the ONNX operator specification with numpy,
+for the conformance tests (onnxruntime is not in Debian).
+
+    outputs = evaluate(model_proto, {"X": x})     # {name: numpy array}
+
+Every tensor keeps the element type the graph declares: float inputs stay float32 through
+float32 operators (numpy's float32 ufuncs round each result to float32, as an ONNX runtime
+does), double stays float64, integers and booleans keep theirs. Only the default domain's
+operators that the tests use are here; another raises NotImplementedError naming it.
+"""
+
+import math
+
+import numpy as np
+from onnx import numpy_helper
+
+_ONNX_TYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 5: np.int16, 6: np.int32, 7: np.int64,
+               9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64}
+
+
+def _attrs(node):
+    from onnx import helper
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(x.dtype)
+
+
+def _same_type(f):
+    """f applied in the input's type (numpy may widen a float32 scalar result)."""
+    return lambda x: np.asarray(f(x)).astype(x.dtype)
+
+
+_UNARY = {
+    "Abs": np.abs, "Neg": np.negative, "Reciprocal": _same_type(lambda x: np.reciprocal(x)),
+    "Sqrt": np.sqrt, "Exp": np.exp, "Log": np.log, "Floor": np.floor, "Ceil": np.ceil,
+    "Round": np.rint,  # half to even
+    "Sign": np.sign, "Erf": _erf, "Tanh": np.tanh,
+    "Sigmoid": _same_type(lambda x: 1 / (1 + np.exp(-x))),
+    "Relu": _same_type(lambda x: np.maximum(x, 0)), "Not": np.logical_not,
+    "IsNaN": np.isnan, "Identity": lambda x: x,
+}
+
+_BINARY = {
+    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Pow": np.power,
+    "Less": np.less, "LessOrEqual": np.less_equal, "Greater": np.greater,
+    "GreaterOrEqual": np.greater_equal, "Equal": np.equal,
+    "And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor,
+}
+
+
+def _div(a, b):
+    if np.issubdtype(a.dtype, np.integer):  # integer division truncates toward zero
+        return (np.trunc(a / b)).astype(a.dtype)
+    return np.divide(a, b)
+
+
+def _axes(node, inputs, attrs, since):
+    if len(inputs) > 1 and inputs[1] is not None:
+        return tuple(int(v) for v in inputs[1])
+    return tuple(attrs["axes"]) if "axes" in attrs else None
+
+
+def _reduce(f):
+    def run(node, inputs, attrs):
+        x = inputs[0]
+        axes = _axes(node, inputs, attrs, 13)
+        keep = bool(attrs.get("keepdims", 1))
+        if axes is None and attrs.get("noop_with_empty_axes", 0):
+            return x
+        return np.asarray(f(x, axes, keep)).astype(x.dtype)
+    return run
+
+
+_REDUCE = {
+    "ReduceSum": _reduce(lambda x, a, k: np.sum(x, axis=a, keepdims=k)),
+    "ReduceMean": _reduce(lambda x, a, k: np.mean(x, axis=a, keepdims=k)),
+    "ReduceMax": _reduce(lambda x, a, k: np.max(x, axis=a, keepdims=k)),
+    "ReduceMin": _reduce(lambda x, a, k: np.min(x, axis=a, keepdims=k)),
+    "ReduceProd": _reduce(lambda x, a, k: np.prod(x, axis=a, keepdims=k)),
+    "ReduceSumSquare": _reduce(lambda x, a, k: np.sum(x * x, axis=a, keepdims=k)),
+    "ReduceL2": _reduce(lambda x, a, k: np.sqrt(np.sum(x * x, axis=a, keepdims=k))),
+    "ReduceLogSumExp": _reduce(lambda x, a, k: np.log(np.sum(np.exp(x), axis=a, keepdims=k))),
+}
+
+
+def _softmax(x, axis, log=False):
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    s = np.sum(e, axis=axis, keepdims=True)
+    return (x - m - np.log(s)) if log else e / s
+
+
+def _run(node, inputs, attrs):
+    op = node.op_type
+    if op in _UNARY:
+        return _UNARY[op](inputs[0])
+    if op in _BINARY:
+        return _BINARY[op](inputs[0], inputs[1])
+    if op == "Div":
+        return _div(inputs[0], inputs[1])
+    if op in _REDUCE:
+        return _REDUCE[op](node, inputs, attrs)
+    if op == "LeakyRelu":
+        x = inputs[0]
+        return np.where(x < 0, x * x.dtype.type(attrs.get("alpha", 0.01)), x)
+    if op == "Clip":
+        x = inputs[0]
+        lo = inputs[1] if len(inputs) > 1 and inputs[1] is not None else None
+        hi = inputs[2] if len(inputs) > 2 and inputs[2] is not None else None
+        if lo is not None:
+            x = np.where(x < lo, lo, x)
+        if hi is not None:
+            x = np.where(x > hi, hi, x)
+        return x.astype(inputs[0].dtype)
+    if op == "Where":
+        return np.where(inputs[0], inputs[1], inputs[2])
+    if op == "Cast":
+        return inputs[0].astype(_ONNX_TYPES[attrs["to"]])
+    if op == "Constant":
+        return numpy_helper.to_array(attrs["value"])
+    if op == "MatMul":
+        return np.matmul(inputs[0], inputs[1])
+    if op == "Gemm":
+        a = inputs[0].T if attrs.get("transA", 0) else inputs[0]
+        b = inputs[1].T if attrs.get("transB", 0) else inputs[1]
+        y = a.dtype.type(attrs.get("alpha", 1.0)) * (a @ b)
+        if len(inputs) > 2 and inputs[2] is not None:
+            y = y + a.dtype.type(attrs.get("beta", 1.0)) * inputs[2]
+        return y.astype(a.dtype)
+    if op in ("Softmax", "LogSoftmax"):
+        return _softmax(inputs[0], attrs.get("axis", -1), op == "LogSoftmax").astype(inputs[0].dtype)
+    if op in ("ArgMax", "ArgMin"):
+        f = np.argmax if op == "ArgMax" else np.argmin
+        axis = attrs.get("axis", 0)
+        y = f(inputs[0], axis=axis)
+        return np.expand_dims(y, axis).astype(np.int64) if attrs.get("keepdims", 1) else y.astype(np.int64)
+    if op == "Concat":
+        return np.concatenate(inputs, axis=attrs["axis"])
+    if op == "Reshape":
+        shape = [int(v) for v in inputs[1]]
+        shape = [inputs[0].shape[i] if v == 0 else v for i, v in enumerate(shape)]
+        return inputs[0].reshape(shape)
+    if op == "Flatten":
+        axis = attrs.get("axis", 1)
+        x = inputs[0]
+        return x.reshape(int(np.prod(x.shape[:axis])), -1)
+    if op == "Squeeze":
+        axes = _axes(node, inputs, attrs, 13)
+        return np.squeeze(inputs[0], axis=axes)
+    if op == "Unsqueeze":
+        y = inputs[0]
+        for a in sorted(_axes(node, inputs, attrs, 13)):
+            y = np.expand_dims(y, a)
+        return y
+    if op == "Gather":
+        return np.take(inputs[0], inputs[1], axis=attrs.get("axis", 0))
+    raise NotImplementedError(f"onnx_reference: operator {op} is not implemented")
+
+
+def evaluate(model, feeds):
+    """The graph's outputs for the input arrays `feeds` ({input name: numpy array})."""
+    values = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    values.update(feeds)
+    for node in model.graph.node:
+        inputs = [values[name] if name else None for name in node.input]
+        out = _run(node, inputs, _attrs(node))
+        values[node.output[0]] = np.asarray(out)
+    return {o.name: values[o.name] for o in model.graph.output}
