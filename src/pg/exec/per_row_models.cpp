@@ -57,6 +57,12 @@ struct RowModel {
     int count;
     int capacity;
     int* rows;               // batch row of each group row
+    // Where the model was bound when the batch named it first (the usual case after the first
+    // batch), each row's features are read as the row is read, while it is in the cache:
+    // `features` (float64 where the model reads float64). Otherwise each row's argument is
+    // copied, and its features are read when the group is scored.
+    bool read_early;
+    void* features;
     Datum* arguments;        // its row or array, copied
     bool listed;             // in the batch's list of groups (PerRowModels::pending)
     bool done;               // its group of this batch is scored
@@ -259,6 +265,11 @@ void read_group_features(PredictBatchState* state, PerRowModels* p, RowModel* m,
     MemoryContextSwitchTo(old);
 }
 
+// The features of a read_early group's row `first` on.
+void* group_features(const RowModel* m, int first) {
+    return (char*)m->features + feature_bytes(m, first);
+}
+
 // The model's usage and the node's counters for one run of `rows` rows.
 void count_run(PerRowModels* p, RowModel* m, int rows, double ms) {
     m->usage.calls++;
@@ -289,12 +300,13 @@ void keep_results(PredictBatchState* state, PerRowModels* p, RowModel* m, int fi
 
 // Scores `rows` rows of a model's group from `first` on: features, program run, results.
 void score_rows(PredictBatchState* state, PerRowModels* p, RowModel* m, int first, int rows) {
-    reserve_scratch(p, feature_bytes(m, rows), output_bytes(m, rows));
+    reserve_scratch(p, m->read_early ? 0 : feature_bytes(m, rows), output_bytes(m, rows));
     const int64 cols = m->model->entry->num_features;
     const int width = m->model->output_width;
-    read_group_features(state, p, m, first, rows, p->x32);
-    float* x32 = m->reads_float64 ? NULL : p->x32;
-    double* x64 = m->reads_float64 ? (double*)p->x32 : NULL;
+    void* x = m->read_early ? group_features(m, first) : p->x32;
+    if (!m->read_early) read_group_features(state, p, m, first, rows, x);
+    float* x32 = m->reads_float64 ? NULL : (float*)x;
+    double* x64 = m->reads_float64 ? (double*)x : NULL;
     runtime::Program* program = m->model->program;
     float* out = p->out;
     instr_time start, elapsed;
@@ -367,7 +379,11 @@ void score_sharing(PredictBatchState* state, PerRowModels* p, RowModel** models,
     int at = 0;
     for (int i = 0; i < count; i++) {
         p->current = models[i];
-        read_group_features(state, p, models[i], 0, models[i]->count, (double*)p->x32 + (size_t)at * cols);
+        double* x = (double*)p->x32 + (size_t)at * cols;
+        if (models[i]->read_early)
+            memcpy(x, models[i]->features, feature_bytes(models[i], models[i]->count));
+        else
+            read_group_features(state, p, models[i], 0, models[i]->count, x);
         programs[i] = models[i]->model->program;
         rows[i] = models[i]->count;
         at += models[i]->count;
@@ -443,6 +459,8 @@ void clear_groups(PerRowModels* p) {
         m->capacity = 0;
         m->rows = NULL;
         m->arguments = NULL;
+        m->features = NULL;
+        m->read_early = false;
     }
 }
 
@@ -622,8 +640,14 @@ void grow_group(PredictBatchState* state, RowModel* m) {
     const int capacity = m->capacity == 0 ? first_group_rows : 2 * m->capacity;
     MemoryContext old = MemoryContextSwitchTo(state->batch_context);
     m->rows = m->rows == NULL ? (int*)palloc(sizeof(int) * capacity) : (int*)repalloc(m->rows, sizeof(int) * capacity);
-    m->arguments = m->arguments == NULL ? (Datum*)palloc(sizeof(Datum) * capacity)
-                                        : (Datum*)repalloc(m->arguments, sizeof(Datum) * capacity);
+    if (m->read_early) {
+        const size_t bytes = feature_bytes(m, capacity);
+        m->features = m->features == NULL ? MemoryContextAllocHuge(CurrentMemoryContext, bytes)
+                                          : repalloc_huge(m->features, bytes);
+    } else {
+        m->arguments = m->arguments == NULL ? (Datum*)palloc(sizeof(Datum) * capacity)
+                                            : (Datum*)repalloc(m->arguments, sizeof(Datum) * capacity);
+    }
     MemoryContextSwitchTo(old);
     m->capacity = capacity;
 }
@@ -645,10 +669,22 @@ void per_row_models_read(PredictBatchState* state, InputState* input, int row) {
     bool isnull;
     Datum argument = ExecEvalExpr(p->argument, econtext, &isnull);
     if (isnull) return;
+    if (m->count == 0 && m->capacity == 0) m->read_early = m->model != NULL;  // the batch's first row of it
     grow_group(state, m);
-    // Kept until the batch is scored: the row's features are read then, by its model.
     MemoryContext old = MemoryContextSwitchTo(state->batch_context);
-    m->arguments[m->count] = datumCopy(argument, false, -1);
+    if (m->read_early) {
+        // The model stays bound until the batch is scored (binding, which releases models,
+        // happens only then).
+        p->current = m;
+        if (m->reads_float64)
+            read_features(p, m, argument, (double*)group_features(m, m->count));
+        else
+            read_features(p, m, argument, (float*)group_features(m, m->count));
+        p->current = NULL;
+    } else {
+        // Kept until the batch is scored: the row's features are read then, by its model.
+        m->arguments[m->count] = datumCopy(argument, false, -1);
+    }
     MemoryContextSwitchTo(old);
     m->rows[m->count++] = row;
     input->row_null[row] = false;
