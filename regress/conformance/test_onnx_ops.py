@@ -111,6 +111,16 @@ case("pow_square", [node("Pow", ["X", "k"])], initializers=[const("k", 2.0)])
 case("add_two_computed", [node("Abs", ["X"], "p"), node("Add", ["X", "p"])])
 case("sub_two_computed", [node("Tanh", ["X"], "p"), node("Sub", ["X", "p"])])
 case("clip", [node("Clip", ["X", "lo", "hi"])], initializers=[const("lo", -1.0), const("hi", 2.0)])
+case("leaky_relu", [node("LeakyRelu", ["X"], alpha=0.2)])
+case("leaky_relu_default_alpha", [node("LeakyRelu", ["X"])])
+# Comparisons with one number, cast to float (BernoulliNB's binarize, as skl2onnx writes it).
+for _op in ("Greater", "Less"):
+    case(f"{_op.lower()}_number", [node(_op, ["X", "k"], "m"), node("Cast", ["m"], to=TensorProto.FLOAT)],
+         initializers=[const("k", 0.5)])
+    case(f"{_op.lower()}_number_first", [node(_op, ["k", "X"], "m"), node("Cast", ["m"], to=TensorProto.FLOAT)],
+         initializers=[const("k", -0.5)])
+    case(f"{_op.lower()}_on_a_half", [node(_op, ["X", "k"], "m"), node("Cast", ["m"], to=TensorProto.FLOAT)],
+         initializers=[const("k", 1.5)])  # column b holds 1.5 exactly: neither greater nor less
 
 # --- linear algebra, reductions, shapes -------------------------------------------------------
 _W = [[0.5, -1.0, 0.25], [2.0, 0.0, -0.5], [-1.5, 1.0, 0.75], [0.1, 0.2, 0.3]]
@@ -132,6 +142,12 @@ case("scaler_linear_sigmoid",
       node("Add", ["m", "intercept"], "l"), node("Sigmoid", ["l"])], 1,
      [const("mean", [0.1, 0.5, 0.0, -0.2]), const("scale", [2.0, 3.5, 0.5, 1.7]),
       const("coef", [[0.8], [-0.3], [1.2], [0.05]]), const("intercept", [-0.4])])
+case("bernoulli_nb_like",
+     [node("Greater", ["X", "binarize"], "bits"), node("Cast", ["bits"], "f", to=TensorProto.FLOAT),
+      node("MatMul", ["f", "log_prob"], "joint"), node("Add", ["joint", "prior"], "scores"),
+      node("Softmax", ["scores"], axis=1)], 2,
+     [const("binarize", 0.0), const("log_prob", [[-0.2, -1.6], [-0.9, -0.5], [-1.2, -0.3], [-0.7, -0.7]]),
+      const("prior", [-0.6, -0.8])])
 case("gemm_softmax", [node("Gemm", ["X", "W", "bias"], "l"), node("Softmax", ["l"], axis=1)], 3,
      [const("W", _W), const("bias", [0.0, 0.5, -0.5])])
 

@@ -127,6 +127,12 @@ void emit_elementwise(Emitter& e, const spec::Step& s, const std::string& h, con
     const auto it = s.params.find("function");
     if (it == s.params.end() || !it->is_string())
         fail(ErrorCategory::InvalidModel, "compiler: elementwise step without a function name");
+    if (it->get<std::string>() == "leaky_relu") {
+        const double alpha = s.params.contains("alpha") ? spec::param_number(s, "alpha", "step elementwise")
+                                                        : spec::kLeakyReluAlpha;
+        e.line(out + " = torch.where(" + h + " < 0.0, " + h + " * " + double_literal(alpha) + ", " + h + ")");
+        return;
+    }
     e.line(out + " = " + elementwise_expr(it->get<std::string>(), h));
 }
 

@@ -28,8 +28,9 @@ const std::vector<std::string>& elementwise_functions() {
         "exp",      "exp2",    "expm1",    "log",     "log2",       "log10",   "log1p",   "floor",
         "ceil",     "rint",    "trunc",    "sin",     "cos",        "tan",     "arcsin",  "arccos",
         "arctan",   "sinh",    "cosh",     "tanh",    "arcsinh",    "arccosh", "arctanh",
-        // Not numpy's: scipy.special.erf (ONNX Erf).
-        "erf",
+        // Not numpy's: scipy.special.erf (ONNX Erf), and ONNX LeakyRelu (x < 0: alpha * x; the
+        // step's "alpha", 0.01 when absent).
+        "erf",      "leaky_relu",
         // Not numpy's: the activations of scikit-learn's MLPs (scipy.special.expit, max(x, 0)),
         // and LightGBM's zero_as_missing (|x| <= kZeroThreshold is missing).
         "expit",    "relu",    "zero_as_missing"};
@@ -74,6 +75,7 @@ double apply_elementwise(const std::string& f, double x) {
     if (f == "arccosh") return std::acosh(x);
     if (f == "arctanh") return std::atanh(x);
     if (f == "erf") return std::erf(x);
+    if (f == "leaky_relu") return x < 0.0 ? kLeakyReluAlpha * x : x;
     if (f == "expit") return 1.0 / (1.0 + std::exp(-x));
     if (f == "relu") return x > 0.0 || std::isnan(x) ? x : 0.0;
     if (f == "zero_as_missing") return std::fabs(x) <= kLightgbmZero ? NAN : x;
@@ -188,14 +190,27 @@ void evaluate_bucketize(const Step& s, std::vector<double>& x, const std::string
     }
 }
 
+double leaky_relu_alpha(const Step& s, const std::string& at) {
+    return s.params.contains("alpha") ? param_number(s, "alpha", at) : kLeakyReluAlpha;
+}
+
 void check_elementwise(const Step& s, std::vector<int32_t>& vocab, const std::string& at) {
     const json& f = param(s, "function", at);
     if (!f.is_string() || !is_elementwise_function(f.get<std::string>()))
         invalid(at, "elementwise function " + f.dump() + " is not known");
+    if (s.params.contains("alpha") && f.get<std::string>() != "leaky_relu")
+        invalid(at, "only the elementwise function \"leaky_relu\" takes an \"alpha\"");
+    if (f.get<std::string>() == "leaky_relu" && !std::isfinite(leaky_relu_alpha(s, at)))
+        invalid(at, "leaky_relu's alpha must be finite");
 }
 
 void evaluate_elementwise(const Step& s, std::vector<double>& x, const std::string& at) {
     const std::string f = param(s, "function", at).get<std::string>();
+    if (f == "leaky_relu") {
+        const double alpha = leaky_relu_alpha(s, at);
+        for (double& v : x) v = v < 0.0 ? alpha * v : v;
+        return;
+    }
     for (double& v : x) v = apply_elementwise(f, v);
 }
 

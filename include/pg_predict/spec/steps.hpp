@@ -99,6 +99,8 @@ std::vector<int32_t> param_ints(const Step&, const char* key, const std::string&
 const std::vector<std::string>& elementwise_functions();
 bool is_elementwise_function(const std::string& name);
 double apply_elementwise(const std::string& name, double x);
+// ONNX LeakyRelu's default alpha (an elementwise "leaky_relu" step without one).
+constexpr double kLeakyReluAlpha = 0.01;
 // One value of op quantile: x through one column's `quantiles` and the `references` (above).
 double apply_quantile(const std::vector<double>& quantiles, const std::vector<double>& references, bool normal,
                       double x);

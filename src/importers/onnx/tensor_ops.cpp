@@ -206,6 +206,49 @@ void unary(Node& n, const char* function) {
     return n.set_output(0, row_value(n.graph, elementwise(r, function), false, n.op() == "Sqrt" ? x.key : ""));
 }
 
+// x < 0: alpha * x, else x (NaN stays NaN).
+void leaky_relu(Node& n) {
+    const double alpha = n.number("alpha", spec::kLeakyReluAlpha);
+    if (!std::isfinite(alpha)) n.bad("alpha must be finite");
+    const Value& x = n.input(0);
+    if (x.kind == Kind::Constant) {
+        Constant c = x.constant;
+        if (c.is_string) n.unsupported("a string constant");
+        for (double& v : c.values) v = v < 0.0 ? alpha * v : v;
+        c.is_integer = false;
+        return n.set_output(0, constant_value(std::move(c)));
+    }
+    const Row& r = n.row_input(0);
+    n.set_output(0, row_value(n.graph, then(r, make_step("elementwise", {{"function", "leaky_relu"}, {"alpha", alpha}}), r.dims)));
+}
+
+// Greater / Less of a computed tensor and one number: 1 where it holds, else 0 (NaN: 0), as a
+// Binarizer's threshold step (x < c is -x > -c). Of two constants: folded.
+void compare(Node& n) {
+    const Value& a = n.input(0);
+    const Value& b = n.input(1);
+    const bool greater = n.op() == "Greater";
+    if (a.kind == Kind::Constant && b.kind == Kind::Constant) {
+        Constant c = fold_binary(n, a.constant, b.constant,
+                                 greater ? +[](double x, double y) { return x > y ? 1.0 : 0.0; }
+                                         : +[](double x, double y) { return x < y ? 1.0 : 0.0; });
+        c.is_integer = true;
+        return n.set_output(0, constant_value(std::move(c)));
+    }
+    // c > x is x < c.
+    const bool row_first = a.kind != Kind::Constant;
+    const Value& other = row_first ? b : a;
+    const bool above = row_first == greater;  // the row's entries must be above the number
+    if (other.kind != Kind::Constant || other.constant.is_string || other.constant.values.size() != 1)
+        n.unsupported(n.op() + " other than of a computed tensor and one number");
+    const double c = other.constant.values[0];
+    if (!std::isfinite(c)) n.unsupported(n.op() + " with an infinite or NaN number");
+    const Row& r = n.row_input(row_first ? 0 : 1);
+    const size_t w = r.text.size();
+    const Row x = above ? r : affine(r, std::vector<double>(w, -1.0), std::vector<double>(w, 0.0));
+    n.set_output(0, row_value(n.graph, then(x, make_step("threshold", {{"threshold", above ? c : -c}}), r.dims)));
+}
+
 void neg(Node& n) {
     const Value& x = n.input(0);
     if (x.kind == Kind::Constant) return unary(n, "negative");
@@ -745,6 +788,9 @@ void add_tensor_ops(std::map<std::string, Handler>& t) {
     t["Round"] = [](Node& n) { unary(n, "rint"); };  // half to even, as ONNX rounds
     t["Sign"] = [](Node& n) { unary(n, "sign"); };
     t["Erf"] = [](Node& n) { unary(n, "erf"); };
+    t["LeakyRelu"] = leaky_relu;
+    t["Greater"] = compare;
+    t["Less"] = compare;
     t["Neg"] = neg;
     t["Softmax"] = softmax;
     t["LogSoftmax"] = softmax;
