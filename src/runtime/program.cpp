@@ -499,15 +499,14 @@ void run_sharing_featurizer(Program* const* programs, const int64_t* rows, size_
                 // the kernel, the base margin and the link; a few rows one at a time.
                 if (!z32.defined()) z32 = z.to(torch::kFloat32).contiguous();
                 const float* zs = z32.data_ptr<float>() + first * z32.size(1);
-                if (n <= kNativeRowsOneByOne) {
+                // (program_tail takes one margin column: other links go row by row too.)
+                if (n <= kNativeRowsOneByOne || p->native.num_groups != 1) {
                     for (int64_t r = 0; r < n; ++r) score_row_natively(p, zs + r * z32.size(1), out + r * width);
-                } else if (p->native.num_groups == 1) {
+                } else {
                     std::vector<float> margins(n);
                     kernels::score(p->native, zs, n, z32.size(1), margins.data(), kernels::process_isa());
                     const at::Tensor r = program_tail(p, torch::from_blob(margins.data(), {n, 1}, torch::kFloat32));
                     std::memcpy(out, r.data_ptr<float>(), sizeof(float) * n * width);
-                } else {
-                    for (int64_t r = 0; r < n; ++r) score_row_natively(p, zs + r * z32.size(1), out + r * width);
                 }
             } else {
                 at::Tensor result = (*p->module->from_features)({z.narrow(0, first, n)}).toTensor();

@@ -486,6 +486,10 @@ void score_groups(PredictBatchState* state, PerRowModels* p) {
         waiting = true;
     }
     score_bound(state, p);
+    // A bind that needed more room than the one before it may have released a waiting model
+    // (its estimate is the previous model's size): its group binds it again here.
+    for (RowModel* m = p->pending; m != NULL; m = m->next_pending)
+        if (!m->done) score_group(state, p, m);
     clear_groups(p);
 }
 
