@@ -6,7 +6,9 @@ for the conformance tests (onnxruntime is not in Debian).
 Every tensor keeps the element type the graph declares: float inputs stay float32 through
 float32 operators (numpy's float32 ufuncs round each result to float32, as an ONNX runtime
 does), double stays float64, integers and booleans keep theirs. Only the default domain's
-operators that the tests use are here; another raises NotImplementedError naming it.
+operators that the tests use are here, and the ai.onnx.ml ones of the converter-shaped graphs
+(Scaler, LinearRegressor, SVMRegressor, SVMClassifier without probabilities, ArrayFeatureExtractor); another
+raises NotImplementedError naming it.
 """
 
 import math
@@ -80,6 +82,7 @@ _REDUCE = {
     "ReduceMin": _reduce(lambda x, a, k: np.min(x, axis=a, keepdims=k)),
     "ReduceProd": _reduce(lambda x, a, k: np.prod(x, axis=a, keepdims=k)),
     "ReduceSumSquare": _reduce(lambda x, a, k: np.sum(x * x, axis=a, keepdims=k)),
+    "ReduceL1": _reduce(lambda x, a, k: np.sum(np.abs(x), axis=a, keepdims=k)),
     "ReduceL2": _reduce(lambda x, a, k: np.sqrt(np.sum(x * x, axis=a, keepdims=k))),
     "ReduceLogSumExp": _reduce(lambda x, a, k: np.log(np.sum(np.exp(x), axis=a, keepdims=k))),
 }
@@ -156,7 +159,106 @@ def _run(node, inputs, attrs):
         return y
     if op == "Gather":
         return np.take(inputs[0], inputs[1], axis=attrs.get("axis", 0))
+    if op in ("Max", "Min", "Sum", "Mean"):
+        f = {"Max": np.maximum, "Min": np.minimum}.get(op, np.add)
+        y = inputs[0]
+        for x in inputs[1:]:
+            y = f(y, x)
+        return (y / y.dtype.type(len(inputs))).astype(y.dtype) if op == "Mean" else y
+    if op == "IsInf":
+        x = inputs[0]
+        return ((np.isposinf(x) if attrs.get("detect_positive", 1) else False) |
+                (np.isneginf(x) if attrs.get("detect_negative", 1) else False))
+    if op == "Transpose":
+        return np.transpose(inputs[0], attrs.get("perm"))
+    if op == "Expand":
+        x = inputs[0]
+        return np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(int(v) for v in inputs[1]))).copy()
+    if op == "Tile":
+        return np.tile(inputs[0], [int(v) for v in inputs[1]])
+    if op == "Slice":
+        x = inputs[0]
+        starts, ends = inputs[1], inputs[2]
+        axes = inputs[3] if len(inputs) > 3 and inputs[3] is not None else range(len(starts))
+        steps = inputs[4] if len(inputs) > 4 and inputs[4] is not None else [1] * len(starts)
+        index = [slice(None)] * x.ndim
+        for s, e, a, st in zip(starts, ends, axes, steps):
+            index[int(a)] = slice(int(s), int(e), int(st))
+        return x[tuple(index)]
+    if op == "Shape":
+        shape = np.array(inputs[0].shape, dtype=np.int64)
+        return shape[attrs.get("start", 0):attrs.get("end", len(shape))]
+    if op == "ConstantOfShape":
+        value = numpy_helper.to_array(attrs["value"]) if "value" in attrs else np.zeros(1, np.float32)
+        return np.full([int(v) for v in inputs[0]], value.reshape(-1)[0], dtype=value.dtype)
+    if op in _ML:
+        return _ML[op](inputs, attrs)
     raise NotImplementedError(f"onnx_reference: operator {op} is not implemented")
+
+
+# --- ai.onnx.ml operators (float32 throughout, as ONNX Runtime computes them) ----------------
+
+def _scaler(inputs, attrs):
+    x = inputs[0].astype(np.float32)
+    return ((x - np.float32(attrs.get("offset", [0.0])) ) * np.float32(attrs.get("scale", [1.0]))).astype(np.float32)
+
+
+def _kernel(x, attrs):
+    sv = np.asarray(attrs["support_vectors"], np.float32).reshape(-1, x.shape[1])
+    gamma, coef0, degree = (np.float32(v) for v in attrs.get("kernel_params", [0.0, 0.0, 0.0]))
+    kind = attrs.get("kernel_type", b"LINEAR")
+    kind = kind.decode() if isinstance(kind, bytes) else kind
+    if kind == "RBF":
+        d = x[:, None, :] - sv[None, :, :]
+        return np.exp(-gamma * np.sum(d * d, axis=2)).astype(np.float32)
+    dot = (x @ sv.T).astype(np.float32)
+    if kind == "POLY":
+        return np.power(gamma * dot + coef0, degree).astype(np.float32)
+    if kind == "SIGMOID":
+        return np.tanh(gamma * dot + coef0).astype(np.float32)
+    return dot
+
+
+def _svm_regressor(inputs, attrs):
+    k = _kernel(inputs[0].astype(np.float32), attrs)
+    coef = np.asarray(attrs["coefficients"], np.float32)
+    return (k @ coef + np.float32(attrs["rho"][0])).astype(np.float32).reshape(-1, 1)
+
+
+def _svm_classifier_ovo(inputs, attrs):
+    """Label (by one-vs-one votes, the lowest class on a tie) and the scores per class pair."""
+    k = _kernel(inputs[0].astype(np.float32), attrs)
+    per_class = list(attrs["vectors_per_class"])
+    start = np.concatenate([[0], np.cumsum(per_class)]).astype(int)
+    n_classes = len(per_class)
+    coef = np.asarray(attrs["coefficients"], np.float32).reshape(n_classes - 1, -1)
+    rho = np.asarray(attrs["rho"], np.float32)
+    scores, votes, p = [], np.zeros((k.shape[0], n_classes)), 0
+    for i in range(n_classes):
+        for j in range(i + 1, n_classes):
+            si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+            d = (k[:, si] @ coef[j - 1, si] + k[:, sj] @ coef[i, sj] + rho[p]).astype(np.float32)
+            votes[:, i] += d > 0
+            votes[:, j] += d <= 0
+            scores.append(d)
+            p += 1
+    labels = np.asarray(attrs["classlabels_ints"], np.int64)
+    return labels[np.argmax(votes, axis=1)], np.stack(scores, axis=1)
+
+
+def _linear_regressor(inputs, attrs):
+    x = inputs[0].astype(np.float32)
+    intercepts = np.asarray(attrs.get("intercepts", [0.0]), np.float32)
+    coef = np.asarray(attrs["coefficients"], np.float32).reshape(len(intercepts), -1)
+    return (x @ coef.T + intercepts).astype(np.float32)
+
+
+def _array_feature_extractor(inputs, attrs):
+    return np.take(inputs[0], inputs[1].astype(np.int64), axis=-1)
+
+
+_ML = {"Scaler": _scaler, "LinearRegressor": _linear_regressor, "SVMRegressor": _svm_regressor, "ArrayFeatureExtractor": _array_feature_extractor}
+_ML_MULTI = {"SVMClassifier": _svm_classifier_ovo}
 
 
 def evaluate(model, feeds):
@@ -165,6 +267,10 @@ def evaluate(model, feeds):
     values.update(feeds)
     for node in model.graph.node:
         inputs = [values[name] if name else None for name in node.input]
+        if node.op_type in _ML_MULTI:
+            for name, value in zip(node.output, _ML_MULTI[node.op_type](inputs, _attrs(node))):
+                values[name] = np.asarray(value)
+            continue
         out = _run(node, inputs, _attrs(node))
         values[node.output[0]] = np.asarray(out)
     return {o.name: values[o.name] for o in model.graph.output}

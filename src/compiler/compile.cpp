@@ -39,7 +39,7 @@ std::string compile(const spec::Pipeline& p, Strategy strategy, Output output) {
         case spec::Op::Affine: case spec::Op::Impute: case spec::Op::OneHot: case spec::Op::Ordinal: case spec::Op::Elementwise:
         case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing: case spec::Op::Normalize: case spec::Op::Project:
         case spec::Op::Bucketize: case spec::Op::Monomials: case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat:
-        case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
+        case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model: case spec::Op::Tensor:
             fail(ErrorCategory::Unsupported,
                  std::string("compile: estimator op \"") + spec::op_name(p.estimator.op) + "\" is not supported");
     }

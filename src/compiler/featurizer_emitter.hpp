@@ -73,6 +73,9 @@ void emit_kernel(Emitter&, const spec::Step&, const std::string& h, const std::s
                  int64_t& width);
 void emit_neighbors(Emitter&, const spec::Step&, const std::string& h, const std::string& out, const std::string& pre,
                     int64_t& width);
+// tensor_featurizers.cpp
+void emit_tensor(Emitter&, const spec::Step&, const std::string& h, const std::string& out, const std::string& pre,
+                 int64_t& width);
 // nested_featurizers.cpp
 void emit_concat(Emitter&, const spec::Step&, const std::string& h, const std::string& out, const std::string& pre,
                  int64_t& width);

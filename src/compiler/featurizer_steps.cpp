@@ -16,6 +16,9 @@
 //   power    both branches of the transform per column (lambdas as buffers), where() picks one
 //   quantile  searchsorted of each column in its quantiles from both sides, the two
 //            interpolations gathered by torch.take and averaged, the bounds, ndtri for normal
+//   tensor   each operand a slice or gather of h (constants a [1, n] buffer, or h with the
+//            constants appended), then the torch op: binary ones directly, reduce / softmax over
+//            the operand viewed [N, groups, k] along dim 2
 //   concat   each part's columns (select_columns), its steps, cat
 //   model    the nested pipeline compiled on its own, a submodule called on h (float32 for a
 //            bare tree model, which compares float32 inputs); label: argmax → one-hot
@@ -76,6 +79,7 @@ std::string emit_step(Emitter& e, const spec::Step& s, const std::string& h, int
     case spec::Op::Power: emit_power(e, s, h, out, pre, width); break;
     case spec::Op::Quantile: emit_quantile(e, s, h, out, pre, width); break;
     case spec::Op::Model: emit_model(e, s, h, out, pre, width); break;
+    case spec::Op::Tensor: emit_tensor(e, s, h, out, pre, width); break;
     case spec::Op::Concat: emit_concat(e, s, h, out, pre, width); break;
     case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript: {
         fail(ErrorCategory::Unsupported,

@@ -96,6 +96,7 @@ Mask needs_by_op(const spec::Step& s, const std::vector<int32_t>& in_vocab, cons
     case spec::Op::Concat: return concat_needs(s, in_vocab, live_out, memo);
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Kernel: case spec::Op::Neighbors:
     case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript: case spec::Op::Model:
+    case spec::Op::Tensor:  // (its operands could say which; not shrunk yet)
         return whole_row_needs(w);
     }
     return whole_row_needs(w);
@@ -159,7 +160,7 @@ Mask estimator_needs(const spec::Pipeline& p) {
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
     case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
-    case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
+    case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model: case spec::Op::Tensor:
         return whole_row_needs(w);  // reads every input
     }
     return whole_row_needs(w);

@@ -216,7 +216,7 @@ Sets through_step(const Step& s, const std::vector<int32_t>& in_vocab, const Set
     case spec::Op::Ordinal: return through_ordinal(s, in, where);
     case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Monomials: case spec::Op::Kernel:
-    case spec::Op::Neighbors: case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
+    case spec::Op::Neighbors: case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model: case spec::Op::Tensor:
     case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript:
         return through_unknown(s, in_vocab, where);
     }

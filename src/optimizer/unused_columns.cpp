@@ -227,7 +227,7 @@ struct StepShrink {
         case spec::Op::Project: project(); break;
         case spec::Op::Concat: concat(); break;
         case spec::Op::Normalize: case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::None:
-        case spec::Op::Linear: case spec::Op::TorchScript: case spec::Op::Model:
+        case spec::Op::Linear: case spec::Op::TorchScript: case spec::Op::Model: case spec::Op::Tensor:
             whole_row(); break;
         }
         return std::move(r);
@@ -280,7 +280,7 @@ void shrink_estimator(spec::Pipeline& p, const Mask& present, std::vector<std::s
     case spec::Op::Elementwise: case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
     case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Bucketize: case spec::Op::Monomials:
     case spec::Op::Kernel: case spec::Op::Neighbors: case spec::Op::Concat: case spec::Op::TorchScript:
-    case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model:
+    case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model: case spec::Op::Tensor:
         fail(ErrorCategory::Internal,
              std::string("optimizer: estimator ") + spec::op_name(p.estimator.op) + " lost an input column");
     }

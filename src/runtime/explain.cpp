@@ -32,6 +32,7 @@ char* explain_model(const char* name, const char* spec_json, size_t length,
     out["inputs"] = columns.size();
     out["columns_read"] = read;
     out["columns_not_read"] = not_read;
+    if (!before.import_paths.empty()) out["import_paths"] = before.import_paths;
     out["passes"] = passes;
     out["before"] = json::parse(spec::to_json(before));
     out["after"] = json::parse(spec::to_json(after));

@@ -259,6 +259,7 @@ std::string to_json(const Pipeline& p) {
         doc["format_version"] = 1;
     }
     if (!p.class_labels.empty()) doc["class_labels"] = p.class_labels;  // absent: numeric labels
+    if (!p.import_paths.empty()) doc["import_paths"] = p.import_paths;
     // Compact: the catalog keeps it as jsonb, and jsonb_pretty() is there for reading.
     try {
         return dump_interruptible(doc);
@@ -297,6 +298,10 @@ Pipeline from_json(const std::string& text) {
     if (root.has("class_labels")) {
         const JsonReader labels = root.array("class_labels");
         for (size_t i = 0; i < labels.size(); ++i) p.class_labels.push_back(labels[i].string());
+    }
+    if (root.has("import_paths")) {
+        const JsonReader paths = root.array("import_paths");
+        for (size_t i = 0; i < paths.size(); ++i) p.import_paths.push_back(paths[i].string());
     }
     const JsonReader features = root.array("features");
     for (size_t i = 0; i < features.size(); ++i) p.features.push_back(features[i].string());

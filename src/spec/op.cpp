@@ -26,6 +26,7 @@ const char* op_name(Op op) {
         case Op::Power: return "power";
         case Op::Quantile: return "quantile";
         case Op::Model: return "model";
+        case Op::Tensor: return "tensor";
     }
     return "?";
 }
@@ -35,7 +36,7 @@ std::optional<Op> op_from_name(std::string_view name) {
     static constexpr Op kOps[] = {Op::Affine,    Op::Impute, Op::OneHot,    Op::Ordinal,   Op::Elementwise,
                                   Op::Threshold, Op::Clip,   Op::IsMissing, Op::Normalize, Op::Project,
                                   Op::Bucketize, Op::Monomials, Op::Kernel, Op::Concat,    Op::Linear,
-                                  Op::TorchScript, Op::Neighbors, Op::Power, Op::Quantile, Op::Model};
+                                  Op::TorchScript, Op::Neighbors, Op::Power, Op::Quantile, Op::Model, Op::Tensor};
     for (Op op : kOps)
         if (name == op_name(op)) return op;
     return std::nullopt;

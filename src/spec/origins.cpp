@@ -70,7 +70,7 @@ std::vector<int32_t> origins_by_op(const Step& s, const std::vector<int32_t>& in
     case Op::OneHot: return one_hot_origins(s, in, where);
     case Op::Project: return project_origins(s, in, where);
     case Op::Concat: return concat_origins(s, in, in_vocab, where);
-    case Op::Normalize: case Op::Monomials: case Op::Kernel: case Op::Neighbors: case Op::Model: case Op::Linear:
+    case Op::Normalize: case Op::Monomials: case Op::Kernel: case Op::Neighbors: case Op::Model: case Op::Tensor: case Op::Linear:
     case Op::TorchScript: case Op::None:
         return std::vector<int32_t>(static_cast<size_t>(width), kMixedOrigin);
     }

@@ -148,7 +148,7 @@ void predict_rows(const Pipeline& p, const Input* x, int64_t rows, float* out) {
         case Op::Affine: case Op::Impute: case Op::OneHot: case Op::Ordinal: case Op::Elementwise:
         case Op::Threshold: case Op::Clip: case Op::IsMissing: case Op::Normalize: case Op::Project:
         case Op::Bucketize: case Op::Monomials: case Op::Kernel: case Op::Neighbors: case Op::Concat:
-        case Op::Power: case Op::Quantile: case Op::Model:
+        case Op::Power: case Op::Quantile: case Op::Model: case Op::Tensor:
             fail(ErrorCategory::Unsupported,
                  std::string("reference_predict: estimator op \"") + op_name(p.estimator.op) + "\"");
     }

@@ -73,6 +73,10 @@ void evaluate_kernel(const Step&, std::vector<double>& x, const std::string& at)
 void check_neighbors(const Step&, std::vector<int32_t>& vocab, const std::string& at);
 void evaluate_neighbors(const Step&, std::vector<double>& x, const std::string& at);
 
+// tensor_steps.cpp: the ONNX importer's general per-row tensor operation.
+void check_tensor(const Step&, std::vector<int32_t>& vocab, const std::string& at);
+void evaluate_tensor(const Step&, std::vector<double>& x, const std::string& at);
+
 // nested_steps.cpp: steps that hold steps: concat parts, a nested model.
 void check_concat(const Step&, std::vector<int32_t>& vocab, const std::string& at, int nesting);
 void evaluate_concat(const Step&, std::vector<double>& x, const std::string& at);

@@ -66,7 +66,7 @@ bool may_read_text(Op op) {
         case Op::None: case Op::Affine: case Op::Elementwise: case Op::Threshold: case Op::Clip:
         case Op::IsMissing: case Op::Normalize: case Op::Project: case Op::Bucketize: case Op::Monomials:
         case Op::Kernel: case Op::Neighbors: case Op::Linear: case Op::TorchScript: case Op::Power:
-        case Op::Quantile: case Op::Model:
+        case Op::Quantile: case Op::Model: case Op::Tensor:
             return false;
     }
     return false;
@@ -91,6 +91,7 @@ void check_by_op(const Step& s, std::vector<int32_t>& vocab, const std::string& 
         case Op::Neighbors: return check_neighbors(s, vocab, at);
         case Op::Power: return check_power(s, vocab, at);
         case Op::Quantile: return check_quantile(s, vocab, at);
+        case Op::Tensor: return check_tensor(s, vocab, at);
         case Op::Model: return check_model(s, vocab, at, nesting);
         case Op::Concat: return check_concat(s, vocab, at, nesting);
         case Op::None: case Op::Linear: case Op::TorchScript:
@@ -129,6 +130,7 @@ void evaluate(const Step& s, std::vector<double>& x, const std::string& at) {
         case Op::Neighbors: return evaluate_neighbors(s, x, at);
         case Op::Power: return evaluate_power(s, x, at);
         case Op::Quantile: return evaluate_quantile(s, x, at);
+        case Op::Tensor: return evaluate_tensor(s, x, at);
         case Op::Model: return evaluate_model(s, x, at);
         case Op::Concat: return evaluate_concat(s, x, at);
         case Op::None: case Op::Linear: case Op::TorchScript:

@@ -170,7 +170,7 @@ void check_estimator(const Pipeline& p) {
         case Op::Affine: case Op::Impute: case Op::OneHot: case Op::Ordinal: case Op::Elementwise:
         case Op::Threshold: case Op::Clip: case Op::IsMissing: case Op::Normalize: case Op::Project:
         case Op::Bucketize: case Op::Monomials: case Op::Kernel: case Op::Neighbors: case Op::Concat:
-        case Op::Power: case Op::Quantile: case Op::Model:
+        case Op::Power: case Op::Quantile: case Op::Model: case Op::Tensor:
             fail(ErrorCategory::Unsupported,
                  std::string("pipeline spec: estimator op \"") + op_name(e.op) + "\" is not supported");
     }
@@ -275,6 +275,8 @@ void check_texts(const Pipeline& p) {
             if (!is_utf8(t.vocabulary[k]))
                 invalid("value " + std::to_string(k) + " of text input " + std::to_string(t.input) +
                         " is not valid UTF-8");
+    for (const std::string& line : p.import_paths)
+        if (!is_utf8(line)) invalid("an import path line is not valid UTF-8");
     if (!is_utf8(p.source_format) || !is_utf8(p.objective) || !is_utf8(p.decision_shape))
         invalid("the model's format, objective or decision shape is not valid UTF-8");
 }

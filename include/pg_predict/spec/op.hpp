@@ -29,6 +29,7 @@ enum class Op {
     Concat,
     Power,  // PowerTransformer: yeo-johnson or box-cox with a lambda per column
     Quantile,  // QuantileTransformer: interpolation over each column's quantiles
+    Tensor,  // the ONNX importer's general per-row tensor operation (binary, where, reduce, softmax)
     Model,  // a whole nested pipeline (an ensemble's member): its prediction as columns
     // estimators
     Linear,

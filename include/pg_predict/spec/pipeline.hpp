@@ -117,6 +117,10 @@ struct Pipeline {
     // model. predict_outputs() in SQL. A regressor's groups are the values; a classifier's are a
     // decision value per output k (label classes[2k + 1] where > 0, else classes[2k]).
     int32_t outputs = 1;
+    // How the importer lowered the source graph, one line per node (ONNX: "node 3 (Div): tensor
+    // div", the spec ops or the general tensor step it became); explain_model shows it. Empty for
+    // the other formats.
+    std::vector<std::string> import_paths;
 
     // Columns of the program's input: features.size() (the model's own width when there are
     // no steps).

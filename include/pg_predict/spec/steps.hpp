@@ -54,6 +54,18 @@
 //            (uniform: x equal to the first / last quantile; normal: within 1e-7 of them or
 //            beyond), then for normal the normal quantile function clipped to
 //            ±ndtri(1e-7 - eps); n >= 2 ascending; NaN stays NaN                   (w → w)
+//   tensor   {"function": f, "operands": [[i, ...] per operand], "constants": [c, ...], "group": k}
+//            the ONNX importer's general lowering of a node no other step computes. Each operand
+//            lists entries of [x | constants] (i < w: column i of x; w + j: constants[j], which
+//            is optional). By f's family (tensor_functions()):
+//            binary (add sub mul div pow min max less less_equal greater greater_equal equal
+//            and or xor): two operands of n entries, y_i = f(a_i, b_i); comparisons and logic
+//            give 1 / 0 (NaN compares false; nonzero is true); min / max keep NaN as numpy (w → n)
+//            where: three operands (condition, then, else), y_i = c_i != 0 ? a_i : b_i   (w → n)
+//            reduce (reduce_sum mean max min prod log_sum_exp sum_square l1 l2, argmax argmin):
+//            one operand of g groups of "group" k consecutive entries, one value per group;
+//            argmax / argmin the first index of the extreme, NaN counting as largest     (w → g)
+//            softmax / log_softmax: the same groups, each group's softmax            (w → g k)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 //   model    {"pipeline": <a whole spec, as to_json writes it>, "output": o}  a nested pipeline
@@ -108,6 +120,25 @@ double apply_quantile(const std::vector<double>& quantiles, const std::vector<do
 double normal_quantile(double p);
 // One value of op power: `x` transformed with `lambda` by `method` (above).
 double apply_power(const std::string& method, double lambda, double x);
+
+// Op tensor's functions, by family (above), and a step's parameters read and checked for type.
+enum class TensorFamily { Binary, Where, Reduce, Grouped };
+struct TensorFunction {
+    const char* name;
+    TensorFamily family;
+};
+const std::vector<TensorFunction>& tensor_functions();
+const TensorFunction* find_tensor_function(const std::string& name);  // nullptr when unknown
+struct TensorStep {
+    std::string function;
+    TensorFamily family = TensorFamily::Binary;
+    std::vector<std::vector<int32_t>> operands;
+    std::vector<double> constants;
+    int64_t group = 1;
+};
+TensorStep read_tensor_step(const Step&, const std::string& where);
+// A binary tensor function on two numbers.
+double apply_binary(const std::string& function, double a, double b);
 
 // LightGBM's kZeroThreshold (a float32 1e-35 compared as a double): |x| at most this is zero.
 constexpr double kLightgbmZero = static_cast<double>(1e-35f);

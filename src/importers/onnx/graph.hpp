@@ -82,6 +82,9 @@ struct Value {
     std::string key;
     bool probabilities = false;       // rows sum to one (predict_proba can return it)
     std::string opaque_why;           // Opaque: why it cannot be an output
+    // A Label, Scores, LogSumExp or LogSoftmax whose `row` also holds it as a tensor computed
+    // from the inputs (the general path's form), for the nodes that read it as one.
+    bool has_row = false;
 };
 
 // The state of one import.
@@ -94,6 +97,15 @@ struct Graph {
     std::vector<bool> unknown_is_error;
     std::map<std::string, int64_t> opsets;  // domain → version
     int next_key = 0;
+    // The tensor forms made for inputs read as tensors (Node::row_input), by tensor name.
+    std::map<std::string, Row> row_forms;
+    // How each node was lowered (spec::Pipeline::import_paths); `path` is what the node being
+    // imported says of itself ("" : its steps, or folded when every output is a constant).
+    std::vector<std::string> node_paths;
+    // An SVMClassifier's decision values feed other nodes (skl2onnx's one-vs-rest graph, whose
+    // output it names "probabilities" though they are none).
+    bool reads_decision_values = false;
+    std::string path;
 
     std::string fresh_key() { return "#" + std::to_string(next_key++); }
     // The vocabulary index of `s` for text input `input` (added when new).
@@ -114,7 +126,11 @@ public:
     bool has_input(size_t i) const;         // present and not ""
     const Value& input(size_t i) const;     // bad() when missing
     const Constant& constant_input(size_t i) const;  // bad() unless a constant
-    const Row& row_input(size_t i) const;   // bad() unless computed from the inputs
+    // The input as a tensor computed from the inputs: a Row, or the tensor form of a model's
+    // output, a label or a reduction (unsupported() where there is none).
+    const Row& row_input(size_t i) const;
+    // The general path took this node: `how` says into what ("tensor mul", ...).
+    void general(const std::string& how) const;
     size_t outputs() const;
     bool output_used(size_t i) const;       // declared and not ""
     void set_output(size_t i, Value v);
@@ -188,11 +204,27 @@ Value concat_rows(Node&, const std::vector<const Row*>& parts, int64_t axis);
 Value gather_row(Node&, const Row& x, const Constant& indices, int64_t axis);
 Value label_classes(Node&, const Constant& classes, const Value& label);
 
+// --- The general path (general_ops.cpp): tensor steps for what no specific step computes ---
+
+// The index into a tensor of per-row shape `from` (right-aligned under `to`, broadcast) of each
+// entry of `to`, in row-major order.
+std::vector<int32_t> broadcast_index(const std::vector<int64_t>& from, const std::vector<int64_t>& to);
+// A value as a tensor computed from the inputs (Value::has_row, a linear model's Scores).
+Row value_row(const Node&, const Value&, const std::string& name);
+// function(operands...) entry by entry, after broadcasting: each operand a constant or a value
+// with a tensor form; a binary function takes two, "where" three.
+Value general_entrywise(Node&, const std::string& function, const std::vector<const Value*>& operands);
+// A reduction (or argmax / argmin) of x over the per-row axes marked in `reduced`.
+Row general_reduce(Node&, const std::string& function, const Row& x, const std::vector<bool>& reduced, bool keepdims);
+// softmax / log_softmax of x along per-row axis `axis`.
+Row general_softmax(Node&, const std::string& function, const Row& x, size_t axis);
+
 // The operator families (one file each); each registers its handlers into the table.
 void add_tree_ops(std::map<std::string, Handler>&);
 void add_linear_ops(std::map<std::string, Handler>&);
 void add_svm_ops(std::map<std::string, Handler>&);
 void add_featurizer_ops(std::map<std::string, Handler>&);
 void add_tensor_ops(std::map<std::string, Handler>&);
+void add_general_ops(std::map<std::string, Handler>&);
 
 }  // namespace pg_predict::importers::onnx_import

@@ -186,7 +186,13 @@ void run_nodes(const onnx::GraphProto& g, Graph& graph) {
         const Handler* h = find_handler(domain, proto.op_type());
         if (h == nullptr)
             node.unsupported("operator " + proto.op_type() + (domain.empty() ? "" : " (domain " + domain + ")"));
+        graph.path.clear();
         (*h)(node);
+        bool constant = true;
+        for (const auto& out : proto.output())
+            if (!out.empty() && graph.values.count(out) && graph.values.at(out).kind != Value::Kind::Constant) constant = false;
+        graph.node_paths.push_back(node.where() + ": " +
+                                   (!graph.path.empty() ? "general: " + graph.path : constant ? "folded" : "steps"));
         for (int o = 0; o < proto.output_size(); ++o)
             if (!proto.output(o).empty() && !graph.values.count(proto.output(o)))
                 node.unsupported("output " + std::to_string(o) + " (\"" + proto.output(o) + "\")");
@@ -259,7 +265,9 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
             label_name = o.name();
         }
     }
-    auto usable = [](const Value& v) { return v.kind == Value::Kind::Row || v.kind == Value::Kind::Scores; };
+    auto usable = [](const Value& v) {
+        return v.kind == Value::Kind::Row || v.kind == Value::Kind::Scores || (v.kind == Value::Kind::LogSumExp && v.has_row);
+    };
     auto opt = options.is_object() ? options.find("output") : options.end();
     if (options.is_object() && opt != options.end()) {
         if (!opt->is_string()) fail(ErrorCategory::InvalidParameter, "option \"output\" must be a string");
@@ -291,6 +299,24 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
             if (out == nullptr && usable(v) && (label == nullptr ? g.output_size() == 1 : v.key == label->of)) {
                 out = &v;
                 out_name = o.name();
+            }
+        }
+    }
+    Value trusted;
+    if (out == nullptr && label != nullptr && !options.contains("output") && !graph.reads_decision_values) {
+        // A classifier's probabilities computed on the general path (skl2onnx's SGDClassifier:
+        // a Div by their sum), which the specific path cannot recognise as probabilities: the
+        // converters' name for them is trusted when they have a column per class.
+        for (const char* name : {"probabilities", "output_probability"}) {
+            const Value* v = find_output(g, graph, name);
+            if (v != nullptr && v->kind == Value::Kind::Row && !v->row.steps.empty() &&
+                v->row.steps.back().op == spec::Op::Tensor &&
+                (label->classes.empty() || static_cast<int64_t>(label->classes.size()) == v->row.width())) {
+                trusted = *v;
+                trusted.probabilities = true;
+                out = &trusted;
+                out_name = name;
+                break;
             }
         }
     }
@@ -357,6 +383,7 @@ spec::Pipeline import_onnx(std::string_view bytes, const json& options) {
     read_inputs(g, graph, p);
     run_nodes(g, graph);
     make_pipeline(g, graph, options, p);
+    p.import_paths = graph.node_paths;
     for (size_t i = 0; i < graph.input_names.size(); ++i) {
         if (!graph.text_input[i]) continue;
         spec::TextInput t;

@@ -143,13 +143,18 @@ const Constant& Node::constant_input(size_t i) const {
 
 const Row& Node::row_input(size_t i) const {
     const Value& v = input(i);
-    if (v.kind != Value::Kind::Row) {
-        if (v.kind == Value::Kind::Constant)
-            unsupported("a constant input " + std::to_string(i) + " (\"" + proto_.input(static_cast<int>(i)) + "\")");
-        unsupported("input " + std::to_string(i) + " (\"" + proto_.input(static_cast<int>(i)) +
-                    "\") computed by a model or an ArgMax");
-    }
-    return v.row;
+    if (v.kind == Value::Kind::Row) return v.row;
+    const std::string& name = proto_.input(static_cast<int>(i));
+    if (v.kind == Value::Kind::Constant) unsupported("a constant input " + std::to_string(i) + " (\"" + name + "\")");
+    auto it = graph.row_forms.find(name);
+    if (it == graph.row_forms.end()) it = graph.row_forms.emplace(name, value_row(*this, v, name)).first;
+    if (!v.has_row) general("the tensor form of input \"" + name + "\"");
+    return it->second;
+}
+
+void Node::general(const std::string& how) const {
+    if (graph.path.find(how) != std::string::npos) return;
+    graph.path += (graph.path.empty() ? "" : ", ") + how;
 }
 
 size_t Node::outputs() const { return static_cast<size_t>(proto_.output_size()); }

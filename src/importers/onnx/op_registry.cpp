@@ -16,6 +16,7 @@ std::map<std::string, Handler> build_table() {
     add_svm_ops(table);
     add_featurizer_ops(table);
     add_tensor_ops(table);
+    add_general_ops(table);
     return table;
 }
 

@@ -111,10 +111,6 @@ std::vector<int64_t> broadcast_dims(const Node& node, std::vector<int64_t> a, st
     return out;
 }
 
-namespace {
-
-// Index into a tensor of shape `from` (right-aligned under `to`, broadcast) for each entry of
-// `to` in row-major order.
 std::vector<int32_t> broadcast_index(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
     const int64_t n = product(to);
     std::vector<int32_t> out(static_cast<size_t>(n));
@@ -134,8 +130,6 @@ std::vector<int32_t> broadcast_index(const std::vector<int64_t>& from, const std
     }
     return out;
 }
-
-}  // namespace
 
 Row broadcast_to(const Node& node, const Row& x, const std::vector<int64_t>& dims) {
     if (x.dims == dims) return x;

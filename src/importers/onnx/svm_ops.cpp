@@ -6,7 +6,8 @@
 //    (a projection), d > 0 votes i, else j (a threshold, then one projection counting each
 //    class's votes); the label is the argmax of the votes (the lowest class on a tie, as
 //    libsvm). Probability estimates (prob_a / prob_b: Platt scaling and pairwise coupling) are
-//    refused; the scores output of a classifier cannot be scored (it is no probability).
+//    refused. The scores output is the decision value per class pair, which later nodes can read
+//    (skl2onnx's one-vs-rest decision function); it is not scored as probabilities.
 #include <string>
 #include <vector>
 
@@ -86,12 +87,20 @@ void svm_classifier(Node& n) {
     const std::vector<double> rho = n.numbers("rho");
     if (rho.size() != pairs) n.bad("rho must hold one value per class pair (" + std::to_string(pairs) + ")");
     const OneVsOne ovo = one_vs_one(k, start, [&](size_t r, size_t s) { return coef[r * count + s]; });
-    Row bits = then(project(kx, ovo.decision, rho), make_step("threshold", {{"threshold", 0.0}}), {static_cast<int64_t>(pairs)});
+    const Row decision = project(kx, ovo.decision, rho);
+    Row bits = then(decision, make_step("threshold", {{"threshold", 0.0}}), {static_cast<int64_t>(pairs)});
     Value tally = row_value(n.graph, project(bits, ovo.votes, ovo.base));
     n.set_output(0, classifier_label(n, tally, labels, "votes"));
+    // The scores of three classes or more: libsvm's decision value per class pair (what
+    // skl2onnx's one-vs-rest graph reads); no probabilities. ONNX Runtime's layout of a binary
+    // classifier's scores is its own, so that one is not read.
+    if (k > 2) {
+        n.graph.reads_decision_values = true;
+        return n.set_output(1, row_value(n.graph, decision));
+    }
     Value scores;
     scores.kind = Kind::Opaque;
-    scores.opaque_why = "the decision values of an SVMClassifier, which are no probabilities";
+    scores.opaque_why = "the decision values of a binary SVMClassifier, which are no probabilities";
     n.set_output(1, scores);
 }
 

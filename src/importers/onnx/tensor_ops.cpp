@@ -176,11 +176,31 @@ void binary(Node& n) {
         n.set_output(0, keep(a));
         return;
     }
-    if (a.kind == Kind::Row && b.kind == Kind::Constant) return n.set_output(0, row_with_constant(n, a, b.constant, false));
-    if (a.kind == Kind::Constant && b.kind == Kind::Row) return n.set_output(0, row_with_constant(n, b, a.constant, true));
-    if (a.kind == Kind::Row && b.kind == Kind::Row) return n.set_output(0, row_with_row(n, a.row, b.row));
-    n.unsupported(n.op() + " of a model's output, a label or a reduction (only constants and tensors computed from "
-                  "the inputs by linear and per-entry operators can be combined)");
+    const std::string& op = n.op();
+    // The steps where they compute it: a Row and a constant (Pow to 1, 2 or 0.5 only), Add / Sub
+    // of two Rows; the general path for the rest.
+    // An affine step needs finite factors: a division by zero, or an infinite constant, is general.
+    const auto finite_factor = [&](const Value& c) {
+        if (c.kind != Kind::Constant || c.constant.is_string) return false;
+        for (double v : c.constant.values)
+            if (!std::isfinite(v) || (op == "Div" && v == 0.0)) return false;
+        return true;
+    };
+    if ((a.kind == Kind::Row && b.kind == Kind::Constant && !finite_factor(b)) ||
+        (a.kind == Kind::Constant && b.kind == Kind::Row && !finite_factor(a)))
+        return n.set_output(0, general_entrywise(n, op == "Add" ? "add" : op == "Sub" ? "sub" : op == "Mul" ? "mul"
+                                                    : op == "Div" ? "div" : "pow", {&a, &b}));
+    const bool simple_power = op != "Pow" || (b.kind == Kind::Constant && !b.constant.is_string &&
+                                              (all_equal(b.constant.values, 1.0) || all_equal(b.constant.values, 2.0) ||
+                                               all_equal(b.constant.values, 0.5)));
+    if (a.kind == Kind::Row && b.kind == Kind::Constant && simple_power)
+        return n.set_output(0, row_with_constant(n, a, b.constant, false));
+    if (a.kind == Kind::Constant && b.kind == Kind::Row && op != "Pow")
+        return n.set_output(0, row_with_constant(n, b, a.constant, true));
+    if (a.kind == Kind::Row && b.kind == Kind::Row && (op == "Add" || op == "Sub"))
+        return n.set_output(0, row_with_row(n, a.row, b.row));
+    const char* f = op == "Add" ? "add" : op == "Sub" ? "sub" : op == "Mul" ? "mul" : op == "Div" ? "div" : "pow";
+    n.set_output(0, general_entrywise(n, f, {&a, &b}));
 }
 
 void unary(Node& n, const char* function) {
@@ -239,10 +259,10 @@ void compare(Node& n) {
     const bool row_first = a.kind != Kind::Constant;
     const Value& other = row_first ? b : a;
     const bool above = row_first == greater;  // the row's entries must be above the number
-    if (other.kind != Kind::Constant || other.constant.is_string || other.constant.values.size() != 1)
-        n.unsupported(n.op() + " other than of a computed tensor and one number");
+    if (other.kind != Kind::Constant || other.constant.is_string || other.constant.values.size() != 1 ||
+        !std::isfinite(other.constant.values[0]) || (a.kind != Kind::Row && b.kind != Kind::Row))
+        return n.set_output(0, general_entrywise(n, greater ? "greater" : "less", {&a, &b}));
     const double c = other.constant.values[0];
-    if (!std::isfinite(c)) n.unsupported(n.op() + " with an infinite or NaN number");
     const Row& r = n.row_input(row_first ? 0 : 1);
     const size_t w = r.text.size();
     const Row x = above ? r : affine(r, std::vector<double>(w, -1.0), std::vector<double>(w, 0.0));
@@ -256,18 +276,45 @@ void neg(Node& n) {
     n.set_output(0, row_value(n.graph, affine(r, std::vector<double>(r.text.size(), -1.0), std::vector<double>(r.text.size(), 0.0))));
 }
 
+// Before opset 13, Softmax over axis a of a tensor of rank > a + 1 works on the axes from a on
+// flattened into one.
+bool opset_before_13_flattens(const Node& n, const Row& r) {
+    if (n.graph.opsets.at("") >= 13) return false;
+    const int64_t rank = static_cast<int64_t>(r.dims.size()) + 1;
+    int64_t a = n.integer("axis", 1);
+    if (a < 0) a += rank;
+    return a >= 1 && a < rank - 1;
+}
+
 void softmax(Node& n) {
     const Value& x = n.input(0);
     const Row& r = n.row_input(0);
     const int64_t default_axis = n.graph.opsets.at("") >= 13 ? -1 : 1;
     const size_t a = row_axis(n, n.integer("axis", default_axis), r);
-    if (r.dims.size() != 1 || a != 0) n.unsupported("Softmax over other than the columns of a matrix [N, k]");
+    const char* f = n.op() == "LogSoftmax" ? "log_softmax" : "softmax";
+    if (opset_before_13_flattens(n, r) || r.dims.size() != 1 || x.kind != Kind::Row) {
+        // Another axis, or a model's output: the general path.
+        if (opset_before_13_flattens(n, r)) {
+            // Before opset 13, Softmax flattens the axes from `axis` on into one.
+            Row flat = r;
+            std::vector<int64_t> dims(r.dims.begin(), r.dims.begin() + static_cast<long>(a));
+            dims.push_back(product(std::vector<int64_t>(r.dims.begin() + static_cast<long>(a), r.dims.end())));
+            flat.dims = dims;
+            Row out = general_softmax(n, f, flat, a);
+            out.dims = r.dims;
+            return n.set_output(0, row_value(n.graph, out, n.op() == "Softmax"));
+        }
+        return n.set_output(0, row_value(n.graph, general_softmax(n, f, r, a), n.op() == "Softmax"));
+    }
     Value v;
     if (n.op() == "LogSoftmax") {
         v = x;
-        v.kind = Kind::LogSoftmax;
+        v.kind = Kind::LogSoftmax;  // its row stays x: exp(log_softmax(x)) is softmax(x)
         return n.set_output(0, v);
     }
+    v.row = general_softmax(n, f, r, a);
+    v.has_row = true;
+    n.graph.path.clear();
     v.kind = Kind::Scores;
     v.scores = as_scores(x);
     v.scores.transform = spec::PostTransform::Softmax;
@@ -278,13 +325,20 @@ void softmax(Node& n) {
 
 void arg_extreme(Node& n) {
     const Value& x = n.input(0);
-    if (x.kind != Kind::Row && x.kind != Kind::Scores && x.kind != Kind::LogSoftmax)
-        n.unsupported(n.op() + " of a constant, a label or a reduction");
-    const int64_t cols = x.kind == Kind::Scores ? x.scores.columns : static_cast<int64_t>(x.row.text.size());
-    const size_t rank = x.kind == Kind::Scores ? 2 : x.row.dims.size() + 1;
-    if (rank != 2 || full_axis(n, n.integer("axis", 0), rank) != 1)
-        n.unsupported(n.op() + " over other than the columns of a matrix [N, k]");
+    if (x.kind == Kind::Constant) n.unsupported(n.op() + " of a constant");
     if (n.integer("select_last_index", 0) != 0) n.unsupported("select_last_index = 1");
+    const char* f = n.op() == "ArgMin" ? "argmin" : "argmax";
+    const bool keepdims = n.integer("keepdims", 1) != 0;
+    const bool matrix = x.kind == Kind::Scores || x.kind == Kind::LogSoftmax || (x.kind == Kind::Row && x.row.dims.size() == 1);
+    const size_t rank = x.kind == Kind::Scores ? 2 : x.row.dims.size() + 1;
+    if (!matrix || full_axis(n, n.integer("axis", 0), rank) != 1) {
+        // Another axis, or the index of a reduction or a label: a number per group.
+        const Row& r = n.row_input(0);
+        std::vector<bool> reduced(r.dims.size(), false);
+        reduced[row_axis(n, n.integer("axis", 0), r)] = true;
+        return n.set_output(0, row_value(n.graph, general_reduce(n, f, r, reduced, keepdims)));
+    }
+    const int64_t cols = x.kind == Kind::Scores ? x.scores.columns : static_cast<int64_t>(x.row.text.size());
     if (cols < 1) n.bad("the tensor has no columns");
     Value v;
     v.kind = Kind::Label;
@@ -303,8 +357,8 @@ void reduce(Node& n) {
     const int64_t since = op == "ReduceSum" ? 13 : 18;
     std::vector<int64_t> axes = axes_of(n, since);
     const bool keepdims = n.integer("keepdims", 1) != 0;
-    if (xv.kind != Kind::Row) n.unsupported(op + " of a constant, a model's output or a label");
-    const Row& x = xv.row;
+    if (xv.kind == Kind::Constant) n.unsupported(op + " of a constant");
+    const Row& x = n.row_input(0);
     if (axes.empty()) {
         if (n.integer("noop_with_empty_axes", 0) != 0) return n.set_output(0, xv);
         n.unsupported(op + " over every axis, the batch included");
@@ -315,15 +369,21 @@ void reduce(Node& n) {
     for (size_t d = 0; d < x.dims.size(); ++d)
         if (!reduced[d]) dims.push_back(x.dims[d]);
         else if (keepdims) dims.push_back(1);
-    if (op == "ReduceLogSumExp") {
-        if (x.dims.size() != 1) n.unsupported("ReduceLogSumExp over other than the columns of a matrix [N, k]");
+    if (op == "ReduceLogSumExp" && x.dims.size() == 1 && xv.kind == Kind::Row) {
+        // x - logsumexp(x) is recognised as log_softmax; anything else reads the tensor form.
         Value v;
         v.kind = Kind::LogSumExp;
-        v.row.dims = dims;
+        v.row = general_reduce(n, "reduce_log_sum_exp", x, reduced, keepdims);
+        v.has_row = true;
+        n.graph.path.clear();
         v.key = xv.key;
         return n.set_output(0, v);
     }
-    if (op == "ReduceMax") n.unsupported("ReduceMax of a computed tensor (no exact step for a row's maximum)");
+    if (op != "ReduceSum" && op != "ReduceMean" && op != "ReduceSumSquare") {
+        const char* f = op == "ReduceMax" ? "reduce_max" : op == "ReduceMin" ? "reduce_min" : op == "ReduceProd" ? "reduce_prod"
+                        : op == "ReduceL1" ? "reduce_l1" : op == "ReduceL2" ? "reduce_l2" : "reduce_log_sum_exp";
+        return n.set_output(0, row_value(n.graph, general_reduce(n, f, x, reduced, keepdims)));
+    }
     // Each output entry sums (averages) its group of input entries: one projection.
     const size_t w_in = x.text.size(), w_out = static_cast<size_t>(product(dims));
     Matrix m(w_out, std::vector<double>(w_in, 0.0));
@@ -696,25 +756,25 @@ void cast(Node& n) {
         return n.set_output(0, constant_value(std::move(c)));
     }
     if (x.kind == Kind::Label || x.kind == Kind::Opaque) return n.set_output(0, x);  // class values as any type
-    if (!real) n.unsupported("Cast of a computed tensor to element type " + std::to_string(to) + " (only to float or double)");
-    n.set_output(0, x);
+    if (real) return n.set_output(0, x);
+    if (to == 8) n.unsupported("Cast of a computed tensor to string");
+    const Row& r = n.row_input(0);
+    if (to == 9) {  // bool: nonzero (NaN included) is true
+        const Value zero = constant_value(Constant{{}, {0.0}, {}, false, false});
+        return n.set_output(0, general_entrywise(n, "xor", {&x, &zero}));
+    }
+    // An integer type: toward zero, as C casts (NaN stays NaN, where ONNX leaves it undefined).
+    n.set_output(0, row_value(n.graph, elementwise(r, "trunc")));
 }
 
 void where(Node& n) {
     const Value& c = n.input(0);
     const Value& a = n.input(1);
     const Value& b = n.input(2);
-    if (c.kind != Kind::Constant) n.unsupported("Where with a computed condition");
-    if (a.kind == Kind::Constant && b.kind == Kind::Constant) {
-        Constant out;
-        out.shape = broadcast_dims(n, broadcast_dims(n, c.constant.shape, a.constant.shape), b.constant.shape);
-        const auto cv = constant_for_row(n, c.constant, out.shape);
-        const auto av = constant_for_row(n, a.constant, out.shape);
-        const auto bv = constant_for_row(n, b.constant, out.shape);
-        for (size_t i = 0; i < cv.size(); ++i) out.values.push_back(cv[i] != 0 ? av[i] : bv[i]);
-        out.is_integer = a.constant.is_integer && b.constant.is_integer;
-        return n.set_output(0, constant_value(std::move(out)));
-    }
+    // Constants are folded; a computed condition, or a model's output or a constant picked from,
+    // takes the general path.
+    if (c.kind != Kind::Constant || a.kind != Kind::Row || b.kind != Kind::Row)
+        return n.set_output(0, general_entrywise(n, "where", {&c, &a, &b}));
     // A constant condition picks each entry from one of two Rows: a gather over both.
     const Row& x = n.row_input(1);
     const Row& y = n.row_input(2);
@@ -796,7 +856,9 @@ void add_tensor_ops(std::map<std::string, Handler>& t) {
     t["LogSoftmax"] = softmax;
     t["ArgMax"] = arg_extreme;
     t["ArgMin"] = arg_extreme;
-    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceLogSumExp", "ReduceSumSquare"}) t[op] = reduce;
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceLogSumExp",
+                           "ReduceSumSquare", "ReduceL1", "ReduceL2"})
+        t[op] = reduce;
     t["MatMul"] = matmul;
     t["Gemm"] = gemm;
     t["Reshape"] = reshape;

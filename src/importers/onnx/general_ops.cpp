@@ -1,0 +1,506 @@
+// The general path: what no specific featurizer step computes becomes op "tensor" steps
+// (spec/steps.hpp), an exact per-row tensor operation of each node:
+//  - entry by entry: arithmetic and comparisons of two computed tensors, or of a tensor and
+//    constants of any shape (Mul, Div, Pow, Max, Min, Sum, Mean, Equal, Less, ..., And, Or, Xor,
+//    Not, IsInf), and Where with a computed condition; on constants they are folded;
+//  - group by group: the reductions no projection computes (ReduceMax, ReduceMin, ReduceProd,
+//    ReduceL1, ReduceL2, ReduceLogSumExp), ArgMax / ArgMin read as a number, Softmax and
+//    LogSoftmax in the middle of a graph or along another axis;
+//  - shape: Transpose, Slice, Expand, Tile (gathers of the entries), Shape and ConstantOfShape
+//    (constants: the batch dimension is -1, which Reshape infers again).
+// A value the specific path made (a linear model's Scores, a Label, a LogSumExp) is read here
+// through its tensor form (value_row). Each node that takes this path says so in the pipeline's
+// import_paths, which explain_model shows.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "graph.hpp"
+#include "pg_predict/spec/steps.hpp"
+
+namespace pg_predict::importers::onnx_import {
+
+using nlohmann::json;
+using Kind = Value::Kind;
+using Matrix = std::vector<std::vector<double>>;
+
+namespace {
+
+json index_json(const std::vector<int32_t>& v) {
+    json a = json::array();
+    for (int32_t i : v) a.push_back(i);
+    return a;
+}
+
+Row tensor_step(const Row& src, const std::string& function, const std::vector<std::vector<int32_t>>& operands,
+                const std::vector<double>& constants, int64_t group, std::vector<int64_t> dims) {
+    json ops = json::array();
+    for (const auto& o : operands) ops.push_back(index_json(o));
+    json params = {{"function", function}, {"operands", ops}};
+    if (!constants.empty()) params["constants"] = spec::numbers_to_json(constants);
+    if (group != 1) params["group"] = group;
+    return then(src, make_step("tensor", std::move(params)), std::move(dims));
+}
+
+Value number_constant(double v) {
+    Constant c;
+    c.values = {v};
+    return constant_value(std::move(c));
+}
+
+// A linear model's output through its link, as a tensor.
+Row scores_row(const Node& n, const Scores& s) {
+    if (s.trees) n.unsupported("the output of a tree ensemble read by another node");
+    Row r = then(s.margin, make_step("project", {{"matrix", s.linear.params.at("coef")}, {"offset", s.linear.params.at("intercept")}}),
+                 {static_cast<int64_t>(s.groups)});
+    const int64_t g = s.groups;
+    switch (s.transform) {
+    case spec::PostTransform::Identity: break;
+    case spec::PostTransform::Softmax: r = tensor_step(r, "softmax", {{}}, {}, g, {g}); break;
+    case spec::PostTransform::Exp: r = then(r, make_step("elementwise", {{"function", "exp"}}), r.dims); break;
+    case spec::PostTransform::Logistic:
+        r = then(r, make_step("elementwise", {{"function", "expit"}}), r.dims);
+        if (g == 1 && s.columns == 2)  // [1 - p, p - 0]
+            r = tensor_step(r, "sub", {{1, 0}, {0, 2}}, {1.0, 0.0}, 1, {2});
+        break;
+    case spec::PostTransform::Ovr: case spec::PostTransform::TwoSided: case spec::PostTransform::Complement:
+    case spec::PostTransform::ModifiedHuber:
+        n.unsupported("the output of a model with this post transform read by another node");
+    }
+    if (s.transform == spec::PostTransform::Softmax) {
+        std::vector<int32_t> all;
+        for (int32_t i = 0; i < g; ++i) all.push_back(i);
+        r.steps.back().params["operands"] = json::array({index_json(all)});
+    }
+    return r;
+}
+
+}  // namespace
+
+Row value_row(const Node& n, const Value& v, const std::string& name) {
+    if (v.kind == Kind::Row || v.has_row) return v.row;
+    switch (v.kind) {
+    case Kind::Scores: return scores_row(n, v.scores);
+    case Kind::Label: {
+        if (!v.label.names.empty()) n.unsupported("a text label (\"" + name + "\") read as a number");
+        const auto it = n.graph.values.find(v.label.tensor);
+        if (it == n.graph.values.end()) n.unsupported("the label \"" + name + "\" read as a number");
+        const Row from = value_row(n, it->second, v.label.tensor);
+        const int64_t k = from.width();
+        std::vector<int32_t> all;
+        for (int32_t i = 0; i < k; ++i) all.push_back(i);
+        Row index = tensor_step(from, v.label.argmin ? "argmin" : "argmax", {all}, {}, k, {1});
+        if (v.label.classes.empty()) return index;
+        // Class j where the index is j: one-hot of the index, times the classes.
+        std::vector<int32_t> repeated(static_cast<size_t>(k), 0), positions;
+        std::vector<double> constants;
+        for (int32_t j = 0; j < k; ++j) {
+            positions.push_back(1 + j);
+            constants.push_back(j);
+        }
+        Row hot = tensor_step(index, "equal", {repeated, positions}, constants, 1, {k});
+        return then(hot, make_step("project", {{"matrix", matrix_json({v.label.classes})}, {"offset", json::array({0.0})}}), {1});
+    }
+    case Kind::LogSoftmax: {  // its row is the x it was taken of, a matrix [N, k]
+        const int64_t k = v.row.width();
+        std::vector<int32_t> all;
+        for (int32_t i = 0; i < k; ++i) all.push_back(i);
+        return tensor_step(v.row, "log_softmax", {all}, {}, k, v.row.dims);
+    }
+    case Kind::Constant: n.unsupported("a constant (\"" + name + "\") where a computed tensor is read");
+    case Kind::Row: case Kind::LogSumExp: case Kind::Opaque: break;
+    }
+    if (v.kind == Kind::Opaque) n.unsupported("input \"" + name + "\" (" + v.opaque_why + ")");
+    n.unsupported("input \"" + name + "\" read as a tensor");
+}
+
+Value general_entrywise(Node& n, const std::string& function, const std::vector<const Value*>& operands) {
+    std::vector<Row> rows;
+    std::vector<int> row_of(operands.size(), -1);
+    size_t rank = 0;
+    for (size_t i = 0; i < operands.size(); ++i) {
+        if (operands[i]->kind == Kind::Constant) continue;
+        row_of[i] = static_cast<int>(rows.size());
+        rows.push_back(value_row(n, *operands[i], "operand " + std::to_string(i)));
+        rank = std::max(rank, rows.back().dims.size());
+    }
+    // The per-row shape of each operand (a constant's leading dimension stands for the batch
+    // when it has one more than the tensors).
+    auto per_row = [&](size_t i) {
+        if (row_of[i] >= 0) return rows[static_cast<size_t>(row_of[i])].dims;
+        std::vector<int64_t> s = operands[i]->constant.shape;
+        if (!rows.empty() && s.size() == rank + 1) s.erase(s.begin());
+        return s;
+    };
+    std::vector<int64_t> dims = per_row(0);
+    for (size_t i = 1; i < operands.size(); ++i) dims = broadcast_dims(n, dims, per_row(i));
+    if (rows.empty()) {  // every operand a constant: folded
+        Constant out;
+        out.shape = dims;
+        std::vector<std::vector<double>> v;
+        for (const Value* o : operands) v.push_back(constant_for_row(n, o->constant, dims));
+        for (size_t k = 0; k < v[0].size(); ++k)
+            out.values.push_back(function == "where" ? (v[0][k] != 0 ? v[1][k] : v[2][k])
+                                                     : spec::apply_binary(function, v[0][k], v[1][k]));
+        return constant_value(std::move(out));
+    }
+    std::vector<const Row*> parts;
+    for (const Row& r : rows) parts.push_back(&r);
+    int64_t width = 0;
+    for (const Row& r : rows) width += r.width();
+    const Row src = rows.size() == 1 ? rows[0] : side_by_side(n.graph, parts, {width});
+    std::vector<std::vector<int32_t>> indices;
+    std::vector<double> constants;
+    std::vector<int64_t> offset;
+    int64_t at = 0;
+    for (const Row& r : rows) {
+        offset.push_back(at);
+        at += r.width();
+    }
+    for (size_t i = 0; i < operands.size(); ++i) {
+        std::vector<int32_t> idx;
+        if (row_of[i] >= 0) {
+            const Row& r = rows[static_cast<size_t>(row_of[i])];
+            for (int32_t k : broadcast_index(r.dims, dims)) idx.push_back(static_cast<int32_t>(offset[static_cast<size_t>(row_of[i])] + k));
+        } else {
+            for (double c : constant_for_row(n, operands[i]->constant, dims)) {
+                idx.push_back(static_cast<int32_t>(width + static_cast<int64_t>(constants.size())));
+                constants.push_back(c);
+            }
+        }
+        indices.push_back(std::move(idx));
+    }
+    n.general("tensor " + function);
+    return row_value(n.graph, tensor_step(src, function, indices, constants, 1, dims));
+}
+
+namespace {
+
+// x's entries grouped: one group per entry of the axes not `reduced` (row-major), each group its
+// entries along the reduced axes in order.
+std::vector<int32_t> grouped_entries(const Row& x, const std::vector<bool>& reduced) {
+    std::vector<int64_t> kept;
+    for (size_t d = 0; d < x.dims.size(); ++d)
+        if (!reduced[d]) kept.push_back(x.dims[d]);
+    std::vector<std::vector<int32_t>> groups(static_cast<size_t>(product(kept)));
+    std::vector<int64_t> idx(x.dims.size(), 0);
+    for (int64_t k = 0; k < x.width(); ++k) {
+        int64_t out = 0;
+        for (size_t d = 0; d < x.dims.size(); ++d)
+            if (!reduced[d]) out = out * x.dims[d] + idx[d];
+        groups[static_cast<size_t>(out)].push_back(static_cast<int32_t>(k));
+        for (size_t d = x.dims.size(); d-- > 0;) {
+            if (++idx[d] < x.dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+    std::vector<int32_t> operand;
+    for (const auto& g : groups) operand.insert(operand.end(), g.begin(), g.end());
+    return operand;
+}
+
+}  // namespace
+
+Row general_reduce(Node& n, const std::string& function, const Row& x, const std::vector<bool>& reduced, bool keepdims) {
+    std::vector<int64_t> dims;
+    int64_t group = 1;
+    for (size_t d = 0; d < x.dims.size(); ++d) {
+        if (reduced[d]) {
+            group *= x.dims[d];
+            if (keepdims) dims.push_back(1);
+        } else {
+            dims.push_back(x.dims[d]);
+        }
+    }
+    if (group == 0) n.unsupported(function + " over an empty axis");
+    n.general("tensor " + function);
+    return tensor_step(x, function, {grouped_entries(x, reduced)}, {}, group, dims);
+}
+
+Row general_softmax(Node& n, const std::string& function, const Row& x, size_t axis) {
+    std::vector<bool> reduced(x.dims.size(), false);
+    reduced[axis] = true;
+    const std::vector<int32_t> operand = grouped_entries(x, reduced);
+    Row out = tensor_step(x, function, {operand}, {}, x.dims[axis], {x.width()});
+    // The groups' entries back in x's order.
+    std::vector<int32_t> back(static_cast<size_t>(x.width()));
+    for (size_t p = 0; p < operand.size(); ++p) back[static_cast<size_t>(operand[p])] = static_cast<int32_t>(p);
+    n.general("tensor " + function);
+    return gather(out, back, x.dims);
+}
+
+namespace {
+
+// Equal, LessOrEqual, GreaterOrEqual, And, Or, Xor; Max, Min, Sum, Mean of any number of inputs.
+void entrywise(Node& n, const std::string& function) {
+    std::vector<const Value*> in;
+    for (size_t i = 0; i < n.inputs(); ++i) in.push_back(&n.input(i));
+    if (in.empty()) n.bad("has no inputs");
+    if (in.size() == 1 && function != "equal") return n.set_output(0, *in[0]);
+    if (function == "equal" || function == "less_equal" || function == "greater_equal" || function == "and" ||
+        function == "or" || function == "xor") {
+        if (in.size() != 2) n.bad("takes two inputs");
+    }
+    Value acc = general_entrywise(n, function, {in[0], in[1]});
+    for (size_t i = 2; i < in.size(); ++i) acc = general_entrywise(n, function, {&acc, in[i]});
+    n.set_output(0, std::move(acc));
+}
+
+void variadic(Node& n, const std::string& function) {
+    if (n.op() == "Mean") {
+        std::vector<const Value*> in;
+        for (size_t i = 0; i < n.inputs(); ++i) in.push_back(&n.input(i));
+        if (in.empty()) n.bad("has no inputs");
+        Value acc = *in[0];
+        for (size_t i = 1; i < in.size(); ++i) acc = general_entrywise(n, "add", {&acc, in[i]});
+        const Value count = number_constant(static_cast<double>(in.size()));
+        if (in.size() > 1) acc = general_entrywise(n, "div", {&acc, &count});
+        return n.set_output(0, std::move(acc));
+    }
+    entrywise(n, function);
+}
+
+void not_op(Node& n) {
+    const Value zero = number_constant(0.0);
+    n.set_output(0, general_entrywise(n, "equal", {&n.input(0), &zero}));
+}
+
+void is_nan(Node& n) {
+    const Value& x = n.input(0);
+    if (x.kind == Kind::Constant) {
+        Constant c = x.constant;
+        for (double& v : c.values) v = std::isnan(v) ? 1.0 : 0.0;
+        c.is_integer = true;
+        return n.set_output(0, constant_value(std::move(c)));
+    }
+    const Row& r = n.row_input(0);
+    n.set_output(0, row_value(n.graph, then(r, make_step("is_missing", json::object()), r.dims)));
+}
+
+void is_inf(Node& n) {
+    const bool negative = n.integer("detect_negative", 1) != 0, positive = n.integer("detect_positive", 1) != 0;
+    const Value& x = n.input(0);
+    if (!negative && !positive) {
+        const Value nan = number_constant(NAN);
+        return n.set_output(0, general_entrywise(n, "equal", {&x, &nan}));  // never equal: zeros
+    }
+    if (negative && positive) {
+        Value magnitude = x;
+        if (x.kind == Kind::Constant) {
+            for (double& v : magnitude.constant.values) v = std::fabs(v);
+        } else {
+            const Row& r = n.row_input(0);
+            magnitude = row_value(n.graph, then(r, make_step("elementwise", {{"function", "absolute"}}), r.dims));
+        }
+        const Value inf = number_constant(INFINITY);
+        return n.set_output(0, general_entrywise(n, "equal", {&magnitude, &inf}));
+    }
+    const Value inf = number_constant(positive ? INFINITY : -INFINITY);
+    n.set_output(0, general_entrywise(n, "equal", {&x, &inf}));
+}
+
+// The full shape (the batch first, -1) of a constant or a Row, for the shape ops.
+std::vector<int64_t> int_values(const Node& n, const Constant& c, const char* what) {
+    if (!c.is_integer) n.bad(std::string(what) + " must be an integer tensor");
+    std::vector<int64_t> out;
+    for (double v : c.values) out.push_back(static_cast<int64_t>(v));
+    return out;
+}
+
+// Entries of a Row picked by a function of the output's multi-index (over `dims`), in
+// row-major order: `source` gives the input entry's flat index.
+template <typename F>
+Row pick(const Row& x, const std::vector<int64_t>& dims, F source) {
+    std::vector<int32_t> columns;
+    std::vector<int64_t> idx(dims.size(), 0);
+    const int64_t total = product(dims);
+    for (int64_t k = 0; k < total; ++k) {
+        columns.push_back(static_cast<int32_t>(source(idx)));
+        for (size_t d = dims.size(); d-- > 0;) {
+            if (++idx[d] < dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+    return gather(x, columns, dims);
+}
+
+int64_t flat(const std::vector<int64_t>& dims, const std::vector<int64_t>& idx) {
+    int64_t f = 0;
+    for (size_t d = 0; d < dims.size(); ++d) f = f * dims[d] + idx[d];
+    return f;
+}
+
+void transpose(Node& n) {
+    const Row& x = n.row_input(0);
+    const size_t rank = x.dims.size() + 1;
+    std::vector<int64_t> perm = n.integers("perm", false);
+    if (perm.empty())
+        for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    if (perm.size() != rank) n.bad("perm has " + std::to_string(perm.size()) + " axes for a tensor of rank " + std::to_string(rank));
+    std::vector<bool> seen(rank, false);
+    for (int64_t p : perm) {
+        if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) n.bad("perm is not a permutation");
+        seen[static_cast<size_t>(p)] = true;
+    }
+    if (perm[0] != 0) n.unsupported("a Transpose that moves the batch axis");
+    std::vector<int64_t> dims;
+    for (size_t i = 1; i < rank; ++i) dims.push_back(x.dims[static_cast<size_t>(perm[i] - 1)]);
+    n.general("gather (transpose)");
+    n.set_output(0, row_value(n.graph, pick(x, dims, [&](const std::vector<int64_t>& out) {
+        std::vector<int64_t> in(x.dims.size());
+        for (size_t i = 1; i < rank; ++i) in[static_cast<size_t>(perm[i] - 1)] = out[i - 1];
+        return flat(x.dims, in);
+    })));
+}
+
+// The per-row target of Expand's shape (its first entry stands for the batch: 1 or -1 keep it).
+void expand(Node& n) {
+    const Row& x = n.row_input(0);
+    std::vector<int64_t> shape = int_values(n, n.constant_input(1), "shape");
+    if (shape.size() > x.dims.size()) {
+        const int64_t batch = shape[shape.size() - x.dims.size() - 1];
+        if (shape.size() > x.dims.size() + 1 || (batch != 1 && batch != -1)) n.unsupported("an Expand along the batch axis");
+        shape.erase(shape.begin());
+    }
+    const std::vector<int64_t> dims = broadcast_dims(n, x.dims, shape);
+    n.general("gather (expand)");
+    n.set_output(0, row_value(n.graph, broadcast_to(n, x, dims)));
+}
+
+void tile(Node& n) {
+    const Row& x = n.row_input(0);
+    const std::vector<int64_t> repeats = int_values(n, n.constant_input(1), "repeats");
+    if (repeats.size() != x.dims.size() + 1) n.bad("repeats must have one entry per axis");
+    if (repeats[0] != 1) n.unsupported("a Tile along the batch axis");
+    std::vector<int64_t> dims;
+    for (size_t d = 0; d < x.dims.size(); ++d) {
+        if (repeats[d + 1] < 0) n.bad("a negative repeat");
+        dims.push_back(x.dims[d] * repeats[d + 1]);
+    }
+    n.general("gather (tile)");
+    n.set_output(0, row_value(n.graph, pick(x, dims, [&](const std::vector<int64_t>& out) {
+        std::vector<int64_t> in(x.dims.size());
+        for (size_t d = 0; d < in.size(); ++d) in[d] = out[d] % x.dims[d];
+        return flat(x.dims, in);
+    })));
+}
+
+void slice(Node& n) {
+    const Row& x = n.row_input(0);
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (n.graph.opsets.at("") >= 10) {
+        starts = int_values(n, n.constant_input(1), "starts");
+        ends = int_values(n, n.constant_input(2), "ends");
+        if (n.has_input(3)) axes = int_values(n, n.constant_input(3), "axes");
+        if (n.has_input(4)) steps = int_values(n, n.constant_input(4), "steps");
+    } else {
+        starts = n.integers("starts");
+        ends = n.integers("ends");
+        axes = n.integers("axes", false);
+    }
+    const int64_t rank = static_cast<int64_t>(x.dims.size()) + 1;
+    if (axes.empty())
+        for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+        n.bad("starts, ends, axes and steps must have equal lengths");
+    std::vector<int64_t> first(x.dims.size(), 0), step(x.dims.size(), 1), dims = x.dims;
+    for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (a < 0 || a >= rank) n.bad("axis " + std::to_string(axes[i]) + " is out of range");
+        if (steps[i] == 0) n.bad("a step of 0");
+        if (a == 0) {
+            if (steps[i] == 1 && starts[i] == 0 && ends[i] >= INT32_MAX) continue;  // the whole batch
+            n.unsupported("a Slice of the batch axis");
+        }
+        const int64_t len = x.dims[static_cast<size_t>(a - 1)];
+        auto clamp = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
+        int64_t s = starts[i] < 0 ? starts[i] + len : starts[i];
+        int64_t e = ends[i] < 0 ? ends[i] + len : ends[i];
+        int64_t count;
+        if (steps[i] > 0) {
+            s = clamp(s, 0, len);
+            e = clamp(e, 0, len);
+            count = e > s ? (e - s + steps[i] - 1) / steps[i] : 0;
+        } else {
+            s = clamp(s, 0, len - 1);
+            e = clamp(e, -1, len - 1);
+            count = s > e ? (s - e - steps[i] - 1) / -steps[i] : 0;
+        }
+        first[static_cast<size_t>(a - 1)] = s;
+        step[static_cast<size_t>(a - 1)] = steps[i];
+        dims[static_cast<size_t>(a - 1)] = count;
+    }
+    n.general("gather (slice)");
+    n.set_output(0, row_value(n.graph, pick(x, dims, [&](const std::vector<int64_t>& out) {
+        std::vector<int64_t> in(x.dims.size());
+        for (size_t d = 0; d < in.size(); ++d) in[d] = first[d] + out[d] * step[d];
+        return flat(x.dims, in);
+    })));
+}
+
+// Shape of a computed tensor: a constant whose batch entry is -1 (Reshape infers it again).
+void shape(Node& n) {
+    const Value& x = n.input(0);
+    Constant c;
+    c.is_integer = true;
+    if (x.kind == Kind::Constant) {
+        for (int64_t d : x.constant.shape) c.values.push_back(static_cast<double>(d));
+    } else {
+        const Row& r = n.row_input(0);
+        c.values.push_back(-1.0);
+        for (int64_t d : r.dims) c.values.push_back(static_cast<double>(d));
+    }
+    const int64_t rank = static_cast<int64_t>(c.values.size());
+    int64_t start = n.integer("start", 0), end = n.integer("end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::min(std::max<int64_t>(start, 0), rank);
+    end = std::min(std::max<int64_t>(end, start), rank);
+    c.values = std::vector<double>(c.values.begin() + start, c.values.begin() + end);
+    c.shape = {static_cast<int64_t>(c.values.size())};
+    n.set_output(0, constant_value(std::move(c)));
+}
+
+void constant_of_shape(Node& n) {
+    const std::vector<int64_t> shape = int_values(n, n.constant_input(0), "shape");
+    Constant c;
+    double fill = 0.0;
+    if (n.has("value")) {
+        const Constant v = n.tensor("value");
+        if (v.values.size() != 1) n.bad("value must hold one number");
+        fill = v.values[0];
+        c.is_integer = v.is_integer;
+    }
+    for (int64_t d : shape)
+        if (d < 0) n.unsupported("a ConstantOfShape whose shape depends on the batch");
+    c.shape = shape;
+    c.values.assign(static_cast<size_t>(product(shape)), fill);
+    n.set_output(0, constant_value(std::move(c)));
+}
+
+}  // namespace
+
+void add_general_ops(std::map<std::string, Handler>& t) {
+    t["Equal"] = [](Node& n) { entrywise(n, "equal"); };
+    t["LessOrEqual"] = [](Node& n) { entrywise(n, "less_equal"); };
+    t["GreaterOrEqual"] = [](Node& n) { entrywise(n, "greater_equal"); };
+    t["And"] = [](Node& n) { entrywise(n, "and"); };
+    t["Or"] = [](Node& n) { entrywise(n, "or"); };
+    t["Xor"] = [](Node& n) { entrywise(n, "xor"); };
+    t["Not"] = not_op;
+    t["IsNaN"] = is_nan;
+    t["IsInf"] = is_inf;
+    t["Max"] = [](Node& n) { variadic(n, "max"); };
+    t["Min"] = [](Node& n) { variadic(n, "min"); };
+    t["Sum"] = [](Node& n) { variadic(n, "add"); };
+    t["Mean"] = [](Node& n) { variadic(n, "add"); };
+    t["Transpose"] = transpose;
+    t["Expand"] = expand;
+    t["Tile"] = tile;
+    t["Slice"] = slice;
+    t["Shape"] = shape;
+    t["ConstantOfShape"] = constant_of_shape;
+}
+
+}  // namespace pg_predict::importers::onnx_import

@@ -1,0 +1,191 @@
+// Op tensor (spec/steps.hpp): the general per-row tensor operation the ONNX importer lowers a
+// node to when no specific step computes it (a product of two computed tensors, a maximum over
+// an axis, a softmax in the middle of a graph, a comparison per column, ...). Each operand is a
+// list of entries of [x | constants]; the function combines them entry by entry (binary,
+// where) or group by group (reduce, softmax). Its shape check and double-precision evaluation.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/steps.hpp"
+#include "step_ops.hpp"
+
+namespace pg_predict::spec {
+
+using step_ops::invalid;
+
+const std::vector<TensorFunction>& tensor_functions() {
+    static const std::vector<TensorFunction> functions = {
+        {"add", TensorFamily::Binary},          {"sub", TensorFamily::Binary},
+        {"mul", TensorFamily::Binary},          {"div", TensorFamily::Binary},
+        {"pow", TensorFamily::Binary},          {"min", TensorFamily::Binary},
+        {"max", TensorFamily::Binary},          {"less", TensorFamily::Binary},
+        {"less_equal", TensorFamily::Binary},   {"greater", TensorFamily::Binary},
+        {"greater_equal", TensorFamily::Binary}, {"equal", TensorFamily::Binary},
+        {"and", TensorFamily::Binary},          {"or", TensorFamily::Binary},
+        {"xor", TensorFamily::Binary},          {"where", TensorFamily::Where},
+        {"reduce_sum", TensorFamily::Reduce},   {"reduce_mean", TensorFamily::Reduce},
+        {"reduce_max", TensorFamily::Reduce},   {"reduce_min", TensorFamily::Reduce},
+        {"reduce_prod", TensorFamily::Reduce},  {"reduce_log_sum_exp", TensorFamily::Reduce},
+        {"reduce_sum_square", TensorFamily::Reduce}, {"reduce_l1", TensorFamily::Reduce},
+        {"reduce_l2", TensorFamily::Reduce},    {"argmax", TensorFamily::Reduce},
+        {"argmin", TensorFamily::Reduce},       {"softmax", TensorFamily::Grouped},
+        {"log_softmax", TensorFamily::Grouped},
+    };
+    return functions;
+}
+
+const TensorFunction* find_tensor_function(const std::string& name) {
+    for (const TensorFunction& f : tensor_functions())
+        if (name == f.name) return &f;
+    return nullptr;
+}
+
+double apply_binary(const std::string& f, double a, double b) {
+    if (f == "add") return a + b;
+    if (f == "sub") return a - b;
+    if (f == "mul") return a * b;
+    if (f == "div") return a / b;
+    if (f == "pow") return std::pow(a, b);
+    // numpy's maximum / minimum: NaN wins.
+    if (f == "min") return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+    if (f == "max") return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+    if (f == "less") return a < b ? 1.0 : 0.0;
+    if (f == "less_equal") return a <= b ? 1.0 : 0.0;
+    if (f == "greater") return a > b ? 1.0 : 0.0;
+    if (f == "greater_equal") return a >= b ? 1.0 : 0.0;
+    if (f == "equal") return a == b ? 1.0 : 0.0;
+    if (f == "and") return a != 0 && b != 0 ? 1.0 : 0.0;
+    if (f == "or") return a != 0 || b != 0 ? 1.0 : 0.0;
+    if (f == "xor") return (a != 0) != (b != 0) ? 1.0 : 0.0;
+    fail(ErrorCategory::InvalidModel, "invalid pipeline: tensor function \"" + f + "\" is not binary");
+}
+
+namespace {
+
+// One group's value: a reduction (argmax / argmin: the first index of the extreme, NaN counting
+// as the largest, as numpy and torch do).
+double reduce_group(const std::string& f, const double* x, size_t k) {
+    if (f == "argmax" || f == "argmin") {
+        size_t best = 0;
+        for (size_t i = 1; i < k; ++i) {
+            if (std::isnan(x[best])) break;
+            if (std::isnan(x[i]) || (f == "argmax" ? x[i] > x[best] : x[i] < x[best])) best = i;
+        }
+        return static_cast<double>(best);
+    }
+    double acc = f == "reduce_prod" ? 1.0 : f == "reduce_max" ? -INFINITY : f == "reduce_min" ? INFINITY : 0.0;
+    if (f == "reduce_log_sum_exp") {
+        double m = -INFINITY;
+        for (size_t i = 0; i < k; ++i) m = std::isnan(x[i]) || std::isnan(m) ? NAN : std::max(m, x[i]);
+        if (std::isnan(m) || std::isinf(m)) return m;
+        for (size_t i = 0; i < k; ++i) acc += std::exp(x[i] - m);
+        return m + std::log(acc);
+    }
+    for (size_t i = 0; i < k; ++i) {
+        const double v = x[i];
+        if (f == "reduce_sum" || f == "reduce_mean") acc += v;
+        else if (f == "reduce_prod") acc *= v;
+        else if (f == "reduce_max") acc = apply_binary("max", acc, v);
+        else if (f == "reduce_min") acc = apply_binary("min", acc, v);
+        else if (f == "reduce_sum_square" || f == "reduce_l2") acc += v * v;
+        else if (f == "reduce_l1") acc += std::fabs(v);
+    }
+    if (f == "reduce_mean") return acc / static_cast<double>(k);
+    if (f == "reduce_l2") return std::sqrt(acc);
+    return acc;
+}
+
+// Softmax / log-softmax of one group, into `out`.
+void softmax_group(bool log, const double* x, size_t k, double* out) {
+    double m = -INFINITY;
+    for (size_t i = 0; i < k; ++i) m = std::isnan(x[i]) || std::isnan(m) ? NAN : std::max(m, x[i]);
+    double sum = 0.0;
+    for (size_t i = 0; i < k; ++i) sum += std::exp(x[i] - m);
+    for (size_t i = 0; i < k; ++i) out[i] = log ? x[i] - m - std::log(sum) : std::exp(x[i] - m) / sum;
+}
+
+}  // namespace
+
+TensorStep read_tensor_step(const Step& s, const std::string& at) {
+    TensorStep t;
+    const auto& f = step_ops::param(s, "function", at);
+    if (!f.is_string()) invalid(at, "tensor function must be a name");
+    const TensorFunction* fn = find_tensor_function(f.get<std::string>());
+    if (fn == nullptr) invalid(at, "tensor function " + f.dump() + " is not known");
+    t.function = fn->name;
+    t.family = fn->family;
+    t.constants = s.params.contains("constants") ? param_vector(s, "constants", at) : std::vector<double>{};
+    const auto operands = param_matrix(s, "operands", at);
+    for (const auto& o : operands) {
+        std::vector<int32_t> idx;
+        for (double v : o) {
+            if (v != std::floor(v) || v < 0 || v > 2147483647.0) invalid(at, "tensor operands must hold entry indices");
+            idx.push_back(static_cast<int32_t>(v));
+        }
+        t.operands.push_back(std::move(idx));
+    }
+    t.group = s.params.contains("group") ? static_cast<int64_t>(param_number(s, "group", at)) : 1;
+    return t;
+}
+
+void step_ops::check_tensor(const Step& s, std::vector<int32_t>& vocab, const std::string& at) {
+    const TensorStep t = read_tensor_step(s, at);
+    const size_t want = t.family == TensorFamily::Binary ? 2 : t.family == TensorFamily::Where ? 3 : 1;
+    if (t.operands.size() != want)
+        invalid(at, "tensor function \"" + t.function + "\" takes " + std::to_string(want) + " operands, not " +
+                        std::to_string(t.operands.size()));
+    const size_t n = t.operands[0].size(), limit = vocab.size() + t.constants.size();
+    for (const auto& o : t.operands) {
+        if (o.size() != n) invalid(at, "tensor operands must have equal lengths");
+        for (int32_t i : o)
+            if (static_cast<size_t>(i) >= limit)
+                invalid(at, "tensor operand entry " + std::to_string(i) + " is beyond the " + std::to_string(vocab.size()) +
+                                " columns and " + std::to_string(t.constants.size()) + " constants");
+    }
+    size_t width = n;
+    if (t.family == TensorFamily::Reduce || t.family == TensorFamily::Grouped) {
+        if (t.group < 1 || n % static_cast<size_t>(t.group) != 0)
+            invalid(at, "tensor group " + std::to_string(t.group) + " does not divide its " + std::to_string(n) + " entries");
+        if (t.family == TensorFamily::Reduce) width = n / static_cast<size_t>(t.group);
+    } else if (s.params.contains("group")) {
+        invalid(at, "only the reduce and softmax tensor functions take a group");
+    }
+    step_ops::check_width(width, at);
+    vocab.assign(width, -1);
+}
+
+void step_ops::evaluate_tensor(const Step& s, std::vector<double>& x, const std::string& at) {
+    const TensorStep t = read_tensor_step(s, at);
+    std::vector<double> src = x;
+    src.insert(src.end(), t.constants.begin(), t.constants.end());
+    std::vector<std::vector<double>> ops;
+    for (const auto& o : t.operands) {
+        std::vector<double> v;
+        for (int32_t i : o) v.push_back(src[static_cast<size_t>(i)]);
+        ops.push_back(std::move(v));
+    }
+    const size_t n = ops[0].size(), k = static_cast<size_t>(t.group);
+    std::vector<double> out;
+    switch (t.family) {
+    case TensorFamily::Binary:
+        for (size_t i = 0; i < n; ++i) out.push_back(apply_binary(t.function, ops[0][i], ops[1][i]));
+        break;
+    case TensorFamily::Where:
+        for (size_t i = 0; i < n; ++i) out.push_back(ops[0][i] != 0 ? ops[1][i] : ops[2][i]);
+        break;
+    case TensorFamily::Reduce:
+        for (size_t g = 0; g < n / k; ++g) out.push_back(reduce_group(t.function, ops[0].data() + g * k, k));
+        break;
+    case TensorFamily::Grouped:
+        out.resize(n);
+        for (size_t g = 0; g < n / k; ++g)
+            softmax_group(t.function == "log_softmax", ops[0].data() + g * k, k, out.data() + g * k);
+        break;
+    }
+    x = std::move(out);
+}
+
+}  // namespace pg_predict::spec
