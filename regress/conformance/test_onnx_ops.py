@@ -8,7 +8,10 @@ normal and uniform numbers, and halves for Round), and writes Y: [N, 1] is read 
 wider with predict_proba(). Every value must equal the reference within 1e-6 relative (absolute
 for values below 1), batched and one row at a time. The operators are each one alone, with
 broadcasting of constants of every rank, and small combinations as converters write them
-(a standard scaler then a linear model and a sigmoid, a softmax over a Gemm).
+(a standard scaler then a linear model and a sigmoid, a softmax over a Gemm); then every
+operator of the general path (products and quotients of computed tensors, comparisons per
+column, logic, reductions, softmax and argmax mid-graph, shape operators), graphs in the shape
+skl2onnx's converters write for fitted scikit-learn models, and explain_model's import paths.
 
 Run: /usr/bin/python3 regress/conformance/test_onnx_ops.py [-k name] [--list]
 """
@@ -428,6 +431,24 @@ add_test("onnx_converted[sgd_log_loss_3_classes]", _sgd)
 add_test("onnx_converted[nusvc_ovr]", _nusvc)
 add_test("onnx_converted[kbins_then_linear_regression]", _kbins)
 add_test("onnx_converted[minmax_then_svr_poly]", _svr_poly)
+
+
+def _import_paths(env):
+    """explain_model names the path each node took: the specific steps, the general path's
+    tensor step, or folded into a constant."""
+    model = graph([node("Abs", ["X"], "p"), node("Add", ["one", "one"], "two"),
+                   node("ReduceSum", ["p", "axes"], "s", keepdims=1), node("Mul", ["s", "two"], "s2"),
+                   node("Div", ["p", "s2"])], 4, [const("one", 1.0), const("axes", [1], np.int64)])
+    env.conn.execute("SELECT create_model('paths', %s::bytea, 'onnx', %s::jsonb)",
+                     [model.SerializeToString(), json.dumps({"features": COLUMNS})])
+    paths = env.conn.execute("SELECT explain_model('paths') -> 'import_paths'").fetchone()[0]
+    want = ["node 0 (Abs): steps", "node 1 (Add): folded", "node 2 (ReduceSum): steps", "node 3 (Mul): steps",
+            "node 4 (Div): general: tensor div"]
+    assert paths == want, paths
+    env.conn.execute("SELECT drop_model('paths')")
+
+
+add_test("onnx_general[explain_model_names_each_nodes_path]", _import_paths)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 // its [N, dims...] entries (flattened row-major) from the pipeline's input vector. Linear and
 // per-entry operators (Add of a constant, MatMul, Gemm, Scaler, Relu, ...) append steps to a
 // Row; the model at the end (a tree ensemble, or a Softmax over a Row) is a Scores value; an
-// ArgMax is a Label. Everything the graph computes ends as one spec::Pipeline, so an ONNX model
+// ArgMax is a Label. What no specific step computes becomes an op "tensor" step, the general
+// path (general_ops.cpp). Everything the graph computes ends as one spec::Pipeline, so an ONNX model
 // is optimized, compiled and evaluated (in float64 where the steps are) like every other one.
 #pragma once
 

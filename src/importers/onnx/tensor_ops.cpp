@@ -7,10 +7,10 @@
 //  - Add / Sub of two Rows: both side by side, then one projection [I | ±I];
 //  - Softmax of a Row, and Exp(x - ReduceLogSumExp(x)), are a softmax post transform (only at
 //    the end of the graph); ArgMax / ArgMin give a Label.
-// What has no exact form there (a product of two computed tensors, a softmax in the middle) is
-// refused naming the node. A projection sums over the whole row, so a NaN input makes every
-// entry computed by a MatMul / Reduce / Add of two Rows NaN, where ONNX Runtime would keep it
-// to the entries it touches.
+// What has no step there (a product of two computed tensors, a softmax in the middle, a
+// maximum over an axis, a computed condition) goes to the general path (general_ops.cpp). A
+// projection sums over the whole row, so a NaN input makes every entry computed by a MatMul /
+// ReduceSum / Add of two Rows NaN, where ONNX Runtime would keep it to the entries it touches.
 #include <cmath>
 #include <string>
 #include <vector>
