@@ -7,7 +7,7 @@ Every tensor keeps the element type the graph declares: float inputs stay float3
 float32 operators (numpy's float32 ufuncs round each result to float32, as an ONNX runtime
 does), double stays float64, integers and booleans keep theirs. Only the default domain's
 operators that the tests use are here, and the ai.onnx.ml ones of the converter-shaped graphs
-(Scaler, LinearRegressor, SVMRegressor, SVMClassifier without probabilities, ArrayFeatureExtractor); another
+(Scaler, LinearRegressor, TreeEnsembleRegressor, SVMRegressor, SVMClassifier without probabilities, ArrayFeatureExtractor); another
 raises NotImplementedError naming it.
 """
 
@@ -253,11 +253,39 @@ def _linear_regressor(inputs, attrs):
     return (x @ coef.T + intercepts).astype(np.float32)
 
 
+def _tree_ensemble_regressor(inputs, attrs):
+    """SUM of the leaves' weights per target, BRANCH_LEQ / BRANCH_LT splits on float32 values."""
+    x = inputs[0].astype(np.float32)
+    trees, nodes = {}, {}
+    for i, (t, nid) in enumerate(zip(attrs["nodes_treeids"], attrs["nodes_nodeids"])):
+        nodes[(t, nid)] = i
+        trees.setdefault(t, nid)
+        trees[t] = min(trees[t], nid)
+    leaves = {}
+    for t, nid, target, w in zip(attrs["target_treeids"], attrs["target_nodeids"], attrs["target_ids"],
+                                 attrs["target_weights"]):
+        leaves.setdefault((t, nid), []).append((target, np.float32(w)))
+    n_targets = attrs.get("n_targets", 1)
+    out = np.tile(np.asarray(attrs.get("base_values", [0.0] * n_targets), np.float32), (x.shape[0], 1))
+    modes = [m.decode() if isinstance(m, bytes) else m for m in attrs["nodes_modes"]]
+    for r in range(x.shape[0]):
+        for t, root in trees.items():
+            i = nodes[(t, root)]
+            while modes[i] != "LEAF":
+                v, thr = x[r, attrs["nodes_featureids"][i]], np.float32(attrs["nodes_values"][i])
+                go = v <= thr if modes[i] == "BRANCH_LEQ" else v < thr
+                nid = attrs["nodes_truenodeids"][i] if go else attrs["nodes_falsenodeids"][i]
+                i = nodes[(t, nid)]
+            for target, w in leaves.get((t, attrs["nodes_nodeids"][i]), []):
+                out[r, target] += w
+    return out
+
+
 def _array_feature_extractor(inputs, attrs):
     return np.take(inputs[0], inputs[1].astype(np.int64), axis=-1)
 
 
-_ML = {"Scaler": _scaler, "LinearRegressor": _linear_regressor, "SVMRegressor": _svm_regressor, "ArrayFeatureExtractor": _array_feature_extractor}
+_ML = {"Scaler": _scaler, "LinearRegressor": _linear_regressor, "TreeEnsembleRegressor": _tree_ensemble_regressor, "SVMRegressor": _svm_regressor, "ArrayFeatureExtractor": _array_feature_extractor}
 _ML_MULTI = {"SVMClassifier": _svm_classifier_ovo}
 
 

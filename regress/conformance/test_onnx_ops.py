@@ -433,6 +433,61 @@ add_test("onnx_converted[kbins_then_linear_regression]", _kbins)
 add_test("onnx_converted[minmax_then_svr_poly]", _svr_poly)
 
 
+def multi_target_tree():
+    """A DecisionTreeRegressor of two outputs as skl2onnx's tree converter writes it: one
+    TreeEnsembleRegressor with n_targets 2, a target weight per output at each leaf."""
+    from sklearn.tree import DecisionTreeRegressor
+    x, _ = _target()
+    y = np.stack([x[:, 0] - x[:, 1], x[:, 2] * 3 + x[:, 3]], axis=1)
+    m = DecisionTreeRegressor(max_depth=4, random_state=0).fit(x, y)
+    t = m.tree_
+    leaf = t.children_left == -1
+    attrs = dict(nodes_treeids=[0] * t.node_count, nodes_nodeids=list(range(t.node_count)),
+                 nodes_featureids=[int(f) if not l else 0 for f, l in zip(t.feature, leaf)],
+                 nodes_modes=["LEAF" if l else "BRANCH_LEQ" for l in leaf],
+                 nodes_values=[float(np.float32(v)) if not l else 0.0 for v, l in zip(t.threshold, leaf)],
+                 nodes_truenodeids=[int(c) if c >= 0 else 0 for c in t.children_left],
+                 nodes_falsenodeids=[int(c) if c >= 0 else 0 for c in t.children_right],
+                 nodes_hitrates=[1.0] * t.node_count, nodes_missing_value_tracks_true=[0] * t.node_count,
+                 target_treeids=[], target_nodeids=[], target_ids=[], target_weights=[],
+                 n_targets=2, post_transform="NONE")
+    for i in np.flatnonzero(leaf):
+        for k in range(2):
+            attrs["target_treeids"].append(0)
+            attrs["target_nodeids"].append(int(i))
+            attrs["target_ids"].append(k)
+            attrs["target_weights"].append(float(t.value[i][k][0]))
+    nodes = [ml_node("TreeEnsembleRegressor", ["X"], ["variable"], **attrs)]
+    return ml_graph(nodes, [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 2])]), m
+
+
+def multi_target_linear():
+    """LinearRegression of two outputs: a LinearRegressor with targets 2 (linear_regressor.py)."""
+    from sklearn.linear_model import LinearRegression
+    x, _ = _target()
+    y = np.stack([x[:, 0] - x[:, 1], x[:, 2] * 3 + x[:, 3]], axis=1)
+    m = LinearRegression().fit(x, y)
+    nodes = [ml_node("LinearRegressor", ["X"], ["variable"], coefficients=m.coef_.astype(np.float32).ravel().tolist(),
+                     intercepts=m.intercept_.astype(np.float32).tolist(), targets=2)]
+    return ml_graph(nodes, [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 2])]), m
+
+
+def _multi_target(env, name, built):
+    model, m = built
+    want = evaluate(model, {"X": env.X})["variable"].astype(np.float64)
+    env.conn.execute("SELECT create_model(%s, %s::bytea, 'onnx', %s::jsonb)",
+                     [name, model.SerializeToString(), json.dumps({"features": COLUMNS})])
+    assert env.conn.execute("SELECT outputs FROM models WHERE name = %s", [name]).fetchone()[0] == 2
+    got = np.asarray([r[0] for r in env.conn.execute("SELECT predict_outputs(%s, x) FROM x ORDER BY id", [name])])
+    assert_close(f"{name} against the reference", got, want, atol=1e-5, rtol=1e-5)
+    assert_close(f"{name} against scikit-learn", got, m.predict(env.X.astype(np.float64)), atol=1e-4, rtol=1e-4)
+    env.conn.execute("SELECT drop_model(%s)", [name])
+
+
+add_test("onnx_converted[multi_target_tree_regressor]", lambda env: _multi_target(env, "multi_tree", multi_target_tree()))
+add_test("onnx_converted[multi_target_linear_regressor]", lambda env: _multi_target(env, "multi_linear", multi_target_linear()))
+
+
 def _import_paths(env):
     """explain_model names the path each node took: the specific steps, the general path's
     tensor step, or folded into a constant."""

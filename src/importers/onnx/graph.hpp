@@ -86,6 +86,9 @@ struct Value {
     // A Label, Scores, LogSumExp or LogSoftmax whose `row` also holds it as a tensor computed
     // from the inputs (the general path's form), for the nodes that read it as one.
     bool has_row = false;
+    // A regressor's values, one per target (LinearRegressor's targets, TreeEnsembleRegressor's
+    // n_targets): several are a multi-output regression, not class scores.
+    bool regression = false;
 };
 
 // The state of one import.

@@ -75,9 +75,11 @@ void linear_regressor(Node& n) {
     Matrix coef;
     std::vector<double> intercept;
     read_linear(n, x.text.size(), coef, intercept, static_cast<size_t>(targets));
-    n.set_output(0, row_value(n.graph, then(x, make_step("project", {{"matrix", matrix_json(coef)},
-                                                                      {"offset", spec::numbers_to_json(intercept)}}),
-                                            {targets})));
+    Value v = row_value(n.graph, then(x, make_step("project", {{"matrix", matrix_json(coef)},
+                                                               {"offset", spec::numbers_to_json(intercept)}}),
+                                     {targets}));
+    v.regression = true;
+    n.set_output(0, std::move(v));
 }
 
 }  // namespace

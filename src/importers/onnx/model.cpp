@@ -349,6 +349,10 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
         p.has_probabilities = out->probabilities;
     } else if (width == 1) {
         p.task = spec::Task::Regression;
+    } else if (out->regression) {
+        // A regressor of several targets: predict_outputs() gives its values.
+        p.task = spec::Task::Regression;
+        p.outputs = width;
     } else {
         // A lone [N, k] output: what predict_proba returns.
         p.task = spec::Task::Classification;
@@ -357,7 +361,7 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
     if (p.task == spec::Task::Classification && static_cast<int32_t>(p.classes.size()) != spec::transformed_width(p))
         invalid("the label has " + std::to_string(p.classes.size()) + " classes but output \"" + out_name + "\" has " +
                 std::to_string(spec::transformed_width(p)) + " columns");
-    if (p.task == spec::Task::Regression && spec::transformed_width(p) != 1)
+    if (p.task == spec::Task::Regression && spec::transformed_width(p) != p.outputs)
         unsupported("a regression output of " + std::to_string(spec::transformed_width(p)) + " columns");
 }
 

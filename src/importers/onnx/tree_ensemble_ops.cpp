@@ -293,21 +293,24 @@ void tree_regressor(Node& n) {
     const Row& x = n.row_input(0);
     if (x.dims.size() != 1) n.unsupported("a tree ensemble over a tensor other than [N, F]");
     const int64_t targets = n.integer("n_targets", 1);
-    if (targets != 1) n.unsupported("a TreeEnsembleRegressor of " + std::to_string(targets) + " targets");
+    if (targets < 1 || targets > spec::kMaxGroups) n.bad("n_targets must be between 1 and " + std::to_string(spec::kMaxGroups));
     const auto trees = read_trees(n, x.width(), "target", targets);
     Value v;
     v.kind = Kind::Scores;
+    v.regression = true;
     Scores& s = v.scores;
     s.margin = x;
     s.trees = true;
-    s.ensemble = ensemble(n, trees, {0}, 1, x.width());
-    s.ensemble.base_margin = base_values(n, 1);
-    s.groups = 1;
-    s.columns = 1;
+    std::vector<int64_t> group_of_target;  // target t is the model's group t (multi-output)
+    for (int64_t t = 0; t < targets; ++t) group_of_target.push_back(t);
+    s.ensemble = ensemble(n, trees, group_of_target, static_cast<int32_t>(targets), x.width());
+    s.ensemble.base_margin = base_values(n, static_cast<size_t>(targets));
+    s.groups = static_cast<int32_t>(targets);
+    s.columns = static_cast<int32_t>(targets);
     const std::string post = n.text("post_transform", "NONE");
     if (post == "NONE") s.transform = spec::PostTransform::Identity;
-    else if (post == "LOGISTIC") s.transform = spec::PostTransform::Logistic;
-    else n.unsupported("post_transform " + post + " of a TreeEnsembleRegressor");
+    else if (post == "LOGISTIC" && targets == 1) s.transform = spec::PostTransform::Logistic;
+    else n.unsupported("post_transform " + post + " of a TreeEnsembleRegressor" + (targets > 1 ? " of several targets" : ""));
     n.set_output(0, v);
 }
 
