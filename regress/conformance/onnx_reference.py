@@ -7,7 +7,7 @@ Every tensor keeps the element type the graph declares: float inputs stay float3
 float32 operators (numpy's float32 ufuncs round each result to float32, as an ONNX runtime
 does), double stays float64, integers and booleans keep theirs. Only the default domain's
 operators that the tests use are here, and the ai.onnx.ml ones of the converter-shaped graphs
-(Scaler, LinearRegressor, TreeEnsembleRegressor, SVMRegressor, SVMClassifier without probabilities, ArrayFeatureExtractor); another
+(LabelEncoder, Scaler, LinearRegressor, TreeEnsembleRegressor, SVMRegressor, SVMClassifier without probabilities, ArrayFeatureExtractor); another
 raises NotImplementedError naming it.
 """
 
@@ -281,11 +281,29 @@ def _tree_ensemble_regressor(inputs, attrs):
     return out
 
 
+def _label_encoder(inputs, attrs):
+    def texts(v):
+        return [t.decode() if isinstance(t, bytes) else t for t in v]
+    keys = attrs.get("keys_floats") or attrs.get("keys_int64s") or texts(attrs.get("keys_strings", []))
+    if "values_strings" in attrs:
+        values, default = texts(attrs["values_strings"]), attrs.get("default_string", b"_Unused")
+        default = default.decode() if isinstance(default, bytes) else default
+        out_type = object
+    elif "values_floats" in attrs:
+        values, default, out_type = attrs["values_floats"], attrs.get("default_float", -0.0), np.float32
+    else:
+        values, default, out_type = attrs["values_int64s"], attrs.get("default_int64", -1), np.int64
+    table = dict(zip(keys, values))
+    x = inputs[0]
+    flat = [table.get(v.item() if hasattr(v, "item") else v, default) for v in x.reshape(-1)]
+    return np.asarray(flat, dtype=out_type).reshape(x.shape)
+
+
 def _array_feature_extractor(inputs, attrs):
     return np.take(inputs[0], inputs[1].astype(np.int64), axis=-1)
 
 
-_ML = {"Scaler": _scaler, "LinearRegressor": _linear_regressor, "TreeEnsembleRegressor": _tree_ensemble_regressor, "SVMRegressor": _svm_regressor, "ArrayFeatureExtractor": _array_feature_extractor}
+_ML = {"LabelEncoder": _label_encoder, "Scaler": _scaler, "LinearRegressor": _linear_regressor, "TreeEnsembleRegressor": _tree_ensemble_regressor, "SVMRegressor": _svm_regressor, "ArrayFeatureExtractor": _array_feature_extractor}
 _ML_MULTI = {"SVMClassifier": _svm_classifier_ovo}
 
 

@@ -488,6 +488,45 @@ add_test("onnx_converted[multi_target_tree_regressor]", lambda env: _multi_targe
 add_test("onnx_converted[multi_target_linear_regressor]", lambda env: _multi_target(env, "multi_linear", multi_target_linear()))
 
 
+def ml_case(name, nodes, width, initializers=()):
+    """One graph of ai.onnx.ml operators (opset 2) against the reference, as case() does."""
+    def run(env):
+        g = helper.make_graph(nodes, "ops", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 4])],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, width])], list(initializers))
+        check(env, name, helper.make_model(g, opset_imports=[helper.make_opsetid("", 15), helper.make_opsetid("ai.onnx.ml", 2)]))
+    add_test(f"onnx_op[{name}]", run)
+
+
+ml_case("label_encoder_float_keys", [node("Floor", ["X"], "f"),
+                                     ml_node("LabelEncoder", ["f"], ["Y"], keys_floats=[-1.0, 0.0, 1.0, 2.0],
+                                             values_floats=[10.0, 20.0, 30.0, 40.0], default_float=-5.0)], 4)
+
+
+def _label_names(env):
+    """A classifier's label mapped to names by a LabelEncoder (a pipeline whose labels were
+    encoded): predict_label gives the names, predict_proba the softmax's columns."""
+    nodes = [node("Gemm", ["X", "W", "bias"], "l"), node("Softmax", ["l"], "probabilities", axis=1),
+             node("ArgMax", ["probabilities"], "index", axis=1, keepdims=0),
+             ml_node("LabelEncoder", ["index"], ["label"], keys_int64s=[0, 1, 2], values_strings=["low", "mid", "high"])]
+    g = helper.make_graph(nodes, "names", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 4])],
+                          [helper.make_tensor_value_info("label", TensorProto.STRING, [None]),
+                           helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 3])],
+                          [const("W", _W), const("bias", [0.0, 0.5, -0.5])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 15), helper.make_opsetid("ai.onnx.ml", 2)])
+    want = evaluate(model, {"X": env.X})
+    env.conn.execute("SELECT create_model('names', %s::bytea, 'onnx', %s::jsonb)",
+                     [model.SerializeToString(), json.dumps({"features": COLUMNS})])
+    got = [r[0] for r in env.conn.execute("SELECT predict_label('names', x) FROM x ORDER BY id")]
+    assert got == list(want["label"]), (got[:5], list(want["label"])[:5])
+    assert env.conn.execute("SELECT classes FROM models WHERE name = 'names'").fetchone()[0] == ["low", "mid", "high"]
+    proba = np.asarray([r[0] for r in env.conn.execute("SELECT predict_proba('names', x) FROM x ORDER BY id")])
+    assert_close("names: probabilities", proba, want["probabilities"].astype(np.float64), atol=1e-6, rtol=1e-6)
+    env.conn.execute("SELECT drop_model('names')")
+
+
+add_test("onnx_converted[label_encoded_to_names]", _label_names)
+
+
 def _import_paths(env):
     """explain_model names the path each node took: the specific steps, the general path's
     tensor step, or folded into a constant."""

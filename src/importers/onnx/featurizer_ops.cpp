@@ -1,6 +1,7 @@
 // ai.onnx.ml featurizers → featurizer steps: Scaler (affine), Normalizer (normalize), Imputer
 // (impute), Binarizer (threshold), OneHotEncoder (one_hot; string categories read a text input
-// through its vocabulary), LabelEncoder (one_hot, then the values by a projection),
+// through its vocabulary), LabelEncoder (one_hot, then the values by a projection; of a
+// classifier's label: its classes mapped to numbers or names),
 // ArrayFeatureExtractor (a gather of columns, or the classes of a label), FeatureVectorizer
 // (a concat), ZipMap (the probabilities as they are: SQL returns them as an array).
 #include <cmath>
@@ -109,23 +110,72 @@ void one_hot_encoder(Node& n) {
                                                                       {"drop", std::vector<int32_t>(cats.size(), -1)}}), dims)));
 }
 
+// A label's classes mapped through the encoder (a classifier's class index to its name or
+// number, as converters end a pipeline whose labels were encoded): decision column j's class c
+// becomes the value of key c, or the default.
+Value encode_label(Node& n, const Value& label, const std::vector<double>& keys, const std::vector<double>& values,
+                   double fallback, const std::vector<std::string>& names, const std::string& fallback_name) {
+    if (!label.label.names.empty()) n.unsupported("a LabelEncoder of a text label");
+    Value v = label;
+    std::vector<double> classes = label.label.classes;
+    if (classes.empty()) {  // an ArgMax: the index of a column of the value it was taken from
+        const Value& from = n.graph.values.at(label.label.tensor);
+        const int64_t w = from.kind == Kind::Scores ? from.scores.columns : from.row.width();
+        for (int64_t j = 0; j < w; ++j) classes.push_back(static_cast<double>(j));
+    }
+    v.label.classes.clear();
+    v.label.names.clear();
+    for (size_t j = 0; j < classes.size(); ++j) {
+        const double c = classes[j];
+        size_t at = keys.size();
+        for (size_t i = 0; i < keys.size(); ++i)
+            if (keys[i] == c) at = i;
+        if (names.empty()) {
+            v.label.classes.push_back(at < keys.size() ? values[at] : fallback);
+        } else {
+            v.label.names.push_back(at < keys.size() ? names[at] : fallback_name);
+            v.label.classes.push_back(static_cast<double>(j));
+        }
+    }
+    return v;
+}
+
 void label_encoder(Node& n) {
-    const Row& x = n.row_input(0);
     if (n.graph.opsets.at("ai.onnx.ml") < 2) n.unsupported("LabelEncoder of ai.onnx.ml opset 1 (string to int maps)");
     const std::vector<std::string> strings = n.texts("keys_strings", false);
     std::vector<int64_t> ints = n.integers("keys_int64s", false);
-    if (n.has("keys_floats")) n.unsupported("LabelEncoder with float keys");
-    if (strings.empty() == ints.empty()) n.bad("exactly one of keys_strings and keys_int64s must be given");
+    const std::vector<double> float_keys = n.numbers("keys_floats", false);
+    if (static_cast<int>(!strings.empty()) + static_cast<int>(!ints.empty()) + static_cast<int>(!float_keys.empty()) != 1)
+        n.bad("exactly one of keys_strings, keys_int64s and keys_floats must be given");
     std::vector<double> values = n.numbers("values_floats", false);
     double fallback = n.number("default_float", -0.0);
     if (values.empty()) {
         for (int64_t v : n.integers("values_int64s", false)) values.push_back(static_cast<double>(v));
         fallback = static_cast<double>(n.integer("default_int64", -1));
     }
-    if (n.has("values_strings")) n.unsupported("LabelEncoder to strings");
-    const size_t k = strings.empty() ? ints.size() : strings.size();
-    if (values.size() != k) n.bad("has " + std::to_string(k) + " keys and " + std::to_string(values.size()) + " values");
-    const auto cats = categories(n, x, strings, ints, !strings.empty(), "LabelEncoder");
+    const std::vector<std::string> value_names = n.texts("values_strings", false);
+    const size_t k = !strings.empty() ? strings.size() : !ints.empty() ? ints.size() : float_keys.size();
+    if ((value_names.empty() ? values.size() : value_names.size()) != k)
+        n.bad("has " + std::to_string(k) + " keys and " +
+              std::to_string(value_names.empty() ? values.size() : value_names.size()) + " values");
+    if (n.input(0).kind == Kind::Label) {
+        if (!strings.empty()) n.unsupported("a LabelEncoder of a label by string keys");
+        std::vector<double> keys = float_keys;
+        for (int64_t v : ints) keys.push_back(static_cast<double>(v));
+        return n.set_output(0, encode_label(n, n.input(0), keys, values, fallback, value_names,
+                                            n.text("default_string", "_Unused")));
+    }
+    if (!value_names.empty()) n.unsupported("LabelEncoder to strings of a computed tensor (only of a classifier's label)");
+    const Row& x = n.row_input(0);
+    std::vector<std::vector<double>> cats;
+    if (!float_keys.empty()) {
+        for (int32_t t : x.text) {
+            if (t >= 0) n.unsupported("LabelEncoder of a string input by float keys");
+            cats.push_back(float_keys);
+        }
+    } else {
+        cats = categories(n, x, strings, ints, !strings.empty(), "LabelEncoder");
+    }
     const size_t w = x.text.size();
     Row hot = then(x, make_step("one_hot", {{"categories", matrix_json(cats)}, {"drop", std::vector<int32_t>(w, -1)}}),
                    {static_cast<int64_t>(w * k)});
