@@ -527,6 +527,71 @@ def _label_names(env):
 add_test("onnx_converted[label_encoded_to_names]", _label_names)
 
 
+def _tree_nodes(t):
+    """A fitted scikit-learn tree_ as the TreeEnsemble* node attributes skl2onnx writes."""
+    leaf = t.children_left == -1
+    return dict(nodes_treeids=[0] * t.node_count, nodes_nodeids=list(range(t.node_count)),
+                nodes_featureids=[int(f) if not l else 0 for f, l in zip(t.feature, leaf)],
+                nodes_modes=["LEAF" if l else "BRANCH_LEQ" for l in leaf],
+                nodes_values=[float(np.float32(v)) if not l else 0.0 for v, l in zip(t.threshold, leaf)],
+                nodes_truenodeids=[int(c) if c >= 0 else 0 for c in t.children_left],
+                nodes_falsenodeids=[int(c) if c >= 0 else 0 for c in t.children_right],
+                nodes_hitrates=[1.0] * t.node_count, nodes_missing_value_tracks_true=[0] * t.node_count), leaf
+
+
+def soft_voting():
+    """VotingClassifier(voting='soft') of a decision tree and a logistic regression, as
+    voting_classifier.py writes it: each member's probabilities times its weight, a Sum, the
+    label its ArgMax through the classes. The tree's probabilities are read as a tensor (a
+    nested model step on the general path)."""
+    from sklearn.ensemble import VotingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.tree import DecisionTreeClassifier
+    x, y = _target()
+    m = VotingClassifier([("tree", DecisionTreeClassifier(max_depth=3, random_state=0)),
+                          ("logreg", LogisticRegression(max_iter=500))], voting="soft", weights=[0.3, 0.7]).fit(x, y)
+    tree, logreg = m.estimators_
+    attrs, leaf = _tree_nodes(tree.tree_)
+    attrs.update(class_treeids=[], class_nodeids=[], class_ids=[], class_weights=[],
+                 classlabels_int64s=[0, 1, 2], post_transform="NONE")
+    for i in np.flatnonzero(leaf):
+        p = tree.tree_.value[i][0] / tree.tree_.value[i][0].sum()
+        for k in range(3):
+            attrs["class_treeids"].append(0)
+            attrs["class_nodeids"].append(int(i))
+            attrs["class_ids"].append(k)
+            attrs["class_weights"].append(float(p[k]))
+    nodes = [ml_node("TreeEnsembleClassifier", ["X"], ["tree_label", "tree_proba"], **attrs),
+             ml_node("LinearClassifier", ["X"], ["lr_label", "lr_proba"],
+                     coefficients=logreg.coef_.astype(np.float32).ravel().tolist(),
+                     intercepts=logreg.intercept_.astype(np.float32).tolist(), classlabels_ints=[0, 1, 2],
+                     multi_class=1, post_transform="SOFTMAX"),
+             node("Mul", ["tree_proba", "w0"], "wp0"), node("Mul", ["lr_proba", "w1"], "wp1"),
+             node("Sum", ["wp0", "wp1"], "probabilities"), node("ArgMax", ["probabilities"], "am", axis=1),
+             ml_node("ArrayFeatureExtractor", ["classes", "am"], ["lab"]), node("Reshape", ["lab", "flat"], "label")]
+    inits = [const("w0", [0.3]), const("w1", [0.7]), const("classes", [0, 1, 2], np.int64), const("flat", [-1], np.int64)]
+    outputs = [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+               helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 3])]
+    return ml_graph(nodes, outputs, inits), m
+
+
+def _soft_voting(env):
+    model, m = soft_voting()
+    x = env.X.astype(np.float64)
+    env.conn.execute("SELECT create_model('voting', %s::bytea, 'onnx', %s::jsonb)",
+                     [model.SerializeToString(), json.dumps({"features": COLUMNS})])
+    proba = np.asarray([r[0] for r in env.conn.execute("SELECT predict_proba('voting', x) FROM x ORDER BY id")])
+    assert_close("voting: probabilities against scikit-learn", proba, m.predict_proba(x), atol=1e-5, rtol=1e-5)
+    label = [r[0] for r in env.conn.execute("SELECT predict('voting', x) FROM x ORDER BY id")]
+    assert_close("voting: labels against scikit-learn", np.asarray(label, np.float64), m.predict(x).astype(np.float64))
+    paths = env.conn.execute("SELECT explain_model('voting') -> 'import_paths'").fetchone()[0]
+    assert any("Mul" in p and "tensor form" in p for p in paths), paths
+    env.conn.execute("SELECT drop_model('voting')")
+
+
+add_test("onnx_converted[soft_voting_tree_and_logistic]", _soft_voting)
+
+
 def _import_paths(env):
     """explain_model names the path each node took: the specific steps, the general path's
     tensor step, or folded into a constant."""

@@ -48,9 +48,44 @@ Value number_constant(double v) {
     return constant_value(std::move(c));
 }
 
+// A tree ensemble's output read as a tensor: the ensemble (with the steps before it) as a
+// nested pipeline, an op model step over the pipeline's input vector, whose "predict" is the
+// ensemble's value through its link (a classifier's columns as predict_proba gives them).
+Row trees_row(const Node& n, const Scores& s, bool regression) {
+    spec::Pipeline m;
+    m.source_format = "onnx";
+    m.objective = "the tree ensemble read by " + n.where();
+    m.features.assign(static_cast<size_t>(n.graph.input_width), "");
+    m.steps = s.margin.steps;
+    m.model = s.ensemble;
+    m.model.num_features = static_cast<int32_t>(s.margin.width());
+    m.transform = s.transform;
+    const bool classifier = s.transform == spec::PostTransform::Softmax || s.transform == spec::PostTransform::Complement ||
+                            (s.transform == spec::PostTransform::Logistic && s.columns == 2) ||
+                            (s.transform == spec::PostTransform::Identity && s.columns > 1 && !regression);
+    if (classifier) {
+        m.task = spec::Task::Classification;
+        for (int32_t c = 0; c < s.columns; ++c) m.classes.push_back(c);
+        m.has_probabilities = true;
+    } else {
+        m.task = spec::Task::Regression;
+        m.outputs = s.groups;
+    }
+    try {
+        spec::validate(m);
+    } catch (const Error& e) {
+        n.unsupported(std::string("the output of this tree ensemble read by another node (") + e.what() + ")");
+    }
+    Row in;
+    in.dims = {n.graph.input_width};
+    in.text.assign(static_cast<size_t>(n.graph.input_width), -1);
+    return then(in, make_step("model", {{"pipeline", json::parse(spec::to_json(m))}, {"output", "predict"}}),
+                {static_cast<int64_t>(s.columns)});
+}
+
 // A linear model's output through its link, as a tensor.
-Row scores_row(const Node& n, const Scores& s) {
-    if (s.trees) n.unsupported("the output of a tree ensemble read by another node");
+Row scores_row(const Node& n, const Scores& s, bool regression) {
+    if (s.trees) return trees_row(n, s, regression);
     Row r = then(s.margin, make_step("project", {{"matrix", s.linear.params.at("coef")}, {"offset", s.linear.params.at("intercept")}}),
                  {static_cast<int64_t>(s.groups)});
     const int64_t g = s.groups;
@@ -79,8 +114,12 @@ Row scores_row(const Node& n, const Scores& s) {
 
 Row value_row(const Node& n, const Value& v, const std::string& name) {
     if (v.kind == Kind::Row || v.has_row) return v.row;
+    if (v.kind == Kind::Scores) n.general(v.scores.trees ? "the tensor form of a tree ensemble's output (a nested model step)"
+                                                         : "the tensor form of a linear model's output");
+    if (v.kind == Kind::Label) n.general("the tensor form of a label (its class)");
+    if (v.kind == Kind::LogSoftmax) n.general("the tensor form of a log-softmax");
     switch (v.kind) {
-    case Kind::Scores: return scores_row(n, v.scores);
+    case Kind::Scores: return scores_row(n, v.scores, v.regression);
     case Kind::Label: {
         if (!v.label.names.empty()) n.unsupported("a text label (\"" + name + "\") read as a number");
         const auto it = n.graph.values.find(v.label.tensor);

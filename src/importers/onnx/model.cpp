@@ -303,13 +303,15 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
         }
     }
     Value trusted;
-    if (out == nullptr && label != nullptr && !options.contains("output") && !graph.reads_decision_values) {
+    if ((out == nullptr || (!out->probabilities && out->kind == Value::Kind::Row)) && label != nullptr &&
+        !options.contains("output") && !graph.reads_decision_values) {
         // A classifier's probabilities computed on the general path (skl2onnx's SGDClassifier:
-        // a Div by their sum), which the specific path cannot recognise as probabilities: the
+        // a Div by their sum; a soft VotingClassifier: a Sum of its members' weighted
+        // probabilities), which the specific path cannot recognise as probabilities: the
         // converters' name for them is trusted when they have a column per class.
         for (const char* name : {"probabilities", "output_probability"}) {
             const Value* v = find_output(g, graph, name);
-            if (v != nullptr && v->kind == Value::Kind::Row && !v->row.steps.empty() &&
+            if (v != nullptr && (out == nullptr || v == out) && v->kind == Value::Kind::Row && !v->row.steps.empty() &&
                 v->row.steps.back().op == spec::Op::Tensor &&
                 (label->classes.empty() || static_cast<int64_t>(label->classes.size()) == v->row.width())) {
                 trusted = *v;

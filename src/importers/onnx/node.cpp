@@ -148,7 +148,6 @@ const Row& Node::row_input(size_t i) const {
     if (v.kind == Value::Kind::Constant) unsupported("a constant input " + std::to_string(i) + " (\"" + name + "\")");
     auto it = graph.row_forms.find(name);
     if (it == graph.row_forms.end()) it = graph.row_forms.emplace(name, value_row(*this, v, name)).first;
-    if (!v.has_row) general("the tensor form of input \"" + name + "\"");
     return it->second;
 }
 
