@@ -7,7 +7,8 @@ Every tensor keeps the element type the graph declares: float inputs stay float3
 float32 operators (numpy's float32 ufuncs round each result to float32, as an ONNX runtime
 does), double stays float64, integers and booleans keep theirs. Only the default domain's
 operators that the tests use are here, and the ai.onnx.ml ones of the converter-shaped graphs
-(LabelEncoder, Scaler, LinearRegressor, TreeEnsembleRegressor, SVMRegressor, SVMClassifier without probabilities, ArrayFeatureExtractor); another
+(LabelEncoder, Scaler, LinearRegressor, TreeEnsembleRegressor, SVMRegressor, SVMClassifier without probabilities, LinearClassifier without a post transform,
+ArrayFeatureExtractor); another
 raises NotImplementedError naming it.
 """
 
@@ -304,7 +305,18 @@ def _array_feature_extractor(inputs, attrs):
 
 
 _ML = {"LabelEncoder": _label_encoder, "Scaler": _scaler, "LinearRegressor": _linear_regressor, "TreeEnsembleRegressor": _tree_ensemble_regressor, "SVMRegressor": _svm_regressor, "ArrayFeatureExtractor": _array_feature_extractor}
-_ML_MULTI = {"SVMClassifier": _svm_classifier_ovo}
+def _linear_classifier(inputs, attrs):
+    """Label and scores of post_transform NONE (several classes)."""
+    x = inputs[0].astype(np.float32)
+    intercepts = np.asarray(attrs["intercepts"], np.float32)
+    coef = np.asarray(attrs["coefficients"], np.float32).reshape(len(intercepts), -1)
+    scores = (x @ coef.T + intercepts).astype(np.float32)
+    assert attrs.get("post_transform", b"NONE") in (b"NONE", "NONE"), "onnx_reference: LinearClassifier post_transform"
+    labels = np.asarray(attrs["classlabels_ints"], np.int64)
+    return labels[np.argmax(scores, axis=1)], scores
+
+
+_ML_MULTI = {"SVMClassifier": _svm_classifier_ovo, "LinearClassifier": _linear_classifier}
 
 
 def evaluate(model, feeds):

@@ -592,6 +592,29 @@ def _soft_voting(env):
 add_test("onnx_converted[soft_voting_tree_and_logistic]", _soft_voting)
 
 
+def softmax_of_raw_scores():
+    """LogisticRegression (multinomial) as a LinearClassifier without a post transform, then a
+    Softmax node over its scores: the model's softmax link."""
+    from sklearn.linear_model import LogisticRegression
+    x, y = _target()
+    m = LogisticRegression(max_iter=500).fit(x, y)
+    nodes = [ml_node("LinearClassifier", ["X"], ["label", "scores"], coefficients=m.coef_.astype(np.float32).ravel().tolist(),
+                     intercepts=m.intercept_.astype(np.float32).tolist(), classlabels_ints=[0, 1, 2], multi_class=1,
+                     post_transform="NONE"),
+             node("Softmax", ["scores"], "probabilities", axis=1)]
+    outputs = [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+               helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 3])]
+    return ml_graph(nodes, outputs), m
+
+
+def _softmax_of_raw_scores(env):
+    model, m = softmax_of_raw_scores()
+    check_converted(env, "raw_softmax", model, "probabilities", m.predict_proba(env.X.astype(np.float64)), 1e-5)
+
+
+add_test("onnx_converted[softmax_of_a_linear_classifiers_scores]", _softmax_of_raw_scores)
+
+
 def _import_paths(env):
     """explain_model names the path each node took: the specific steps, the general path's
     tensor step, or folded into a constant."""

@@ -288,8 +288,19 @@ bool opset_before_13_flattens(const Node& n, const Row& r) {
 
 void softmax(Node& n) {
     const Value& x = n.input(0);
-    const Row& r = n.row_input(0);
     const int64_t default_axis = n.graph.opsets.at("") >= 13 ? -1 : 1;
+    if (n.op() == "Softmax" && x.kind == Kind::Scores && x.scores.transform == spec::PostTransform::Identity &&
+        x.scores.groups == x.scores.columns && full_axis(n, n.integer("axis", default_axis), 2) == 1) {
+        // A model's raw scores: the softmax link of the model.
+        Value v;
+        v.kind = Kind::Scores;
+        v.scores = x.scores;
+        v.scores.transform = spec::PostTransform::Softmax;
+        v.key = x.key;
+        v.probabilities = true;
+        return n.set_output(0, v);
+    }
+    const Row& r = n.row_input(0);
     const size_t a = row_axis(n, n.integer("axis", default_axis), r);
     const char* f = n.op() == "LogSoftmax" ? "log_softmax" : "softmax";
     if (opset_before_13_flattens(n, r) || r.dims.size() != 1 || x.kind != Kind::Row) {
