@@ -127,7 +127,11 @@ TensorStep read_tensor_step(const Step& s, const std::string& at) {
         }
         t.operands.push_back(std::move(idx));
     }
-    t.group = s.params.contains("group") ? static_cast<int64_t>(param_number(s, "group", at)) : 1;
+    if (s.params.contains("group")) {
+        const double g = param_number(s, "group", at);
+        if (!(g >= 1 && g <= 2147483647.0) || g != std::floor(g)) invalid(at, "tensor group must be a positive integer");
+        t.group = static_cast<int64_t>(g);
+    }
     return t;
 }
 

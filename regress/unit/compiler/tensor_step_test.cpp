@@ -116,7 +116,8 @@ TEST(TensorStep, MalformedStepsAreRefused) {
     refused({{"function", "add"}, {"operands", {{0}, {6}}}}, "beyond");
     refused({{"function", "add"}, {"operands", {{0}, {-1}}}}, "entry indices");
     refused({{"function", "reduce_max"}, {"operands", {{0, 1, 2}}}, {"group", 2}}, "does not divide");
-    refused({{"function", "reduce_max"}, {"operands", {{0, 1}}}, {"group", 0}}, "does not divide");
+    refused({{"function", "reduce_max"}, {"operands", {{0, 1}}}, {"group", 0}}, "positive integer");
+    refused({{"function", "reduce_max"}, {"operands", {{0, 1}}}, {"group", 1e300}}, "positive integer");
     refused({{"function", "mul"}, {"operands", {{0}, {1}}}, {"group", 1}}, "take a group");
 }
 

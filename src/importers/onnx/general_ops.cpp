@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "graph.hpp"
+#include "pg_predict/spec/limits.hpp"
 #include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers::onnx_import {
@@ -413,7 +414,7 @@ void tile(Node& n) {
     if (repeats[0] != 1) n.unsupported("a Tile along the batch axis");
     std::vector<int64_t> dims;
     for (size_t d = 0; d < x.dims.size(); ++d) {
-        if (repeats[d + 1] < 0) n.bad("a negative repeat");
+        if (repeats[d + 1] < 0 || repeats[d + 1] > spec::kMaxStepWidth) n.bad("a repeat of " + std::to_string(repeats[d + 1]));
         dims.push_back(x.dims[d] * repeats[d + 1]);
     }
     n.general("gather (tile)");
@@ -453,6 +454,8 @@ void slice(Node& n) {
             n.unsupported("a Slice of the batch axis");
         }
         const int64_t len = x.dims[static_cast<size_t>(a - 1)];
+        // A step longer than the axis takes one entry whatever its size (and stays negatable).
+        steps[i] = std::min(std::max(steps[i], -(len + 1)), len + 1);
         auto clamp = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
         int64_t s = starts[i] < 0 ? starts[i] + len : starts[i];
         int64_t e = ends[i] < 0 ? ends[i] + len : ends[i];

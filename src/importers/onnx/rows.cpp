@@ -14,6 +14,9 @@ using nlohmann::json;
 int64_t product(const std::vector<int64_t>& dims) {
     int64_t n = 1;
     for (int64_t d : dims) {
+        if (d > spec::kMaxStepWidth)
+            fail(ErrorCategory::InvalidModel,
+                 "ONNX: a tensor has a dimension of " + std::to_string(d) + " (at most " + std::to_string(spec::kMaxStepWidth) + ")");
         n *= d;
         if (n > spec::kMaxStepWidth)
             fail(ErrorCategory::InvalidModel,

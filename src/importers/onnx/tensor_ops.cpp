@@ -486,6 +486,8 @@ std::vector<int64_t> reshape_target(const Node& n, const std::vector<int64_t>& s
             continue;
         }
         if (d < 0) n.bad("Reshape's shape has dimension " + std::to_string(d));
+        if (d > total && total > 0) n.bad("Reshape's dimension " + std::to_string(d) + " exceeds the tensor's " + std::to_string(total) + " values");
+        if (known > 0 && d > INT64_MAX / known) n.bad("Reshape's shape has more values than fit in 64 bits");
         known *= d;
         out.push_back(d);
     }
