@@ -58,6 +58,14 @@ def main():
         print(f"{args.rows:,} rows of 4 real columns; best of {args.reps}; serial")
         print("| graph | pg_predict (s) | scikit-learn predict_proba (s) | pg_predict / scikit-learn | max abs diff |")
         print("|---|---|---|---|---|")
+        scan = "SELECT sum(a + b + c + d) FROM x"
+        conn.execute(scan).fetchone()
+        t_scan = []
+        for _ in range(args.reps):
+            t0 = time.perf_counter()
+            conn.execute(scan).fetchone()
+            t_scan.append(time.perf_counter() - t0)
+        print(f"| the scan alone, no model (`{scan}`) | {min(t_scan):.3f} | | | |")
         x64 = X.astype(np.float64)
         for i, (label, (model, m)) in enumerate(cases.items()):
             name = f"g{i}"
