@@ -194,6 +194,10 @@ def _run(node, inputs, attrs):
         return np.full([int(v) for v in inputs[0]], value.reshape(-1)[0], dtype=value.dtype)
     if op in _ML:
         return _ML[op](inputs, attrs)
+    if op == "CategoryMapper":
+        table = {(k.decode() if isinstance(k, bytes) else k): v for k, v in zip(attrs["cats_strings"], attrs["cats_int64s"])}
+        x = inputs[0]
+        return np.asarray([table.get(v, attrs.get("default_int64", -1)) for v in x.reshape(-1)], np.int64).reshape(x.shape)
     raise NotImplementedError(f"onnx_reference: operator {op} is not implemented")
 
 
@@ -317,6 +321,18 @@ def _linear_classifier(inputs, attrs):
 
 
 _ML_MULTI = {"SVMClassifier": _svm_classifier_ovo, "LinearClassifier": _linear_classifier}
+
+
+def _top_k(inputs, attrs):
+    """Values and indices of the K largest (smallest) along the axis, equal values by index."""
+    x, k = inputs[0], int(inputs[1].reshape(-1)[0])
+    axis = attrs.get("axis", -1)
+    key = -x if attrs.get("largest", 1) else x
+    idx = np.take(np.argsort(key, axis=axis, kind="stable"), np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis=axis), idx.astype(np.int64)
+
+
+_ML_MULTI["TopK"] = _top_k
 
 
 def evaluate(model, feeds):

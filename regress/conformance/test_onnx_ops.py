@@ -207,6 +207,17 @@ case("shape_gather_reshape", [node("Reshape", ["X", "shape"], "r"), node("Shape"
                               node("Concat", ["n1", "four"], "target", axis=0), node("Reshape", ["r", "target"])],
      initializers=[const("shape", [-1, 2, 2], np.int64), const("zero", 0, np.int64), const("axes", [0], np.int64),
                    const("four", [4], np.int64)])
+case("topk_largest", [helper.make_node("TopK", ["X", "k"], ["v", "i"], axis=1),
+                      node("Cast", ["i"], "fi", to=TensorProto.FLOAT), node("Concat", ["v", "fi"], axis=1)],
+     4, [const("k", [2], np.int64)])
+case("topk_smallest_inner_axis", [node("Reshape", ["X", "shape"], "r"),
+                                  helper.make_node("TopK", ["r", "k"], ["v", "i"], axis=2, largest=0),
+                                  node("Cast", ["i"], "fi", to=TensorProto.FLOAT), node("Concat", ["v", "fi"], "c", axis=2),
+                                  node("Reshape", ["c", "back"])],
+     4, [const("shape", [-1, 2, 2], np.int64), const("k", [1], np.int64), const("back", [-1, 4], np.int64)])
+case("topk_ties", [node("Floor", ["X"], "f"), node("Mul", ["f", "zero"], "z"),
+                   helper.make_node("TopK", ["z", "k"], ["v", "i"], axis=1), node("Cast", ["i"], "fi", to=TensorProto.FLOAT),
+                   node("Concat", ["v", "fi"], axis=1)], 6, [const("k", [3], np.int64), const("zero", 0.0)])
 case("constant_of_shape", [node("ConstantOfShape", ["shape"], "c", value=numpy_helper.from_array(np.array([0.25], np.float32))),
                            node("Add", ["X", "c"])], initializers=[const("shape", [4], np.int64)])
 
@@ -613,6 +624,70 @@ def _softmax_of_raw_scores(env):
 
 
 add_test("onnx_converted[softmax_of_a_linear_classifiers_scores]", _softmax_of_raw_scores)
+
+
+def polynomial_linear():
+    """PolynomialFeatures(degree=2) then LinearRegression: polynomial_features.py (an
+    ArrayFeatureExtractor and a ReduceProd per monomial, the bias a ConstantOfShape of a Shape,
+    a Concat) and a LinearRegressor."""
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures
+    x, _ = _target()
+    target = x[:, 0] * x[:, 1] - x[:, 2] ** 2 + x[:, 3]
+    m = make_pipeline(PolynomialFeatures(2), LinearRegression()).fit(x, target)
+    poly, lr = m.steps[0][1], m.steps[1][1]
+    nodes, inits, columns, last = [], [], [], None
+    for i, comb in enumerate(poly._combinations(4, poly._min_degree, poly._max_degree, poly.interaction_only,
+                                                poly.include_bias)):
+        comb = list(comb)
+        if not comb:
+            columns.append("unit")
+            continue
+        inits.append(const(f"comb{i}", comb, np.int64))
+        nodes += [ml_node("ArrayFeatureExtractor", ["X", f"comb{i}"], [f"col{i}"]),
+                  node("ReduceProd", [f"col{i}"], f"prod{i}", axes=[1])]
+        columns.append(f"prod{i}")
+        last = f"prod{i}"
+    nodes += [node("Shape", [last], "shape"),
+              node("ConstantOfShape", ["shape"], "unit", value=helper.make_tensor("ONE", TensorProto.FLOAT, [1], [1.0])),
+              node("Concat", columns, "features", axis=1),
+              ml_node("LinearRegressor", ["features"], ["variable"], coefficients=lr.coef_.astype(np.float32).tolist(),
+                      intercepts=[float(np.float32(lr.intercept_))])]
+    return ml_graph(nodes, [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 1])], inits), m
+
+
+def _polynomial(env):
+    model, m = polynomial_linear()
+    check_converted(env, "polynomial", model, "variable", m.predict(env.X.astype(np.float64)), 1e-4)
+
+
+add_test("onnx_converted[polynomial_features_then_linear_regression]", _polynomial)
+
+
+def _category_mapper(env):
+    """CategoryMapper of a text column (skl2onnx's OrdinalEncoder of strings writes a LabelEncoder;
+    CategoryMapper is the older form): each string to its integer, unknown ones and NULL to
+    default_int64."""
+    nodes = [ml_node("CategoryMapper", ["city"], ["code"], cats_strings=["paris", "oslo", "lima"], cats_int64s=[3, 7, 11],
+                     default_int64=-1),
+             node("Cast", ["code"], "variable", to=TensorProto.FLOAT)]
+    g = helper.make_graph(nodes, "mapper", [helper.make_tensor_value_info("city", TensorProto.STRING, [None, 1])],
+                          [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 1])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 15), helper.make_opsetid("ai.onnx.ml", 2)])
+    env.conn.execute("CREATE TEMP TABLE towns (id int, city text)")
+    towns = ["paris", "oslo", "lima", "quito", None, "oslo"]
+    for i, t in enumerate(towns):
+        env.conn.execute("INSERT INTO towns VALUES (%s, %s)", [i, t])
+    env.conn.execute("SELECT create_model('mapper', %s::bytea, 'onnx')", [model.SerializeToString()])
+    got = [r[0] for r in env.conn.execute("SELECT predict('mapper', t) FROM (SELECT city FROM towns ORDER BY id) t")]
+    want = evaluate(model, {"city": np.asarray([[t if t is not None else ""] for t in towns], dtype=object)})["variable"]
+    assert got == [float(v) for v in want.reshape(-1)], (got, want.reshape(-1))
+    env.conn.execute("SELECT drop_model('mapper')")
+    env.conn.execute("DROP TABLE towns")
+
+
+add_test("onnx_converted[category_mapper_of_a_text_column]", _category_mapper)
 
 
 def _import_paths(env):

@@ -105,11 +105,20 @@ void emit_tensor(Emitter& e, const spec::Step& s, const std::string& h, const st
         e.line(out + " = " + reduce_expr(t.function, grouped));
         width = n / t.group;
         break;
-    case spec::TensorFamily::Grouped:
-        e.line(out + " = torch." + (t.function == "log_softmax" ? std::string("log_softmax") : std::string("softmax")) +
-               "(" + grouped + ", 2).reshape(" + ops[0] + ".size(0), " + std::to_string(n) + ")");
+    case spec::TensorFamily::Grouped: {
+        std::string expr;
+        if (t.function == "softmax" || t.function == "log_softmax") {
+            expr = "torch." + t.function + "(" + grouped + ", 2)";
+        } else {  // stable, NaN the largest: the spec's sort
+            const bool descending = t.function.find("descending") != std::string::npos;
+            const bool indices = t.function.rfind("argsort", 0) == 0;
+            expr = "torch.sort(" + grouped + ", stable=True, dim=2, descending=" + (descending ? "True" : "False") + ")" +
+                   (indices ? "[1].double()" : "[0]");
+        }
+        e.line(out + " = " + expr + ".reshape(" + ops[0] + ".size(0), " + std::to_string(n) + ")");
         width = n;
         break;
+    }
     }
 }
 

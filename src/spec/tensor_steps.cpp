@@ -32,7 +32,9 @@ const std::vector<TensorFunction>& tensor_functions() {
         {"reduce_sum_square", TensorFamily::Reduce}, {"reduce_l1", TensorFamily::Reduce},
         {"reduce_l2", TensorFamily::Reduce},    {"argmax", TensorFamily::Reduce},
         {"argmin", TensorFamily::Reduce},       {"softmax", TensorFamily::Grouped},
-        {"log_softmax", TensorFamily::Grouped},
+        {"log_softmax", TensorFamily::Grouped}, {"sort_descending", TensorFamily::Grouped},
+        {"sort_ascending", TensorFamily::Grouped}, {"argsort_descending", TensorFamily::Grouped},
+        {"argsort_ascending", TensorFamily::Grouped},
     };
     return functions;
 }
@@ -105,6 +107,21 @@ void softmax_group(bool log, const double* x, size_t k, double* out) {
     double sum = 0.0;
     for (size_t i = 0; i < k; ++i) sum += std::exp(x[i] - m);
     for (size_t i = 0; i < k; ++i) out[i] = log ? x[i] - m - std::log(sum) : std::exp(x[i] - m) / sum;
+}
+
+// A group sorted (stable: equal values keep their order; NaN the largest, as torch.sort), into
+// `out`: the values, or (argsort) their indices in the group.
+void sort_group(const std::string& f, const double* x, size_t k, double* out) {
+    const bool descending = f == "sort_descending" || f == "argsort_descending";
+    std::vector<size_t> order(k);
+    for (size_t i = 0; i < k; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const double u = x[a], v = x[b];
+        if (descending) return (std::isnan(u) && !std::isnan(v)) || u > v;
+        return (!std::isnan(u) && std::isnan(v)) || u < v;
+    });
+    const bool indices = f.rfind("argsort", 0) == 0;
+    for (size_t i = 0; i < k; ++i) out[i] = indices ? static_cast<double>(order[i]) : x[order[i]];
 }
 
 }  // namespace
@@ -185,8 +202,12 @@ void step_ops::evaluate_tensor(const Step& s, std::vector<double>& x, const std:
         break;
     case TensorFamily::Grouped:
         out.resize(n);
-        for (size_t g = 0; g < n / k; ++g)
-            softmax_group(t.function == "log_softmax", ops[0].data() + g * k, k, out.data() + g * k);
+        for (size_t g = 0; g < n / k; ++g) {
+            if (t.function == "softmax" || t.function == "log_softmax")
+                softmax_group(t.function == "log_softmax", ops[0].data() + g * k, k, out.data() + g * k);
+            else
+                sort_group(t.function, ops[0].data() + g * k, k, out.data() + g * k);
+        }
         break;
     }
     x = std::move(out);

@@ -66,6 +66,8 @@
 //            one operand of g groups of "group" k consecutive entries, one value per group;
 //            argmax / argmin the first index of the extreme, NaN counting as largest     (w → g)
 //            softmax / log_softmax: the same groups, each group's softmax            (w → g k)
+//            sort_descending / sort_ascending / argsort_*: each group sorted, stable (equal
+//            values keep their order; NaN the largest), its values or their indices   (w → g k)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 //   model    {"pipeline": <a whole spec, as to_json writes it>, "output": o}  a nested pipeline

@@ -110,6 +110,9 @@ void one_hot_encoder(Node& n) {
                                                                       {"drop", std::vector<int32_t>(cats.size(), -1)}}), dims)));
 }
 
+Value mapped(Node& n, const Row& x, const std::vector<std::vector<double>>& cats, const std::vector<double>& values,
+             double fallback);
+
 // A label's classes mapped through the encoder (a classifier's class index to its name or
 // number, as converters end a pipeline whose labels were encoded): decision column j's class c
 // becomes the value of key c, or the default.
@@ -176,6 +179,28 @@ void label_encoder(Node& n) {
     } else {
         cats = categories(n, x, strings, ints, !strings.empty(), "LabelEncoder");
     }
+    n.set_output(0, mapped(n, x, cats, values, fallback));
+}
+
+// CategoryMapper: strings to integers (cats_strings[i] → cats_int64s[i], else default_int64).
+void category_mapper(Node& n) {
+    const Row& x = n.row_input(0);
+    const std::vector<std::string> strings = n.texts("cats_strings");
+    const std::vector<int64_t> ints = n.integers("cats_int64s");
+    if (strings.size() != ints.size()) n.bad("cats_strings and cats_int64s must have equal lengths");
+    for (int32_t t : x.text)
+        if (t < 0) n.unsupported("a CategoryMapper of numbers to strings (only strings to integers)");
+    std::vector<double> values;
+    for (int64_t v : ints) values.push_back(static_cast<double>(v));
+    const auto cats = categories(n, x, strings, {}, true, "CategoryMapper");
+    n.set_output(0, mapped(n, x, cats, values, static_cast<double>(n.integer("default_int64", -1))));
+}
+
+// Each column of x mapped through its categories to `values` (a one-hot, then a projection),
+// `fallback` where none matches.
+Value mapped(Node& n, const Row& x, const std::vector<std::vector<double>>& cats, const std::vector<double>& values,
+             double fallback) {
+    const size_t k = values.size();
     const size_t w = x.text.size();
     Row hot = then(x, make_step("one_hot", {{"categories", matrix_json(cats)}, {"drop", std::vector<int32_t>(w, -1)}}),
                    {static_cast<int64_t>(w * k)});
@@ -183,8 +208,8 @@ void label_encoder(Node& n) {
     std::vector<std::vector<double>> m(w, std::vector<double>(w * k, 0.0));
     for (size_t c = 0; c < w; ++c)
         for (size_t j = 0; j < k; ++j) m[c][c * k + j] = values[j] - fallback;
-    n.set_output(0, row_value(n.graph, then(hot, make_step("project", {{"matrix", matrix_json(m)},
-                                                                        {"offset", spec::numbers_to_json(std::vector<double>(w, fallback))}}), x.dims)));
+    return row_value(n.graph, then(hot, make_step("project", {{"matrix", matrix_json(m)},
+                                                               {"offset", spec::numbers_to_json(std::vector<double>(w, fallback))}}), x.dims));
 }
 
 void array_feature_extractor(Node& n) {
@@ -236,6 +261,7 @@ void add_featurizer_ops(std::map<std::string, Handler>& t) {
     t["ai.onnx.ml:ArrayFeatureExtractor"] = array_feature_extractor;
     t["ai.onnx.ml:FeatureVectorizer"] = feature_vectorizer;
     t["ai.onnx.ml:ZipMap"] = zip_map;
+    t["ai.onnx.ml:CategoryMapper"] = category_mapper;
 }
 
 }  // namespace pg_predict::importers::onnx_import

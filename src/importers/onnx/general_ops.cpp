@@ -7,7 +7,8 @@
 //    ReduceL1, ReduceL2, ReduceLogSumExp), ArgMax / ArgMin read as a number, Softmax and
 //    LogSoftmax in the middle of a graph or along another axis;
 //  - shape: Transpose, Slice, Expand, Tile (gathers of the entries), Shape and ConstantOfShape
-//    (constants: the batch dimension is -1, which Reshape infers again).
+//    (constants: the batch dimension is -1, which Reshape infers again; a ConstantOfShape of
+//    it is a tensor of constants per row); TopK (each group sorted, its first K gathered).
 // A value the specific path made (a linear model's Scores, a Label, a LogSumExp) is read here
 // through its tensor form (value_row). Each node that takes this path says so in the pipeline's
 // import_paths, which explain_model shows.
@@ -514,11 +515,68 @@ void constant_of_shape(Node& n) {
         fill = v.values[0];
         c.is_integer = v.is_integer;
     }
+    if (!shape.empty() && shape[0] == -1) {
+        // The shape of a computed tensor (Shape): the batch, then the per-row dims. A tensor of
+        // `fill` per row (skl2onnx's PolynomialFeatures bias column): constants spread over the
+        // batch by a tensor step that reads no column.
+        std::vector<int64_t> dims(shape.begin() + 1, shape.end());
+        for (int64_t d : dims)
+            if (d < 0) n.bad("ConstantOfShape's shape has dimension " + std::to_string(d));
+        const int32_t w = n.graph.input_width;
+        const int64_t count = product(dims);
+        Row in;
+        in.dims = {w};
+        in.text.assign(static_cast<size_t>(w), -1);
+        n.general("tensor add (constants over the batch)");
+        return n.set_output(0, row_value(n.graph, tensor_step(in, "add", {std::vector<int32_t>(static_cast<size_t>(count), w),
+                                                                          std::vector<int32_t>(static_cast<size_t>(count), w + 1)},
+                                                              {fill, 0.0}, 1, dims)));
+    }
     for (int64_t d : shape)
-        if (d < 0) n.unsupported("a ConstantOfShape whose shape depends on the batch");
+        if (d < 0) n.bad("ConstantOfShape's shape has dimension " + std::to_string(d));
     c.shape = shape;
     c.values.assign(static_cast<size_t>(product(shape)), fill);
     n.set_output(0, constant_value(std::move(c)));
+}
+
+// TopK: the K largest (smallest) entries along an axis, sorted, equal values by their index
+// (ONNX's tiebreak), and their indices: each group sorted by a tensor step, then its first K
+// gathered back into the axis's place.
+void top_k(Node& n) {
+    const Row& x = n.row_input(0);
+    const Constant& kc = n.constant_input(1);
+    if (kc.values.size() != 1 || !kc.is_integer) n.bad("K must be one integer");
+    const int64_t rank = static_cast<int64_t>(x.dims.size()) + 1;
+    int64_t axis = n.integer("axis", -1);
+    if (axis < -rank || axis >= rank) n.bad("axis " + std::to_string(axis) + " is out of range");
+    if (axis < 0) axis += rank;
+    if (axis == 0) n.unsupported("a TopK along the batch axis");
+    const size_t a = static_cast<size_t>(axis - 1);
+    const int64_t len = x.dims[a];
+    const double kv = kc.values[0];
+    if (kv < 0 || kv > static_cast<double>(len)) n.bad("K = " + std::to_string(kv) + " for an axis of " + std::to_string(len));
+    const int64_t k = static_cast<int64_t>(kv);
+    const bool largest = n.integer("largest", 1) != 0;
+    std::vector<bool> reduced(x.dims.size(), false);
+    reduced[a] = true;
+    const std::vector<int32_t> operand = grouped_entries(x, reduced);
+    std::vector<int64_t> dims = x.dims;
+    dims[a] = k;
+    // Output (..., j along the axis, ...) is entry j of its group; groups are row-major over the
+    // other axes.
+    auto position = [&](const std::vector<int64_t>& idx) {
+        int64_t g = 0;
+        for (size_t d = 0; d < idx.size(); ++d)
+            if (d != a) g = g * x.dims[d] + idx[d];
+        return g * len + idx[a];
+    };
+    n.general(std::string("tensor ") + (largest ? "sort_descending" : "sort_ascending"));
+    for (size_t o = 0; o < 2; ++o) {
+        if (!n.output_used(o)) continue;
+        const std::string f = std::string(o == 0 ? "sort_" : "argsort_") + (largest ? "descending" : "ascending");
+        const Row sorted = tensor_step(x, f, {operand}, {}, len, {x.width()});
+        n.set_output(o, row_value(n.graph, pick(sorted, dims, position)));
+    }
 }
 
 }  // namespace
@@ -543,6 +601,7 @@ void add_general_ops(std::map<std::string, Handler>& t) {
     t["Slice"] = slice;
     t["Shape"] = shape;
     t["ConstantOfShape"] = constant_of_shape;
+    t["TopK"] = top_k;
 }
 
 }  // namespace pg_predict::importers::onnx_import
