@@ -690,6 +690,43 @@ def _category_mapper(env):
 add_test("onnx_converted[category_mapper_of_a_text_column]", _category_mapper)
 
 
+def bernoulli_nb():
+    """BernoulliNB(binarize=0.5), three classes: naive_bayes.py's _joint_log_likelihood_bernoulli
+    (Greater, a Cast, Log(1 - Exp) of the constants folded, a MatMul) and its probability tail
+    (ReduceLogSumExp, Reshape, Sub, Exp; the label through ArrayFeatureExtractor, Cast, Reshape)."""
+    from sklearn.naive_bayes import BernoulliNB
+    x, y = _target()
+    m = BernoulliNB(binarize=0.5).fit(x, y)
+    f = np.float32
+    nodes = [node("Greater", ["X", "threshold"], "condition"), node("Cast", ["condition"], "cast_values", to=TensorProto.FLOAT),
+             node("Add", ["zero_tensor", "cast_values"], "binarised"),
+             node("Exp", ["feature_log_prob"], "exp_result"), node("Sub", ["constant", "exp_result"], "sub_result"),
+             node("Log", ["sub_result"], "neg_prob"), node("ReduceSum", ["neg_prob", "axis0"], "sum_neg_prob"),
+             node("Sub", ["feature_log_prob", "neg_prob"], "difference"), node("MatMul", ["binarised", "difference"], "dot"),
+             node("Add", ["dot", "sum_neg_prob"], "partial"), node("Add", ["partial", "class_log_prior"], "jll"),
+             node("ArgMax", ["jll"], "am", axis=1),
+             node("ReduceLogSumExp", ["jll"], "lse", axes=[1], keepdims=0), node("Reshape", ["lse", "col"], "lse1"),
+             node("Sub", ["jll", "lse1"], "log_prob"), node("Exp", ["log_prob"], "probabilities"),
+             ml_node("ArrayFeatureExtractor", ["classes", "am"], ["afe"]), node("Cast", ["afe"], "afe_f", to=TensorProto.FLOAT),
+             node("Reshape", ["afe_f", "flat"], "afe_r"), node("Cast", ["afe_r"], "label", to=TensorProto.INT64)]
+    inits = [const("threshold", [0.5]), const("zero_tensor", np.zeros((1, 4))), const("constant", 1.000000001),
+             const("feature_log_prob", m.feature_log_prob_.T.astype(f)), const("axis0", [0], np.int64),
+             const("class_log_prior", m.class_log_prior_.astype(f)), const("col", [-1, 1], np.int64),
+             const("flat", [-1], np.int64), const("classes", m.classes_.astype(np.int32), np.int32)]
+    outputs = [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+               helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 3])]
+    return ml_graph(nodes, outputs, inits), m
+
+
+def _bernoulli(env):
+    model, m = bernoulli_nb()
+    check_converted(env, "bernoulli_nb", model, "probabilities", m.predict_proba(env.X.astype(np.float64)), 1e-5)
+    check_converted(env, "bernoulli_nb_label", model, "label", m.predict(env.X.astype(np.float64)), 0)
+
+
+add_test("onnx_converted[bernoulli_nb]", _bernoulli)
+
+
 def _import_paths(env):
     """explain_model names the path each node took: the specific steps, the general path's
     tensor step, or folded into a constant."""

@@ -67,9 +67,9 @@ double apply_binary(const std::string& f, double a, double b) {
 
 namespace {
 
-// One group's value: a reduction (argmax / argmin: the first index of the extreme, NaN counting
-// as the largest, as numpy and torch do).
-double reduce_group(const std::string& f, const double* x, size_t k) {
+}  // namespace
+
+double apply_reduction(const std::string& f, const double* x, size_t k) {
     if (f == "argmax" || f == "argmin") {
         size_t best = 0;
         for (size_t i = 1; i < k; ++i) {
@@ -99,6 +99,8 @@ double reduce_group(const std::string& f, const double* x, size_t k) {
     if (f == "reduce_l2") return std::sqrt(acc);
     return acc;
 }
+
+namespace {
 
 // Softmax / log-softmax of one group, into `out`.
 void softmax_group(bool log, const double* x, size_t k, double* out) {
@@ -198,7 +200,7 @@ void step_ops::evaluate_tensor(const Step& s, std::vector<double>& x, const std:
         for (size_t i = 0; i < n; ++i) out.push_back(ops[0][i] != 0 ? ops[1][i] : ops[2][i]);
         break;
     case TensorFamily::Reduce:
-        for (size_t g = 0; g < n / k; ++g) out.push_back(reduce_group(t.function, ops[0].data() + g * k, k));
+        for (size_t g = 0; g < n / k; ++g) out.push_back(apply_reduction(t.function, ops[0].data() + g * k, k));
         break;
     case TensorFamily::Grouped:
         out.resize(n);

@@ -141,6 +141,9 @@ struct TensorStep {
 TensorStep read_tensor_step(const Step&, const std::string& where);
 // A binary tensor function on two numbers.
 double apply_binary(const std::string& function, double a, double b);
+// A reduce-family tensor function over k numbers (argmax / argmin: the first index of the
+// extreme, NaN counting as the largest, as numpy and torch do).
+double apply_reduction(const std::string& function, const double* x, size_t k);
 
 // LightGBM's kZeroThreshold (a float32 1e-35 compared as a double): |x| at most this is zero.
 constexpr double kLightgbmZero = static_cast<double>(1e-35f);

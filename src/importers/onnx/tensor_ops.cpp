@@ -362,18 +362,50 @@ void arg_extreme(Node& n) {
     n.set_output(0, v);
 }
 
+// A reduction of a constant over its (full) axes, every axis when none are given.
+Constant fold_reduce(const Node& n, const std::string& function, const Constant& c, const std::vector<int64_t>& axes,
+                     bool keepdims) {
+    if (c.is_string) n.unsupported("a reduction of strings");
+    std::vector<bool> reduced(c.shape.size(), axes.empty());
+    for (int64_t a : axes) reduced[static_cast<size_t>(full_axis(n, a, c.shape.size()))] = true;
+    Constant out;
+    std::vector<int64_t> kept;
+    for (size_t d = 0; d < c.shape.size(); ++d) {
+        if (!reduced[d]) kept.push_back(c.shape[d]);
+        if (!reduced[d] || keepdims) out.shape.push_back(reduced[d] ? 1 : c.shape[d]);
+    }
+    std::vector<std::vector<double>> groups(static_cast<size_t>(product(kept)));
+    std::vector<int64_t> idx(c.shape.size(), 0);
+    for (size_t k = 0; k < c.values.size(); ++k) {
+        int64_t o = 0;
+        for (size_t d = 0; d < c.shape.size(); ++d)
+            if (!reduced[d]) o = o * c.shape[d] + idx[d];
+        groups[static_cast<size_t>(o)].push_back(c.values[k]);
+        for (size_t d = c.shape.size(); d-- > 0;) {
+            if (++idx[d] < c.shape[d]) break;
+            idx[d] = 0;
+        }
+    }
+    for (const auto& g : groups) {
+        if (g.empty()) n.unsupported("a reduction of an empty constant");
+        out.values.push_back(spec::apply_reduction(function, g.data(), g.size()));
+    }
+    return out;
+}
+
 void reduce(Node& n) {
     const Value& xv = n.input(0);
     const std::string& op = n.op();
     const int64_t since = op == "ReduceSum" ? 13 : 18;
     std::vector<int64_t> axes = axes_of(n, since);
     const bool keepdims = n.integer("keepdims", 1) != 0;
-    if (xv.kind == Kind::Constant) n.unsupported(op + " of a constant");
+    const char* function = op == "ReduceSum" ? "reduce_sum" : op == "ReduceMean" ? "reduce_mean" : op == "ReduceMax" ? "reduce_max"
+                           : op == "ReduceMin" ? "reduce_min" : op == "ReduceProd" ? "reduce_prod" : op == "ReduceL1" ? "reduce_l1"
+                           : op == "ReduceL2" ? "reduce_l2" : op == "ReduceSumSquare" ? "reduce_sum_square" : "reduce_log_sum_exp";
+    if (axes.empty() && n.integer("noop_with_empty_axes", 0) != 0) return n.set_output(0, xv);
+    if (xv.kind == Kind::Constant) return n.set_output(0, constant_value(fold_reduce(n, function, xv.constant, axes, keepdims)));
     const Row& x = n.row_input(0);
-    if (axes.empty()) {
-        if (n.integer("noop_with_empty_axes", 0) != 0) return n.set_output(0, xv);
-        n.unsupported(op + " over every axis, the batch included");
-    }
+    if (axes.empty()) n.unsupported(op + " over every axis, the batch included");
     std::vector<bool> reduced(x.dims.size(), false);
     for (int64_t a : axes) reduced[row_axis(n, a, x)] = true;
     std::vector<int64_t> dims;
@@ -390,11 +422,8 @@ void reduce(Node& n) {
         v.key = xv.key;
         return n.set_output(0, v);
     }
-    if (op != "ReduceSum" && op != "ReduceMean" && op != "ReduceSumSquare") {
-        const char* f = op == "ReduceMax" ? "reduce_max" : op == "ReduceMin" ? "reduce_min" : op == "ReduceProd" ? "reduce_prod"
-                        : op == "ReduceL1" ? "reduce_l1" : op == "ReduceL2" ? "reduce_l2" : "reduce_log_sum_exp";
-        return n.set_output(0, row_value(n.graph, general_reduce(n, f, x, reduced, keepdims)));
-    }
+    if (op != "ReduceSum" && op != "ReduceMean" && op != "ReduceSumSquare")
+        return n.set_output(0, row_value(n.graph, general_reduce(n, function, x, reduced, keepdims)));
     // Each output entry sums (averages) its group of input entries: one projection.
     const size_t w_in = x.text.size(), w_out = static_cast<size_t>(product(dims));
     Matrix m(w_out, std::vector<double>(w_in, 0.0));
