@@ -316,6 +316,23 @@ TEST(OnnxHostile, UnknownOperatorIsNamedWithItsNode) {
     EXPECT_NE(error_of(d.bytes(), ErrorCategory::Unsupported).find("com.microsoft"), std::string::npos);
 }
 
+// A binary operator given one input is a malformed node, not the input passed through; Max,
+// Min and Sum of one tensor are that tensor, as ONNX defines them.
+TEST(OnnxHostile, BinaryOperatorsNeedTwoInputs) {
+    for (const char* op : {"Xor", "And", "Or", "Equal", "LessOrEqual", "GreaterOrEqual"}) {
+        GraphBuilder b;
+        b.node(op, {"X"}, {"y"});
+        b.output("y");
+        const std::string msg = error_of(b.bytes(), ErrorCategory::InvalidModel);
+        EXPECT_NE(msg.find("takes two inputs, not 1"), std::string::npos) << op << ": " << msg;
+    }
+    GraphBuilder sum;
+    sum.node("Sum", {"X"}, {"y"});
+    sum.output("y");
+    const spec::Pipeline p = importers::import_onnx(sum.bytes(), json::object());
+    EXPECT_FLOAT_EQ(score_one(p, {2.5f, 0, 0, 0}), 2.5f);
+}
+
 TEST(OnnxHostile, TreeIndicesOutOfRangeAndCycles) {
     EXPECT_NE(error_of(tree_model(7, {1, 0, 0}, {2, 0, 0}).bytes(), ErrorCategory::InvalidModel).find("reads feature 7"),
               std::string::npos);

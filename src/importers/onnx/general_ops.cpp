@@ -44,6 +44,13 @@ Row tensor_step(const Row& src, const std::string& function, const std::vector<s
     return then(src, make_step("tensor", std::move(params)), std::move(dims));
 }
 
+// 0, 1, ..., k - 1: every entry of a tensor of k values, in order.
+std::vector<int32_t> all_entries(int64_t k) {
+    std::vector<int32_t> all;
+    for (int32_t i = 0; i < k; ++i) all.push_back(i);
+    return all;
+}
+
 Value number_constant(double v) {
     Constant c;
     c.values = {v};
@@ -93,7 +100,7 @@ Row scores_row(const Node& n, const Scores& s, bool regression) {
     const int64_t g = s.groups;
     switch (s.transform) {
     case spec::PostTransform::Identity: break;
-    case spec::PostTransform::Softmax: r = tensor_step(r, "softmax", {{}}, {}, g, {g}); break;
+    case spec::PostTransform::Softmax: r = tensor_step(r, "softmax", {all_entries(g)}, {}, g, {g}); break;
     case spec::PostTransform::Exp: r = then(r, make_step("elementwise", {{"function", "exp"}}), r.dims); break;
     case spec::PostTransform::Logistic:
         r = then(r, make_step("elementwise", {{"function", "expit"}}), r.dims);
@@ -103,11 +110,6 @@ Row scores_row(const Node& n, const Scores& s, bool regression) {
     case spec::PostTransform::Ovr: case spec::PostTransform::TwoSided: case spec::PostTransform::Complement:
     case spec::PostTransform::ModifiedHuber:
         n.unsupported("the output of a model with this post transform read by another node");
-    }
-    if (s.transform == spec::PostTransform::Softmax) {
-        std::vector<int32_t> all;
-        for (int32_t i = 0; i < g; ++i) all.push_back(i);
-        r.steps.back().params["operands"] = json::array({index_json(all)});
     }
     return r;
 }
@@ -128,9 +130,7 @@ Row value_row(const Node& n, const Value& v, const std::string& name) {
         if (it == n.graph.values.end()) n.unsupported("the label \"" + name + "\" read as a number");
         const Row from = value_row(n, it->second, v.label.tensor);
         const int64_t k = from.width();
-        std::vector<int32_t> all;
-        for (int32_t i = 0; i < k; ++i) all.push_back(i);
-        Row index = tensor_step(from, v.label.argmin ? "argmin" : "argmax", {all}, {}, k, {1});
+        Row index = tensor_step(from, v.label.argmin ? "argmin" : "argmax", {all_entries(k)}, {}, k, {1});
         if (v.label.classes.empty()) return index;
         // Class j where the index is j: one-hot of the index, times the classes.
         std::vector<int32_t> repeated(static_cast<size_t>(k), 0), positions;
@@ -144,9 +144,7 @@ Row value_row(const Node& n, const Value& v, const std::string& name) {
     }
     case Kind::LogSoftmax: {  // its row is the x it was taken of, a matrix [N, k]
         const int64_t k = v.row.width();
-        std::vector<int32_t> all;
-        for (int32_t i = 0; i < k; ++i) all.push_back(i);
-        return tensor_step(v.row, "log_softmax", {all}, {}, k, v.row.dims);
+        return tensor_step(v.row, "log_softmax", {all_entries(k)}, {}, k, v.row.dims);
     }
     case Kind::Constant: n.unsupported("a constant (\"" + name + "\") where a computed tensor is read");
     case Kind::Row: case Kind::LogSumExp: case Kind::Opaque: break;
@@ -277,11 +275,9 @@ void entrywise(Node& n, const std::string& function) {
     std::vector<const Value*> in;
     for (size_t i = 0; i < n.inputs(); ++i) in.push_back(&n.input(i));
     if (in.empty()) n.bad("has no inputs");
-    if (in.size() == 1 && function != "equal") return n.set_output(0, *in[0]);
-    if (function == "equal" || function == "less_equal" || function == "greater_equal" || function == "and" ||
-        function == "or" || function == "xor") {
-        if (in.size() != 2) n.bad("takes two inputs");
-    }
+    const bool variadic = function == "max" || function == "min" || function == "add";  // Max, Min, Sum
+    if (!variadic && in.size() != 2) n.bad("takes two inputs, not " + std::to_string(in.size()));
+    if (in.size() == 1) return n.set_output(0, *in[0]);  // Max, Min or Sum of one tensor: itself
     Value acc = general_entrywise(n, function, {in[0], in[1]});
     for (size_t i = 2; i < in.size(); ++i) acc = general_entrywise(n, function, {&acc, in[i]});
     n.set_output(0, std::move(acc));
