@@ -255,25 +255,57 @@ def _linear_regressor(inputs, attrs):
     x = inputs[0].astype(np.float32)
     intercepts = np.asarray(attrs.get("intercepts", [0.0]), np.float32)
     coef = np.asarray(attrs["coefficients"], np.float32).reshape(len(intercepts), -1)
-    return (x @ coef.T + intercepts).astype(np.float32)
+    return _post_transform((x @ coef.T + intercepts).astype(np.float32), attrs.get("post_transform", "NONE"))
 
 
-def _tree_ensemble_regressor(inputs, attrs):
-    """SUM of the leaves' weights per target, BRANCH_LEQ / BRANCH_LT splits on float32 values."""
-    x = inputs[0].astype(np.float32)
+def _text(v):
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def _post_transform(scores, post):
+    """ONNX Runtime's write_scores over [N, k] float32 scores: per row (SOFTMAX, SOFTMAX_ZERO) or
+    per entry (LOGISTIC, PROBIT); a single column takes PROBIT only."""
+    post, z = _text(post), scores.astype(np.float32).copy()
+    if post == "PROBIT":
+        x = 2 * z - 1
+        sgn = np.where(x < 0, np.float32(-1), np.float32(1))
+        lg = np.log((1 - x) * (1 + x))
+        v = np.float32(2 / (3.14159 * 0.147)) + np.float32(0.5) * lg
+        v2 = np.float32(1 / 0.147) * lg
+        return (np.float32(1.41421356) * sgn * np.sqrt(-v + np.sqrt(v * v - v2))).astype(np.float32)
+    if post == "NONE" or z.shape[1] == 1:
+        return z
+    if post == "LOGISTIC":
+        return (1 / (1 + np.exp(-z))).astype(np.float32)
+    m = z.max(axis=1, keepdims=True)
+    if post == "SOFTMAX":
+        e = np.exp(z - m)
+        return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    assert post == "SOFTMAX_ZERO", "onnx_reference: post_transform " + post
+    keep = np.abs(z) > np.float32(1e-7)
+    e = np.where(keep, np.exp(z - m), z * np.exp(-m))
+    return (e / np.where(keep, e, 0).sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def _tree_ensemble(x, attrs, prefix, n_out):
+    """The aggregated raw scores [N, n_out] (SUM, AVERAGE, MIN, MAX; a tree takes part in an
+    output only where its leaf weighs it, as ONNX Runtime), plus base_values; BRANCH_LEQ /
+    BRANCH_LT splits on float32 values."""
     trees, nodes = {}, {}
     for i, (t, nid) in enumerate(zip(attrs["nodes_treeids"], attrs["nodes_nodeids"])):
         nodes[(t, nid)] = i
         trees.setdefault(t, nid)
         trees[t] = min(trees[t], nid)
     leaves = {}
-    for t, nid, target, w in zip(attrs["target_treeids"], attrs["target_nodeids"], attrs["target_ids"],
-                                 attrs["target_weights"]):
+    for t, nid, target, w in zip(attrs[prefix + "_treeids"], attrs[prefix + "_nodeids"], attrs[prefix + "_ids"],
+                                 attrs[prefix + "_weights"]):
         leaves.setdefault((t, nid), []).append((target, np.float32(w)))
-    n_targets = attrs.get("n_targets", 1)
-    out = np.tile(np.asarray(attrs.get("base_values", [0.0] * n_targets), np.float32), (x.shape[0], 1))
-    modes = [m.decode() if isinstance(m, bytes) else m for m in attrs["nodes_modes"]]
+    agg = _text(attrs.get("aggregate_function", "SUM"))
+    base = np.asarray(attrs.get("base_values", [0.0] * n_out), np.float32)
+    modes = [_text(m) for m in attrs["nodes_modes"]]
+    out = np.zeros((x.shape[0], n_out), np.float32)
     for r in range(x.shape[0]):
+        per_tree = [[] for _ in range(n_out)]
         for t, root in trees.items():
             i = nodes[(t, root)]
             while modes[i] != "LEAF":
@@ -282,8 +314,35 @@ def _tree_ensemble_regressor(inputs, attrs):
                 nid = attrs["nodes_truenodeids"][i] if go else attrs["nodes_falsenodeids"][i]
                 i = nodes[(t, nid)]
             for target, w in leaves.get((t, attrs["nodes_nodeids"][i]), []):
-                out[r, target] += w
-    return out
+                per_tree[target].append(w)
+        for target, ws in enumerate(per_tree):
+            if not ws:
+                continue
+            ws = np.asarray(ws, np.float32)
+            out[r, target] = {"SUM": ws.sum(dtype=np.float32), "AVERAGE": ws.sum(dtype=np.float32) / np.float32(len(trees)),
+                              "MIN": ws.min(), "MAX": ws.max()}[agg]
+    return (out + base).astype(np.float32)
+
+
+def _tree_ensemble_regressor(inputs, attrs):
+    raw = _tree_ensemble(inputs[0].astype(np.float32), attrs, "target", attrs.get("n_targets", 1))
+    return _post_transform(raw, attrs.get("post_transform", "NONE"))
+
+
+def _tree_ensemble_classifier(inputs, attrs):
+    """The label of the largest raw score (the first on a tie) and the post-transformed scores.
+    Two classes whose leaves weigh one class only are ONNX Runtime's binary case (NONE only
+    here): that class's sum s is the positive score, [1 - s, s] (all weights >= 0, class 1 where
+    s > 1/2) or [-s, s] (class 1 where s > 0)."""
+    labels = np.asarray(attrs["classlabels_int64s"], np.int64)
+    raw = _tree_ensemble(inputs[0].astype(np.float32), attrs, "class", len(labels))
+    if len(labels) == 2 and len(set(attrs["class_ids"])) == 1:
+        assert _text(attrs.get("post_transform", "NONE")) == "NONE", "onnx_reference: binary case post_transform"
+        score = raw[:, attrs["class_ids"][0]]
+        positive = min(attrs["class_weights"]) >= 0
+        label = np.where(score > (0.5 if positive else 0.0), labels[1], labels[0])
+        return label, np.stack([1 - score if positive else -score, score], axis=1).astype(np.float32)
+    return labels[np.argmax(raw, axis=1)], _post_transform(raw, attrs.get("post_transform", "NONE"))
 
 
 def _label_encoder(inputs, attrs):
@@ -310,17 +369,17 @@ def _array_feature_extractor(inputs, attrs):
 
 _ML = {"LabelEncoder": _label_encoder, "Scaler": _scaler, "LinearRegressor": _linear_regressor, "TreeEnsembleRegressor": _tree_ensemble_regressor, "SVMRegressor": _svm_regressor, "ArrayFeatureExtractor": _array_feature_extractor}
 def _linear_classifier(inputs, attrs):
-    """Label and scores of post_transform NONE (several classes)."""
+    """Label (of the largest raw score) and post-transformed scores, several classes."""
     x = inputs[0].astype(np.float32)
     intercepts = np.asarray(attrs["intercepts"], np.float32)
     coef = np.asarray(attrs["coefficients"], np.float32).reshape(len(intercepts), -1)
     scores = (x @ coef.T + intercepts).astype(np.float32)
-    assert attrs.get("post_transform", b"NONE") in (b"NONE", "NONE"), "onnx_reference: LinearClassifier post_transform"
     labels = np.asarray(attrs["classlabels_ints"], np.int64)
-    return labels[np.argmax(scores, axis=1)], scores
+    return labels[np.argmax(scores, axis=1)], _post_transform(scores, attrs.get("post_transform", "NONE"))
 
 
-_ML_MULTI = {"SVMClassifier": _svm_classifier_ovo, "LinearClassifier": _linear_classifier}
+_ML_MULTI = {"SVMClassifier": _svm_classifier_ovo, "LinearClassifier": _linear_classifier,
+             "TreeEnsembleClassifier": _tree_ensemble_classifier}
 
 
 def _top_k(inputs, attrs):

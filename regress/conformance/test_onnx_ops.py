@@ -745,5 +745,158 @@ def _import_paths(env):
 add_test("onnx_general[explain_model_names_each_nodes_path]", _import_paths)
 
 
+def forest_nodes(prefix, n_out, squeeze):
+    """A RandomForestClassifier of 3 trees (max_depth 3) as TreeEnsemble* attributes with one
+    weight per output at every leaf: the leaf's class probabilities (zeros included), or
+    squeezed into [0.05, 0.95] for PROBIT."""
+    from sklearn.ensemble import RandomForestClassifier
+    x, y = _target()
+    m = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(x, y)
+    attrs = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes", "nodes_values",
+                             "nodes_truenodeids", "nodes_falsenodeids", "nodes_hitrates",
+                             "nodes_missing_value_tracks_true")}
+    for k in ("treeids", "nodeids", "ids", "weights"):
+        attrs[f"{prefix}_{k}"] = []
+    for t, est in enumerate(m.estimators_):
+        one, leaf = _tree_nodes(est.tree_)
+        one["nodes_treeids"] = [t] * est.tree_.node_count
+        for k in one:
+            attrs[k] += one[k]
+        for i in np.flatnonzero(leaf):
+            p = est.tree_.value[i][0] / est.tree_.value[i][0].sum()
+            for c in range(n_out):
+                attrs[f"{prefix}_treeids"].append(t)
+                attrs[f"{prefix}_nodeids"].append(int(i))
+                attrs[f"{prefix}_ids"].append(c)
+                attrs[f"{prefix}_weights"].append(float(0.05 + 0.9 * p[c] if squeeze else p[c]))
+    return attrs
+
+
+def _scores_against_reference(env, name, model, fn, output, label=None, atol=1e-5):
+    """predict_proba / predict / predict_outputs (fn) against the reference's output (fn None: a
+    PROBIT classifier, whose scores predict_proba refuses), and predict_label against its label."""
+    want = evaluate(model, {"X": env.X})
+    env.conn.execute("SELECT create_model(%s, %s::bytea, 'onnx', %s::jsonb)",
+                     [name, model.SerializeToString(), json.dumps({"features": COLUMNS})])
+    if fn is None:  # scores that are not probabilities: predict_proba refuses
+        try:
+            with env.conn.transaction():
+                env.conn.execute("SELECT predict_proba(%s, x) FROM x", [name])
+        except Exception as e:  # noqa: BLE001 - the message is what is checked
+            assert "probabilities" in str(e), str(e)
+        else:
+            raise AssertionError(f"{name}: predict_proba gave scores that are not probabilities")
+    else:
+        got = np.asarray([r[0] for r in env.conn.execute(f"SELECT {fn}(%s, x) FROM x ORDER BY id", [name])])
+        w = want[output].astype(np.float64)
+        assert_close(f"{name}: {fn}", got, w.reshape(-1) if w.shape[1] == 1 else w, atol=atol, rtol=1e-5)
+    if label is not None:
+        got = [r[0] for r in env.conn.execute("SELECT predict_label(%s, x) FROM x ORDER BY id", [name])]
+        assert [int(v) for v in got] == [int(v) for v in want[label]], (name, got[:8], list(want[label][:8]))
+    env.conn.execute("SELECT drop_model(%s)", [name])
+
+
+def _forest_classifier(env, agg, post):
+    attrs = forest_nodes("class", 3, squeeze=post == "PROBIT")
+    attrs.update(classlabels_int64s=[0, 1, 2], post_transform=post, aggregate_function=agg)
+    model = ml_graph([ml_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], **attrs)],
+                     [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+                      helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 3])])
+    fn = None if post == "PROBIT" else "predict_proba"
+    _scores_against_reference(env, f"forest_{agg}_{post}".lower(), model, fn, "probabilities", "label")
+
+
+def _forest_regressor(env, agg, post):
+    attrs = forest_nodes("target", 2, squeeze=post == "PROBIT")
+    attrs.update(n_targets=2, post_transform=post, aggregate_function=agg)
+    model = ml_graph([ml_node("TreeEnsembleRegressor", ["X"], ["variable"], **attrs)],
+                     [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 2])])
+    _scores_against_reference(env, f"forest_reg_{agg}_{post}".lower(), model, "predict_outputs", "variable")
+
+
+# ai.onnx.ml's aggregates and post transforms (ONNX Runtime's TreeEnsemble and write_scores):
+# MIN / MAX and SOFTMAX_ZERO / PROBIT take the general path. PROBIT only where the scores lie
+# in (0, 1).
+for _agg in ("SUM", "AVERAGE", "MIN", "MAX"):
+    for _post in ("NONE", "SOFTMAX", "SOFTMAX_ZERO", "LOGISTIC", "PROBIT"):
+        if _post == "PROBIT" and _agg == "SUM":
+            continue
+        add_test(f"onnx_ml[tree_classifier_{_agg}_{_post}]".lower(), lambda env, a=_agg, p=_post: _forest_classifier(env, a, p))
+    for _post in ("NONE", "SOFTMAX_ZERO", "PROBIT"):
+        if _post == "PROBIT" and _agg == "SUM":
+            continue
+        add_test(f"onnx_ml[tree_regressor_{_agg}_{_post}]".lower(), lambda env, a=_agg, p=_post: _forest_regressor(env, a, p))
+
+
+def _linear_post(env, post):
+    """A LinearClassifier of three classes, and a LinearRegressor of one target, whose margins
+    lie in (0, 1) (small coefficients, intercepts near 1/2), with the post transform."""
+    coef = (np.asarray(_W, np.float32).T * 0.01).ravel().tolist()
+    model = ml_graph([ml_node("LinearClassifier", ["X"], ["label", "probabilities"], coefficients=coef,
+                              intercepts=[0.5, 0.45, 0.55], classlabels_ints=[0, 1, 2], post_transform=post)],
+                     [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+                      helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 3])])
+    fn = None if post == "PROBIT" else "predict_proba"
+    _scores_against_reference(env, f"linear_{post}".lower(), model, fn, "probabilities", "label")
+    if post == "PROBIT":
+        model = ml_graph([ml_node("LinearRegressor", ["X"], ["variable"], coefficients=coef[:4], intercepts=[0.5],
+                                  post_transform=post)],
+                         [helper.make_tensor_value_info("variable", TensorProto.FLOAT, [None, 1])])
+        # ONNX Runtime's erfinv in float32 cancels near p = 1/2 (-v + sqrt(v² - v2), v about
+        # 4.3): up to 1.5e-4 absolute there, where pg_predict computes it in float64.
+        _scores_against_reference(env, "linear_regressor_probit", model, "predict", "variable", atol=3e-4)
+
+
+for _post in ("SOFTMAX_ZERO", "PROBIT"):
+    add_test(f"onnx_ml[linear_classifier_{_post}]".lower(), lambda env, p=_post: _linear_post(env, p))
+
+
+def _binary_weights_of_class_one(env):
+    """A binary TreeEnsembleClassifier whose leaves weigh class 1 only (ONNX Runtime's binary
+    case: that class's sum is the positive score, [1 - p, p]) equals scikit-learn's
+    predict_proba. The weights were once read as class 0's, which scored every row 0."""
+    from sklearn.tree import DecisionTreeClassifier
+    x, y = _target()
+    m = DecisionTreeClassifier(max_depth=3, random_state=0).fit(x, (y == 2).astype(int))
+    attrs, leaf = _tree_nodes(m.tree_)
+    attrs.update(class_treeids=[], class_nodeids=[], class_ids=[], class_weights=[], classlabels_int64s=[0, 1])
+    for i in np.flatnonzero(leaf):
+        v = m.tree_.value[i][0]
+        attrs["class_treeids"].append(0)
+        attrs["class_nodeids"].append(int(i))
+        attrs["class_ids"].append(1)
+        attrs["class_weights"].append(float(v[1] / v.sum()))
+    model = ml_graph([ml_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], **attrs)],
+                     [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+                      helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 2])])
+    check_converted(env, "binary_class_one", model, "probabilities", m.predict_proba(x), 1e-6)
+
+
+add_test("onnx_ml[binary_tree_classifier_with_weights_of_class_one]", _binary_weights_of_class_one)
+
+
+def _refused(env):
+    """What the general path cannot do is refused, naming the node and the reason."""
+    attrs = forest_nodes("class", 3, squeeze=False)
+    keep = [i for i, c in enumerate(attrs["class_ids"]) if c != 2 or i % 2]  # some leaves lose class 2
+    for k in ("class_treeids", "class_nodeids", "class_ids", "class_weights"):
+        attrs[k] = [attrs[k][i] for i in keep]
+    attrs.update(classlabels_int64s=[0, 1, 2], aggregate_function="MIN")
+    model = ml_graph([ml_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], **attrs)],
+                     [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+                      helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 3])])
+    for bad, says in ((model, "has no weight for output 2"),):
+        try:
+            env.conn.execute("SELECT create_model('refused', %s::bytea, 'onnx', %s::jsonb)",
+                             [bad.SerializeToString(), json.dumps({"features": COLUMNS})])
+        except Exception as e:  # noqa: BLE001 - the message is what is checked
+            assert says in str(e) and "TreeEnsembleClassifier" in str(e), str(e)
+        else:
+            raise AssertionError("accepted: " + says)
+
+
+add_test("onnx_ml[min_aggregate_without_every_weight_is_refused]", _refused)
+
+
 if __name__ == "__main__":
     main(fixture=make_env)

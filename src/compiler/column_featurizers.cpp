@@ -46,6 +46,12 @@ std::string elementwise_expr(const std::string& f, const std::string& h) {
         return "torch.where(torch.abs(" + h + ") <= " + double_literal(spec::kLightgbmZero) + ", torch.full_like(" + h +
                ", float(\"nan\")), " + h + ")";
     if (f == "square") return "(" + h + " * " + h + ")";
+    if (f == "onnx_probit") {  // spec::onnx_probit, term by term
+        const std::string x = "(2.0 * " + h + " - 1.0)", l = "torch.log((1.0 - " + x + ") * (1.0 + " + x + "))";
+        const std::string v = "(" + double_literal(2.0 / (3.14159 * 0.147)) + " + 0.5 * " + l + ")";
+        return "(1.41421356 * torch.where(" + x + " < 0.0, -torch.ones_like(" + h + "), torch.ones_like(" + h +
+               ")) * torch.sqrt(-" + v + " + torch.sqrt(" + v + " * " + v + " - " + l + " / 0.147)))";
+    }
     // torch.sign(NaN) is 0 on some builds; numpy keeps NaN.
     if (f == "sign") return "torch.where(torch.isnan(" + h + "), " + h + ", torch.sign(" + h + "))";
     if (f == "cbrt")

@@ -109,6 +109,14 @@ void emit_tensor(Emitter& e, const spec::Step& s, const std::string& h, const st
         std::string expr;
         if (t.function == "softmax" || t.function == "log_softmax") {
             expr = "torch." + t.function + "(" + grouped + ", 2)";
+        } else if (t.function == "softmax_zero") {  // NaN-propagating max, as the spec's
+            const std::string g = out + "_g", m = out + "_m", keep = out + "_keep", ex = out + "_e";
+            e.line(g + " = " + grouped);
+            e.line(m + " = torch.where(torch.isnan(" + g + ").any(2, keepdim=True), torch.full_like(" + g +
+                   "[:, :, :1], float(\"nan\")), " + g + ".amax(2, keepdim=True))");
+            e.line(keep + " = torch.abs(" + g + ") > " + double_literal(spec::kSoftmaxZero));
+            e.line(ex + " = torch.where(" + keep + ", torch.exp(" + g + " - " + m + "), " + g + " * torch.exp(-" + m + "))");
+            expr = "(" + ex + " / torch.where(" + keep + ", " + ex + ", torch.zeros_like(" + ex + ")).sum(2, keepdim=True))";
         } else {  // stable, NaN the largest: the spec's sort
             const bool descending = t.function.find("descending") != std::string::npos;
             const bool indices = t.function.rfind("argsort", 0) == 0;

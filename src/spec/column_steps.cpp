@@ -31,6 +31,8 @@ const std::vector<std::string>& elementwise_functions() {
         // Not numpy's: scipy.special.erf (ONNX Erf), and ONNX LeakyRelu (x < 0: alpha * x; the
         // step's "alpha", 0.01 when absent).
         "erf",      "leaky_relu",
+        // ONNX ML's PROBIT post transform, with ONNX Runtime's approximate erfinv (onnx_probit).
+        "onnx_probit",
         // Not numpy's: the activations of scikit-learn's MLPs (scipy.special.expit, max(x, 0)),
         // and LightGBM's zero_as_missing (|x| <= kZeroThreshold is missing).
         "expit",    "relu",    "zero_as_missing"};
@@ -41,6 +43,13 @@ bool is_elementwise_function(const std::string& name) {
     for (const std::string& n : elementwise_functions())
         if (n == name) return true;
     return false;
+}
+
+double onnx_probit(double p) {
+    const double x = 2.0 * p - 1.0, sign = x < 0 ? -1.0 : 1.0;
+    const double l = std::log((1.0 - x) * (1.0 + x));
+    const double v = 2.0 / (3.14159 * 0.147) + 0.5 * l, v2 = l / 0.147;
+    return 1.41421356 * sign * std::sqrt(-v + std::sqrt(v * v - v2));
 }
 
 double apply_elementwise(const std::string& f, double x) {
@@ -75,6 +84,7 @@ double apply_elementwise(const std::string& f, double x) {
     if (f == "arccosh") return std::acosh(x);
     if (f == "arctanh") return std::atanh(x);
     if (f == "erf") return std::erf(x);
+    if (f == "onnx_probit") return onnx_probit(x);
     if (f == "leaky_relu") return x < 0.0 ? kLeakyReluAlpha * x : x;
     if (f == "expit") return 1.0 / (1.0 + std::exp(-x));
     if (f == "relu") return x > 0.0 || std::isnan(x) ? x : 0.0;

@@ -32,7 +32,8 @@ const std::vector<TensorFunction>& tensor_functions() {
         {"reduce_sum_square", TensorFamily::Reduce}, {"reduce_l1", TensorFamily::Reduce},
         {"reduce_l2", TensorFamily::Reduce},    {"argmax", TensorFamily::Reduce},
         {"argmin", TensorFamily::Reduce},       {"softmax", TensorFamily::Grouped},
-        {"log_softmax", TensorFamily::Grouped}, {"sort_descending", TensorFamily::Grouped},
+        {"log_softmax", TensorFamily::Grouped}, {"softmax_zero", TensorFamily::Grouped},
+        {"sort_descending", TensorFamily::Grouped},
         {"sort_ascending", TensorFamily::Grouped}, {"argsort_descending", TensorFamily::Grouped},
         {"argsort_ascending", TensorFamily::Grouped},
     };
@@ -109,6 +110,20 @@ void softmax_group(bool log, const double* x, size_t k, double* out) {
     double sum = 0.0;
     for (size_t i = 0; i < k; ++i) sum += std::exp(x[i] - m);
     for (size_t i = 0; i < k; ++i) out[i] = log ? x[i] - m - std::log(sum) : std::exp(x[i] - m) / sum;
+}
+
+// ONNX Runtime's ComputeSoftmaxZero: entries within 1e-7 of zero are left out of the softmax
+// (scaled by exp(-max), so they stay about 0).
+void softmax_zero_group(const double* x, size_t k, double* out) {
+    double m = -INFINITY;
+    for (size_t i = 0; i < k; ++i) m = std::isnan(x[i]) || std::isnan(m) ? NAN : std::max(m, x[i]);
+    double sum = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+        const bool zero = !(std::fabs(x[i]) > kSoftmaxZero);
+        out[i] = zero ? x[i] * std::exp(-m) : std::exp(x[i] - m);
+        if (!zero) sum += out[i];
+    }
+    for (size_t i = 0; i < k; ++i) out[i] /= sum;
 }
 
 // A group sorted (stable: equal values keep their order; NaN the largest, as torch.sort), into
@@ -207,6 +222,8 @@ void step_ops::evaluate_tensor(const Step& s, std::vector<double>& x, const std:
         for (size_t g = 0; g < n / k; ++g) {
             if (t.function == "softmax" || t.function == "log_softmax")
                 softmax_group(t.function == "log_softmax", ops[0].data() + g * k, k, out.data() + g * k);
+            else if (t.function == "softmax_zero")
+                softmax_zero_group(ops[0].data() + g * k, k, out.data() + g * k);
             else
                 sort_group(t.function, ops[0].data() + g * k, k, out.data() + g * k);
         }

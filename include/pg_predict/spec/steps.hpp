@@ -66,6 +66,8 @@
 //            one operand of g groups of "group" k consecutive entries, one value per group;
 //            argmax / argmin the first index of the extreme, NaN counting as largest     (w → g)
 //            softmax / log_softmax: the same groups, each group's softmax            (w → g k)
+//            softmax_zero: ONNX ML's SOFTMAX_ZERO post transform, a softmax of each group's
+//            entries with |v| > 1e-7; the others become v · exp(-max), about 0       (w → g k)
 //            sort_descending / sort_ascending / argsort_*: each group sorted, stable (equal
 //            values keep their order; NaN the largest), its values or their indices   (w → g k)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
@@ -113,6 +115,10 @@ std::vector<int32_t> param_ints(const Step&, const char* key, const std::string&
 const std::vector<std::string>& elementwise_functions();
 bool is_elementwise_function(const std::string& name);
 double apply_elementwise(const std::string& name, double x);
+// ONNX ML's PROBIT post transform as ONNX Runtime and the ONNX reference compute it ("onnx_probit"):
+// sqrt(2) · erfinv(2x - 1) with Winitzki's approximation of erfinv (a = 0.147), within 2e-3 of the
+// exact normal quantile.
+double onnx_probit(double x);
 // ONNX LeakyRelu's default alpha (an elementwise "leaky_relu" step without one).
 constexpr double kLeakyReluAlpha = 0.01;
 // One value of op quantile: x through one column's `quantiles` and the `references` (above).
@@ -144,6 +150,8 @@ double apply_binary(const std::string& function, double a, double b);
 // A reduce-family tensor function over k numbers (argmax / argmin: the first index of the
 // extreme, NaN counting as the largest, as numpy and torch do).
 double apply_reduction(const std::string& function, const double* x, size_t k);
+// softmax_zero's threshold: entries with |v| at most this are zeros (ONNX Runtime's 0.0000001f).
+constexpr double kSoftmaxZero = static_cast<double>(0.0000001f);
 
 // LightGBM's kZeroThreshold (a float32 1e-35 compared as a double): |x| at most this is zero.
 constexpr double kLightgbmZero = static_cast<double>(1e-35f);

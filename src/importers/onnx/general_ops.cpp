@@ -116,6 +116,19 @@ Row scores_row(const Node& n, const Scores& s, bool regression) {
 
 }  // namespace
 
+Row general_post_transform(Node& n, const Row& raw, const std::string& post) {
+    if (raw.dims.size() != 1) n.unsupported("post_transform " + post + " of scores of shape other than [N, k]");
+    const int64_t k = raw.width();
+    auto each = [&](const char* f) { return then(raw, make_step("elementwise", {{"function", f}}), raw.dims); };
+    if (post == "NONE") return raw;
+    n.general("post_transform " + post);
+    if (post == "LOGISTIC") return each("expit");
+    if (post == "PROBIT") return each("onnx_probit");
+    if (post == "SOFTMAX" || post == "SOFTMAX_ZERO")
+        return tensor_step(raw, post == "SOFTMAX" ? "softmax" : "softmax_zero", {all_entries(k)}, {}, k, raw.dims);
+    n.bad("post_transform \"" + post + "\" is none of NONE, LOGISTIC, SOFTMAX, SOFTMAX_ZERO, PROBIT");
+}
+
 Row value_row(const Node& n, const Value& v, const std::string& name) {
     if (v.kind == Kind::Row || v.has_row) return v.row;
     if (v.kind == Kind::Scores) n.general(v.scores.trees ? "the tensor form of a tree ensemble's output (a nested model step)"

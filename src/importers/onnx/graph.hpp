@@ -222,6 +222,9 @@ Value general_entrywise(Node&, const std::string& function, const std::vector<co
 Row general_reduce(Node&, const std::string& function, const Row& x, const std::vector<bool>& reduced, bool keepdims);
 // softmax / log_softmax of x along per-row axis `axis`.
 Row general_softmax(Node&, const std::string& function, const Row& x, size_t axis);
+// An ai.onnx.ml post_transform over a model's raw scores [N, k] as ONNX Runtime's write_scores
+// applies it: SOFTMAX, SOFTMAX_ZERO (each row), LOGISTIC, PROBIT (each entry), NONE.
+Row general_post_transform(Node&, const Row& raw, const std::string& post);
 
 // The operator families (one file each); each registers its handlers into the table.
 void add_tree_ops(std::map<std::string, Handler>&);

@@ -1,6 +1,7 @@
 // LinearClassifier / LinearRegressor → a "project" step (the margins), and the post transform:
 // NONE keeps the margins (a binary model of one row of coefficients gives [-m, m], as ONNX
-// Runtime does), LOGISTIC a per-entry expit (one row: [1 - p, p]), SOFTMAX the softmax link.
+// Runtime does), LOGISTIC a per-entry expit (one row: [1 - p, p]), SOFTMAX the softmax link;
+// PROBIT and SOFTMAX_ZERO of several margins take the general path (general_post_transform).
 #include <string>
 #include <vector>
 
@@ -56,10 +57,8 @@ void linear_classifier(Node& n) {
         scores.probabilities = post != "NONE";
     } else if (post == "NONE") {
         scores = row_value(n.graph, margin);
-    } else if (post == "LOGISTIC") {
-        scores = row_value(n.graph, then(margin, make_step("elementwise", {{"function", "expit"}}), margin.dims));
-    } else {
-        n.unsupported("post_transform " + post);
+    } else {  // LOGISTIC, PROBIT, SOFTMAX_ZERO of every margin
+        scores = row_value(n.graph, general_post_transform(n, margin, post), post != "PROBIT");
     }
     n.set_output(0, classifier_label(n, scores, labels, "scores"));
     n.set_output(1, scores);
@@ -71,13 +70,16 @@ void linear_regressor(Node& n) {
     const int64_t targets = n.integer("targets", 1);
     if (targets < 1) n.bad("targets must be positive");
     const std::string post = n.text("post_transform", "NONE");
-    if (post != "NONE") n.unsupported("post_transform " + post + " of a LinearRegressor");
+    // ONNX Runtime applies only PROBIT to a single target.
+    if (targets == 1 && post != "NONE" && post != "PROBIT")
+        n.unsupported("post_transform " + post + " of a LinearRegressor of one target");
     Matrix coef;
     std::vector<double> intercept;
     read_linear(n, x.text.size(), coef, intercept, static_cast<size_t>(targets));
-    Value v = row_value(n.graph, then(x, make_step("project", {{"matrix", matrix_json(coef)},
-                                                               {"offset", spec::numbers_to_json(intercept)}}),
-                                     {targets}));
+    Value v = row_value(n.graph, general_post_transform(n, then(x, make_step("project", {{"matrix", matrix_json(coef)},
+                                                                                     {"offset", spec::numbers_to_json(intercept)}}),
+                                                           {targets}),
+                                                      post));
     v.regression = true;
     n.set_output(0, std::move(v));
 }

@@ -9,9 +9,11 @@
 // are LT / LEQ with the children swapped, and EQ (NEQ) is two nodes, prev(t) < x <= t, with the
 // false (true) subtree copied. A missing input goes where ONNX Runtime sends it: to the true
 // child when missing_value_tracks_true, else where the comparison of NaN sends it (false, but
-// true for NEQ). Post transforms: NONE, LOGISTIC (one margin: [1 - p, p]), SOFTMAX; a binary
-// classifier whose leaves feed one class has one margin (ONNX Runtime's binary case).
-// aggregate_function SUM and AVERAGE (weights divided by the number of trees).
+// true for NEQ). A binary classifier whose leaves feed one class has one margin (ONNX Runtime's
+// binary case). aggregate_function SUM and AVERAGE (weights divided by the number of trees)
+// with the post transforms NONE, LOGISTIC (one margin: [1 - p, p]) and SOFTMAX are the
+// ensemble's own; MIN and MAX (each tree its own outputs, then their extreme) and the post
+// transforms SOFTMAX_ZERO and PROBIT take the general path (general_post_transform).
 #include <cmath>
 #include <map>
 #include <set>
@@ -22,11 +24,13 @@
 #include "graph.hpp"
 #include "pg_predict/importers/tree_builder.hpp"
 #include "pg_predict/spec/limits.hpp"
+#include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers::onnx_import {
 
 namespace {
 
+using nlohmann::json;
 using Kind = Value::Kind;
 
 enum class Mode { Leaf, Leq, Lt, Gte, Gt, Eq, Neq };
@@ -61,9 +65,12 @@ float prev(float t) { return std::nextafter(t, -INFINITY); }
 float next(float t) { return std::nextafter(t, INFINITY); }
 
 // Builds the spec tree of column `column` from ONNX tree `t` without recursion.
-spec::Tree build(const Node& n, const OnnxTree& t, size_t root, int32_t column, spec::Comparison cmp, float scale) {
+// ONNX tree t as a spec tree whose leaves hold their weights for output `column`, adding to
+// the ensemble's `group`.
+spec::Tree build(const Node& n, const OnnxTree& t, size_t root, int64_t column, int32_t group, spec::Comparison cmp,
+                 float scale) {
     spec::Tree out;
-    out.group = column;
+    out.group = group;
     auto add = [&]() {
         out.left.push_back(-1);
         out.right.push_back(-1);
@@ -254,28 +261,44 @@ size_t root_of(const Node& n, const OnnxTree& t) {
     return root;
 }
 
+bool extreme_aggregate(const Node& n) {
+    const std::string agg = n.text("aggregate_function", "SUM");
+    if (agg != "SUM" && agg != "AVERAGE" && agg != "MIN" && agg != "MAX")
+        n.bad("aggregate_function \"" + agg + "\" is none of SUM, AVERAGE, MIN, MAX");
+    return agg == "MIN" || agg == "MAX";
+}
+
+// The spec's ensemble of the ONNX trees: output column c of the node adds to group
+// column_of[c] (skipped when negative). For a MIN / MAX aggregate each tree scores groups of
+// its own (tree t's column c is group t * groups + column_of[c]), reduced by extreme_over_trees.
 spec::TreeEnsemble ensemble(const Node& n, const std::vector<OnnxTree>& trees, const std::vector<int64_t>& column_of,
                             int32_t groups, int64_t width) {
     spec::TreeEnsemble e;
+    const bool extreme = extreme_aggregate(n);
+    if (extreme && static_cast<int64_t>(trees.size()) * groups > spec::kMaxGroups)
+        n.unsupported("aggregate_function " + n.text("aggregate_function") + " over more than " +
+                      std::to_string(spec::kMaxGroups) + " tree outputs");
     e.num_features = static_cast<int32_t>(width);
-    e.num_groups = groups;
+    e.num_groups = extreme ? static_cast<int32_t>(trees.size()) * groups : groups;
     bool lt = false;
     for (const auto& t : trees)
         for (const auto& o : t.nodes) lt = lt || o.mode == Mode::Lt || o.mode == Mode::Gte;
     e.comparison = lt ? spec::Comparison::Less : spec::Comparison::LessEqual;
-    const std::string agg = n.text("aggregate_function", "SUM");
-    if (agg != "SUM" && agg != "AVERAGE") n.unsupported("aggregate_function " + agg);
-    const float scale = agg == "AVERAGE" ? 1.0f / static_cast<float>(trees.size()) : 1.0f;
-    for (const auto& t : trees) {
+    const float scale = n.text("aggregate_function", "SUM") == "AVERAGE" ? 1.0f / static_cast<float>(trees.size()) : 1.0f;
+    for (size_t i = 0; i < trees.size(); ++i) {
+        const OnnxTree& t = trees[i];
         const size_t root = root_of(n, t);
         std::set<int64_t> used;
         for (const auto& o : t.nodes)
             for (const auto& w : o.weights) used.insert(w.first);
         for (int64_t c : used) {
             if (column_of[static_cast<size_t>(c)] < 0) continue;
-            e.trees.push_back(build(n, t, root, static_cast<int32_t>(column_of[static_cast<size_t>(c)]), e.comparison, scale));
+            const int64_t group = column_of[static_cast<size_t>(c)] + (extreme ? static_cast<int64_t>(i) * groups : 0);
+            e.trees.push_back(build(n, t, root, c, static_cast<int32_t>(group), e.comparison, scale));
         }
     }
+    if (!extreme) e.base_margin.assign(static_cast<size_t>(groups), 0.0f);
+    else e.base_margin.assign(static_cast<size_t>(e.num_groups), 0.0f);
     return e;
 }
 
@@ -287,6 +310,49 @@ std::vector<float> base_values(const Node& n, size_t want) {
     if (b.size() != want) n.bad("has " + std::to_string(b.size()) + " base_values for " + std::to_string(want) + " outputs");
     for (size_t i = 0; i < want; ++i) out[i] = static_cast<float>(b[i]);
     return out;
+}
+
+// A MIN / MAX aggregate on the general path: the ensemble (each tree its own groups) read as a
+// tensor, each output's extreme over the trees (a tensor reduction), plus its base value.
+// ONNX Runtime leaves a tree out of an output none of its leaves weighs; here every leaf of
+// every tree must weigh every output, or the import is refused.
+Row extreme_over_trees(Node& n, const Row& x, const std::vector<OnnxTree>& trees, const std::vector<int64_t>& column_of,
+                       int32_t groups, const std::vector<float>& base) {
+    for (const auto& t : trees)
+        for (const auto& o : t.nodes) {
+            if (o.mode != Mode::Leaf) continue;
+            for (size_t c = 0; c < column_of.size(); ++c)
+                if (column_of[c] >= 0 && !o.weights.count(static_cast<int64_t>(c)))
+                    n.unsupported("aggregate_function " + n.text("aggregate_function") + " where a leaf of tree " +
+                                  std::to_string(t.id) + " has no weight for output " + std::to_string(c));
+        }
+    const std::string agg = n.text("aggregate_function");
+    n.general("aggregate_function " + agg + ": each tree's outputs, then their " + (agg == "MIN" ? "minimum" : "maximum"));
+    Value per_tree;
+    per_tree.kind = Kind::Scores;
+    per_tree.regression = true;
+    Scores& s = per_tree.scores;
+    s.margin = x;
+    s.trees = true;
+    s.ensemble = ensemble(n, trees, column_of, groups, x.width());
+    s.groups = s.columns = s.ensemble.num_groups;
+    s.transform = spec::PostTransform::Identity;
+    const Row all = value_row(n, per_tree, "the trees' outputs");
+    const int64_t t = static_cast<int64_t>(trees.size());
+    std::vector<int32_t> by_output;  // output c's value in every tree, consecutively
+    for (int32_t c = 0; c < groups; ++c)
+        for (int64_t i = 0; i < t; ++i) by_output.push_back(static_cast<int32_t>(i * groups + c));
+    json reduce = {{"function", agg == "MIN" ? "reduce_min" : "reduce_max"}, {"operands", json::array({json(by_output)})}, {"group", t}};
+    const Row extreme = then(all, make_step("tensor", reduce), {groups});
+    std::vector<int32_t> own, constant;
+    std::vector<double> values;
+    for (int32_t c = 0; c < groups; ++c) {
+        own.push_back(c);
+        constant.push_back(groups + c);
+        values.push_back(base[static_cast<size_t>(c)]);
+    }
+    json add = {{"function", "add"}, {"operands", {own, constant}}, {"constants", spec::numbers_to_json(values)}};
+    return then(extreme, make_step("tensor", add), {groups});
 }
 
 void tree_regressor(Node& n) {
@@ -303,14 +369,31 @@ void tree_regressor(Node& n) {
     s.trees = true;
     std::vector<int64_t> group_of_target;  // target t is the model's group t (multi-output)
     for (int64_t t = 0; t < targets; ++t) group_of_target.push_back(t);
+    const std::vector<float> base = base_values(n, static_cast<size_t>(targets));
+    const std::string post = n.text("post_transform", "NONE");
+    if (targets == 1 && (post == "SOFTMAX" || post == "SOFTMAX_ZERO"))  // ONNX Runtime ignores it
+        n.unsupported("post_transform " + post + " of one target (the softmax of one value is 1)");
+    if (extreme_aggregate(n) || !(post == "NONE" || (post == "LOGISTIC" && targets == 1))) {
+        // The general path: the raw scores as a tensor, then the post transform.
+        Row raw;
+        if (extreme_aggregate(n)) {
+            raw = extreme_over_trees(n, x, trees, group_of_target, static_cast<int32_t>(targets), base);
+        } else {
+            s.ensemble = ensemble(n, trees, group_of_target, static_cast<int32_t>(targets), x.width());
+            s.ensemble.base_margin = base;
+            s.groups = s.columns = static_cast<int32_t>(targets);
+            raw = value_row(n, v, "scores");
+        }
+        Value out = row_value(n.graph, general_post_transform(n, raw, post));
+        out.regression = true;
+        n.set_output(0, std::move(out));
+        return;
+    }
     s.ensemble = ensemble(n, trees, group_of_target, static_cast<int32_t>(targets), x.width());
-    s.ensemble.base_margin = base_values(n, static_cast<size_t>(targets));
+    s.ensemble.base_margin = base;
     s.groups = static_cast<int32_t>(targets);
     s.columns = static_cast<int32_t>(targets);
-    const std::string post = n.text("post_transform", "NONE");
-    if (post == "NONE") s.transform = spec::PostTransform::Identity;
-    else if (post == "LOGISTIC" && targets == 1) s.transform = spec::PostTransform::Logistic;
-    else n.unsupported("post_transform " + post + " of a TreeEnsembleRegressor" + (targets > 1 ? " of several targets" : ""));
+    s.transform = post == "NONE" ? spec::PostTransform::Identity : spec::PostTransform::Logistic;
     n.set_output(0, v);
 }
 
@@ -347,20 +430,33 @@ void tree_classifier(Node& n) {
     std::vector<float> base = base_values(n, n.numbers("base_values", false).size() == 1 && one_margin ? 1 : k);
     if (one_margin && base.size() == 2) base = {base[static_cast<size_t>(*used.begin())]};
     s.ensemble.base_margin = base;
-    if (post == "NONE") {
+    // ONNX Runtime's binary case ignores SOFTMAX and SOFTMAX_ZERO.
+    const std::string how = one_margin && (post == "SOFTMAX" || post == "SOFTMAX_ZERO") ? "NONE" : post;
+    const bool extreme = extreme_aggregate(n);
+    if (extreme || !(how == "NONE" || (how == "LOGISTIC" && one_margin) || (how == "SOFTMAX" && !one_margin))) {
+        // The general path: the raw scores as a tensor, then the post transform.
+        if (one_margin)
+            n.unsupported((extreme ? "aggregate_function " + n.text("aggregate_function") : "post_transform " + post) +
+                          " of a binary classifier with one margin");
+        s.transform = spec::PostTransform::Identity;
+        const Row raw = extreme ? extreme_over_trees(n, x, trees, column_of, s.groups, base) : value_row(n, v, "scores");
+        Value out = row_value(n.graph, general_post_transform(n, raw, how), how == "NONE" ? positive : how != "PROBIT");
+        n.set_output(0, classifier_label(n, out, labels, "scores"));
+        n.set_output(1, out);
+        return;
+    }
+    if (how == "NONE") {
         // ONNX Runtime's binary case: [1 - s, s] for positive weights, else [-s, s].
         s.transform = !one_margin ? spec::PostTransform::Identity
                       : positive  ? spec::PostTransform::Complement
                                   : spec::PostTransform::TwoSided;
         v.probabilities = positive;
-    } else if (post == "LOGISTIC" && one_margin) {
+    } else if (how == "LOGISTIC") {
         s.transform = spec::PostTransform::Logistic;
         v.probabilities = true;
-    } else if (post == "SOFTMAX" && !one_margin) {
+    } else {
         s.transform = spec::PostTransform::Softmax;
         v.probabilities = true;
-    } else {
-        n.unsupported("post_transform " + post + (one_margin ? " of a binary classifier with one margin" : " over several classes"));
     }
     n.set_output(0, classifier_label(n, v, labels, "scores"));
     n.set_output(1, v);
