@@ -230,8 +230,56 @@ def _svm_regressor(inputs, attrs):
     return (k @ coef + np.float32(attrs["rho"][0])).astype(np.float32).reshape(-1, 1)
 
 
+def _pairwise_coupling(r):
+    """libsvm's multiclass_probability as ONNX Runtime runs it: float32, 100 iterations at
+    most, stopping within 0.005 / k."""
+    k = r.shape[0]
+    f = np.float32
+    q, qp, p = np.zeros((k, k), f), np.zeros(k, f), np.full(k, f(1) / f(k), f)
+    eps = f(0.005) / f(k)
+    for t in range(k):
+        for j in range(t):
+            q[t, t] += r[j, t] * r[j, t]
+            q[t, j] = q[j, t]
+        for j in range(t + 1, k):
+            q[t, t] += r[j, t] * r[j, t]
+            q[t, j] = -r[j, t] * r[t, j]
+    for _ in range(100):
+        qp = (q @ p).astype(f)
+        pqp = f(p @ qp)
+        if np.max(np.abs(qp - pqp)) < eps:
+            break
+        for t in range(k):
+            diff = f((-qp[t] + pqp) / q[t, t])
+            p[t] += diff
+            pqp = f((pqp + diff * (diff * q[t, t] + f(2) * qp[t])) / (f(1) + diff) / (f(1) + diff))
+            qp = ((qp + diff * q[t, :]) / (f(1) + diff)).astype(f)
+            p = (p / (f(1) + diff)).astype(f)
+    return p
+
+
+def _svm_probabilities(scores, attrs):
+    """ONNX Runtime's SVM probabilities: each pair's 1 - logistic(d·A + B) clipped to
+    [1e-7, 1 - 1e-7], then the coupling."""
+    a, b = np.asarray(attrs["prob_a"], np.float32), np.asarray(attrs["prob_b"], np.float32)
+    k = int(round((1 + np.sqrt(1 + 8 * scores.shape[1])) / 2))
+    out = np.zeros((scores.shape[0], k), np.float32)
+    for n in range(scores.shape[0]):
+        r = np.zeros((k, k), np.float32)
+        pair = 0
+        for i in range(k):
+            for j in range(i + 1, k):
+                v = np.float32(1) - np.float32(1) / (np.float32(1) + np.exp(-(scores[n, pair] * a[pair] + b[pair])))
+                v = min(max(v, np.float32(1e-7)), np.float32(1) - np.float32(1e-7))
+                r[i, j], r[j, i] = v, np.float32(1) - v
+                pair += 1
+        out[n] = _pairwise_coupling(r)
+    return out
+
+
 def _svm_classifier_ovo(inputs, attrs):
-    """Label (by one-vs-one votes, the lowest class on a tie) and the scores per class pair."""
+    """Label (by one-vs-one votes, the lowest class on a tie) and the scores per class pair, or
+    with prob_a / prob_b the probabilities."""
     k = _kernel(inputs[0].astype(np.float32), attrs)
     per_class = list(attrs["vectors_per_class"])
     start = np.concatenate([[0], np.cumsum(per_class)]).astype(int)
@@ -248,7 +296,10 @@ def _svm_classifier_ovo(inputs, attrs):
             scores.append(d)
             p += 1
     labels = np.asarray(attrs["classlabels_ints"], np.int64)
-    return labels[np.argmax(votes, axis=1)], np.stack(scores, axis=1)
+    scores = np.stack(scores, axis=1)
+    if "prob_a" in attrs:
+        return labels[np.argmax(votes, axis=1)], _svm_probabilities(scores, attrs)
+    return labels[np.argmax(votes, axis=1)], scores
 
 
 def _linear_regressor(inputs, attrs):

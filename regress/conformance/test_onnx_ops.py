@@ -875,6 +875,46 @@ def _binary_weights_of_class_one(env):
 add_test("onnx_ml[binary_tree_classifier_with_weights_of_class_one]", _binary_weights_of_class_one)
 
 
+def svc_probability(classes):
+    """SVC(probability=True) as support_vector_machines.py writes it: an SVMClassifier with
+    prob_a / prob_b (libsvm's Platt parameters); two classes negate the coefficients and rho."""
+    from sklearn.svm import SVC
+    x, y = _target()
+    if classes == 2:
+        y = (y == 2).astype(int)
+    m = SVC(kernel="rbf", gamma=0.2, probability=True, random_state=0).fit(x, y)
+    sign = -1.0 if classes == 2 else 1.0
+    nodes = [ml_node("SVMClassifier", ["X"], ["label", "probabilities"], kernel_type="RBF",
+                     kernel_params=[float(m._gamma), float(m.coef0), float(m.degree)],
+                     support_vectors=m.support_vectors_.astype(np.float32).ravel().tolist(),
+                     coefficients=(sign * m.dual_coef_).astype(np.float32).ravel().tolist(),
+                     rho=(sign * m.intercept_).astype(np.float32).tolist(), vectors_per_class=m.n_support_.tolist(),
+                     prob_a=m.probA_.astype(np.float32).tolist(), prob_b=m.probB_.astype(np.float32).tolist(),
+                     classlabels_ints=[int(c) for c in m.classes_], post_transform="NONE")]
+    outputs = [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
+               helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, classes])]
+    return ml_graph(nodes, outputs), m
+
+
+def _svc_probability(env, classes):
+    """predict_proba equals the reference (ONNX Runtime's Platt scaling and coupling) and
+    scikit-learn's (libsvm's, in double); option "output": "label" scores libsvm's vote, equal
+    to scikit-learn's predict."""
+    model, m = svc_probability(classes)
+    x = env.X.astype(np.float64)
+    name = f"svc_proba_{classes}"
+    check_converted(env, name, model, "probabilities", m.predict_proba(x), 1e-5)
+    env.conn.execute("SELECT create_model(%s, %s::bytea, 'onnx', %s::jsonb)",
+                     [name, model.SerializeToString(), json.dumps({"features": COLUMNS, "output": "label"})])
+    got = [r[0] for r in env.conn.execute("SELECT predict(%s, x) FROM x ORDER BY id", [name])]
+    assert_close(f"{name}: the vote against scikit-learn's predict", np.asarray(got, np.float64), m.predict(x).astype(np.float64))
+    env.conn.execute("SELECT drop_model(%s)", [name])
+
+
+add_test("onnx_converted[svc_probability_2_classes]", lambda env: _svc_probability(env, 2))
+add_test("onnx_converted[svc_probability_3_classes]", lambda env: _svc_probability(env, 3))
+
+
 def _refused(env):
     """What the general path cannot do is refused, naming the node and the reason."""
     attrs = forest_nodes("class", 3, squeeze=False)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/coupling.hpp"
 #include "pg_predict/spec/steps.hpp"
 #include "featurizer_emitter.hpp"
 
@@ -103,6 +104,11 @@ void emit_tensor(Emitter& e, const spec::Step& s, const std::string& h, const st
         break;
     case spec::TensorFamily::Reduce:
         e.line(out + " = " + reduce_expr(t.function, grouped));
+        width = n / t.group;
+        break;
+    case spec::TensorFamily::Coupling:
+        static_cast<void>(kernels::coupling_op_anchor());
+        e.line(out + " = ops.pg_predict.pairwise_coupling(" + ops[0] + ", " + k + ")");
         width = n / t.group;
         break;
     case spec::TensorFamily::Grouped: {

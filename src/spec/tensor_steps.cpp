@@ -35,7 +35,7 @@ const std::vector<TensorFunction>& tensor_functions() {
         {"log_softmax", TensorFamily::Grouped}, {"softmax_zero", TensorFamily::Grouped},
         {"sort_descending", TensorFamily::Grouped},
         {"sort_ascending", TensorFamily::Grouped}, {"argsort_descending", TensorFamily::Grouped},
-        {"argsort_ascending", TensorFamily::Grouped},
+        {"argsort_ascending", TensorFamily::Grouped},  {"pairwise_coupling", TensorFamily::Coupling},
     };
     return functions;
 }
@@ -66,9 +66,47 @@ double apply_binary(const std::string& f, double a, double b) {
     fail(ErrorCategory::InvalidModel, "invalid pipeline: tensor function \"" + f + "\" is not binary");
 }
 
-namespace {
-
-}  // namespace
+void pairwise_coupling(const double* r, size_t k, double* p) {
+    std::vector<double> q(k * k, 0.0), qp(k, 0.0);
+    const double eps = 0.005 / static_cast<double>(k);
+    for (size_t t = 0; t < k; ++t) {
+        p[t] = 1.0 / static_cast<double>(k);
+        for (size_t j = 0; j < t; ++j) {
+            q[t * k + t] += r[j * k + t] * r[j * k + t];
+            q[t * k + j] = q[j * k + t];
+        }
+        for (size_t j = t + 1; j < k; ++j) {
+            q[t * k + t] += r[j * k + t] * r[j * k + t];
+            q[t * k + j] = -r[j * k + t] * r[t * k + j];
+        }
+    }
+    for (int iteration = 0; iteration < 100; ++iteration) {
+        // The stopping condition, with Qp and pQp computed afresh for accuracy.
+        double pqp = 0.0, max_error = 0.0;
+        for (size_t t = 0; t < k; ++t) {
+            qp[t] = 0.0;
+            for (size_t j = 0; j < k; ++j) qp[t] += q[t * k + j] * p[j];
+            pqp += p[t] * qp[t];
+        }
+        if (std::isnan(pqp)) break;  // NaN in r: no probabilities (ONNX Runtime's float compares stop at 1 / k)
+        for (size_t t = 0; t < k; ++t) max_error = std::max(max_error, std::fabs(qp[t] - pqp));
+        if (max_error < eps) return;
+        for (size_t t = 0; t < k; ++t) {
+            const double diff = (-qp[t] + pqp) / q[t * k + t];
+            p[t] += diff;
+            pqp = (pqp + diff * (diff * q[t * k + t] + 2.0 * qp[t])) / (1.0 + diff) / (1.0 + diff);
+            for (size_t j = 0; j < k; ++j) {
+                qp[j] = (qp[j] + diff * q[t * k + j]) / (1.0 + diff);
+                p[j] /= 1.0 + diff;
+            }
+        }
+    }
+    for (size_t t = 0; t < k; ++t)
+        if (std::isnan(p[t]) || std::isnan(q[t * k + t])) {
+            std::fill(p, p + k, NAN);
+            return;
+        }
+}
 
 double apply_reduction(const std::string& f, const double* x, size_t k) {
     if (f == "argmax" || f == "argmin") {
@@ -184,12 +222,18 @@ void step_ops::check_tensor(const Step& s, std::vector<int32_t>& vocab, const st
                                 " columns and " + std::to_string(t.constants.size()) + " constants");
     }
     size_t width = n;
-    if (t.family == TensorFamily::Reduce || t.family == TensorFamily::Grouped) {
+    if (t.family == TensorFamily::Coupling) {
+        const size_t k = static_cast<size_t>(t.group);
+        if (k < 2 || k > 4096 || n % (k * k) != 0)
+            invalid(at, "tensor function pairwise_coupling needs a group k of 2 to 4096 and k x k entries per group, not " +
+                            std::to_string(n) + " entries for k = " + std::to_string(t.group));
+        width = n / k;
+    } else if (t.family == TensorFamily::Reduce || t.family == TensorFamily::Grouped) {
         if (t.group < 1 || n % static_cast<size_t>(t.group) != 0)
             invalid(at, "tensor group " + std::to_string(t.group) + " does not divide its " + std::to_string(n) + " entries");
         if (t.family == TensorFamily::Reduce) width = n / static_cast<size_t>(t.group);
     } else if (s.params.contains("group")) {
-        invalid(at, "only the reduce and softmax tensor functions take a group");
+        invalid(at, "only the reduce, softmax, sort and coupling tensor functions take a group");
     }
     step_ops::check_width(width, at);
     vocab.assign(width, -1);
@@ -216,6 +260,10 @@ void step_ops::evaluate_tensor(const Step& s, std::vector<double>& x, const std:
         break;
     case TensorFamily::Reduce:
         for (size_t g = 0; g < n / k; ++g) out.push_back(apply_reduction(t.function, ops[0].data() + g * k, k));
+        break;
+    case TensorFamily::Coupling:
+        out.resize(n / k);
+        for (size_t g = 0; g < n / (k * k); ++g) pairwise_coupling(ops[0].data() + g * k * k, k, out.data() + g * k);
         break;
     case TensorFamily::Grouped:
         out.resize(n);

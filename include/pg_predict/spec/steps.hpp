@@ -70,6 +70,11 @@
 //            entries with |v| > 1e-7; the others become v · exp(-max), about 0       (w → g k)
 //            sort_descending / sort_ascending / argsort_*: each group sorted, stable (equal
 //            values keep their order; NaN the largest), its values or their indices   (w → g k)
+//            coupling (pairwise_coupling): one operand of g groups of k × k entries, each a
+//            matrix r of pairwise probabilities (r_ij: class i over j; the diagonal unread),
+//            "group" k; each group's k class probabilities by libsvm's pairwise coupling
+//            (multiclass_probability, Wu, Lin and Weng 2004), as ONNX Runtime's SVMClassifier
+//            computes them: 100 iterations at most, stopping within 0.005 / k     (w → g k)
 //   concat   parts: each reads `columns` of the input and applies its steps; outputs are
 //            concatenated in order
 //   model    {"pipeline": <a whole spec, as to_json writes it>, "output": o}  a nested pipeline
@@ -130,7 +135,7 @@ double normal_quantile(double p);
 double apply_power(const std::string& method, double lambda, double x);
 
 // Op tensor's functions, by family (above), and a step's parameters read and checked for type.
-enum class TensorFamily { Binary, Where, Reduce, Grouped };
+enum class TensorFamily { Binary, Where, Reduce, Grouped, Coupling };
 struct TensorFunction {
     const char* name;
     TensorFamily family;
@@ -150,6 +155,9 @@ double apply_binary(const std::string& function, double a, double b);
 // A reduce-family tensor function over k numbers (argmax / argmin: the first index of the
 // extreme, NaN counting as the largest, as numpy and torch do).
 double apply_reduction(const std::string& function, const double* x, size_t k);
+// libsvm's multiclass_probability: the k class probabilities p of the k × k pairwise
+// probabilities r (row-major; tensor function pairwise_coupling). NaN in r gives NaN.
+void pairwise_coupling(const double* r, size_t k, double* p);
 // softmax_zero's threshold: entries with |v| at most this are zeros (ONNX Runtime's 0.0000001f).
 constexpr double kSoftmaxZero = static_cast<double>(0.0000001f);
 

@@ -101,6 +101,30 @@ TEST(TensorStep, EveryReductionAndSoftmaxOverGroups) {
     }
 }
 
+TEST(TensorStep, PairwiseCouplingCompiledAndAsLibsvm) {
+    // Any numbers, NaN and infinities included, compiled as the spec evaluates them.
+    expect_compiled_equals_spec({{"function", "pairwise_coupling"}, {"operands", {{6, 0, 1, 2, 6, 3, 4, 5, 6}}},
+                                 {"constants", {0.0}}, {"group", 3}});
+    expect_compiled_equals_spec({{"function", "pairwise_coupling"}, {"operands", {{6, 0, 1, 6, 6, 2, 3, 6}}},
+                                 {"constants", {0.0}}, {"group", 2}});
+    // Consistent pairwise probabilities r_ij = p_i / (p_i + p_j) give back p, within libsvm's
+    // stopping tolerance 0.005 / k.
+    const double want[3] = {0.5, 0.3, 0.2};
+    double r[9] = {0}, got[3];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+            if (i != j) r[i * 3 + j] = want[i] / (want[i] + want[j]);
+    spec::pairwise_coupling(r, 3, got);
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(got[i], want[i], 0.005 / 3);
+    EXPECT_NEAR(got[0] + got[1] + got[2], 1.0, 1e-12);
+    const double two[4] = {0.0, 0.8, 0.2, 0.0};
+    spec::pairwise_coupling(two, 2, got);
+    EXPECT_NEAR(got[0], 0.8, 0.005 / 2);
+    const double with_nan[4] = {0.0, NAN, NAN, 0.0};
+    spec::pairwise_coupling(with_nan, 2, got);
+    EXPECT_TRUE(std::isnan(got[0]) && std::isnan(got[1]));
+}
+
 TEST(TensorStep, MalformedStepsAreRefused) {
     auto refused = [](const json& params, const std::string& says) {
         try {
@@ -119,6 +143,8 @@ TEST(TensorStep, MalformedStepsAreRefused) {
     refused({{"function", "reduce_max"}, {"operands", {{0, 1}}}, {"group", 0}}, "positive integer");
     refused({{"function", "reduce_max"}, {"operands", {{0, 1}}}, {"group", 1e300}}, "positive integer");
     refused({{"function", "mul"}, {"operands", {{0}, {1}}}, {"group", 1}}, "take a group");
+    refused({{"function", "pairwise_coupling"}, {"operands", {{0, 1, 2}}}, {"group", 2}}, "k x k entries");
+    refused({{"function", "pairwise_coupling"}, {"operands", {{0}}}, {"group", 1}}, "k x k entries");
 }
 
 }  // namespace
