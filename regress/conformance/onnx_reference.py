@@ -160,6 +160,24 @@ def _run(node, inputs, attrs):
         return y
     if op == "Gather":
         return np.take(inputs[0], inputs[1], axis=attrs.get("axis", 0))
+    if op == "GatherElements":
+        x, idx = inputs[0], inputs[1].astype(np.int64)
+        axis = attrs.get("axis", 0)
+        idx = np.where(idx < 0, idx + x.shape[axis], idx)
+        x = x[tuple(slice(None) if a == axis else slice(0, d) for a, d in enumerate(idx.shape))]
+        return np.take_along_axis(x, idx, axis=axis)
+    if op == "Einsum":
+        eq = attrs["equation"]
+        eq = eq.decode() if isinstance(eq, bytes) else eq
+        return np.einsum(eq, *inputs).astype(inputs[0].dtype)
+    if op == "CumSum":
+        x, axis = inputs[0], int(np.asarray(inputs[1]).reshape(-1)[0])
+        if attrs.get("reverse", 0):
+            x = np.flip(x, axis)
+        y = np.cumsum(x, axis=axis, dtype=x.dtype)
+        if attrs.get("exclusive", 0):  # the sum before each entry: 0, then y shifted by one
+            y = np.concatenate([np.zeros_like(np.take(y, [0], axis=axis)), np.delete(y, -1, axis=axis)], axis=axis)
+        return np.flip(y, axis) if attrs.get("reverse", 0) else y
     if op in ("Max", "Min", "Sum", "Mean"):
         f = {"Max": np.maximum, "Min": np.minimum}.get(op, np.add)
         y = inputs[0]

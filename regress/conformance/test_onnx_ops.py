@@ -220,6 +220,39 @@ case("topk_ties", [node("Floor", ["X"], "f"), node("Mul", ["f", "zero"], "z"),
                    node("Concat", ["v", "fi"], axis=1)], 6, [const("k", [3], np.int64), const("zero", 0.0)])
 case("constant_of_shape", [node("ConstantOfShape", ["shape"], "c", value=numpy_helper.from_array(np.array([0.25], np.float32))),
                            node("Add", ["X", "c"])], initializers=[const("shape", [4], np.int64)])
+# GatherElements by computed indices, as AdaBoostRegressor's weighted median does: the values
+# in the order TopK sorts them, an index out of range (a NaN from the reference) never reached.
+case("gather_elements_sorted", [helper.make_node("TopK", ["X", "k"], ["v", "i"], axis=1, largest=0),
+                                helper.make_node("GatherElements", ["X", "i"], ["Y"], axis=1)],
+     4, [const("k", [4], np.int64)])
+case("gather_elements_fewer_inner_axis", [node("Reshape", ["X", "shape"], "r"), node("Abs", ["r"], "a"),
+                                          helper.make_node("ArgMax", ["a"], ["i"], axis=2, keepdims=1),
+                                          helper.make_node("GatherElements", ["r", "i"], ["g"], axis=2),
+                                          node("Reshape", ["g", "back"])],
+     2, [const("shape", [-1, 2, 2], np.int64), const("back", [-1, 2], np.int64)])
+case("gather_elements_negative_indices", [node("Floor", ["X"], "f"), node("Mul", ["f", "zero"], "z"),
+                                          node("Sub", ["z", "one"], "minus_one"), node("Cast", ["minus_one"], "i", to=TensorProto.INT64),
+                                          helper.make_node("GatherElements", ["X", "i"], ["Y"], axis=1)],
+     4, [const("zero", 0.0), const("one", 1.0)])
+for _ex in (0, 1):
+    for _rev in (0, 1):
+        case(f"cum_sum_exclusive{_ex}_reverse{_rev}", [node("CumSum", ["X", "axis"], exclusive=_ex, reverse=_rev)],
+             initializers=[const("axis", 1, np.int64)])
+case("cum_sum_inner_axis", [node("Reshape", ["X", "shape"], "r"), node("CumSum", ["r", "axis"], "c"),
+                            node("Reshape", ["c", "back"])],
+     initializers=[const("shape", [-1, 2, 2], np.int64), const("axis", -1, np.int64), const("back", [-1, 4], np.int64)])
+# Einsum of per-row contractions: a product by constant weights, a row's dot product with a
+# computed tensor, a batched matrix product, a transpose.
+case("einsum_by_constant", [helper.make_node("Einsum", ["X", "W"], ["Y"], equation="bi,ij->bj")], 3, [const("W", _W)])
+case("einsum_row_dot", [node("Abs", ["X"], "a"), helper.make_node("Einsum", ["X", "a"], ["d"], equation="bi,bi->b"),
+                        node("Unsqueeze", ["d", "axes"])], 1, [const("axes", [1], np.int64)])
+case("einsum_batched_matmul", [node("Reshape", ["X", "shape"], "r"), node("Tanh", ["r"], "t"),
+                               helper.make_node("Einsum", ["r", "t"], ["m"], equation="bij,bjk->bik"),
+                               node("Reshape", ["m", "back"])],
+     initializers=[const("shape", [-1, 2, 2], np.int64), const("back", [-1, 4], np.int64)])
+case("einsum_transpose", [node("Reshape", ["X", "shape"], "r"), helper.make_node("Einsum", ["r"], ["m"], equation="bij->bji"),
+                          node("Reshape", ["m", "back"])],
+     initializers=[const("shape", [-1, 2, 2], np.int64), const("back", [-1, 4], np.int64)])
 
 # --- as converters write them ------------------------------------------------------------------
 case("scaler_linear_sigmoid",
@@ -925,17 +958,20 @@ def _refused(env):
     model = ml_graph([ml_node("TreeEnsembleClassifier", ["X"], ["label", "probabilities"], **attrs)],
                      [helper.make_tensor_value_info("label", TensorProto.INT64, [None]),
                       helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 3])])
-    for bad, says in ((model, "has no weight for output 2"),):
+    einsum = [graph([helper.make_node("Einsum", ["X", "X"], ["Y"], equation=eq)], 4)
+              for eq in ("bi,bi", "...i,...i->...i", "bi,bj->ij")]
+    for bad, says in ((model, "has no weight for output 2"), (einsum[0], "does not start with the rows' letter"),
+                      (einsum[1], "an Einsum with an ellipsis"), (einsum[2], "does not start with the rows' letter")):
         try:
             env.conn.execute("SELECT create_model('refused', %s::bytea, 'onnx', %s::jsonb)",
                              [bad.SerializeToString(), json.dumps({"features": COLUMNS})])
         except Exception as e:  # noqa: BLE001 - the message is what is checked
-            assert says in str(e) and "TreeEnsembleClassifier" in str(e), str(e)
+            assert says in str(e) and ("TreeEnsembleClassifier" in str(e) or "Einsum" in str(e)), str(e)
         else:
             raise AssertionError("accepted: " + says)
 
 
-add_test("onnx_ml[min_aggregate_without_every_weight_is_refused]", _refused)
+add_test("onnx_general[refusals_name_the_node_and_why]", _refused)
 
 
 if __name__ == "__main__":

@@ -106,6 +106,16 @@ void emit_tensor(Emitter& e, const spec::Step& s, const std::string& h, const st
         e.line(out + " = " + reduce_expr(t.function, grouped));
         width = n / t.group;
         break;
+    case spec::TensorFamily::Take: {  // the spec's: wrapped, NaN where the index is not one
+        const std::string j = out + "_j", ok = out + "_ok", safe = out + "_safe";
+        e.line(j + " = torch.where(" + ops[0] + " < 0.0, " + ops[0] + " + " + k + ".0, " + ops[0] + ")");
+        e.line(ok + " = (" + j + " >= 0.0) & (" + j + " < " + k + ".0) & (" + j + " == torch.floor(" + j + "))");
+        e.line(safe + " = torch.where(" + ok + ", " + j + ", torch.zeros_like(" + j + ")).long()");
+        e.line(out + " = torch.where(" + ok + ", " + ops[1] + ".reshape(" + ops[1] + ".size(0), " + std::to_string(n) + ", " +
+               k + ").gather(2, " + safe + ".unsqueeze(2)).squeeze(2), torch.full_like(" + j + ", float(\"nan\")))");
+        width = n;
+        break;
+    }
     case spec::TensorFamily::Coupling:
         static_cast<void>(kernels::coupling_op_anchor());
         e.line(out + " = ops.pg_predict.pairwise_coupling(" + ops[0] + ", " + k + ")");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/limits.hpp"
 #include "pg_predict/spec/steps.hpp"
 #include "step_ops.hpp"
 
@@ -36,6 +37,7 @@ const std::vector<TensorFunction>& tensor_functions() {
         {"sort_descending", TensorFamily::Grouped},
         {"sort_ascending", TensorFamily::Grouped}, {"argsort_descending", TensorFamily::Grouped},
         {"argsort_ascending", TensorFamily::Grouped},  {"pairwise_coupling", TensorFamily::Coupling},
+        {"take", TensorFamily::Take},
     };
     return functions;
 }
@@ -209,20 +211,29 @@ TensorStep read_tensor_step(const Step& s, const std::string& at) {
 
 void step_ops::check_tensor(const Step& s, std::vector<int32_t>& vocab, const std::string& at) {
     const TensorStep t = read_tensor_step(s, at);
-    const size_t want = t.family == TensorFamily::Binary ? 2 : t.family == TensorFamily::Where ? 3 : 1;
+    const size_t want = t.family == TensorFamily::Binary || t.family == TensorFamily::Take ? 2
+                        : t.family == TensorFamily::Where                                   ? 3
+                                                                                            : 1;
     if (t.operands.size() != want)
         invalid(at, "tensor function \"" + t.function + "\" takes " + std::to_string(want) + " operands, not " +
                         std::to_string(t.operands.size()));
     const size_t n = t.operands[0].size(), limit = vocab.size() + t.constants.size();
-    for (const auto& o : t.operands) {
-        if (o.size() != n) invalid(at, "tensor operands must have equal lengths");
+    for (size_t i = 0; i < t.operands.size(); ++i) {
+        const auto& o = t.operands[i];
+        const bool candidates = t.family == TensorFamily::Take && i == 1;
+        if (candidates ? o.size() / static_cast<size_t>(t.group) != n || o.size() % static_cast<size_t>(t.group) != 0
+                       : o.size() != n)
+            invalid(at, candidates ? "tensor function take needs group k candidates for each index"
+                                   : "tensor operands must have equal lengths");
         for (int32_t i : o)
             if (static_cast<size_t>(i) >= limit)
                 invalid(at, "tensor operand entry " + std::to_string(i) + " is beyond the " + std::to_string(vocab.size()) +
                                 " columns and " + std::to_string(t.constants.size()) + " constants");
     }
     size_t width = n;
-    if (t.family == TensorFamily::Coupling) {
+    if (t.family == TensorFamily::Take) {
+        if (t.group > static_cast<int64_t>(kMaxStepWidth)) invalid(at, "tensor function take: group too large");
+    } else if (t.family == TensorFamily::Coupling) {
         const size_t k = static_cast<size_t>(t.group);
         if (k < 2 || k > 4096 || n % (k * k) != 0)
             invalid(at, "tensor function pairwise_coupling needs a group k of 2 to 4096 and k x k entries per group, not " +
@@ -260,6 +271,14 @@ void step_ops::evaluate_tensor(const Step& s, std::vector<double>& x, const std:
         break;
     case TensorFamily::Reduce:
         for (size_t g = 0; g < n / k; ++g) out.push_back(apply_reduction(t.function, ops[0].data() + g * k, k));
+        break;
+    case TensorFamily::Take:
+        for (size_t i = 0; i < n; ++i) {
+            double j = ops[0][i];
+            if (j < 0) j += static_cast<double>(k);
+            const bool ok = j >= 0 && j < static_cast<double>(k) && j == std::floor(j);
+            out.push_back(ok ? ops[1][i * k + static_cast<size_t>(j)] : NAN);
+        }
         break;
     case TensorFamily::Coupling:
         out.resize(n / k);

@@ -70,6 +70,9 @@
 //            entries with |v| > 1e-7; the others become v · exp(-max), about 0       (w → g k)
 //            sort_descending / sort_ascending / argsort_*: each group sorted, stable (equal
 //            values keep their order; NaN the largest), its values or their indices   (w → g k)
+//            take: two operands, n indices and n · k candidates ("group" k): y_i is candidate
+//            index_i of entry i's k (a negative index counts from the end; NaN, a fraction or an
+//            index out of range gives NaN)                                          (w → n)
 //            coupling (pairwise_coupling): one operand of g groups of k × k entries, each a
 //            matrix r of pairwise probabilities (r_ij: class i over j; the diagonal unread),
 //            "group" k; each group's k class probabilities by libsvm's pairwise coupling
@@ -135,7 +138,7 @@ double normal_quantile(double p);
 double apply_power(const std::string& method, double lambda, double x);
 
 // Op tensor's functions, by family (above), and a step's parameters read and checked for type.
-enum class TensorFamily { Binary, Where, Reduce, Grouped, Coupling };
+enum class TensorFamily { Binary, Where, Reduce, Grouped, Take, Coupling };
 struct TensorFunction {
     const char* name;
     TensorFamily family;

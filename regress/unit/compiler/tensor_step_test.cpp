@@ -101,6 +101,15 @@ TEST(TensorStep, EveryReductionAndSoftmaxOverGroups) {
     }
 }
 
+TEST(TensorStep, TakeByComputedIndices) {
+    // Indices read from columns: NaN, infinities, fractions, negatives (from the end) and out of
+    // range (NaN) among them; candidates from columns and constants.
+    expect_compiled_equals_spec({{"function", "take"}, {"operands", {{0, 1, 2}, {3, 4, 5, 4, 5, 6, 3, 3, 7}}},
+                                 {"constants", {0.5, -2.0}}, {"group", 3}});
+    expect_compiled_equals_spec({{"function", "take"}, {"operands", {{6, 7}, {0, 1, 2, 3}}}, {"constants", {1.0, -1.0}},
+                                 {"group", 2}});
+}
+
 TEST(TensorStep, PairwiseCouplingCompiledAndAsLibsvm) {
     // Any numbers, NaN and infinities included, compiled as the spec evaluates them.
     expect_compiled_equals_spec({{"function", "pairwise_coupling"}, {"operands", {{6, 0, 1, 2, 6, 3, 4, 5, 6}}},
@@ -144,6 +153,7 @@ TEST(TensorStep, MalformedStepsAreRefused) {
     refused({{"function", "reduce_max"}, {"operands", {{0, 1}}}, {"group", 1e300}}, "positive integer");
     refused({{"function", "mul"}, {"operands", {{0}, {1}}}, {"group", 1}}, "take a group");
     refused({{"function", "pairwise_coupling"}, {"operands", {{0, 1, 2}}}, {"group", 2}}, "k x k entries");
+    refused({{"function", "take"}, {"operands", {{0, 1}, {2, 3, 4}}}, {"group", 2}}, "candidates for each index");
     refused({{"function", "pairwise_coupling"}, {"operands", {{0}}}, {"group", 1}}, "k x k entries");
 }
 

@@ -8,11 +8,16 @@
 //    LogSoftmax in the middle of a graph or along another axis;
 //  - shape: Transpose, Slice, Expand, Tile (gathers of the entries), Shape and ConstantOfShape
 //    (constants: the batch dimension is -1, which Reshape infers again; a ConstantOfShape of
-//    it is a tensor of constants per row); TopK (each group sorted, its first K gathered).
+//    it is a tensor of constants per row); TopK (each group sorted, its first K gathered);
+//    GatherElements by computed indices (tensor take); CumSum (a reduce_sum per entry); Einsum
+//    of per-row contractions (products, then their sums).
 // A value the specific path made (a linear model's Scores, a Label, a LogSumExp) is read here
 // through its tensor form (value_row). Each node that takes this path says so in the pipeline's
 // import_paths, which explain_model shows.
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -588,6 +593,211 @@ void top_k(Node& n) {
     }
 }
 
+// GatherElements along a per-row axis with computed indices (skl2onnx's AdaBoostRegressor
+// gathers its members' predictions in sorted order): tensor function take over the data and
+// the indices side by side. An index out of range gives NaN where ONNX Runtime fails the batch.
+void gather_elements(Node& n) {
+    const Value& data = n.input(0);
+    const Value& indices = n.input(1);
+    if (indices.kind == Kind::Constant)
+        n.unsupported("GatherElements with constant indices (their first axis would fix the number of rows)");
+    if (data.kind == Kind::Constant) n.unsupported("GatherElements of constant data by computed indices");
+    const Row x = value_row(n, data, "data"), idx = value_row(n, indices, "indices");
+    if (x.dims.size() != idx.dims.size())
+        n.bad("data and indices must have the same rank, not " + std::to_string(x.dims.size() + 1) + " and " +
+              std::to_string(idx.dims.size() + 1));
+    const int64_t rank = static_cast<int64_t>(x.dims.size()) + 1;
+    int64_t axis = n.integer("axis", 0);
+    if (axis < -rank || axis >= rank) n.bad("axis " + std::to_string(axis) + " is out of range");
+    if (axis < 0) axis += rank;
+    if (axis == 0) n.unsupported("a GatherElements along the batch axis");
+    const size_t a = static_cast<size_t>(axis - 1);
+    for (size_t d = 0; d < x.dims.size(); ++d)
+        if (d != a && idx.dims[d] > x.dims[d])
+            n.bad("indices are larger than the data along axis " + std::to_string(d + 1));
+    const int64_t m = x.dims[a];
+    const Row joined = side_by_side(n.graph, {&x, &idx}, {x.width() + idx.width()});
+    std::vector<int32_t> index_entries, candidates;
+    std::vector<int64_t> o(idx.dims.size(), 0);
+    for (int64_t i = 0; i < idx.width(); ++i) {
+        index_entries.push_back(static_cast<int32_t>(x.width() + i));
+        std::vector<int64_t> at = o;
+        for (int64_t c = 0; c < m; ++c) {
+            at[a] = c;
+            candidates.push_back(static_cast<int32_t>(flat(x.dims, at)));
+        }
+        for (size_t d = o.size(); d-- > 0;) {
+            if (++o[d] < idx.dims[d]) break;
+            o[d] = 0;
+        }
+    }
+    n.general("tensor take");
+    n.set_output(0, row_value(n.graph, tensor_step(joined, "take", {index_entries, candidates}, {}, m, idx.dims)));
+}
+
+// CumSum along a per-row axis (exclusive, reverse): each entry a reduce_sum of the entries
+// before it (or after it), padded with zeros to the axis's length.
+void cum_sum(Node& n) {
+    const Row& x = n.row_input(0);
+    const Constant& ac = n.constant_input(1);
+    if (ac.values.size() != 1 || !ac.is_integer) n.bad("axis must be one integer");
+    const int64_t rank = static_cast<int64_t>(x.dims.size()) + 1;
+    int64_t axis = static_cast<int64_t>(ac.values[0]);
+    if (axis < -rank || axis >= rank) n.bad("axis " + std::to_string(axis) + " is out of range");
+    if (axis < 0) axis += rank;
+    if (axis == 0) n.unsupported("a CumSum along the batch axis");
+    const size_t a = static_cast<size_t>(axis - 1);
+    const bool exclusive = n.integer("exclusive", 0) != 0, reverse = n.integer("reverse", 0) != 0;
+    const int64_t m = x.dims[a], w = x.width();
+    std::vector<int32_t> operand;
+    std::vector<int64_t> o(x.dims.size(), 0);
+    for (int64_t i = 0; i < w; ++i) {
+        std::vector<int64_t> at = o;
+        int64_t taken = 0;
+        for (int64_t c = 0; c < m; ++c) {
+            const bool in = reverse ? (exclusive ? c > o[a] : c >= o[a]) : (exclusive ? c < o[a] : c <= o[a]);
+            if (!in) continue;
+            at[a] = c;
+            operand.push_back(static_cast<int32_t>(flat(x.dims, at)));
+            ++taken;
+        }
+        operand.insert(operand.end(), static_cast<size_t>(m - taken), static_cast<int32_t>(w));  // the zero
+        for (size_t d = o.size(); d-- > 0;) {
+            if (++o[d] < x.dims[d]) break;
+            o[d] = 0;
+        }
+    }
+    n.general("tensor reduce_sum (cumulative)");
+    n.set_output(0, row_value(n.graph, tensor_step(x, "reduce_sum", {operand}, {0.0}, m, x.dims)));
+}
+
+// Einsum of one or two operands whose computed terms start with the batch letter, which
+// also starts the output and appears in no constant's term (per-row contractions: "bi,ij->bj",
+// "bi,bi->b", "bij,bjk->bik", "bij->bji"; not "..."). Each output entry is a sum over the
+// contracted letters: one "mul" of every product's two factors (or a gather of the one
+// operand), then a reduce_sum over each entry's products.
+void einsum(Node& n) {
+    const std::string eq = n.text("equation");
+    std::string lhs = eq, out;
+    const size_t arrow = eq.find("->");
+    if (eq.find("...") != std::string::npos) n.unsupported("an Einsum with an ellipsis");
+    if (arrow != std::string::npos) {
+        lhs = eq.substr(0, arrow);
+        out = eq.substr(arrow + 2);
+    }
+    std::vector<std::string> terms{""};
+    for (char c : lhs) {
+        if (c == ',') terms.emplace_back();
+        else if (c != ' ') terms.back() += c;
+    }
+    std::string out_letters;
+    for (char c : out)
+        if (c != ' ') out_letters += c;
+    if (terms.size() != n.inputs() || terms.size() > 2)
+        n.unsupported("an Einsum of " + std::to_string(n.inputs()) + " operands (one or two are supported)");
+    if (arrow == std::string::npos) {  // numpy's implicit output: the letters seen once, sorted
+        std::map<char, int> seen;
+        for (const auto& t : terms)
+            for (char c : t) ++seen[c];
+        for (const auto& [c, count] : seen)
+            if (count == 1) out_letters += c;
+    }
+    std::vector<Row> rows;
+    std::vector<const Constant*> constants;
+    char batch = 0;
+    std::map<char, int64_t> size;
+    for (size_t i = 0; i < terms.size(); ++i) {
+        const Value& v = n.input(i);
+        std::vector<int64_t> shape;
+        if (v.kind == Kind::Constant) {
+            constants.push_back(&v.constant);
+            rows.emplace_back();
+            shape = v.constant.shape;
+        } else {
+            constants.push_back(nullptr);
+            rows.push_back(value_row(n, v, "operand " + std::to_string(i)));
+            if (terms[i].empty()) n.bad("operand " + std::to_string(i) + " has no letter for its rows");
+            if (batch != 0 && terms[i][0] != batch) n.unsupported("an Einsum whose operands put the rows on different letters");
+            batch = terms[i][0];
+            shape = rows.back().dims;
+            shape.insert(shape.begin(), -1);
+        }
+        if (shape.size() != terms[i].size())
+            n.bad("operand " + std::to_string(i) + " has rank " + std::to_string(shape.size()) + ", its term \"" + terms[i] + "\" " +
+                  std::to_string(terms[i].size()) + " letters");
+        for (size_t d = 0; d < shape.size(); ++d) {
+            const char c = terms[i][d];
+            if (!std::isalpha(static_cast<unsigned char>(c))) n.bad("equation \"" + eq + "\" has the character '" + c + "'");
+            if (c == batch && shape[d] == -1) continue;
+            if (c == batch && constants[i] != nullptr) n.unsupported("an Einsum whose constant operand has the rows' letter");
+            auto [it, fresh] = size.emplace(c, shape[d]);
+            if (!fresh && it->second != shape[d]) n.bad("letter '" + std::string(1, c) + "' has two sizes");
+        }
+    }
+    if (batch == 0) n.unsupported("an Einsum of constants only");
+    if (out_letters.empty() || out_letters[0] != batch)
+        n.unsupported("an Einsum whose output does not start with the rows' letter '" + std::string(1, batch) + "'");
+    for (char c : out_letters.substr(1))
+        if (!size.count(c)) n.bad("output letter '" + std::string(1, c) + "' is in no operand");
+    // Letters of the output (after the batch), then the contracted ones.
+    std::vector<char> free(out_letters.begin() + 1, out_letters.end()), summed;
+    for (const auto& [c, s] : size)
+        if (std::find(free.begin(), free.end(), c) == free.end()) summed.push_back(c);
+    std::vector<int64_t> dims, sum_dims;
+    for (char c : free) dims.push_back(size[c]);
+    for (char c : summed) sum_dims.push_back(size[c]);
+    const int64_t entries = product(dims), per_entry = product(sum_dims);
+    if (static_cast<double>(entries) * static_cast<double>(per_entry) > static_cast<double>(spec::kMaxStepWidth)) n.unsupported("an Einsum of more than " + std::to_string(spec::kMaxStepWidth) + " products per row");
+    // The joined row [computed operands...] and, per operand, the entry it reads for letters l.
+    std::vector<const Row*> parts;
+    std::vector<int64_t> offset(terms.size(), 0);
+    int64_t width = 0;
+    for (size_t i = 0; i < terms.size(); ++i)
+        if (constants[i] == nullptr) {
+            offset[i] = width;
+            width += rows[i].width();
+            parts.push_back(&rows[i]);
+        }
+    const Row src = parts.size() == 1 ? *parts[0] : side_by_side(n.graph, parts, {width});
+    std::vector<double> values;  // the constants' entries, after the row's
+    for (size_t i = 0; i < terms.size(); ++i)
+        if (constants[i] != nullptr) {
+            offset[i] = width + static_cast<int64_t>(values.size());
+            values.insert(values.end(), constants[i]->values.begin(), constants[i]->values.end());
+        }
+    std::map<char, int64_t> at;
+    auto entry = [&](size_t i) {
+        std::vector<int64_t> idx, shape;
+        for (char c : terms[i]) {
+            if (c == batch && constants[i] == nullptr) continue;
+            idx.push_back(at[c]);
+            shape.push_back(size[c]);
+        }
+        return static_cast<int32_t>(offset[i] + flat(shape, idx));
+    };
+    std::vector<std::vector<int32_t>> factors(terms.size());
+    for (int64_t o = 0; o < entries; ++o) {
+        int64_t rest = o;
+        for (size_t d = free.size(); d-- > 0;) {
+            at[free[d]] = rest % dims[d];
+            rest /= dims[d];
+        }
+        for (int64_t s = 0; s < per_entry; ++s) {
+            int64_t r = s;
+            for (size_t d = summed.size(); d-- > 0;) {
+                at[summed[d]] = r % sum_dims[d];
+                r /= sum_dims[d];
+            }
+            for (size_t i = 0; i < terms.size(); ++i) factors[i].push_back(entry(i));
+        }
+    }
+    n.general("tensor " + std::string(terms.size() == 2 ? "mul, then " : "") + "reduce_sum (einsum)");
+    if (terms.size() == 1) return n.set_output(0, row_value(n.graph, tensor_step(src, "reduce_sum", factors, values, per_entry, dims)));
+    const Row products = tensor_step(src, "mul", factors, values, 1, {entries * per_entry});
+    if (per_entry == 1) return n.set_output(0, row_value(n.graph, gather(products, all_entries(entries), dims)));
+    n.set_output(0, row_value(n.graph, tensor_step(products, "reduce_sum", {all_entries(entries * per_entry)}, {}, per_entry, dims)));
+}
+
 }  // namespace
 
 void add_general_ops(std::map<std::string, Handler>& t) {
@@ -611,6 +821,9 @@ void add_general_ops(std::map<std::string, Handler>& t) {
     t["Shape"] = shape;
     t["ConstantOfShape"] = constant_of_shape;
     t["TopK"] = top_k;
+    t["GatherElements"] = gather_elements;
+    t["CumSum"] = cum_sum;
+    t["Einsum"] = einsum;
 }
 
 }  // namespace pg_predict::importers::onnx_import
