@@ -2,6 +2,11 @@
 -- path gives. The model 'churn' is regress/fixtures/binary_tiny.json (see predict.sql).
 -- EXPLAIN prints the native kernel's CPU path; the portable one exists on every machine.
 SET pg_predict.cpu_kernel = portable;
+-- Preloaded (regression.conf): every statement batches, unless batching is switched off.
+SELECT batching_available();
+SET pg_predict.enable_batching = off;
+SELECT batching_available();
+RESET pg_predict.enable_batching;
 \getenv abs_srcdir PG_ABS_SRCDIR
 \set fixtures :abs_srcdir '/fixtures/'
 \set binary_file :fixtures 'binary_tiny.json'

@@ -37,6 +37,14 @@ SELECT c.relname, e.extname
   FROM pg_extension e, unnest(e.extconfig) cfg JOIN pg_class c ON c.oid = cfg
  ORDER BY c.relname;
 
+-- every function, view, table and sequence of the extension says what it is (\df+, \dx+)
+SELECT d.classid::regclass AS kind,
+       CASE WHEN d.classid = 'pg_proc'::regclass THEN d.objid::regprocedure::text ELSE d.objid::regclass::text END AS object
+  FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid AND d.refclassid = 'pg_extension'::regclass
+ WHERE e.extname = 'pg_predict' AND d.deptype = 'e'
+   AND obj_description(d.objid, d.classid::regclass::text) IS NULL
+ ORDER BY 1, 2;
+
 REVOKE CREATE ON SCHEMA public FROM pgp_alice, pgp_bob;
 DROP ROLE pgp_alice;
 DROP ROLE pgp_bob;

@@ -11,7 +11,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my @versions = ('0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.5.0', '0.6.0');
+my @versions = ('0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.5.0', '0.6.0', '0.7.0');
 my $latest = $versions[-1];
 
 my $node = new_node('upgrade');
@@ -69,6 +69,15 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
         is(score_all($node, $db), $scores, "$from -> $to: every model scores identically");
         is($node->safe_psql($db, 'SELECT count(*) FROM models'), '4', "$from -> $to: every model is there");
     }
+
+    # 0.7.0: every function, view, table and sequence of the extension has a comment, and
+    # batching_available() answers (the node preloads pg_predict).
+    is($node->safe_psql($db, q{SELECT count(*) FROM pg_depend d JOIN pg_extension e ON d.refobjid = e.oid
+                                 AND d.refclassid = 'pg_extension'::regclass
+                               WHERE e.extname = 'pg_predict' AND d.deptype = 'e'
+                                 AND obj_description(d.objid, d.classid::regclass::text) IS NULL}),
+       '0', "$from -> $latest: every object of the extension has a comment");
+    is($node->safe_psql($db, 'SELECT batching_available()'), 't', "$from -> $latest: batching_available()");
 
     # Owners and privileges as docs/privileges.md ("Upgrading") says of an upgraded catalog.
     my $super = $node->safe_psql($db, 'SELECT current_user');
@@ -194,12 +203,14 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
             {"task": "regression", "steps": [{"type": "LinearRegression", "coef": [0.0], "intercept": 10.0}]}]}]}'::jsonb)});
     is($node->safe_psql($db, q{SELECT predict('vote', ARRAY[3]::float8[])}),
        '9.25', "$from -> $latest: a VotingRegressor (op model) registered after the upgrade");
-    # 0.6.0: each model from before is its version 1, deployed, added by its owner; a new
+    # 0.6.0: each model from before is its version 1, deployed, added by its owner (before 0.6.0); a new
     # create_model adds version 2 (keeping the owner) and a rollback scores version 1 again.
     is($node->safe_psql($db, q{SELECT string_agg(format('%s %s %s %s', name, version, deployed, created_by IS NOT DISTINCT FROM owner),
                                                  ', ' ORDER BY name)
                                FROM model_versions WHERE name IN ('churn', 'city', 'forest', 'segment')}),
-       'churn 1 t t, city 1 t t, forest 1 t t, segment 1 t t', "$from -> $latest: the models from before are version 1");
+       # From 0.6.0 on a version keeps who added it: forest's was the dropped role "gone".
+       'churn 1 t t, city 1 t t, forest 1 t ' . ($from lt '0.6.0' ? 't' : 'f') . ', segment 1 t t',
+       "$from -> $latest: the models from before are version 1");
     $node->safe_psql($db, model_sql('churn', 'segment') =~ s/'xgboost'\);/'xgboost', options => '{"replace": true}');/r);
     is($node->safe_psql($db, q{SELECT format('%s %s %s', version, versions, owner) FROM models WHERE name = 'segment'}),
        '2 2 model_owner', "$from -> $latest: create_model of a model from before adds version 2");

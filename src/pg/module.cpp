@@ -8,6 +8,7 @@
 #include "device.hpp"
 #include "process_exit.hpp"
 #include "interrupts.hpp"
+#include "preload.hpp"
 #include "catalog/loaded_programs.hpp"
 #include "plan/invalidation.hpp"
 #include "plan/planner_hook.hpp"
@@ -34,4 +35,5 @@ void _PG_init(void) {
     install_fast_exit();
     install_usage_stats();
     install_loaded_programs();
+    note_how_loaded();  // last: a WARNING when a statement loaded the library
 }

@@ -30,6 +30,7 @@
 #include "plan/invalidation.hpp"
 #include "plan/node_kinds.hpp"
 #include "plan/planner_hook.hpp"
+#include "preload.hpp"
 #include "plan/predicate_specialization.hpp"
 #include "plan/predict_calls.hpp"
 #include "plan/version_pinning.hpp"
@@ -291,6 +292,7 @@ void visit_statement(PlannedStmt* stmt, Visit visit) {
 
 PlannedStmt* batching_planner(Query* parse, const char* query_string, int cursor_options,
                               ParamListInfo bound_params) {
+    note_planned();
     bool pinned = pin_model_versions(parse);  // before Citus's planner writes shard queries
     PlannedStmt* stmt = previous_planner_hook
                             ? previous_planner_hook(parse, query_string, cursor_options, bound_params)
