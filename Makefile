@@ -4,6 +4,7 @@
 #   make run      deps + build + install, start a demo PostgreSQL in ./.pgdata, show predictions
 #   make test     deps + build + install, then every test suite; last line 'N passed, M failed'
 #   make stop     stop the demo server started by `make run`
+#   make wheel    the Python client as a wheel in dist/ (nothing written into python/)
 #   make clean    remove build/
 BUILD_DIR   ?= build
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
@@ -11,7 +12,7 @@ CMAKE       ?= cmake
 CMAKE_FLAGS ?=
 SUDO        := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 
-.PHONY: all build configure install deps run test stop clean
+.PHONY: all build configure install deps run test stop clean wheel
 
 all: build
 
@@ -40,6 +41,9 @@ stop:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+wheel:
+	bash scripts/wheel.sh
 
 # make bench: install, then the benchmark (bench/README.md); e.g. make bench BENCH_ARGS=--quick
 .PHONY: bench

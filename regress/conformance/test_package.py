@@ -328,6 +328,35 @@ def test_cli_deploy_warns_on_another_extension_version(env):
             raise Failure(f"a warning after the update: {err!r}")
 
 
+def test_make_wheel(env):
+    """`make wheel` (scripts/wheel.sh) builds the client from a copy: python/ gains no build/ or
+    *.egg-info, the wheel carries the version and the PostgreSQL License, and it installs with no
+    network into a fresh venv whose `pg_predict --version` says that version."""
+    before = sorted(os.listdir(PYTHON_DIR))
+    out = os.path.join(env.tmp, "wheels")
+    p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "wheel.sh")], env={**pip_env(), "WHEEL_DIR": out},
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise Failure(f"scripts/wheel.sh failed (exit {p.returncode}): {p.stderr[-800:]}")
+    assert_equal("python/ after make wheel", sorted(os.listdir(PYTHON_DIR)), before)
+    wheel = f"pg_predict-{control_version()}-py3-none-any.whl"
+    assert_equal("the wheels built", sorted(os.listdir(out)), [wheel])
+    import zipfile
+    with zipfile.ZipFile(os.path.join(out, wheel)) as z:
+        meta = z.read(f"pg_predict-{control_version()}.dist-info/METADATA").decode()
+    if "License: PostgreSQL" not in meta:
+        raise Failure(f"the wheel's metadata names no PostgreSQL License: {meta[:400]!r}")
+    venv = os.path.join(env.tmp, "wheel-venv")
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv], check=True,
+                   capture_output=True, timeout=300)
+    subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--no-deps", "--no-index", os.path.join(out, wheel)],
+                   check=True, capture_output=True, env=pip_env(), timeout=600)
+    version = subprocess.run([os.path.join(venv, "bin", "pg_predict"), "--version"], capture_output=True, text=True,
+                             env=pip_env(), timeout=300).stdout
+    if control_version() not in version:
+        raise Failure(f"the wheel's pg_predict --version: {version!r}")
+
+
 # ---- failures ------------------------------------------------------------------------------------
 
 def expect_failure(env, status, parts, *args):
@@ -377,7 +406,7 @@ def test_cli_failures(env):
 for _fn in [test_version_matches_extension, test_installed_package_is_the_one_run,
             test_cli_export, test_cli_deploy_sklearn_pipeline, test_cli_deploy_versions,
             test_cli_deploy_xgboost, test_cli_deploy_warns_on_another_extension_version,
-            test_cli_failures]:
+            test_cli_failures, test_make_wheel]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
 if __name__ == "__main__":
