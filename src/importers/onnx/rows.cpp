@@ -78,7 +78,70 @@ Row gather(const Row& x, const std::vector<int32_t>& columns, std::vector<int64_
     return r;
 }
 
+namespace {
+
+bool same_step(const spec::Step& a, const spec::Step& b) {
+    if (a.op != b.op || a.params != b.params || a.parts.size() != b.parts.size()) return false;
+    for (size_t i = 0; i < a.parts.size(); ++i) {
+        const auto& p = a.parts[i];
+        const auto& q = b.parts[i];
+        if (p.columns != q.columns || p.steps.size() != q.steps.size()) return false;
+        for (size_t j = 0; j < p.steps.size(); ++j)
+            if (!same_step(p.steps[j], q.steps[j])) return false;
+    }
+    return true;
+}
+
+// The width of the input vector after `steps` (0 when the steps cannot say: not shared then).
+int32_t width_after(const Graph& g, const std::vector<spec::Step>& steps) {
+    std::vector<int32_t> vocab(static_cast<size_t>(g.input_width), -1);
+    if (g.text_input.size() == vocab.size())  // one column per input: text ones carry a vocabulary
+        for (size_t c = 0; c < vocab.size(); ++c)
+            if (g.text_input[c]) vocab[c] = static_cast<int32_t>(g.vocabulary[c].size());
+    try {
+        return spec::check_steps(steps, vocab, "shared steps");
+    } catch (const Error&) {
+        return 0;
+    }
+}
+
+// A side_by_side whose parts all start with the same steps: those run once, then the concat of
+// each part's remaining steps over their output (two tensors computed from one MatMul: the
+// MatMul once per batch, not once per tensor). Empty when the parts share no step.
+Row shared_prefix(const Graph& g, const std::vector<const Row*>& parts, const std::vector<int64_t>& dims) {
+    if (parts.size() < 2) return Row{};
+    size_t shared = parts[0]->steps.size();
+    for (const Row* p : parts) {
+        size_t k = 0;
+        while (k < shared && k < p->steps.size() && same_step(p->steps[k], parts[0]->steps[k])) ++k;
+        shared = k;
+    }
+    if (shared == 0) return Row{};
+    std::vector<spec::Step> prefix(parts[0]->steps.begin(), parts[0]->steps.begin() + static_cast<long>(shared));
+    const int32_t width = width_after(g, prefix);
+    if (width <= 0) return Row{};
+    Row r;
+    r.steps = std::move(prefix);
+    spec::Step concat = make_step("concat", json::object());
+    for (const Row* p : parts) {
+        spec::Step::Part part;
+        for (int32_t c = 0; c < width; ++c) part.columns.push_back(c);
+        part.steps.assign(p->steps.begin() + static_cast<long>(shared), p->steps.end());
+        concat.parts.push_back(std::move(part));
+        r.text.insert(r.text.end(), p->text.begin(), p->text.end());
+    }
+    r.steps.push_back(std::move(concat));
+    r.dims = dims;
+    return r;
+}
+
+}  // namespace
+
 Row side_by_side(const Graph& g, const std::vector<const Row*>& parts, std::vector<int64_t> dims) {
+    if (Row shared = shared_prefix(g, parts, dims); !shared.steps.empty()) {
+        if (product(shared.dims) != shared.width()) fail(ErrorCategory::Internal, "ONNX import: side_by_side shape");
+        return shared;
+    }
     spec::Step concat = make_step("concat", json::object());
     Row r;
     for (const Row* p : parts) {
