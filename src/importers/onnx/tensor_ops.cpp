@@ -59,22 +59,26 @@ Value keep(const Value& v) { return v; }
 
 // --- constants ---------------------------------------------------------------------------------
 
-Constant fold_binary(const Node& n, const Constant& a, const Constant& b, double (*f)(double, double)) {
+// The binary tensor function (spec::apply_binary) of a node: Add, Sub, Mul, Div, Pow, Greater, Less.
+const char* binary_function(const Node& n) {
+    static const std::pair<const char*, const char*> kOps[] = {{"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"},
+                                                               {"Div", "div"}, {"Pow", "pow"}, {"Greater", "greater"},
+                                                               {"Less", "less"}};
+    for (const auto& [op, f] : kOps)
+        if (n.op() == op) return f;
+    n.bad("is no binary arithmetic");
+}
+
+Constant fold_binary(const Node& n, const Constant& a, const Constant& b, const char* function) {
     if (a.is_string || b.is_string) n.unsupported("arithmetic on strings");
     Constant out;
     out.is_integer = a.is_integer && b.is_integer;
     out.shape = broadcast_dims(n, a.shape, b.shape);
     const std::vector<double> x = constant_for_row(n, Constant{a.shape, a.values, {}, false, false}, out.shape);
     const std::vector<double> y = constant_for_row(n, Constant{b.shape, b.values, {}, false, false}, out.shape);
-    for (size_t i = 0; i < x.size(); ++i) out.values.push_back(f(x[i], y[i]));
+    for (size_t i = 0; i < x.size(); ++i) out.values.push_back(spec::apply_binary(function, x[i], y[i]));
     return out;
 }
-
-double add(double a, double b) { return a + b; }
-double sub(double a, double b) { return a - b; }
-double mul(double a, double b) { return a * b; }
-double div(double a, double b) { return a / b; }
-double power(double a, double b) { return std::pow(a, b); }
 
 // --- Rows ---------------------------------------------------------------------------------------
 
@@ -157,10 +161,9 @@ Value row_with_row(Node& n, const Row& a, const Row& b) {
 void binary(Node& n) {
     const Value& a = n.input(0);
     const Value& b = n.input(1);
+    const char* function = binary_function(n);
     if (a.kind == Kind::Constant && b.kind == Kind::Constant) {
-        double (*f)(double, double) = n.op() == "Add" ? add : n.op() == "Sub" ? sub : n.op() == "Mul" ? mul
-                                      : n.op() == "Div" ? div : power;
-        n.set_output(0, constant_value(fold_binary(n, a.constant, b.constant, f)));
+        n.set_output(0, constant_value(fold_binary(n, a.constant, b.constant, function)));
         return;
     }
     // x - logsumexp(x): log_softmax(x).
@@ -188,8 +191,7 @@ void binary(Node& n) {
     };
     if ((a.kind == Kind::Row && b.kind == Kind::Constant && !finite_factor(b)) ||
         (a.kind == Kind::Constant && b.kind == Kind::Row && !finite_factor(a)))
-        return n.set_output(0, general_entrywise(n, op == "Add" ? "add" : op == "Sub" ? "sub" : op == "Mul" ? "mul"
-                                                    : op == "Div" ? "div" : "pow", {&a, &b}));
+        return n.set_output(0, general_entrywise(n, function, {&a, &b}));
     const bool simple_power = op != "Pow" || (b.kind == Kind::Constant && !b.constant.is_string &&
                                               (all_equal(b.constant.values, 1.0) || all_equal(b.constant.values, 2.0) ||
                                                all_equal(b.constant.values, 0.5)));
@@ -199,8 +201,7 @@ void binary(Node& n) {
         return n.set_output(0, row_with_constant(n, b, a.constant, true));
     if (a.kind == Kind::Row && b.kind == Kind::Row && (op == "Add" || op == "Sub"))
         return n.set_output(0, row_with_row(n, a.row, b.row));
-    const char* f = op == "Add" ? "add" : op == "Sub" ? "sub" : op == "Mul" ? "mul" : op == "Div" ? "div" : "pow";
-    n.set_output(0, general_entrywise(n, f, {&a, &b}));
+    n.set_output(0, general_entrywise(n, function, {&a, &b}));
 }
 
 void unary(Node& n, const char* function) {
@@ -249,9 +250,7 @@ void compare(Node& n) {
     const Value& b = n.input(1);
     const bool greater = n.op() == "Greater";
     if (a.kind == Kind::Constant && b.kind == Kind::Constant) {
-        Constant c = fold_binary(n, a.constant, b.constant,
-                                 greater ? +[](double x, double y) { return x > y ? 1.0 : 0.0; }
-                                         : +[](double x, double y) { return x < y ? 1.0 : 0.0; });
+        Constant c = fold_binary(n, a.constant, b.constant, binary_function(n));
         c.is_integer = true;
         return n.set_output(0, constant_value(std::move(c)));
     }
