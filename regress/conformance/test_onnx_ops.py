@@ -63,9 +63,9 @@ def const(name, values, dtype=np.float32):
     return numpy_helper.from_array(np.asarray(values, dtype=dtype), name)
 
 
-def graph(nodes, width, initializers=()):
-    g = helper.make_graph(nodes, "ops", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, 4])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [None, width])], list(initializers))
+def graph(nodes, width, initializers=(), elem=TensorProto.FLOAT):
+    g = helper.make_graph(nodes, "ops", [helper.make_tensor_value_info("X", elem, [None, 4])],
+                          [helper.make_tensor_value_info("Y", elem, [None, width])], list(initializers))
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
 
 
@@ -76,7 +76,8 @@ def node(op, inputs, output="Y", **attrs):
 def check(env, name, model):
     """The model scored on every row, batched and per row, against the reference."""
     onnx.checker.check_model(model)
-    want = evaluate(model, {"X": env.X})["Y"].astype(np.float64)
+    double = model.graph.input[0].type.tensor_type.elem_type == TensorProto.DOUBLE
+    want = evaluate(model, {"X": env.X.astype(np.float64) if double else env.X})["Y"].astype(np.float64)
     width = want.shape[1]
     env.conn.execute("SELECT drop_model(name) FROM models WHERE name = %s", [name])
     env.conn.execute("SELECT create_model(%s, %s::bytea, 'onnx', %s::jsonb)",
@@ -253,6 +254,27 @@ case("einsum_batched_matmul", [node("Reshape", ["X", "shape"], "r"), node("Tanh"
 case("einsum_transpose", [node("Reshape", ["X", "shape"], "r"), helper.make_node("Einsum", ["r"], ["m"], equation="bij->bji"),
                           node("Reshape", ["m", "back"])],
      initializers=[const("shape", [-1, 2, 2], np.int64), const("back", [-1, 4], np.int64)])
+# The same operators on a graph declared in double: input, constants and output float64.
+def case_double(name, nodes, width=4, initializers=()):
+    add_test(f"onnx_op[{name}_double]", lambda env: check(env, name + "_double",
+                                                           graph(nodes, width, initializers, TensorProto.DOUBLE)))
+
+
+def dconst(name, values, dtype=np.float64):
+    return const(name, values, dtype)
+
+
+case_double("add_row", [node("Add", ["X", "k"])], initializers=[dconst("k", [0.5, -2.0, 3.0, 0.25])])
+case_double("mul_two_computed", [node("Tanh", ["X"], "t"), node("Mul", ["X", "t"])])
+case_double("div_by_row_sum", [node("Abs", ["X"], "a"), node("ReduceSum", ["a", "axes"], "s", keepdims=1),
+                               node("Div", ["a", "s"])], initializers=[const("axes", [1], np.int64)])
+case_double("softmax", [node("Softmax", ["X"], axis=1)])
+case_double("reduce_max_keepdims", [node("ReduceMax", ["X"], keepdims=1, axes=[1])], 1)
+case_double("less_cast_where", [node("Less", ["X", "k"], "c"), node("Where", ["c", "X", "k"])],
+            initializers=[dconst("k", [0.0, 1.0, -1.0, 0.5])])
+case_double("matmul_exp", [node("MatMul", ["X", "W"], "m"), node("Exp", ["m"])], 3, [dconst("W", np.asarray(_W) * 0.1)])
+case_double("topk_cumsum", [helper.make_node("TopK", ["X", "k"], ["v", "i"], axis=1), node("CumSum", ["v", "axis"])],
+            initializers=[const("k", [4], np.int64), const("axis", 1, np.int64)])
 
 # --- as converters write them ------------------------------------------------------------------
 case("scaler_linear_sigmoid",
