@@ -996,5 +996,26 @@ def _refused(env):
 add_test("onnx_general[refusals_name_the_node_and_why]", _refused)
 
 
+def _explain_refused(env):
+    """explain_prediction of a model without contributions (an SVC) names both functions and
+    the model plainly, not its scored output's name."""
+    model, _ = svc_probability(3)
+    env.conn.execute("SELECT create_model('svc_explain', %s::bytea, 'onnx', %s::jsonb)",
+                     [model.SerializeToString(), json.dumps({"features": COLUMNS})])
+    try:
+        with env.conn.transaction():
+            env.conn.execute("SELECT explain_prediction('svc_explain', x) FROM x LIMIT 1")
+    except Exception as e:  # noqa: BLE001 - the message is what is checked
+        msg = str(e)
+        assert "contributions (predict_contributions, explain_prediction) are not available for this ONNX model" in msg, msg
+        assert "(label" not in msg, msg
+    else:
+        raise AssertionError("explain_prediction of an SVC gave contributions")
+    env.conn.execute("SELECT drop_model('svc_explain')")
+
+
+add_test("onnx_general[explain_prediction_refusal_names_the_model]", _explain_refused)
+
+
 if __name__ == "__main__":
     main(fixture=make_env)

@@ -49,6 +49,9 @@ SELECT create_model('m', 'not a model');
 SELECT create_model('m', '"a JSON string"');
 SELECT create_model('m', '\x00010203'::bytea);
 SELECT create_model('m', ''::bytea);
+-- a LightGBM text given as another format: what the text is, not a JSON parser's position
+SELECT create_model('m', 'tree' || chr(10) || 'version=v4', 'xgboost');
+SELECT create_model('m', 'not json', 'sklearn');
 SELECT create_model('m', 'tree' || chr(10) || 'version=v4', 'torchscript');
 SELECT create_model('m', :'binary_model'::jsonb, 'torchscript');
 SELECT create_model('m', :'binary_model', 'nosuch');

@@ -154,6 +154,7 @@ SELECT train('bad', 'SELECT a, tier FROM train_rows', 'tier', hyperparams => '{"
 SELECT train('bad', 'SELECT a, NULL::text AS color, churned FROM train_rows', 'churned');
 SELECT train('bad', 'SELECT a, NULL::float8 AS z, linear_y FROM train_rows', 'linear_y', 'linear');
 SELECT train('bad', 'DELETE FROM train_rows', 'churned');
+SELECT train('bad', 'DELETE FROM train_rows WHERE a < 0 RETURNING *', 'churned');
 SELECT train('bad', 'SELECT a, churned FROM no_such_table', 'churned');
 SELECT train(NULL, 'SELECT a, churned FROM train_rows', 'churned');
 SELECT train('bad', 'SELECT a, churned FROM train_rows', NULL);

@@ -243,7 +243,7 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
            '0', "$from -> $latest: contributions of $m, registered before, sum to its margin");
     }
     ($rc, $out, $err) = $node->psql($db, q{SELECT predict_contributions('forest', r) FROM scored_rows r});
-    like($err, qr/predict_contributions is not available for scikit-learn's RandomForestClassifier: .*export it again/,
+    like($err, qr/contributions \(predict_contributions, explain_prediction\) are not available for scikit-learn's RandomForestClassifier: .*export it again/,
          "$from -> $latest: contributions of a forest exported without covers are refused");
     like($node->safe_psql($db, q{SELECT explain_prediction('city', r, 2) FROM scored_rows r WHERE id = 1}),
          qr/"top_feature_attributions": \[\{.*\}, \{.*\}\]/, "$from -> $latest: explain_prediction after the upgrade");

@@ -42,11 +42,15 @@ void add_flat_buffers(ProgramParts& parts, const char* name, const std::vector<T
 std::string estimator_name(const spec::Pipeline& p) {
     const std::string cls = p.objective.substr(0, p.objective.find(':'));
     if (p.source_format == "sklearn") return "scikit-learn's " + cls;
+    // An ONNX graph's objective names the output it scores ("output label"), not a model.
+    if (p.source_format == "onnx") return "this ONNX model";
     return p.source_format + " model (" + p.objective + ")";
 }
 
+// explain_prediction() calls predict_contributions(): the refusal names both.
 [[noreturn]] void refuse(const spec::Pipeline& p, const std::string& why) {
-    fail(ErrorCategory::Unsupported, "predict_contributions is not available for " + estimator_name(p) + ": " + why);
+    fail(ErrorCategory::Unsupported,
+         "contributions (predict_contributions, explain_prediction) are not available for " + estimator_name(p) + ": " + why);
 }
 
 // Why a tree model has no covers, and what to do about it.

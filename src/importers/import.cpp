@@ -210,6 +210,18 @@ spec::Pipeline import_model(const json& document, const std::string& format) {
 
 spec::Pipeline import_model(const Artifact& artifact, const std::string& format, const json& options) {
     const Format* f = format == "auto" ? nullptr : &named_format(format, artifact.kind);
+    if (f != nullptr && f->reads_json && !is_json(artifact)) {
+        // Say what the bytes are, not where a JSON parser gave up ("last read: 'tre'").
+        const Input raw{artifact.bytes, nullptr};
+        for (const Format& other : kFormats)
+            if (!other.reads_json && (other.kinds & bit(artifact.kind)) && other.detect(raw))
+                fail(ErrorCategory::InvalidParameter,
+                     std::string("format \"") + f->name + "\" reads a JSON document, but this " +
+                         artifact_kind_name(artifact.kind) + " value is " + other.detected_by + ": a " + other.name +
+                         " model; give format => '" + other.name + "', or 'auto'");
+        fail(ErrorCategory::InvalidModel, std::string("format \"") + f->name + "\" reads a JSON document, but this " +
+                                              artifact_kind_name(artifact.kind) + " value does not start with '{' or '['");
+    }
     if (f != nullptr ? f->reads_json : is_json(artifact)) {
         // The document's DOM is the largest thing create_model holds (several times the text):
         // it is gone when this returns, before optimizing and compiling.

@@ -84,9 +84,8 @@ void resolve_feature_columns(const CatalogEntry* entry, TupleDesc tupdesc, const
             ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
                             errmsg("model \"%s\" has no feature names, so it cannot read a row",
                                    entry->name),
-                            errhint("Give the names with create_model(..., options => "
-                                    "'{\"features\": [...], \"replace\": true}'), or pass the "
-                                    "features as an array.")));
+                            errhint("Pass the features as an array in the model's input order, or register "
+                                    "it again (a new version) with options => '{\"features\": [\"column\", ...]}'.")));
         AttrNumber found = InvalidAttrNumber;
         for (int a = 0; a < tupdesc->natts; a++) {
             Form_pg_attribute attribute = TupleDescAttr(tupdesc, a);

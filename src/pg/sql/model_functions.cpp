@@ -322,6 +322,14 @@ Datum create_model(FunctionCallInfo fcinfo, pg_predict::ArtifactKind kind) {
     MemoryContextRegisterResetCallback(CurrentMemoryContext, callback);
     if (json_text != NULL) pfree(json_text);
 
+    // A model that names no columns (an ONNX graph of one [N, F] input) reads arrays only: say so
+    // now, not at the first predict(name, row).
+    bool unnamed = !built->columns.empty();
+    for (const std::string& c : built->columns) unnamed = unnamed && c.empty();
+    if (unnamed)
+        ereport(NOTICE, (errmsg("model \"%s\" has no feature names: predict(name, row) cannot read a row's columns", name),
+                         errhint("Score arrays in the model's input order, or register it again as a new version "
+                                 "with options => '{\"features\": [\"column\", ...]}'.")));
     StoredVersion stored = catalog_store(name, built, source, kind, options_datum, replace, NULL,
                                          deploy ? DeployChoice::always : DeployChoice::never);
     // This backend's programs of the version deployed before are garbage now (other backends

@@ -16,6 +16,7 @@
 
 extern "C" {
 #include "utils/json.h"
+#include "utils/plancache.h"
 }
 
 namespace pg_predict::pg {
@@ -145,6 +146,17 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     if (!SPI_is_cursor_plan(plan))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("train()'s query must be one statement that returns rows (a SELECT)")));
+    // A data-modifying statement that returns rows (DELETE ... RETURNING) is a cursor plan too:
+    // name it before the read-only cursor would fail with "not allowed in a non-volatile function".
+    ListCell* plan_source;
+    foreach (plan_source, SPI_plan_get_plan_sources(plan)) {
+        CommandTag tag = ((CachedPlanSource*)lfirst(plan_source))->commandTag;
+        if (tag != CMDTAG_SELECT)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("train()'s query must be a SELECT, not %s", GetCommandTagName(tag)),
+                            errdetail("train() reads its training rows and changes no data."),
+                            errhint("Run the %s first, then train() on a SELECT of the rows.", GetCommandTagName(tag))));
+    }
     Portal portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
     TupleDesc tupdesc = portal->tupDesc;
 
