@@ -193,7 +193,9 @@ void screen(const StagedEnsemble& s, const float* x, int64_t rows, int64_t cols,
         margins.resize(n);
         compact.resize(n * cols);
         const float* stage_x = xs;  // the active rows' features, in order
+        int64_t walked = 0;         // trees of the stages so far
         for (size_t st = 0; st < s.stages.size() && !active.empty(); ++st) {
+            walked += s.stage_trees[st];
             const int64_t live = static_cast<int64_t>(active.size());
             score(s.stages[st], stage_x, live, cols, margins.data(), isa);
             counts->tree_visits += live * s.stage_trees[st];
@@ -222,6 +224,7 @@ void screen(const StagedEnsemble& s, const float* x, int64_t rows, int64_t cols,
                 }
                 counts->outside += v == kOutside;
                 counts->inside += v == kInside;
+                counts->early += v != kUndecided && walked < s.trees;
             }
             active.swap(next);
             stage_x = compact.data();

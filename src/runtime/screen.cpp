@@ -86,6 +86,7 @@ void screen_rows(Program* p, const float* x, int64_t rows, int64_t cols, int col
     stats->tree_visits += counts.tree_visits;
     stats->outside += counts.outside;
     stats->inside += counts.inside;
+    stats->early += counts.early;
     stats->trees = p->staged->trees;
     stats->stage_rows += counts.stage_rows;
     // A rank is a binary search of ~8 steps per feature; a tree visit one step per level.

@@ -45,6 +45,7 @@ struct ScreenCounts {
     int64_t stage_rows = 0;    // rows entering a stage, summed over stages (each ranks its features)
     int64_t outside = 0;
     int64_t inside = 0;
+    int64_t early = 0;         // rows decided (outside or inside) before every tree was walked
 };
 
 struct Interval {

@@ -196,6 +196,7 @@ struct ScreenStats {
     int64_t tree_visits = 0;  // trees the screen evaluated, over all rows
     int64_t outside = 0;      // rows certain to fall outside the interval
     int64_t inside = 0;       // rows certain to fall inside it
+    int64_t early = 0;        // of those, rows decided before every tree was walked
     int64_t trees = 0;        // trees of the model
     int64_t stage_rows = 0;   // rows entering a stage of the screen, summed over its stages
     double rank_trees = 0;    // what turning one row's features into ranks costs, in tree visits

@@ -83,6 +83,11 @@ void check_case(const Case& c) {
             }
             EXPECT_EQ(stats.rows, rows);
             EXPECT_EQ(stats.outside, outside);
+            // Rows stopped early are decided rows that saved trees: when none did, every decided
+            // row had every tree.
+            EXPECT_LE(stats.early, stats.outside + stats.inside);
+            if (stats.early == 0) EXPECT_GE(stats.tree_visits, (stats.outside + stats.inside) * stats.trees);
+            if (c.trees <= 32) EXPECT_EQ(stats.early, 0) << c.name << ": one stage holds every tree";
             // A 3 % tail: most rows are decided by the screen (trees random, so not all).
             if (hi == inf && lo == at(0.97) && c.trees >= 100)
                 EXPECT_GT(outside, rows / 2) << c.name << " column " << column;

@@ -140,7 +140,12 @@ void early_exit_explain(const EarlyExit* e, const char* call, bool analyze, Expl
     }
     if (!e->active) return;
     ExplainPropertyInteger("Rows Screened", NULL, e->stats.rows, es);
-    ExplainPropertyInteger("Rows Stopped Early", NULL, e->rows_dropped + e->stats.inside, es);
+    // Early: decided while trees were left, which were never walked. A row decided only once
+    // every tree was walked (a model of fewer trees than the first stage) is decided, not
+    // stopped early: Trees per Row counts all its trees.
+    ExplainPropertyInteger("Rows Stopped Early", NULL, e->stats.early, es);
+    const int64 decided_last = e->stats.outside + e->stats.inside - e->stats.early;
+    if (decided_last > 0) ExplainPropertyInteger("Rows Decided After Every Tree", NULL, decided_last, es);
     // Trees per row: the screen's own, plus every tree for the rows the program scored.
     const double scored = (double)(e->stats.rows - e->stats.outside - e->stats.inside);
     const double per_row =
