@@ -4,6 +4,7 @@
     pg_predict deploy --dsn "host=... dbname=..." --name churn model.joblib [--no-deploy]
     pg_predict deploy --dsn ... --name gbm model.txt      # XGBoost JSON, LightGBM, ONNX, ... as is
     pg_predict operators [--readme docs/operators.md]     # the supported scikit-learn classes
+    pg_predict operators --readme python/README.md        # its overview and refusals
     pg_predict --version
 
 Exit status: 0 done; 1 the database refused (create_model's error, no extension); 2 a usage
@@ -78,8 +79,10 @@ def _parser():
     dp.set_defaults(run=_deploy)
 
     op = sub.add_parser("operators", help="print the table of supported scikit-learn classes "
-                        "(markdown), or rewrite it in a page (docs/operators.md)")
-    op.add_argument("--readme", help="rewrite the generated table in this file")
+                        "(markdown), or rewrite the blocks generated from the registry in a page "
+                        "(docs/operators.md, python/README.md)")
+    op.add_argument("--readme", help="rewrite the generated blocks in this file (the table in "
+                    "docs/operators.md; the overview and the refusals in python/README.md)")
     op.set_defaults(run=_operators)
     return ap
 
@@ -144,7 +147,10 @@ def _operators(args):
     from . import operators
     if args.readme:
         _check_readable(args.readme)
-        changed = operators.update_readme(args.readme)
+        try:
+            changed = operators.update_readme(args.readme)
+        except ValueError as e:  # no generated block in the file
+            raise Failure(EXIT_MODEL, str(e)) from None
         print(f"{args.readme}: {'updated' if changed else 'already current'}", file=sys.stderr)
     else:
         print(operators.markdown())

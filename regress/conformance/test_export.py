@@ -519,6 +519,10 @@ def test_nan_is_a_string(_env):
 # ---- the operator registry (python/pg_predict/operators.py) -----------------------------------
 
 README = os.path.join(PYTHON_DIR, "..", "docs", "operators.md")  # the page with the table
+CLIENT_README = os.path.join(PYTHON_DIR, "README.md")  # the overview and the refusals
+# The blocks each page generates from the registry (operators.BLOCKS).
+GENERATED_PAGES = ((README, "docs/operators.md", ["operators"]),
+                   (CLIENT_README, "python/README.md", ["overview", "refused"]))
 
 
 def _classes_in(est, out):
@@ -545,12 +549,53 @@ def test_operator_registry_matches_exporter(_env):
 
 
 def test_readme_operator_table_is_current(_env):
+    """docs/operators.md's table, python/README.md's overview and refusals: as generated."""
     from pg_predict import operators
-    if not operators.readme_is_current(README):
-        raise Failure("docs/operators.md's operator table differs from "
-                      "python/pg_predict/operators.py: "
-                      "run PYTHONPATH=python /usr/bin/python3 -m pg_predict operators "
-                      "--readme docs/operators.md")
+    for path, name, blocks in GENERATED_PAGES:
+        assert_equal(f"{name}: generated blocks", operators.generated_blocks(path), blocks)
+        if not operators.readme_is_current(path):
+            raise Failure(f"{name}'s generated blocks ({', '.join(blocks)}) differ from "
+                          "python/pg_predict/operators.py: "
+                          "run PYTHONPATH=python /usr/bin/python3 -m pg_predict operators "
+                          f"--readme {name}")
+
+
+def test_operator_families(_env):
+    """Every registered class is in one family of the overview, which names it once."""
+    import re
+    from pg_predict import operators
+    used = {op.family for op in operators.OPERATORS}
+    assert_equal("families of no FAMILIES entry", sorted(used - set(operators.FAMILIES)), [])
+    assert_equal("FAMILIES without an operator", [f for f in operators.FAMILIES if f not in used], [])
+    rows = operators.overview_markdown().splitlines()[2:]
+    assert_equal("overview rows", [r.split(" | ")[0].lstrip("| ") for r in rows],
+                 list(operators.FAMILIES))
+    named = []
+    for row in rows:
+        # `XClassifier`/`Regressor` names both classes
+        for name, pair in re.findall(r"`(\w+)`(/`Regressor`)?", row):
+            named += [name, name[:-len("Classifier")] + "Regressor"] if pair else [name]
+    assert_equal("classes the overview names twice",
+                 sorted({n for n in named if named.count(n) > 1}), [])
+    assert_equal("overview vs registry", sorted(named), sorted(operators.BY_NAME))
+
+
+def test_refused_examples_are_refused(_env):
+    """python/README.md's examples of unsupported classes: real scikit-learn classes, none in the
+    registry, each refused once fitted with the exporter's message for a class it has none for."""
+    from sklearn.utils import all_estimators
+    from pg_predict import operators
+    classes = dict(all_estimators())
+    X, y = small_frame()
+    X = X[sklearn_cases.NAN_FREE].iloc[:60]
+    y = y[:60]
+    for name in operators.UNSUPPORTED_EXAMPLES:
+        if name in operators.BY_NAME:
+            raise Failure(f"{name} is registered, yet python/README.md gives it as refused")
+        if name not in classes:
+            raise Failure(f"{name} is no scikit-learn estimator")
+        expect_refusal(fit_quiet(classes[name](), X, y), f"cannot export {name}",
+                       f"the sklearn format has no {name}")
 
 
 def test_every_operator_has_a_conformance_case(_env):
@@ -719,6 +764,7 @@ for _fn in [test_refuse_hist_gradient_boosting_loss,
     add_test(_fn.__name__[len("test_"):], _fn)
 
 for _fn in [test_operator_registry_matches_exporter, test_readme_operator_table_is_current,
+            test_operator_families, test_refused_examples_are_refused,
             test_every_operator_has_a_conformance_case]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
