@@ -8,6 +8,7 @@
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/kernels/bucketize.hpp"
+#include "pg_predict/kernels/logistic.hpp"
 #include "pg_predict/spec/steps.hpp"
 #include "featurizer_emitter.hpp"
 #include "program_parts.hpp"
@@ -38,7 +39,10 @@ std::string elementwise_expr(const std::string& f, const std::string& h) {
         {"erf", "erf"}};
     for (const auto& [name, fn] : kDirect)
         if (f == name) return std::string("torch.") + fn + "(" + h + ")";
-    if (f == "expit") return "torch.sigmoid(" + h + ")";
+    if (f == "expit") {  // not torch.sigmoid: kernels/logistic.hpp
+        static_cast<void>(kernels::logistic_op_anchor());
+        return "ops.pg_predict.logistic(" + h + ")";
+    }
     // NaN stays NaN, as numpy's maximum(x, 0): torch.relu (clamp_min) propagates NaN, and is
     // one op where the explicit where(x > 0 or isnan(x), x, 0) took five (5.6× slower).
     if (f == "relu") return "torch.relu(" + h + ")";

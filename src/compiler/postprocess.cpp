@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/logistic.hpp"
 #include "program_parts.hpp"
 
 namespace pg_predict::compiler {
@@ -69,13 +70,15 @@ std::string reduce_trees_source(const spec::TreeEnsemble& e, ProgramParts& parts
 
 
 std::string link_source(const spec::Pipeline& p) {
+    // Not torch.sigmoid: its result depends on the element's position (kernels/logistic.hpp).
+    static_cast<void>(kernels::logistic_op_anchor());
     switch (p.transform) {
     case spec::PostTransform::Identity: return "    r = m\n";
     case spec::PostTransform::Exp: return "    r = torch.exp(m)\n";
     case spec::PostTransform::Softmax: return "    r = torch.softmax(m, 1)\n";
     case spec::PostTransform::TwoSided: return "    r = torch.cat([-m, m], 1)\n";
     case spec::PostTransform::Complement: return "    r = torch.cat([1.0 - m, m], 1)\n";
-    case spec::PostTransform::Ovr: return "    e = torch.sigmoid(m)\n    r = e / e.sum(1, keepdim=True)\n";
+    case spec::PostTransform::Ovr: return "    e = ops.pg_predict.logistic(m)\n    r = e / e.sum(1, keepdim=True)\n";
     case spec::PostTransform::ModifiedHuber: {
         // scikit-learn's SGDClassifier.predict_proba for loss="modified_huber".
         std::string s = "    p = (torch.clamp(m, -1.0, 1.0) + 1.0) / 2.0\n";
@@ -86,8 +89,8 @@ std::string link_source(const spec::Pipeline& p) {
                    "    r = torch.cat([q, m], 1)\n";
     }
     case spec::PostTransform::Logistic:
-        return spec::expands_to_two_columns(p) ? "    e = torch.sigmoid(m)\n    r = torch.cat([1.0 - e, e], 1)\n"
-                                               : "    r = torch.sigmoid(m)\n";
+        return spec::expands_to_two_columns(p) ? "    e = ops.pg_predict.logistic(m)\n    r = torch.cat([1.0 - e, e], 1)\n"
+                                               : "    r = ops.pg_predict.logistic(m)\n";
     }
     fail(ErrorCategory::Internal, "compiler: unknown post transform");
 }

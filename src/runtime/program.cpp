@@ -23,6 +23,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/kernels/background.hpp"
+#include "pg_predict/kernels/logistic.hpp"
 #include "pg_predict/kernels/thread_pool.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "loaded_module.hpp"
@@ -400,14 +401,12 @@ at::Tensor program_tail(const Program* p, const at::Tensor& margins) {
     at::Tensor r;
     switch (p->link) {
     case spec::PostTransform::Identity: r = m; break;
-    case spec::PostTransform::Logistic:
-        if (p->output_width == 2) {
-            at::Tensor e = torch::sigmoid(m);
-            r = torch::cat({1.0 - e, e}, 1);
-        } else {
-            r = torch::sigmoid(m);
-        }
+    case spec::PostTransform::Logistic: {
+        // ops.pg_predict.logistic's arithmetic (kernels/logistic.hpp), in place on the sum.
+        kernels::logistic(m.data_ptr<float>(), m.numel(), m.data_ptr<float>());
+        r = p->output_width == 2 ? torch::cat({1.0 - m, m}, 1) : m;
         break;
+    }
     case spec::PostTransform::TwoSided: r = torch::cat({-m, m}, 1); break;
     case spec::PostTransform::Complement: r = torch::cat({1.0 - m, m}, 1); break;
     default: fail(ErrorCategory::Internal, "program_tail: unexpected link");

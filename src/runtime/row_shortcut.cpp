@@ -8,13 +8,14 @@
 #include <cstring>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/logistic.hpp"
 #include "pg_predict/kernels/one_row.hpp"
 #include "program_internal.hpp"
 
 namespace pg_predict::runtime {
 
 bool one_row_link(const std::string& name, int groups, int output_width, spec::PostTransform* link) {
-    // The elementwise links whose one-row arithmetic is plain float32 scalar code in ATen, as
+    // The elementwise links whose one-row arithmetic is plain float32 scalar code, as
     // the compiler's link_source writes them. Not Exp: ATen's exp runs its vectorized (SLEEF)
     // exp over any length, which std::exp does not match bit for bit. Softmax and the links
     // that mix groups stay on the interpreter too.
@@ -42,20 +43,19 @@ void score_row_natively(const Program* p, const float* x, float* out) {
     float m[kMaxOneRowGroups];
     kernels::score_one_row(p->native, x, m);
     for (int g = 0; g < groups; ++g) m[g] = m[g] + p->base_margin[g];
-    // Each line is the float32 scalar operation ATen applies to a tensor of one row (its
-    // vectorized loops take the scalar path for fewer than 16 elements: sigmoid is
-    // 1 / (1 + std::exp(-m)) there, glibc's expf).
+    // Each line is the float32 operation the program applies (the logistic link is
+    // ops.pg_predict.logistic, kernels/logistic.hpp).
     switch (p->link) {
     case spec::PostTransform::Identity:
         std::memcpy(out, m, sizeof(float) * groups);
         return;
     case spec::PostTransform::Logistic:
         if (p->output_width == 2 * groups) {  // [1 - p, p]
-            const float e = 1.0f / (1.0f + std::exp(-m[0]));
+            const float e = kernels::logistic(m[0]);
             out[0] = 1.0f - e;
             out[1] = e;
         } else {
-            for (int g = 0; g < groups; ++g) out[g] = 1.0f / (1.0f + std::exp(-m[g]));
+            for (int g = 0; g < groups; ++g) out[g] = kernels::logistic(m[g]);
         }
         return;
     case spec::PostTransform::TwoSided:

@@ -38,6 +38,7 @@ float leaf_value(const Tree& tree, Comparison cmp, const float* row) {
     fail(ErrorCategory::InvalidModel, "reference_predict: tree has a cycle");
 }
 
+// The logistic link as every compiled program computes it (kernels/logistic.hpp).
 float sigmoid(float m) { return 1.0f / (1.0f + std::exp(-m)); }
 
 // A linear estimator after the (double) featurized row, link included, all in double as

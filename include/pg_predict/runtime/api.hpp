@@ -212,9 +212,8 @@ void screen_rows(Program*, const float* x, int64_t rows, int64_t cols, int colum
 // The outputs of the rows of a batch whose verdict is kScreenUndecided, bit for bit what
 // run_program gives them in that batch, into their rows of `out` (rows × output_width; other
 // rows are left as they are): the kernel scores only those rows, then the base margin and the
-// link are applied as the program applies them, at every row position of the batch (ATen's
-// vectorized sigmoid and its scalar tail differ in the last bit, so a row's output depends on
-// where it sits in the batch).
+// link are applied as the program applies them (ops.pg_predict.logistic: the same bits at every
+// position of a batch, kernels/logistic.hpp).
 void score_undecided_rows(Program*, const float* x, int64_t rows, int64_t cols, const uint8_t* verdict, float* out);
 
 // A batch in two halves, so the trees can be walked on the background thread while the
