@@ -20,6 +20,15 @@ def _regressors():
             **neighbors.REGRESSORS}
 
 
+def _one_step(est, kind, step, ctx):
+    """A member must export as one model step; a k-NN of metric seuclidean or mahalanobis
+    exports as a scaling step before its model, which the wrappers cannot combine."""
+    if not isinstance(step, dict):
+        ctx.refuse(est, "estimator", f"its member {kind} exports as several steps (a k-NN of metric "
+                   f"seuclidean or mahalanobis scales its input first): export it alone")
+    return step
+
+
 def _members(est, n_features, ctx, chain):
     regressors = _regressors()
     steps = []
@@ -28,7 +37,7 @@ def _members(est, n_features, ctx, chain):
         if kind not in regressors:
             ctx.refuse(est, "estimator", f"its member {kind} is not a regressor pg_predict scores "
                        f"(supported: {', '.join(sorted(regressors))})")
-        step = regressors[kind](member, n_features + (j if chain else 0), ctx)
+        step = _one_step(est, kind, regressors[kind](member, n_features + (j if chain else 0), ctx), ctx)
         if step.get("n_outputs", 1) != 1:
             ctx.refuse(est, "estimator", f"its member {kind} predicts several targets")
         steps.append(step)
@@ -62,7 +71,7 @@ def _classifier_members(est, n_features, ctx, chain):
                                         for c in classes):
             ctx.refuse(est, "estimator", f"member {j} ({kind}) has the classes {classes!r}: pg_predict "
                        "combines members of two numeric labels (multi-label classification)")
-        step = classifiers[kind](member, n_features + (j if chain else 0), ctx)
+        step = _one_step(est, kind, classifiers[kind](member, n_features + (j if chain else 0), ctx), ctx)
         step["classes"] = classes
         steps.append(step)
     return steps

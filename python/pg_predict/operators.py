@@ -46,10 +46,12 @@ _VOTING = (_ENSEMBLE_TEXT + "; `weights` that sum to 0 (for a VotingClassifier: 
 _STACKING = (_ENSEMBLE_TEXT + "; a final estimator that is a pipeline, an unsupported class, "
              "or a k-NN of metric seuclidean / mahalanobis")
 _MULTI_REGRESSOR = ("a member other than one supported regressor (linear, GLM, tree ensemble, "
-                    "MLP, SVR, k-NN), a pipeline for instance")
+                    "MLP, SVR, k-NN), a pipeline for instance; a k-NN member of metric seuclidean / "
+                    "mahalanobis")
 _MULTI_CLASSIFIER = ("a member other than a binary linear classifier, k-NN classifier or tree "
                      "ensemble of two numeric labels (a pipeline, SVC, naive Bayes, ...); a "
-                     "single output (export its estimator alone)")
+                     "single output (export its estimator alone); a k-NN member of metric seuclidean / "
+                     "mahalanobis")
 
 OPERATORS = [
     # composition

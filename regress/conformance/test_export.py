@@ -890,6 +890,16 @@ def test_refuse_neighbors_parameters(_env):
     expect_refusal(fit_quiet(KNeighborsClassifier(metric="mahalanobis", algorithm="brute",
                                                   metric_params={"VI": -np.eye(3)}), X, y),
                    "KNeighborsClassifier(metric_params=", "not positive definite")
+    # a multi-output wrapper cannot combine a member that exports as a scaling step and a model
+    from sklearn.multioutput import MultiOutputClassifier, MultiOutputRegressor
+    expect_refusal(fit_quiet(MultiOutputRegressor(KNeighborsRegressor(metric="mahalanobis",
+                                                                      metric_params={"VI": np.eye(3)})),
+                             X, np.column_stack([X.iloc[:, 0], X.iloc[:, 1]])),
+                   "MultiOutputRegressor", "its member KNeighborsRegressor exports as several steps")
+    expect_refusal(fit_quiet(MultiOutputClassifier(KNeighborsClassifier(metric="seuclidean",
+                                                                        metric_params={"V": np.ones(3)})),
+                             X, np.column_stack([y, y])),
+                   "MultiOutputClassifier", "its member KNeighborsClassifier exports as several steps")
     # equivalent names of the two metrics are accepted
     for kw, p in (({"metric": "l1"}, 1), ({"metric": "cityblock"}, 1), ({"metric": "l2"}, 2),
                   ({"metric": "minkowski", "p": 1}, 1), ({}, 2), ({"p": 3}, 3.0),
