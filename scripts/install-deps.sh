@@ -3,6 +3,9 @@
 # including what building the vendored Citus needs (scripts/install-citus.sh, which `make test`
 # runs; `make run` does not need Citus).
 #
+#   bash scripts/install-deps.sh         # everything (make test)
+#   bash scripts/install-deps.sh --run   # what make run needs: the build and the demo
+#
 # Idempotent: when every package is already installed it touches nothing (no apt-get update).
 # The PostgreSQL packages are pinned to one version: the installed server's version when the
 # dev/plpython/client packages are available at it, otherwise the candidate version of all of
@@ -10,27 +13,45 @@
 set -euo pipefail
 
 PG_MAJOR=15
-PG_PACKAGES=(postgresql-$PG_MAJOR postgresql-client-$PG_MAJOR postgresql-server-dev-$PG_MAJOR
-             postgresql-plpython3-$PG_MAJOR)
-PACKAGES=(
-  # build
-  cmake g++ make pkg-config libtorch-dev nlohmann-json3-dev libgtest-dev libxgboost-dev
-  # tests, demo and benchmark (run with /usr/bin/python3)
-  python3 python3-xgboost python3-sklearn python3-numpy python3-torch python3-psycopg
-  python3-matplotlib python3-pandas python3-joblib
-  # initdb / pg_regress run as an unprivileged user through runuser
+# `--run`: only what `make run` needs (build the extension, run the demo), the first minutes of
+# a new user; `make test` installs the rest.
+MODE=all
+[ "${1:-}" = "--run" ] && MODE=run
+PG_RUN_PACKAGES=(postgresql-$PG_MAJOR postgresql-client-$PG_MAJOR postgresql-server-dev-$PG_MAJOR)
+RUN_PACKAGES=(
+  # build the extension
+  cmake g++ make pkg-config libtorch-dev nlohmann-json3-dev libxgboost-dev libonnx-dev libprotobuf-dev
+  # the demo (run with /usr/bin/python3): train with xgboost, register with psycopg
+  python3 python3-xgboost python3-numpy python3-psycopg
+  # initdb runs as an unprivileged user through runuser
   util-linux
+)
+TEST_PACKAGES=(
+  # the unit tests
+  libgtest-dev
+  # tests and benchmark (run with /usr/bin/python3)
+  python3-sklearn python3-torch python3-matplotlib python3-pandas python3-joblib
   # the TAP suite (regress/t/, PostgreSQL::Test::Cluster): IPC::Run and prove
   libipc-run-perl perl
   # the libFuzzer targets (scripts/fuzz.sh)
   clang-14 libfuzzer-14-dev
-  # the ONNX importer (onnx-ml.pb.h, libonnx_proto, libprotobuf) and its tests (python3-onnx)
-  libonnx-dev libprotobuf-dev python3-onnx
+  # the ONNX importer's tests (python3-onnx)
+  python3-onnx
   # `pip install ./python` into a venv (python/pyproject.toml's backend) and its test
   python3-venv python3-setuptools python3-wheel python3-pip
   # building the vendored Citus (scripts/install-citus.sh: keep its BUILD_PACKAGES in sync)
   libzstd-dev liblz4-dev libkrb5-dev libssl-dev libicu-dev
+  # `make deb` (scripts/deb.sh) and its test
+  debhelper dpkg-dev fakeroot postgresql-server-dev-all
 )
+PG_TEST_PACKAGES=(postgresql-plpython3-$PG_MAJOR)
+if [ "$MODE" = run ]; then
+  PG_PACKAGES=("${PG_RUN_PACKAGES[@]}")
+  PACKAGES=("${RUN_PACKAGES[@]}")
+else
+  PG_PACKAGES=("${PG_RUN_PACKAGES[@]}" "${PG_TEST_PACKAGES[@]}")
+  PACKAGES=("${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+fi
 
 log() { echo "install-deps: $*" >&2; }
 die() { echo "install-deps: ERROR: $*" >&2; exit 1; }

@@ -29,11 +29,11 @@ if [ "${1:-}" = "--stop" ]; then
 fi
 
 note "dependencies"
-bash "$ROOT/scripts/install-deps.sh"
+bash "$ROOT/scripts/install-deps.sh" --run
 pg_setup
 
 note "build and install"
-make -C "$ROOT" --no-print-directory build
+make -C "$ROOT" --no-print-directory build-extension
 make -C "$ROOT" --no-print-directory install >/dev/null
 
 # ---- the cluster --------------------------------------------------------------------------
@@ -125,17 +125,18 @@ SQL
 note "train the demo model with $PYTHON xgboost and register it as 'churn'"
 "$PYTHON" - "$PGDATA_DIR" "$port" "$DB_USER" "$DB" "$ROOT/build/churn.json" <<'PY'
 import sys, time
-import numpy as np, pandas as pd, psycopg, xgboost as xgb
+import numpy as np, psycopg, xgboost as xgb
 
 host, port, user, db, model_file = sys.argv[1:6]
 with psycopg.connect(host=host, port=port, user=user, dbname=db, autocommit=True) as conn:
     rows = conn.execute("SELECT tenure, monthly_charges, plan_id, churned FROM customers "
                         "ORDER BY id").fetchall()
-    df = pd.DataFrame(rows, columns=["tenure", "monthly_charges", "plan_id", "churned"])
-    X = df[["tenure", "monthly_charges", "plan_id"]].astype("float32")  # None -> NaN (missing)
-    y = df["churned"].astype(int)
+    # None (a NULL charge) -> NaN: a missing value for xgboost, as NULL is for predict()
+    X = np.array([r[:3] for r in rows], dtype=np.float32)
+    y = np.array([int(r[3]) for r in rows])
     clf = xgb.XGBClassifier(n_estimators=50, max_depth=4, learning_rate=0.2, random_state=0)
     clf.fit(X, y)
+    clf.get_booster().feature_names = ["tenure", "monthly_charges", "plan_id"]
     model_json = clf.get_booster().save_raw("json").decode()
     with open(model_file, "w") as f:  # kept for trying it from psql
         f.write(model_json)
@@ -143,7 +144,7 @@ with psycopg.connect(host=host, port=port, user=user, dbname=db, autocommit=True
     t0 = time.time()
     conn.execute("SELECT create_model('churn', %s::jsonb)", [model_json])
     print(f"create_model('churn', ...) took {1000 * (time.time() - t0):.0f} ms; "
-          f"xgboost P(churn) of customer 1: {clf.predict_proba(X.iloc[:1])[0, 1]:.6f}")
+          f"xgboost P(churn) of customer 1: {clf.predict_proba(X[:1])[0, 1]:.6f}")
 PY
 
 note "predictions"
