@@ -23,7 +23,9 @@ $(BUILD_DIR)/Makefile:
 
 configure: $(BUILD_DIR)/Makefile
 
-build: $(BUILD_DIR)/Makefile
+# Configures again first (seconds): packages installed since (libgtest-dev) are found.
+build:
+	$(CMAKE) -S . -B $(BUILD_DIR) $(CMAKE_FLAGS) >/dev/null
 	$(CMAKE) --build $(BUILD_DIR) -j $(JOBS)
 
 build-extension: $(BUILD_DIR)/Makefile
