@@ -175,6 +175,7 @@ void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader 
         else
             x[f] = encode_text_feature(model, f, value, model->entry->columns[f]);
     }
+    check_finite(model, x, 1, reader->num_features);
 }
 
 template <typename Feature>
@@ -212,8 +213,34 @@ void read_array(const BoundModel* model, ArrayType* array, Feature* x) {
         Datum value = array_iter_next(&iter, &isnull, f, element.length, element.by_value, element.align);
         x[f] = isnull ? NAN : (Feature)element.convert(value);
     }
+    check_finite(model, x, 1, count);
 }
 
+template <typename Feature>
+void check_finite(const BoundModel* model, const Feature* x, size_t rows, int features) {
+    const size_t cells = rows * (size_t)features;
+    bool any = false;
+    for (size_t i = 0; i < cells; i++) any |= std::isinf(x[i]);  // no branch: vectorizes
+    if (!any) return;
+    size_t i = 0;
+    while (!std::isinf(x[i])) i++;
+    const CatalogEntry* entry = model->entry;
+    const int f = (int)(i % (size_t)features);
+    const char* column = entry->columns != NULL && entry->columns[f] != NULL && entry->columns[f][0] != '\0'
+                             ? entry->columns[f]
+                             : NULL;
+    ereport(ERROR,
+            (errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+             column != NULL ? errmsg("model \"%s\": input \"%s\" is %sInfinity", entry->name, column,
+                                     x[i] < 0 ? "-" : "")
+                            : errmsg("model \"%s\": input %d is %sInfinity", entry->name, f + 1, x[i] < 0 ? "-" : ""),
+             errdetail("Infinite inputs are refused, as XGBoost and scikit-learn refuse them. A model that reads "
+                       "float32 (tree models without featurizers) also sees any value beyond ±3.4e38 as Infinity."),
+             errhint("Pass NULL for a missing value, or bound the column, as in LEAST(GREATEST(x, -1e30), 1e30).")));
+}
+
+template void check_finite<float>(const BoundModel*, const float*, size_t, int);
+template void check_finite<double>(const BoundModel*, const double*, size_t, int);
 template void read_row<float>(const BoundModel*, const RowReader*, HeapTupleHeader, float*);
 template void read_row<double>(const BoundModel*, const RowReader*, HeapTupleHeader, double*);
 template void read_array<float>(const BoundModel*, ArrayType*, float*);

@@ -54,4 +54,11 @@ void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader 
 template <typename Feature>
 void read_array(const BoundModel* model, ArrayType* array, Feature* x);
 
+// Refuses an infinite input with an ERROR naming the model and the feature: XGBoost's DMatrix
+// and scikit-learn's check_array refuse ±Infinity, and rounding to float32 (a float32 batch)
+// turns any value beyond ±3.4e38 into one. x: rows × features; NaN (a NULL) is the missing
+// value and passes. One pass per batch, or per row on the per-row path.
+template <typename Feature>
+void check_finite(const BoundModel* model, const Feature* x, size_t rows, int features);
+
 }  // namespace pg_predict::pg

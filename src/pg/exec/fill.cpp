@@ -291,6 +291,13 @@ void fill_inputs(PredictBatchState* state, instr_time* fill) {
             else
                 fill_columns(state, input, input->x32);
             MemoryContextSwitchTo(old);
+            // Row and array arguments were checked as each was read (read_row, read_array).
+            if (input->model != NULL) {
+                if (input->x64 != NULL)
+                    check_finite(input->model, input->x64, (size_t)state->count, input->num_features);
+                else if (input->x32 != NULL)
+                    check_finite(input->model, input->x32, (size_t)state->count, input->num_features);
+            }
         }
         INSTR_TIME_SET_CURRENT(fill[i]);
         INSTR_TIME_SUBTRACT(fill[i], fill_start);
