@@ -12,7 +12,7 @@
 namespace pg_predict::kernels {
 namespace {
 
-constexpr int64_t kChunkRows = 16;
+constexpr int64_t kNeighborRows = 16;
 
 // (distance, column) in a stable ascending sort's order: NaN after every number.
 struct Entry {
@@ -52,7 +52,7 @@ void row(const double* d, int64_t n, int64_t k, double* dk, int64_t* ik, std::ve
 
 void k_nearest(const double* d, int64_t rows, int64_t n, int64_t k, double* dk, int64_t* ik) {
     if (rows <= 0 || k <= 0) return;
-    detail::parallel_for(0, rows, kChunkRows, [&](int64_t begin, int64_t end) {
+    detail::parallel_for(0, rows, kNeighborRows, [&](int64_t begin, int64_t end) {
         std::vector<Entry> heap;
         heap.reserve(static_cast<size_t>(k));
         for (int64_t r = begin; r < end; ++r) row(d + r * n, n, k, dk + r * k, ik + r * k, heap);

@@ -13,7 +13,7 @@ namespace pg_predict::kernels {
 namespace {
 
 // Rows per parallel chunk: a few hundred µs of work for a few thousand support vectors.
-constexpr int64_t kChunkRows = 32;
+constexpr int64_t kRbfRows = 32;
 
 void rows_portable(const double* x, int64_t begin, int64_t end, int64_t cols, const double* svt, int64_t n,
                    double gamma, double* out) {
@@ -39,7 +39,7 @@ int64_t rbf_padded(int64_t n) { return (n + kRbfLanes - 1) / kRbfLanes * kRbfLan
 void rbf_kernel(const double* x, int64_t rows, int64_t cols, const double* svt, int64_t n, double gamma,
                 double* out, Isa isa) {
     if (rows <= 0 || n <= 0) return;
-    detail::run_rows(isa, rows, kChunkRows, rows_portable, {detail::rbf_avx2_compiled(), detail::rbf_rows_avx2},
+    detail::run_rows(isa, rows, kRbfRows, rows_portable, {detail::rbf_avx2_compiled(), detail::rbf_rows_avx2},
                      {detail::rbf_avx512_compiled(), detail::rbf_rows_avx512}, x, cols, svt, n, gamma, out);
 }
 

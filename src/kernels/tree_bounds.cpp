@@ -8,7 +8,7 @@
 namespace pg_predict::kernels {
 namespace {
 
-constexpr int64_t kChunkRows = 4096;  // rows screened together: their buffers stay in L2
+constexpr int64_t kScreenRows = 4096;  // rows screened together: their buffers stay in L2
 
 struct TreeRange {
     int64_t index;  // perfect: block * kLanes + lane; generic: tree
@@ -184,8 +184,8 @@ void screen(const StagedEnsemble& s, const float* x, int64_t rows, int64_t cols,
     std::vector<float> compact, margins;
     std::vector<double> partial;
     std::vector<int64_t> active, next;
-    for (int64_t first = 0; first < rows; first += kChunkRows) {
-        const int64_t n = std::min(kChunkRows, rows - first);
+    for (int64_t first = 0; first < rows; first += kScreenRows) {
+        const int64_t n = std::min(kScreenRows, rows - first);
         const float* xs = x + first * cols;
         active.resize(n);
         std::iota(active.begin(), active.end(), int64_t(0));

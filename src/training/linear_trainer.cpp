@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <torch/torch.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/lbfgs.h>
 
 #include "pg_predict/common/interrupt.hpp"
 #include "trainer_internal.hpp"
