@@ -123,6 +123,28 @@ SELECT (r ->> 'deployed')::bool AS deployed
   FROM train('tchurn', 'SELECT a, churned FROM train_rows ORDER BY id', 'churned', test_size => 0, deploy => 'best') r;
 SELECT version, deployed FROM model_versions WHERE name = 'tchurn' ORDER BY version;
 
+-- exclude: columns the query returns that are not features (an id, other targets)
+SELECT r ->> 'version' AS version
+  FROM train('excl', 'SELECT * FROM train_rows', 'churned', hyperparams => '{"n_estimators": 2}',
+             exclude => ARRAY['id', 'tier', 'linear_y', 'visits']) r;
+SELECT features FROM models WHERE name = 'excl';
+SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', exclude => ARRAY['nope']);
+SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', exclude => ARRAY['churned']);
+SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', exclude => ARRAY[NULL]);
+SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', exclude => NULL);
+SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', exclude => ARRAY['a']);
+
+-- a new version keeps the name's task: a numeric 0/1 target trains a regression by default,
+-- which over a classifier is refused, and nothing is stored
+SELECT train('excl', 'SELECT a, b, (churned = ''yes'')::int AS churned FROM train_rows', 'churned',
+             hyperparams => '{"n_estimators": 2}');
+SELECT train('lin', 'SELECT a, churned FROM train_rows', 'churned', 'logistic');
+SELECT name, count(*) AS versions FROM model_versions WHERE name IN ('excl', 'lin') GROUP BY name ORDER BY name;
+-- made explicit (a classification objective), it adds a version
+SELECT r ->> 'version' AS version, r ->> 'task' AS task
+  FROM train('excl', 'SELECT a, b, (churned = ''yes'')::int AS churned FROM train_rows', 'churned',
+             hyperparams => '{"n_estimators": 2, "objective": "binary:logistic"}') r;
+
 -- refusals, each naming what is wrong
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', 'forest');
 SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', hyperparams => '{"max_dept": 3}');
@@ -182,6 +204,6 @@ ROLLBACK;
 SELECT count(*) AS rolled FROM models WHERE name = 'rolled';
 
 SELECT drop_model(name) FROM models WHERE name IN ('tchurn', 'tchurn_copy', 'split1', 'split2', 'nosplit', 'tier', 'reg',
-       'visits', 'flagged', 'lin', 'ridge', 'logit', 'logit3', 'others', 'best') ORDER BY name;
+       'visits', 'flagged', 'lin', 'ridge', 'logit', 'logit3', 'others', 'best', 'excl') ORDER BY name;
 DROP TABLE train_rows, train_secret;
 DROP ROLE train_other;

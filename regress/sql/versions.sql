@@ -33,7 +33,7 @@ SELECT version, deployed, deployed_at IS NOT NULL AS was_deployed, owner, create
 PREPARE scored AS SELECT sum(predict('versioned', r)) = (SELECT sum(predict('v_binary', q)) FROM version_rows q)
   AS binary_scored FROM version_rows r;
 EXECUTE scored;
--- rollback_model: the newest older version that was deployed before (1: 2 is deployed, 3 never was)
+-- rollback_model undoes the last deployment (1: 2 is deployed, 3 was added without)
 SELECT rollback_model('versioned');
 SELECT * FROM version_check;
 EXECUTE scored;
@@ -48,7 +48,8 @@ SELECT deploy_model('nope', 1);
 SELECT deploy_model('versioned', NULL);
 SELECT deploy_model(NULL, 1);
 SELECT rollback_model(NULL);
-SELECT rollback_model('versioned');  -- 2 (deployed before), not 1
+SELECT rollback_model('versioned');  -- 1: it undoes deploy_model('versioned', 3) (deploy_history.sql)
+SELECT deploy_model('versioned', 2);
 SELECT version, deployed FROM model_versions WHERE name = 'versioned' ORDER BY version;
 
 -- the switch is transactional

@@ -11,7 +11,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my @versions = ('0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.5.0', '0.6.0', '0.7.0');
+my @versions = ('0.1.0', '0.2.0', '0.3.0', '0.4.0', '0.5.0', '0.6.0', '0.7.0', '0.8.0');
 my $latest = $versions[-1];
 
 my $node = new_node('upgrade');
@@ -259,6 +259,23 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
        '2 t t sklearn', "$from -> $latest: the trained version, its owner and metrics");
     is($node->safe_psql($db, q{SELECT count(predict_label('churn', s)) FROM scored_rows s}),
        '200', "$from -> $latest: the trained version scores its training table");
+    # 0.8.0: the deploy history. A version from before keeps the deployment it had (its
+    # deployed_at); train()'s version 2 is recorded on top, and rollback_model() undoes it.
+    my $history_sql = q{SELECT string_agg(version::text || CASE WHEN current THEN '*' ELSE '' END, ' ' ORDER BY deployed_at)
+                          FROM model_deployments WHERE name = 'churn'};
+    is($node->safe_psql($db, $history_sql), '1 2*', "$from -> $latest: the deploy history of a model from before");
+    # segment's version 2 above was rolled back: its deployment left the history.
+    is($node->safe_psql($db, q{SELECT format('%s %s', version, deployed_at IS NOT NULL) FROM model_deployments
+                               WHERE name = 'segment'}),
+       '1 t', "$from -> $latest: a version from before has its deployment, the rolled-back one none");
+    is($node->safe_psql($db, q{SELECT rollback_model('churn')}), '1', "$from -> $latest: rollback_model undoes train's deploy");
+    is($node->safe_psql($db, $history_sql), '1*', "$from -> $latest: the undone deployment leaves the history");
+    # create_model, deploy_model and drop_model return what they did.
+    is($node->safe_psql($db, q{SELECT deploy_model('churn', 2)}), '2', "$from -> $latest: deploy_model returns the version");
+    is($node->safe_psql($db, model_sql('churn') =~ s/SELECT create_model/SELECT 'added', create_model/r),
+       'added|3', "$from -> $latest: create_model returns the version it added");
+    is($node->safe_psql($db, q{SELECT drop_model('churn', 1)}), '2', "$from -> $latest: drop_model(name, version) returns the versions left");
+    is($node->safe_psql($db, q{SELECT drop_model('segment')}), '2', "$from -> $latest: drop_model(name) returns the versions removed");
 }
 
 # A fresh install of the latest version has the same catalog as an upgraded one.
@@ -284,6 +301,13 @@ my $train_sql = q{SELECT format('%s(%s) %s %s', proname, pg_get_function_argumen
   FROM pg_proc WHERE proname = 'train'};
 is($node->safe_psql($first, $train_sql), $node->safe_psql('fresh', $train_sql),
    'upgraded and fresh databases have the same train()');
+my $functions_sql = q{SELECT string_agg(format('%s(%s) %s', proname, pg_get_function_arguments(oid), pg_get_function_result(oid)), ', '
+  ORDER BY proname, pg_get_function_arguments(oid)) FROM pg_proc WHERE proname IN ('create_model', 'drop_model', 'deploy_model', 'rollback_model')};
+is($node->safe_psql($first, $functions_sql), $node->safe_psql('fresh', $functions_sql),
+   'upgraded and fresh databases have the same create_model, drop_model, deploy_model and rollback_model');
+my $deployments_view_sql = $view_sql =~ s/'models'::regclass/'model_deployments'::regclass/r;
+is($node->safe_psql($first, $deployments_view_sql), $node->safe_psql('fresh', $deployments_view_sql),
+   'upgraded and fresh model_deployments views have the same columns');
 
 # The role for TorchScript imports is cluster-wide: created once, left by DROP EXTENSION (a
 # CREATE EXTENSION after that finds it).

@@ -61,8 +61,8 @@ $coordinator->safe_psql('postgres', sprintf(q{SELECT citus_add_node('%s', %d);
 is($coordinator->safe_psql('postgres', q{SELECT count(DISTINCT nodeport) FROM citus_shards WHERE table_name = 'dist'::regclass}),
    '2', 'dist is spread over both workers');
 
-my $versions_sql = q{SELECT string_agg(format('%s %s %s %s %s %s %s %s', id, name, version, deployed, deployed_at,
-                                              owner, usable_by, md5(program)), '; ' ORDER BY name, version)
+my $versions_sql = q{SELECT string_agg(format('%s %s %s %s %s %s %s %s %s', id, name, version, deployed, deployed_at,
+                                              deployments, owner, usable_by, md5(program)), '; ' ORDER BY name, version)
                        FROM model_catalog};
 sub same_catalog_everywhere {
     my ($what) = @_;
@@ -152,6 +152,14 @@ is(scores('dist', 'predict_proba', 'churn'), $churn_v2, 'deploy_model reaches th
 $coordinator->safe_psql('postgres', q{BEGIN; SELECT deploy_model('churn', 1); ROLLBACK;});
 same_catalog_everywhere('after a rolled-back deploy');
 is(scores('dist', 'predict_proba', 'churn'), $churn_v2, 'a rolled-back deploy changes no node');
+# The deploy history (0.8.0) is the catalog's: a rollback undoes the last deploy everywhere.
+is($coordinator->safe_psql('postgres', q{SELECT string_agg(version::text, ' ' ORDER BY deployed_at) FROM model_deployments
+                                          WHERE name = 'churn'}),
+   '1 2', 'the deploy history on the coordinator');
+is($coordinator->safe_psql('postgres', q{SELECT rollback_model('churn')}), '1', 'rollback_model undoes deploy_model');
+same_catalog_everywhere('after undoing a deploy');
+is(scores('dist', 'predict_proba', 'churn'), $churn_v1, 'the workers score what the undone deploy replaced');
+$coordinator->safe_psql('postgres', q{SELECT deploy_model('churn', 2)});
 
 # A worker never scores another version than the coordinator's snapshot deploys: a deploy
 # that commits after a REPEATABLE READ transaction took its snapshot is not seen by its

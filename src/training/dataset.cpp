@@ -68,7 +68,8 @@ Dataset* new_dataset(const Request& request, std::vector<Column> features) {
     d->algorithm = parse_algorithm(request.algorithm);
     d->hyperparams = check_hyperparams(d->algorithm, request.hyperparams_json);
     d->task = choose_task(d->algorithm, d->hyperparams, request);
-    if (features.empty()) invalid("the query has no column besides the target \"" + request.target + "\"");
+    if (features.empty())
+        invalid("the query has no feature column: none besides the target \"" + request.target + "\" and those excluded");
     if (static_cast<int64_t>(features.size()) > 65536) invalid("the query has more than 65536 feature columns");
     d->features = std::move(features);
     d->categories.resize(d->features.size());

@@ -56,6 +56,8 @@ struct CatalogTable {
     // 0.6.0 keeps one row per version, `deployed` marks the one a name resolves to.
     bool versions;
     const char* deployed_only;  // " AND deployed" for lookups by name, "" before 0.6.0
+    // 0.8.0 keeps each version's deployment times (deployments): the history rollback undoes.
+    bool deploy_history;
 };
 
 // The catalog's privileges need 0.2.0; a 0.1.0 catalog errors clearly instead.
@@ -107,6 +109,7 @@ CatalogTable catalog_table() {
     table.text_labels = get_attnum(relation, "class_labels") != InvalidAttrNumber;
     table.versions = get_attnum(relation, "deployed") != InvalidAttrNumber;
     table.deployed_only = table.versions ? " AND deployed" : "";
+    table.deploy_history = get_attnum(relation, "deployments") != InvalidAttrNumber;
     if (table.legacy) {
         table.owner_name = "(SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
                            "WHERE r.oid OPERATOR(pg_catalog.=) owner::pg_catalog.oid)";
@@ -525,15 +528,29 @@ namespace {
 
 // Runs one catalog statement with text argument $1 (the name) and an optional int4 $2, inside
 // an SPI connection made by the caller; returns SPI_processed.
-// $3, when given, is the timestamp `now` (volatile functions such as clock_timestamp() are
-// evaluated here, not in the statement: Citus refuses them in an UPDATE of a reference table).
+// $3, when given, is a timestamp (volatile functions such as clock_timestamp() are evaluated
+// here, not in the statement: Citus refuses them in an UPDATE of a reference table).
 uint64 run_on_model(const char* statement, const char* name, int number = 0, bool has_number = false,
-                    bool has_now = false) {
+                    const TimestampTz* at = NULL) {
     Oid types[3] = {TEXTOID, INT4OID, TIMESTAMPTZOID};
-    Datum values[3] = {CStringGetTextDatum(name), Int32GetDatum(number), TimestampTzGetDatum(GetCurrentTimestamp())};
-    int rc = SPI_execute_with_args(statement, has_now ? 3 : has_number ? 2 : 1, types, values, NULL, false, 0);
+    Datum values[3] = {CStringGetTextDatum(name), Int32GetDatum(number), TimestampTzGetDatum(at ? *at : 0)};
+    int rc = SPI_execute_with_args(statement, at ? 3 : has_number ? 2 : 1, types, values, NULL, false, 0);
     if (rc < 0) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     return SPI_processed;
+}
+
+// The time of a new deployment of `name`, whose rows the caller has locked: now, or just after
+// the name's newest deployment if the clock went back, so that the history stays in order.
+TimestampTz next_deployment_time(const CatalogTable& table, const char* name) {
+    TimestampTz now = GetCurrentTimestamp();
+    if (!table.deploy_history) return now;
+    run_on_model(psprintf("SELECT pg_catalog.max(t) FROM %s, pg_catalog.unnest(deployments) AS t "
+                          "WHERE name OPERATOR(pg_catalog.=) $1",
+                          table.qualified_table),
+                 name);
+    bool isnull;
+    Datum newest = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+    return !isnull && DatumGetTimestampTz(newest) >= now ? DatumGetTimestampTz(newest) + 1 : now;
 }
 
 // Runs a query with $1 = name in the caller's SPI connection; it must return one row (SPI_tuptable).
@@ -605,14 +622,15 @@ StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, 
     // $14 text_features, $15 text_inputs, $16 unused_features; 0.3.0: $17 source_text,
     // $18 source_bytes (the two of the three sources not given are NULL); 0.4.0: $19 class_labels;
     // 0.6.0: $20 version, $21 deployed, $22 metrics ($13 is created_by too), $23 owner and
-    // $24 usable_by of the name's other versions (a new version of an existing name)
-    Datum values[24];
-    Oid types[24] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
+    // $24 usable_by of the name's other versions (a new version of an existing name), $25 the
+    // time of its deployment (when $21)
+    Datum values[25];
+    Oid types[25] = {TEXTOID,      TEXTOID,      JSONBOID, JSONBOID,       BYTEAOID,
                      TEXTARRAYOID, TEXTARRAYOID, TEXTOID,  FLOAT8ARRAYOID, TEXTOID,
                      JSONBOID,     JSONBOID,     TEXTOID,  INT4ARRAYOID,   JSONBOID,
                      INT4ARRAYOID, TEXTOID,      BYTEAOID, TEXTARRAYOID,   INT4OID,
-                     BOOLOID,      JSONBOID,     TEXTOID,  TEXTARRAYOID};
-    char nulls[24];
+                     BOOLOID,      JSONBOID,     TEXTOID,  TEXTARRAYOID,   TIMESTAMPTZOID};
+    char nulls[25];
     memset(nulls, ' ', sizeof(nulls));
     values[0] = CStringGetTextDatum(name);
     values[1] = CStringGetTextDatum(built->format.c_str());
@@ -682,15 +700,17 @@ StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, 
         values[22] = values[23] = (Datum)0;
         nulls[22] = nulls[23] = 'n';
         if (exists) read_owner_and_grants(table, name, &values[22], &nulls[22], &values[23], &nulls[23]);
+        values[24] = TimestampTzGetDatum(next_deployment_time(table, name));
+        // 0.8.0: a deployed new version starts the name's next deployment in the history.
         statement = psprintf(
             "INSERT INTO %s (id, name, format, source, spec, program, features, columns, task, "
             "classes, strategy, options, summary, owner, usable_by, text_features, text_inputs, unused_features, "
-            "source_text, source_bytes, class_labels, version, deployed, deployed_at, created_by, metrics) "
+            "source_text, source_bytes, class_labels, version, deployed, deployed_at, created_by, metrics%s) "
             "VALUES (pg_catalog.nextval('%s'), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-            "%s, %s, $14, $15, $16, $17, $18, $19, $20, $21, "
-            "CASE WHEN $21 THEN pg_catalog.clock_timestamp() END, $13, $22)",
-            table.qualified_table, table.qualified_sequence, exists ? "$23" : table.owner_value,
-            exists ? "$24" : "'{}'::pg_catalog.text[]");
+            "%s, %s, $14, $15, $16, $17, $18, $19, $20, $21, CASE WHEN $21 THEN $25 END, $13, $22%s)",
+            table.qualified_table, table.deploy_history ? ", deployments" : "", table.qualified_sequence,
+            exists ? "$23" : table.owner_value, exists ? "$24" : "'{}'::pg_catalog.text[]",
+            table.deploy_history ? ", CASE WHEN $21 THEN ARRAY[$25] ELSE '{}' END" : "");
         values[19] = Int32GetDatum(stored.version);
         values[20] = BoolGetDatum(stored.deployed);
     } else if (exists) {
@@ -715,7 +735,7 @@ StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, 
             table.text_labels ? ", class_labels" : "", table.qualified_sequence, table.owner_value,
             table.typed_sources ? ", $17, $18" : "", table.text_labels ? ", $19" : "");
     }
-    const int nargs = table.versions ? 24 : table.text_labels ? 19 : table.typed_sources ? 18 : 16;
+    const int nargs = table.versions ? 25 : table.text_labels ? 19 : table.typed_sources ? 18 : 16;
 #ifdef USE_LZ4
     // The row's big values (a 100k-tree model's source, spec and program: ~130 MB) are
     // compressed as they are toasted, in PostgreSQL code that no cancel can enter: pglz took
@@ -761,7 +781,7 @@ OwnerSwitch lock_owned_model(const CatalogTable& table, const char* name) {
 
 }  // namespace
 
-void catalog_delete(const char* name) {
+int catalog_delete(const char* name) {
     CatalogTable table = catalog_table();
     OwnerSwitch saved = lock_owned_model(table, name);
     char* statement = psprintf("DELETE FROM %s WHERE name OPERATOR(pg_catalog.=) $1", table.qualified_table);
@@ -769,9 +789,11 @@ void catalog_delete(const char* name) {
     Datum values[1] = {CStringGetTextDatum(name)};
     int rc = SPI_execute_with_args(statement, 1, types, values, NULL, false, 0);
     if (rc != SPI_OK_DELETE) elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    int removed = (int)SPI_processed;
     SPI_finish();
     restore_user(saved);
     CacheInvalidateRelcacheByRelid(table.relation);
+    return removed;
 }
 
 bool catalog_has_versions() { return catalog_table().versions; }
@@ -806,34 +828,21 @@ void require_version(const CatalogTable& table, const char* name, int version) {
 }
 
 // Makes `version` (which exists) the deployed version; the rows are locked by the caller.
-void switch_deployed(const CatalogTable& table, const char* name, int version) {
+// `record`: a deployment the history keeps (deploy_model), not the undoing of one (rollback).
+void switch_deployed(const CatalogTable& table, const char* name, int version, bool record) {
+    TimestampTz at = next_deployment_time(table, name);
     run_on_model(psprintf("UPDATE %s SET deployed = false WHERE name OPERATOR(pg_catalog.=) $1 AND deployed "
                           "AND version OPERATOR(pg_catalog.<>) $2", table.qualified_table),
                  name, version, true);
-    run_on_model(psprintf("UPDATE %s SET deployed = true, deployed_at = $3 "
+    run_on_model(psprintf("UPDATE %s SET deployed = true, deployed_at = $3%s "
                           "WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2",
-                          table.qualified_table),
-                 name, version, true, true);
+                          table.qualified_table,
+                          record && table.deploy_history ? ", deployments = deployments OPERATOR(pg_catalog.||) $3" : ""),
+                 name, version, true, &at);
 }
 
-}  // namespace
-
-void catalog_deploy(const char* name, int version) {
-    CatalogTable table = catalog_table();
-    require_versions(table);
-    OwnerSwitch saved = lock_owned_model(table, name);
-    require_version(table, name, version);
-    switch_deployed(table, name, version);
-    SPI_finish();
-    restore_user(saved);
-    CacheInvalidateRelcacheByRelid(table.relation);
-}
-
-int catalog_rollback(const char* name) {
-    CatalogTable table = catalog_table();
-    require_versions(table);
-    OwnerSwitch saved = lock_owned_model(table, name);
-    int current = deployed_version(table, name);
+// Before 0.8.0 there is no history: the newest older version that was ever deployed.
+int version_before_without_history(const CatalogTable& table, const char* name, int current) {
     char* query = psprintf(
         "SELECT version FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.<) $2 "
         "AND deployed_at IS NOT NULL ORDER BY version DESC LIMIT 1",
@@ -844,15 +853,73 @@ int catalog_rollback(const char* name) {
                         errdetail("Version %d is deployed, and no older version of it was ever deployed.", current),
                         errhint("deploy_model('%s', version) deploys any version.", name)));
     bool isnull;
+    return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+// Undoes the newest deployment of `name` in its history: returns the version deployed before
+// it (the newest deployment of another version that still exists), and removes from the
+// deployed version's history what came after that one.
+int pop_deployment(const CatalogTable& table, const char* name, int current) {
+    char* query = psprintf(
+        "SELECT version, t FROM %s, pg_catalog.unnest(deployments) AS t WHERE name OPERATOR(pg_catalog.=) $1 "
+        "AND version OPERATOR(pg_catalog.<>) $2 ORDER BY t DESC LIMIT 1",
+        table.qualified_table);
+    if (run_on_model(query, name, current, true) == 0)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("model \"%s\" has no earlier deployment to roll back to", name),
+                        errdetail("Version %d is deployed, and no other version of the model that still exists "
+                                  "was deployed before it.", current),
+                        errhint("deploy_model('%s', version) deploys any version; model_deployments shows the "
+                                "history.", name)));
+    bool isnull;
     int previous = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-    switch_deployed(table, name, previous);
+    TimestampTz before = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+    // The deployed version keeps its deployments up to `before`: counted first, then trimmed
+    // (Citus takes no subquery in an UPDATE of a reference table, and its deparser crashes on
+    // an array slice there).
+    run_on_model(psprintf("SELECT pg_catalog.count(*)::pg_catalog.int4 FROM %s, pg_catalog.unnest(deployments) AS t "
+                          "WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) $2 "
+                          "AND t OPERATOR(pg_catalog.<=) $3",
+                          table.qualified_table),
+                 name, current, true, &before);
+    int kept = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    run_on_model(psprintf("UPDATE %s SET deployments = pg_catalog.trim_array(deployments, "
+                          "pg_catalog.cardinality(deployments) OPERATOR(pg_catalog.-) $2) "
+                          "WHERE name OPERATOR(pg_catalog.=) $1 AND deployed",
+                          table.qualified_table),
+                 name, kept, true);
+    return previous;
+}
+
+}  // namespace
+
+void catalog_deploy(const char* name, int version) {
+    CatalogTable table = catalog_table();
+    require_versions(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    require_version(table, name, version);
+    // Deploying the deployed version changes nothing, and adds nothing to the history.
+    if (deployed_version(table, name) != version) switch_deployed(table, name, version, true);
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+}
+
+int catalog_rollback(const char* name) {
+    CatalogTable table = catalog_table();
+    require_versions(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    int current = deployed_version(table, name);
+    int previous = table.deploy_history ? pop_deployment(table, name, current)
+                                        : version_before_without_history(table, name, current);
+    switch_deployed(table, name, previous, false);
     SPI_finish();
     restore_user(saved);
     CacheInvalidateRelcacheByRelid(table.relation);
     return previous;
 }
 
-void catalog_delete_version(const char* name, int version) {
+int catalog_delete_version(const char* name, int version) {
     CatalogTable table = catalog_table();
     require_versions(table);
     OwnerSwitch saved = lock_owned_model(table, name);
@@ -871,6 +938,7 @@ void catalog_delete_version(const char* name, int version) {
     SPI_finish();
     restore_user(saved);
     CacheInvalidateRelcacheByRelid(table.relation);
+    return (int)versions - 1;
 }
 
 void catalog_update_model(const char* name, const char* set_clause, const char* argument) {

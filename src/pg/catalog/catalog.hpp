@@ -104,20 +104,23 @@ StoredVersion catalog_store(const char* name, const runtime::BuiltModel* built, 
                             Datum options_jsonb, bool replace, const char* metrics_json = NULL,
                             DeployChoice deploy = DeployChoice::always, MetricsBetter better = NULL);
 
-// Delete a model, every version of it (only its owner or a superuser may).
-void catalog_delete(const char* name);
+// Delete a model, every version of it (only its owner or a superuser may); returns how many
+// versions it deleted.
+int catalog_delete(const char* name);
 
 // Whether the catalog keeps versions (0.6.0); the functions below error clearly when it does not.
 bool catalog_has_versions();
 
 // Delete one version (only its owner or a superuser may): not the deployed one while other
-// versions remain; the only version deletes the model.
-void catalog_delete_version(const char* name, int version);
+// versions remain; the only version deletes the model. Returns how many versions remain.
+int catalog_delete_version(const char* name, int version);
 
-// Make `version` the deployed one (only its owner or a superuser may).
+// Make `version` the deployed one (only its owner or a superuser may); from 0.8.0 the deploy
+// history (each version's `deployments`) records it.
 void catalog_deploy(const char* name, int version);
 
-// Deploy the newest version older than the deployed one that was deployed before; returns it.
+// Undo the newest deployment: deploy the version deployed before it, and return it. Before
+// 0.8.0 (no history): the newest older version that was ever deployed.
 int catalog_rollback(const char* name);
 
 // Errors unless the current user may replace or drop a model owned by the role named `owner`

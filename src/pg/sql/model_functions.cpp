@@ -335,7 +335,7 @@ Datum create_model(FunctionCallInfo fcinfo, pg_predict::ArtifactKind kind) {
     // This backend's programs of the version deployed before are garbage now (other backends
     // free theirs when they next look the model up: runtime::note_model_version).
     if (existing != NULL && stored.deployed) guarded([&] { pg_predict::runtime::forget_model(name); });
-    PG_RETURN_VOID();
+    PG_RETURN_INT32(stored.version);  // 0.8.0 returns it; void before
 }
 
 }  // namespace
@@ -373,10 +373,10 @@ Datum pg_predict_create_model_bytea(PG_FUNCTION_ARGS) {
 Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {
     prevent_catalog_change("drop_model()");
     char* name = required_text_arg(fcinfo, 0, "model name");
-    catalog_delete(name);
+    int removed = catalog_delete(name);
     guarded([&] { pg_predict::runtime::forget_model(name); });
     trim_heap_at_transaction_end();
-    PG_RETURN_VOID();
+    PG_RETURN_INT32(removed);  // 0.8.0 returns it; void before
 }
 
 // drop_model(name, version), deploy_model(name, version), rollback_model(name): the deployed
@@ -384,18 +384,19 @@ Datum pg_predict_drop_model(PG_FUNCTION_ARGS) {
 Datum pg_predict_drop_model_version(PG_FUNCTION_ARGS) {
     prevent_catalog_change("drop_model()");
     char* name = required_text_arg(fcinfo, 0, "model name");
-    catalog_delete_version(name, required_version_arg(fcinfo, 1));
+    int remaining = catalog_delete_version(name, required_version_arg(fcinfo, 1));
     guarded([&] { pg_predict::runtime::forget_model(name); });
     trim_heap_at_transaction_end();
-    PG_RETURN_VOID();
+    PG_RETURN_INT32(remaining);
 }
 
 Datum pg_predict_deploy_model(PG_FUNCTION_ARGS) {
     prevent_catalog_change("deploy_model()");
     char* name = required_text_arg(fcinfo, 0, "model name");
-    catalog_deploy(name, required_version_arg(fcinfo, 1));
+    int version = required_version_arg(fcinfo, 1);
+    catalog_deploy(name, version);
     guarded([&] { pg_predict::runtime::forget_model(name); });
-    PG_RETURN_VOID();
+    PG_RETURN_INT32(version);
 }
 
 Datum pg_predict_rollback_model(PG_FUNCTION_ARGS) {

@@ -1,4 +1,4 @@
-// train(name, query, target, algorithm, hyperparams, test_size, seed, deploy): runs the query
+// train(name, query, target, algorithm, hyperparams, test_size, seed, deploy, exclude): runs the query
 // through an SPI cursor in batches, hands each row to the training module (src/training/, the
 // torch-free interface include/pg_predict/training/trainer.hpp), and registers what it fits
 // through the importer create_model uses (a scikit-learn document), with the test split's
@@ -15,6 +15,8 @@
 #include "pg_predict/training/trainer.hpp"
 
 extern "C" {
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/plancache.h"
 }
@@ -92,6 +94,53 @@ training::Cell cell_of(training::ColumnKind kind, FeatureConverter convert, Datu
 // Writes the trained model to the catalog: a new model, or a new version of the caller's model
 // of that name, deployed as `deploy` says (best: when its test metrics beat the deployed
 // version's key metric, evaluation::metrics_better), with its metrics.
+// The task of a catalog entry, as the catalog's task column names it.
+const char* task_of(const CatalogEntry* entry) {
+    return entry->transformer ? "transformer" : entry->classification ? "classification" : "regression";
+}
+
+// A new version of a name keeps its task: a numeric target trains a regression unless told
+// otherwise, and a silent switch would change what predict() means for every caller and make
+// deploy => 'best' compare unlike metrics.
+void require_same_task(const char* name, const CatalogEntry* existing, const std::string& task) {
+    if (existing == NULL || task == task_of(existing)) return;
+    ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                    errmsg("train() fitted a %s, but model \"%s\" is a %s", task.c_str(), name, task_of(existing)),
+                    errdetail("A new version of a model keeps its task; predict() of every caller would change "
+                              "meaning, and deploy => 'best' would compare unlike metrics."),
+                    errhint(strcmp(task_of(existing), "classification") == 0
+                                ? "A numeric target trains a regression: for classes pass algorithm => 'logistic', or "
+                                  "hyperparams => '{\"objective\": \"binary:logistic\"}' (multi:softprob for more "
+                                  "classes), or cast the target to text or boolean. Or train under another name."
+                                : "Train under another name, or drop_model('%s') first.",
+                            name)));
+}
+
+// The query's columns train() leaves out: each must be one of the query's, and not the target.
+bool* excluded_columns(ArrayType* exclude, TupleDesc tupdesc, const char* target) {
+    bool* excluded = (bool*)palloc0(sizeof(bool) * Max(tupdesc->natts, 1));
+    Datum* elements;
+    bool* nulls;
+    int count;
+    deconstruct_array(exclude, TEXTOID, -1, false, TYPALIGN_INT, &elements, &nulls, &count);
+    for (int i = 0; i < count; i++) {
+        if (nulls[i]) ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("exclude must not contain NULL")));
+        const char* name = TextDatumGetCString(elements[i]);
+        if (strcmp(name, target) == 0)
+            ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                            errmsg("exclude names the target column \"%s\"", target)));
+        int found = -1;
+        for (int a = 0; a < tupdesc->natts; a++)
+            if (strcmp(NameStr(TupleDescAttr(tupdesc, a)->attname), name) == 0) found = a;
+        if (found < 0)
+            ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                            errmsg("excluded column \"%s\" is not in the query's result", name),
+                            errhint("exclude names columns the query returns, as they are named there.")));
+        excluded[found] = true;
+    }
+    return excluded;
+}
+
 StoredVersion store_trained_model(const char* name, const pg_predict::runtime::BuiltModel* built, Datum source,
                                   const char* metrics_json, DeployChoice deploy) {
     Datum options = DirectFunctionCall1(jsonb_in, CStringGetDatum("{}"));
@@ -127,6 +176,10 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     // XGBoost's default nthread: the backend's scoring threads (hyperparams' nthread overrides).
     int threads = atoi(GetConfigOption("pg_predict.threads", false, false));
     DeployChoice deploy = deploy_choice(required_text_arg(fcinfo, 7, "deploy"));
+    if (PG_ARGISNULL(8))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("exclude must not be NULL"),
+                        errhint("Pass '{}' to use every column but the target.")));
+    ArrayType* exclude = PG_GETARG_ARRAYTYPE_P(8);
 
     // Only the owner trains over an existing model: checked before any work, and again by the
     // catalog write under a row lock.
@@ -177,13 +230,15 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
                         errmsg("target column \"%s\" is not in the query's result", target),
                         errhint("The query must return the target beside the feature columns.")));
     training::ColumnKind target_kind = column_kind(TupleDescAttr(tupdesc, target_attr), "target");
-    int num_features = natts - 1;
+    bool* excluded = excluded_columns(exclude, tupdesc, target);
+    int num_features = 0;
+    for (int a = 0; a < natts; a++) num_features += a != target_attr && !excluded[a];
     training::ColumnKind* kinds = (training::ColumnKind*)palloc(sizeof(training::ColumnKind) * Max(num_features, 1));
     FeatureConverter* converters = (FeatureConverter*)palloc(sizeof(FeatureConverter) * Max(natts, 1));
     int* attrs = (int*)palloc(sizeof(int) * Max(num_features, 1));
     for (int a = 0, f = 0; a < natts; a++) {
         converters[a] = converter_for_type(TupleDescAttr(tupdesc, a)->atttypid);
-        if (a == target_attr) continue;
+        if (a == target_attr || excluded[a]) continue;
         kinds[f] = column_kind(TupleDescAttr(tupdesc, a), "feature");
         attrs[f++] = a;
     }
@@ -242,6 +297,7 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     artifact.bytes = trained->document_json;
     pg_predict::runtime::BuiltModel* built = guarded([&] { return pg_predict::runtime::build_model(artifact, "sklearn", "{}"); });
     on_reset(free_built_model_callback, built);
+    require_same_task(name, existing, built->task);
     Datum source = DirectFunctionCall1(jsonb_in, CStringGetDatum(trained->document_json.c_str()));
     const char* metrics = trained->metrics_json == "{}" ? NULL : trained->metrics_json.c_str();
     StoredVersion stored = store_trained_model(name, built, source, metrics, deploy);
