@@ -29,6 +29,14 @@ INSERT INTO inf_rows VALUES (6, 5, 1e400, 1);
 SELECT id, predict('inf_churn', t) FROM inf_rows t ORDER BY id;
 DELETE FROM inf_rows WHERE id = 6;
 
+-- a model named per row (as a tenant's model is) reads its columns the same way
+ALTER TABLE inf_rows ADD COLUMN m text DEFAULT 'inf_churn';
+INSERT INTO inf_rows VALUES (7, 'Infinity', 30, 1);
+SELECT id, predict(m, t) FROM inf_rows t ORDER BY id;
+SELECT id, predict(m, t) FROM inf_rows t WHERE id IN (1, 7) ORDER BY id;
+DELETE FROM inf_rows WHERE id = 7;
+SELECT id, predict(m, t) IS NOT NULL AS scored FROM inf_rows t ORDER BY id;
+
 -- nothing is lost: the table and the model are as they were
 SELECT count(*) AS rows FROM inf_rows;
 SELECT id, predict('inf_churn', t) IS NOT NULL AS scored FROM inf_rows t ORDER BY id;
