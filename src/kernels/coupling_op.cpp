@@ -4,6 +4,8 @@
 //   pairwise_coupling(Tensor r, int k) -> Tensor   # [N, g·k·k] float64 → [N, g·k]
 //
 // Off the CPU the rows go to the CPU and back: the loop is short and data-dependent.
+#include <vector>
+
 #include <torch/types.h>
 
 #include "kernel_op.hpp"
@@ -23,9 +25,10 @@ at::Tensor coupling_op(const at::Tensor& r_in, int64_t k) {
     at::Tensor out = op_output("pairwise_coupling", rows, groups * k, r.options(), [&](at::Tensor& o) {
         const double* in = r.data_ptr<double>();
         double* p = o.data_ptr<double>();
+        std::vector<double> scratch(static_cast<size_t>(k * k + k));  // once per batch, not per row
         for (int64_t i = 0; i < rows * groups; ++i) {
             if ((i & 4095) == 0) check_interrupts();
-            spec::pairwise_coupling(in + i * k * k, static_cast<size_t>(k), p + i * k);
+            spec::pairwise_coupling(in + i * k * k, static_cast<size_t>(k), p + i * k, scratch.data());
         }
     });
     return out.to(r_in.device());

@@ -69,7 +69,14 @@ double apply_binary(const std::string& f, double a, double b) {
 }
 
 void pairwise_coupling(const double* r, size_t k, double* p) {
-    std::vector<double> q(k * k, 0.0), qp(k, 0.0);
+    std::vector<double> scratch(k * k + k);
+    pairwise_coupling(r, k, p, scratch.data());
+}
+
+void pairwise_coupling(const double* r, size_t k, double* p, double* scratch) {
+    double* q = scratch;
+    double* qp = scratch + k * k;
+    std::fill(scratch, scratch + k * k + k, 0.0);
     const double eps = 0.005 / static_cast<double>(k);
     for (size_t t = 0; t < k; ++t) {
         p[t] = 1.0 / static_cast<double>(k);

@@ -161,6 +161,8 @@ double apply_reduction(const std::string& function, const double* x, size_t k);
 // libsvm's multiclass_probability: the k class probabilities p of the k × k pairwise
 // probabilities r (row-major; tensor function pairwise_coupling). NaN in r gives NaN.
 void pairwise_coupling(const double* r, size_t k, double* p);
+// The same with the caller's scratch of k·k + k doubles: a loop over rows allocates nothing.
+void pairwise_coupling(const double* r, size_t k, double* p, double* scratch);
 // softmax_zero's threshold: entries with |v| at most this are zeros (ONNX Runtime's 0.0000001f).
 constexpr double kSoftmaxZero = static_cast<double>(0.0000001f);
 
