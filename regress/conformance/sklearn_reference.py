@@ -312,6 +312,24 @@ def _tree_values(tree, X):
     return np.array(out)
 
 
+def _missing_rows(trees, X):
+    """The rows of X with a NaN in an input some tree splits on. scikit-learn 1.2's trees have no
+    rule for a missing value (they raise): such a row has no prediction (NULL). An input no tree
+    reads is not looked at."""
+    read = sorted({f for tree in trees for f, l in zip(tree["feature"], tree["children_left"]) if l != -1})
+    return np.isnan(X[:, read]).any(axis=1) if read else np.zeros(len(X), dtype=bool)
+
+
+def _void(rows, *arrays):
+    """NaN in the given rows of each array (float64 copies)."""
+    out = []
+    for a in arrays:
+        a = np.array(a, dtype=np.float64)
+        a[rows] = np.nan
+        out.append(a)
+    return out
+
+
 def _hist_values(tree, X):
     """HistGradientBoosting: the leaf value each row of X (float64, NaN = missing) reaches."""
     feat, thr = tree["feature_idx"], [_num(t) for t in tree["num_threshold"]]
@@ -415,24 +433,30 @@ def _model(step, X, classes):
             v = _tree_values(tree, Xf)
             total = total + v / v.sum(axis=1, keepdims=True)
         proba = total / len(step["trees"])
-        return np.asarray(classes, dtype=np.float64)[proba.argmax(axis=1)], proba
+        label = np.asarray(classes, dtype=np.float64)[proba.argmax(axis=1)]
+        label, proba = _void(_missing_rows(step["trees"], Xf), label, proba)
+        return label, proba
     if t in ("DecisionTreeRegressor", "RandomForestRegressor", "ExtraTreesRegressor"):
         total = sum(_tree_values(tree, Xf)[:, 0] for tree in step["trees"])
-        return total / len(step["trees"]), None
+        (value,) = _void(_missing_rows(step["trees"], Xf), total / len(step["trees"]))
+        return value, None
     if t in ("GradientBoostingClassifier", "GradientBoostingRegressor"):
         init = _arr(step["init"])
         raw = np.tile(init, (len(X), 1))
         for stage in step["trees"]:
             for k, tree in enumerate(stage):
                 raw[:, k] += step["learning_rate"] * _tree_values(tree, Xf)[:, 0]
+        missing = _missing_rows([tree for stage in step["trees"] for tree in stage], Xf)
         if t == "GradientBoostingRegressor":
-            return raw[:, 0], None
+            return _void(missing, raw[:, 0])[0], None
         if raw.shape[1] == 1:
             p = _sigmoid(2 * raw[:, 0] if step["loss"] == "exponential" else raw[:, 0])
             proba = np.column_stack([1 - p, p])
         else:
             proba = _softmax(raw)
-        return np.asarray(classes, dtype=np.float64)[proba.argmax(axis=1)], proba
+        label = np.asarray(classes, dtype=np.float64)[proba.argmax(axis=1)]
+        label, proba = _void(missing, label, proba)
+        return label, proba
     if t in OTHER_MODELS:
         return OTHER_MODELS[t](step, X, classes)
     if t in ("HistGradientBoostingClassifier", "HistGradientBoostingRegressor"):

@@ -17,7 +17,15 @@ INSERT INTO inf_rows VALUES (4, 'Infinity', 30, 1);
 SELECT id, predict('inf_churn', t) FROM inf_rows t ORDER BY id;
 SELECT predict('inf_churn', ARRAY[5, '-Infinity', 1]::float8[]);
 SELECT predict('inf_churn', t) FROM inf_rows t WHERE id = 4;
-SELECT predict_proba('inf_churn', ARRAY[5, 30, 'Infinity']::real[]);
+SELECT predict_proba('inf_churn', ARRAY['Infinity', 30, 1]::real[]);
+DELETE FROM inf_rows WHERE id = 4;
+-- plan_id is read by no tree: an input the model never reads is not looked at, in an array as in
+-- a row (whose column is not even fetched)
+SELECT predict('inf_churn', ARRAY[5, 30, 'Infinity']::real[]) = predict('inf_churn', ARRAY[5, 30, 1]::real[])
+       AS array_same;
+INSERT INTO inf_rows VALUES (4, 5, 30, 'Infinity');
+SELECT predict('inf_churn', t) = predict('inf_churn', ARRAY[5, 30, 1]::real[]) AS row_same
+  FROM inf_rows t WHERE id = 4;
 DELETE FROM inf_rows WHERE id = 4;
 
 -- beyond float32's range: Infinity once rounded for this float32 model

@@ -54,8 +54,8 @@ SELECT name, task, classes, outputs, estimator, steps FROM models WHERE name LIK
 
 CREATE TABLE mo_rows (id int, a float8, b real);
 INSERT INTO mo_rows VALUES (1, 0, 0), (2, 1, 2), (3, -2, 5), (4, NULL, 1), (5, 3, NULL);
--- a NULL is imputed in mo_linear (a: 0, b: 10); a tree sends it right (NaN goes right, as in every
--- scikit-learn tree model here); the linear chain gives NULL
+-- a NULL is imputed in mo_linear (a: 0, b: 10); a tree has no rule for it (scikit-learn 1.2 raises)
+-- and gives NULL, as the linear chain does; b is read by no tree
 SELECT id, predict_outputs('mo_linear', r) AS linear, predict_outputs('mo_tree', r) AS tree,
        predict_outputs('mo_wrapper', r) AS wrapper, predict_outputs('mo_chain', r) AS chain
   FROM mo_rows r ORDER BY id;

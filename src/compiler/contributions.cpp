@@ -118,8 +118,11 @@ void build_tree_contributions(const spec::Pipeline& p, ProgramParts& parts) {
     s += "    c = ops.pg_predict.tree_shap(x, self.shap_meta, self.shap_trees, self.shap_nodes, self.shap_thresholds,\n"
          "                                 self.shap_edges, self.shap_subtrees, self.shap_terms, self.shap_slots,\n"
          "                                 self.shap_tables, self.shap_paths, self.shap_path_values,\n"
-         "                                 self.shap_elements, self.shap_zero_fractions, self.shap_bias)\n"
-         "    return c\n";
+         "                                 self.shap_elements, self.shap_zero_fractions, self.shap_bias)\n";
+    // No rule for a missing value: a row with one has no prediction, so nothing to explain.
+    const std::string missing = missing_rows_mask(e, parts);
+    if (!missing.empty()) s += "    c = c.masked_fill(" + missing + ", float('nan'))\n";
+    s += "    return c\n";
     parts.source += s;
     parts.num_features = F;
     parts.output_width = static_cast<int64_t>(G) * (F + 1);

@@ -139,6 +139,10 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts, Output output
         s += "    m = self.margin(x)\n";
     }
     if (adds_base_margin(p, output)) s += "    m = m + self.base_margin\n";
+    // No rule for a missing value: a row with a NaN where the trees have none has no margin (the
+    // runtime's native paths do the same).
+    const std::string missing = missing_rows_mask(e, parts);
+    if (!missing.empty()) s += "    m = m.masked_fill(" + missing + ", float('nan'))\n";
     s += output_source(p, output);
     // The one-row shortcut applies the model's own link: only for the stored program.
     if (parts.native_margin && p.steps.empty() && output == Output::Predict)

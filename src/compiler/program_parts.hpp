@@ -119,6 +119,11 @@ void build_svc_decision(const spec::Pipeline&, ProgramParts& parts);
 void build_contributions(const spec::Pipeline&, ProgramParts& parts);
 void check_contributions(const spec::Pipeline&);
 int contributions_width(const spec::Pipeline&);
+// The rows whose margin has no value (missing_rows.cpp): a TorchScript expression over the trees'
+// input `x` for a [N, 1] bool mask of the rows with a NaN in one of the ensemble's
+// inputs_without_missing_rule, or "" where it lists none. Adds the buffer "missing_inputs" (the
+// list, int64), which the runtime's native paths read too (runtime/missing_rows.cpp).
+std::string missing_rows_mask(const spec::TreeEnsemble&, ProgramParts& parts);
 // Whether the pipeline is scikit-learn's SVC or NuSVC (outputs.cpp).
 bool is_svc(const spec::Pipeline&);
 // The whole forward() of a transformer (Task::Transform): the featurized columns.

@@ -134,17 +134,14 @@ Mask linear_estimator_needs(const spec::Pipeline& p, size_t w) {
     return need;
 }
 
-// The inputs some split, or some linear leaf, of the tree ensemble reads.
+// The inputs some split, or some linear leaf, of the tree ensemble reads, and those whose missing
+// value voids the row (an input every split on which a query's bounds decided is still read).
 Mask tree_ensemble_needs(const spec::Pipeline& p, size_t w) {
     Mask need(w, false);
-    for (const spec::Tree& tree : p.model.trees)
-        for (size_t node = 0; node < tree.size(); node++)
-            if (!tree.is_leaf(node) && tree.feature[node] >= 0 && static_cast<size_t>(tree.feature[node]) < w)
-                need[tree.feature[node]] = true;
-    for (const spec::Tree& tree : p.model.trees)  // linear leaves read inputs too
-        for (const auto& features : tree.linear_feature)
-            for (int32_t f : features)
-                if (f >= 0 && static_cast<size_t>(f) < w) need[f] = true;
+    for (int32_t f : p.model.read_inputs())
+        if (f >= 0 && static_cast<size_t>(f) < w) need[f] = true;
+    for (int32_t f : p.model.inputs_without_missing_rule)
+        if (f >= 0 && static_cast<size_t>(f) < w) need[f] = true;
     return need;
 }
 

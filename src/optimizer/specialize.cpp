@@ -230,8 +230,11 @@ Sets through_steps(const std::vector<Step>& steps, const std::vector<int32_t>& i
     return in;
 }
 
-// Which child every allowed value takes at `node`: -1 when both may be taken.
-int32_t decided_child(const spec::Tree& t, size_t node, const Sets& sets, spec::Comparison cmp) {
+// Which child every allowed value takes at `node`: -1 when both may be taken. `voids[f]`: a
+// missing value of input f has no rule (spec::TreeEnsemble::inputs_without_missing_rule), so
+// the row has no margin whichever child it takes, and only the numbers decide.
+int32_t decided_child(const spec::Tree& t, size_t node, const Sets& sets, const std::vector<bool>& voids,
+                      spec::Comparison cmp) {
     const int32_t f = t.feature[node];
     if (f < 0 || static_cast<size_t>(f) >= sets.size()) return -1;
     const ValueSet& v = sets[f];
@@ -240,21 +243,22 @@ int32_t decided_child(const spec::Tree& t, size_t node, const Sets& sets, spec::
     const bool all_left = cmp == spec::Comparison::Less ? f32(v.hi) < th : v.hi <= th;
     const bool all_right = cmp == spec::Comparison::Less ? v.lo >= th : f32(v.lo) > th;
     const bool missing_left = t.default_left[node] != 0;
-    const bool left = (!v.values || all_left) && (!v.missing || missing_left);
-    const bool right = (!v.values || all_right) && (!v.missing || !missing_left);
+    const bool routed = v.missing && !voids[f];  // a missing value that takes a child
+    const bool left = (!v.values || all_left) && (!routed || missing_left);
+    const bool right = (!v.values || all_right) && (!routed || !missing_left);
     if (left) return t.left[node];
     if (right) return t.right[node];
     return -1;
 }
 
 // The tree rebuilt from its root over the nodes an allowed value reaches.
-spec::Tree prune_tree(const spec::Tree& t, const Sets& sets, spec::Comparison cmp) {
+spec::Tree prune_tree(const spec::Tree& t, const Sets& sets, const std::vector<bool>& voids, spec::Comparison cmp) {
     spec::Tree out;
     out.group = t.group;
     const bool cover = t.has_cover(), linear = t.is_linear();
     auto emit = [&](auto& self, int32_t node) -> int32_t {
         while (!t.is_leaf(node)) {
-            const int32_t child = decided_child(t, node, sets, cmp);
+            const int32_t child = decided_child(t, node, sets, voids, cmp);
             if (child < 0) break;
             node = child;
         }
@@ -301,11 +305,20 @@ Specialization specialize(const spec::Pipeline& optimized, const std::map<int32_
         if (input >= 0 && static_cast<size_t>(input) < sets.size()) sets[input] = set;
     if (!optimized.steps.empty()) sets = through_steps(optimized.steps, input_vocab(optimized), sets);
 
+    std::vector<bool> voids(sets.size(), false);
+    for (int32_t f : optimized.model.inputs_without_missing_rule)
+        if (static_cast<size_t>(f) < voids.size()) voids[f] = true;
     spec::Pipeline p = optimized;
+    // An input no allowed row leaves missing (a one-hot column of a fixed text) voids no row: it
+    // need not stay read for that.
+    std::vector<int32_t>& unruled = p.model.inputs_without_missing_rule;
+    unruled.erase(std::remove_if(unruled.begin(), unruled.end(),
+                                 [&](int32_t f) { return static_cast<size_t>(f) < sets.size() && !sets[f].missing; }),
+                  unruled.end());
     int64_t after = 0;
     for (spec::Tree& t : p.model.trees) {
         check_interrupts();
-        t = prune_tree(t, sets, p.model.comparison);
+        t = prune_tree(t, sets, voids, p.model.comparison);
         after += static_cast<int64_t>(t.size());
     }
     if (after == r.nodes_before) return r;  // nothing decided: the stored program does as well

@@ -259,7 +259,8 @@ void shrink_linear_estimator(spec::Pipeline& p, const Mask& present) {
     p.estimator.params["coef"] = matrix_json(shrunk);
 }
 
-// The trees' split and linear-leaf features renumbered among the present columns.
+// The trees' split and linear-leaf features, and the inputs without a missing-value rule,
+// renumbered among the present columns.
 void shrink_tree_ensemble(spec::Pipeline& p, const Mask& present) {
     for (spec::Tree& t : p.model.trees)
         for (size_t n = 0; n < t.size(); ++n)
@@ -267,6 +268,7 @@ void shrink_tree_ensemble(spec::Pipeline& p, const Mask& present) {
     for (spec::Tree& t : p.model.trees)
         for (auto& features : t.linear_feature)
             for (int32_t& f : features) f = compact(present, f);
+    for (int32_t& f : p.model.inputs_without_missing_rule) f = compact(present, f);
 }
 
 // The estimator rewritten to read only the `present` columns of its input.

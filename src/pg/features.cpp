@@ -211,7 +211,10 @@ void read_array(const BoundModel* model, ArrayType* array, Feature* x) {
     for (int f = 0; f < count; f++) {
         bool isnull;
         Datum value = array_iter_next(&iter, &isnull, f, element.length, element.by_value, element.align);
-        x[f] = isnull ? NAN : (Feature)element.convert(value);
+        if (entry->is_unused[f])
+            x[f] = 0;  // never read: not looked at, as a row's column is not (a NULL there voids nothing)
+        else
+            x[f] = isnull ? NAN : (Feature)element.convert(value);
     }
     check_finite(model, x, 1, count);
 }

@@ -141,6 +141,10 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
         shape.output_width = static_cast<int>(module.attr("output_width").toInt());
         shape.reads_float64 = module.hasattr("reads_float64") && module.attr("reads_float64").toBool();
         if (module.hasattr("one_row_link")) shape.one_row = set_up_native(module, shape, "one_row_link", shape.num_features);
+        if (module.hasattr("missing_inputs")) {
+            const at::Tensor m = module.attr("missing_inputs").toTensor().contiguous();
+            shape.missing_inputs.assign(m.data_ptr<int64_t>(), m.data_ptr<int64_t>() + m.numel());
+        }
         shape.native_ops = calls_native_ops(module);
         auto* loaded = new LoadedModule(module);
         loaded->featurizer = share_featurizer(loaded->module, &shape.shared_bytes);
@@ -379,6 +383,7 @@ void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* 
         std::vector<float> margins(rows);
         enter_batch(p, rows, cols, [&] {
             kernels::score(p->native, x, rows, cols, margins.data(), kernels::process_isa());
+            mask_missing_margins(p, x, rows, cols, margins.data(), 1);
         });
         return run_program_tail(p, margins.data(), rows, out);
     }
@@ -440,6 +445,7 @@ void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols
             std::vector<float> scored(where.size());
             kernels::score(p->native, packed.data(), static_cast<int64_t>(where.size()), cols, scored.data(),
                            kernels::process_isa());
+            mask_missing_margins(p, packed.data(), static_cast<int64_t>(where.size()), cols, scored.data(), 1);
             margins.assign(n, 0.0f);
             for (size_t k = 0; k < where.size(); ++k) margins[where[k]] = scored[k];
             const at::Tensor r = program_tail(p, torch::from_blob(margins.data(), {n, 1}, torch::kFloat32));
@@ -504,6 +510,7 @@ void run_sharing_featurizer(Program* const* programs, const int64_t* rows, size_
                 } else {
                     std::vector<float> margins(n);
                     kernels::score(p->native, zs, n, z32.size(1), margins.data(), kernels::process_isa());
+                    mask_missing_margins(p, zs, n, z32.size(1), margins.data(), 1);
                     const at::Tensor r = program_tail(p, torch::from_blob(margins.data(), {n, 1}, torch::kFloat32));
                     std::memcpy(out, r.data_ptr<float>(), sizeof(float) * n * width);
                 }
@@ -536,9 +543,10 @@ bool start_background_kernel(const Program* p, const float* x, int64_t rows, int
     const kernels::PackedView view = p->native;
     const kernels::Isa isa = kernels::process_isa();
     return kernels::start_background(
-        [view, x, rows, cols, margins, isa] {
+        [p, view, x, rows, cols, margins, isa] {
             const auto began = std::chrono::steady_clock::now();
             kernels::score(view, x, rows, cols, margins, isa);
+            mask_missing_margins(p, x, rows, cols, margins, 1);  // reads p->missing_inputs only
             background_kernel_ms =
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
         },

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "pg_predict/kernels/tree_bounds.hpp"
 #include "pg_predict/kernels/tree_ensemble.hpp"
@@ -40,6 +41,10 @@ struct Program {
     // The same for the rest of a program after its featurizer (its "from_features_link"
     // attribute): run_sharing_featurizer scores featurized rows through the kernel itself.
     bool native_rest = false;
+    // The trees' inputs where a missing value has no rule (the module's buffer "missing_inputs",
+    // compiler/missing_rows.cpp): each native path gives a row with a NaN in one of them a NaN
+    // margin, as forward() does (missing_rows.cpp). Empty for most models.
+    std::vector<int32_t> missing_inputs;
     kernels::PackedView native;
     const float* base_margin = nullptr;
     spec::PostTransform link = spec::PostTransform::Identity;
@@ -54,6 +59,12 @@ bool one_row_link(const std::string& name, int groups, int output_width, spec::P
 // One row (of the kernel's inputs) through p->native, the base margin and the link; run_one_row
 // without its check (native_rest programs use it on featurized rows).
 void score_row_natively(const Program* p, const float* x, float* out);
+
+// missing_rows.cpp: the margins (`groups` per row) of the rows of x with a NaN in one of
+// p->missing_inputs become NaN; the screen's verdict on such a row is "undecided", so it is
+// scored.
+void mask_missing_margins(const Program* p, const float* x, int64_t rows, int64_t cols, float* margins, int groups);
+void undecide_missing_rows(const Program* p, const float* x, int64_t rows, int64_t cols, uint8_t* verdict);
 
 // program.cpp: deserialize bytes (Error(Runtime) on failure) / free a loaded module.
 LoadedModule* load_module(const void* bytes, size_t length, Program& shape);

@@ -42,6 +42,7 @@ void score_row_natively(const Program* p, const float* x, float* out) {
     const int groups = p->native.num_groups;
     float m[kMaxOneRowGroups];
     kernels::score_one_row(p->native, x, m);
+    mask_missing_margins(p, x, 1, p->native.num_features, m, groups);
     for (int g = 0; g < groups; ++g) m[g] = m[g] + p->base_margin[g];
     // Each line is the float32 operation the program applies (the logistic link is
     // ops.pg_predict.logistic, kernels/logistic.hpp).

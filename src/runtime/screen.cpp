@@ -82,6 +82,7 @@ void screen_rows(Program* p, const float* x, int64_t rows, int64_t cols, int col
     kernels::ScreenCounts counts;
     kernels::screen(*p->staged, x, rows, cols, margins_for(p, form, lower, upper, 1.0),
                     margins_for(p, form, lower, upper, -1.0), verdict, &counts);
+    undecide_missing_rows(p, x, rows, cols, verdict);  // no margin to bound: scored, NULL
     stats->rows += counts.rows;
     stats->tree_visits += counts.tree_visits;
     stats->outside += counts.outside;

@@ -239,6 +239,8 @@ std::string to_json(const Pipeline& p) {
              {"trees", trees},
          }},
     };
+    if (!p.model.inputs_without_missing_rule.empty())  // absent: none (every spec before 0.8.0)
+        doc["model"]["inputs_without_missing_rule"] = p.model.inputs_without_missing_rule;
     if (needs_version_2(p)) {
         doc["format_version"] = 2;
         json steps = json::array();
@@ -313,6 +315,8 @@ Pipeline from_json(const std::string& text) {
     p.model.num_groups = int32(m.need("num_groups"));
     p.model.comparison = comparison_of(m.need("comparison"));
     p.model.base_margin = floats(m.array("base_margin"));
+    if (m.has("inputs_without_missing_rule"))
+        p.model.inputs_without_missing_rule = m.array("inputs_without_missing_rule").integers(0, INT32_MAX);
     const JsonReader trees = m.array("trees");
     p.model.trees.reserve(trees.size());
     for (size_t i = 0; i < trees.size(); ++i) {

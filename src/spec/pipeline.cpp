@@ -37,6 +37,18 @@ bool TreeEnsemble::has_linear_leaves() const {
     return false;
 }
 
+std::vector<int32_t> TreeEnsemble::read_inputs() const {
+    std::vector<int32_t> read;
+    for (const Tree& t : trees) {
+        for (size_t node = 0; node < t.size(); ++node)
+            if (!t.is_leaf(node)) read.push_back(t.feature[node]);
+        for (const auto& features : t.linear_feature) read.insert(read.end(), features.begin(), features.end());
+    }
+    std::sort(read.begin(), read.end());
+    read.erase(std::unique(read.begin(), read.end()), read.end());
+    return read;
+}
+
 bool expands_to_two_columns(const Pipeline& p) {
     const bool two_sided = p.transform == PostTransform::Logistic || p.transform == PostTransform::TwoSided ||
                            p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber;

@@ -2,6 +2,7 @@
 // leaves per group in float32 in tree order, add the base margin, apply the link.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,10 @@ void predict_rows(const Pipeline& p, const Input* x, int64_t rows, float* out) {
         for (const Tree& tree : e.trees) margin[tree.group] += leaf_value(tree, e.comparison, row);
         for (int g = 0; g < groups; ++g)
             if (static_cast<size_t>(g) < e.base_margin.size()) margin[g] += e.base_margin[g];
+        // A model without a rule for a missing value has no margin for a row with one.
+        if (std::any_of(e.inputs_without_missing_rule.begin(), e.inputs_without_missing_rule.end(),
+                        [&](int32_t f) { return std::isnan(row[f]); }))
+            std::fill(margin.begin(), margin.end(), std::numeric_limits<float>::quiet_NaN());
 
         float* o = out + r * width;
         switch (p.transform) {

@@ -298,6 +298,12 @@ void validate(const Pipeline& p) {
                 " entries, num_groups is " + std::to_string(m.num_groups));
     for (float b : m.base_margin)
         if (!std::isfinite(b)) invalid("base_margin must be finite");
+    for (size_t k = 0; k < m.inputs_without_missing_rule.size(); ++k) {
+        const int32_t f = m.inputs_without_missing_rule[k];
+        if (f < 0 || f >= m.num_features)
+            invalid("inputs_without_missing_rule: input " + std::to_string(f) + " is out of range");
+        if (k > 0 && f <= m.inputs_without_missing_rule[k - 1]) invalid("inputs_without_missing_rule must ascend");
+    }
 
     if ((p.transform == PostTransform::Softmax || p.transform == PostTransform::Ovr) && m.num_groups < 2)
         invalid(std::string(transform_name(p.transform)) + " needs at least two groups");

@@ -70,9 +70,17 @@ struct TreeEnsemble {
     Comparison comparison = Comparison::Less;
     std::vector<float> base_margin;     // one per group, in margin space
     std::vector<Tree> trees;
+    // The inputs (ascending) where a missing value (NaN) has no rule: a NaN in one of them makes
+    // the row's margin NaN, so its prediction NULL (docs/semantics.md, NULL is a missing value).
+    // Empty for models with a rule (XGBoost's and LightGBM's default direction,
+    // HistGradientBoosting's missing_go_to_left). scikit-learn 1.2's other trees have none (they
+    // refuse NaN): their importer lists the inputs the trees read. The list outlives the splits:
+    // specialization may decide every split on an input, which is still read to void the row.
+    std::vector<int32_t> inputs_without_missing_rule;
 
     int max_depth() const;
     bool has_linear_leaves() const;
+    std::vector<int32_t> read_inputs() const;  // ascending: those a split or a linear leaf reads
 };
 
 struct Pipeline {

@@ -138,6 +138,8 @@ TEST(Specialize, RandomEnsemblesKeepEveryAllowedRowsOutput) {
         testing::TreeShape shape;
         shape.max_depth = 3 + round % 4;
         testing::add_trees(p, rng, 12, shape);
+        // Without a rule for a missing value (scikit-learn's trees): a NULL voids the row.
+        if (round % 3 == 1) p.model.inputs_without_missing_rule = p.model.read_inputs();
         spec::validate(p);
         std::map<int32_t, ValueSet> sets;
         const int bounded = 1 + round % 3;
@@ -166,6 +168,39 @@ TEST(Specialize, ConstantFeatureIsNotReadAnyMore) {
     EXPECT_TRUE(s.changed);
     EXPECT_LT(s.nodes_after, s.nodes_before);
     EXPECT_EQ(s.unused_inputs, (std::vector<int32_t>{1}));
+}
+
+TEST(Specialize, WithoutAMissingRuleANullInputIsStillRead) {
+    // One node on x: x <= 1 goes left, NaN would go right; but NaN has no rule here (the row
+    // has no prediction), so under `x IS NULL` the node is decided and x must stay read.
+    spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity, 1, 2,
+                                              spec::Comparison::LessEqual);
+    spec::Tree t;
+    t.left = {1, -1, -1};
+    t.right = {2, -1, -1};
+    t.feature = {0, 0, 0};
+    t.threshold = {1.0f, 0, 0};
+    t.default_left = {0, 0, 0};
+    t.value = {0, 10.0f, 20.0f};
+    p.model.trees = {t};
+    p.model.inputs_without_missing_rule = {0};
+    spec::validate(p);
+    ValueSet null;
+    null.values = false;
+    std::mt19937 rng(6);
+    const auto s = check(p, {{0, null}}, rng, kTreeStrategies);
+    EXPECT_TRUE(s.changed);
+    EXPECT_EQ(s.nodes_after, 1);
+    EXPECT_EQ(s.unused_inputs, (std::vector<int32_t>{1}));  // x is read: its NULL voids the row
+    EXPECT_EQ(s.pipeline.model.inputs_without_missing_rule, (std::vector<int32_t>{0}));
+    const std::vector<float> row = {std::numeric_limits<float>::quiet_NaN(), 0.0f};
+    EXPECT_TRUE(std::isnan(reference(s.pipeline, row, 1)[0]));
+    // Under `x <= 0.5` (no NULL) the input voids nothing: it is no longer read at all.
+    ValueSet below;
+    below.hi = 0.5;
+    below.missing = false;
+    const auto b = check(p, {{0, below}}, rng, kTreeStrategies);
+    EXPECT_EQ(b.unused_inputs, (std::vector<int32_t>{0, 1}));
 }
 
 TEST(Specialize, NothingDecidedLeavesThePipeline) {

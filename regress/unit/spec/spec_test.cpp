@@ -155,6 +155,21 @@ TEST(SpecJson, RoundTripIsExact) {
     EXPECT_EQ(spec::to_json(q), text);
 }
 
+TEST(SpecJson, InputsWithoutMissingRuleRoundTripAndDefaultToNone) {
+    spec::Pipeline p = stump_pipeline();
+    EXPECT_TRUE(spec::from_json(spec::to_json(p)).model.inputs_without_missing_rule.empty());  // before 0.8.0
+    EXPECT_EQ(spec::to_json(p).find("inputs_without_missing_rule"), std::string::npos);
+    p.model.inputs_without_missing_rule = {0};
+    const std::string text = spec::to_json(p);
+    EXPECT_EQ(spec::from_json(text).model.inputs_without_missing_rule, std::vector<int32_t>{0});
+    EXPECT_EQ(spec::to_json(spec::from_json(text)), text);
+    p.model.inputs_without_missing_rule = {p.model.num_features};
+    expect_invalid(p, "inputs_without_missing_rule: input " + std::to_string(p.model.num_features) +
+                          " is out of range");
+    p.model.inputs_without_missing_rule = {1, 1};
+    expect_invalid(p, "inputs_without_missing_rule must ascend");
+}
+
 TEST(SpecJson, TwoSidedTransformRoundTripsAndValidates) {
     spec::Pipeline p = stump_pipeline();  // a one-group binary classifier
     p.transform = spec::PostTransform::TwoSided;

@@ -32,7 +32,7 @@ constexpr int kMaxProtoNesting = 32;
 constexpr int kMaxNodes = 1 << 16;
 
 [[noreturn]] void invalid(const std::string& what) { fail(ErrorCategory::InvalidModel, "ONNX: " + what); }
-[[noreturn]] void unsupported(const std::string& what) {
+[[noreturn]] void unsupported_in_onnx(const std::string& what) {
     fail(ErrorCategory::Unsupported, "ONNX: " + what + " is not supported");
 }
 
@@ -61,7 +61,7 @@ struct TensorType {
 
 TensorType tensor_type(const onnx::ValueInfoProto& v, const char* what) {
     if (!v.type().has_tensor_type())
-        unsupported(std::string(what) + " \"" + v.name() + "\" that is not a tensor");
+        unsupported_in_onnx(std::string(what) + " \"" + v.name() + "\" that is not a tensor");
     const auto& t = v.type().tensor_type();
     TensorType out;
     out.elem = t.elem_type();
@@ -93,18 +93,18 @@ void read_inputs(const onnx::GraphProto& g, Graph& graph, spec::Pipeline& p) {
         const bool text = t.elem == onnx::TensorProto::STRING;
         if (!text && t.elem != onnx::TensorProto::FLOAT && t.elem != onnx::TensorProto::DOUBLE &&
             t.elem != onnx::TensorProto::INT64 && t.elem != onnx::TensorProto::INT32)
-            unsupported("graph input \"" + in->name() + "\" of element type " + std::to_string(t.elem) +
+            unsupported_in_onnx("graph input \"" + in->name() + "\" of element type " + std::to_string(t.elem) +
                         " (supported: float, double, int32, int64, string)");
         if (!t.known_rank || t.dims.size() != 1 || t.dims[0] <= 0)
-            unsupported("graph input \"" + in->name() +
+            unsupported_in_onnx("graph input \"" + in->name() +
                         "\" that is not a matrix [N, F] with a known number of columns F");
         if (t.dims[0] > spec::kMaxFeatures)
             invalid("graph input \"" + in->name() + "\" has more than " + std::to_string(spec::kMaxFeatures) + " columns");
         if (inputs.size() > 1 && t.dims[0] != 1)
-            unsupported("graph input \"" + in->name() + "\" of " + std::to_string(t.dims[0]) +
+            unsupported_in_onnx("graph input \"" + in->name() + "\" of " + std::to_string(t.dims[0]) +
                         " columns beside other inputs (several inputs must be one column [N, 1] each)");
         if (text && t.dims[0] != 1)
-            unsupported("string input \"" + in->name() + "\" of more than one column");
+            unsupported_in_onnx("string input \"" + in->name() + "\" of more than one column");
         columns.push_back({in, static_cast<int32_t>(t.dims[0]), text});
     }
     graph.input_width = 0;
@@ -221,7 +221,7 @@ void decision_columns(const Label& l, const Graph& graph, spec::Pipeline& p) {
     Scores s = as_scores(graph.values.at(l.tensor));
     if (l.argmin) {
         if (s.trees || s.transform != spec::PostTransform::Identity)
-            unsupported("an ArgMin over the output of a model");
+            unsupported_in_onnx("an ArgMin over the output of a model");
         json& coef = s.linear.params["coef"];
         json& icpt = s.linear.params["intercept"];
         for (auto& row : coef)
@@ -338,7 +338,7 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
             const Value& v = graph.values.at(o.name());
             if (v.kind == Value::Kind::Opaque) kinds += " (\"" + o.name() + "\": " + v.opaque_why + ")";
         }
-        unsupported("a graph whose outputs are none of a label, probabilities or one value per row; name the "
+        unsupported_in_onnx("a graph whose outputs are none of a label, probabilities or one value per row; name the "
                     "output to score with the option \"output\"" + kinds);
     }
     set_model(as_scores(*out), p);
@@ -364,7 +364,7 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
         invalid("the label has " + std::to_string(p.classes.size()) + " classes but output \"" + out_name + "\" has " +
                 std::to_string(spec::transformed_width(p)) + " columns");
     if (p.task == spec::Task::Regression && spec::transformed_width(p) != p.outputs)
-        unsupported("a regression output of " + std::to_string(spec::transformed_width(p)) + " columns");
+        unsupported_in_onnx("a regression output of " + std::to_string(spec::transformed_width(p)) + " columns");
 }
 
 }  // namespace
@@ -383,7 +383,7 @@ spec::Pipeline import_onnx(std::string_view bytes, const json& options) {
         if (!graph.values.emplace(t.name(), constant_value(read_tensor(t, "initializer \"" + t.name() + "\""))).second)
             invalid("initializer \"" + t.name() + "\" is defined twice");
     }
-    if (g.sparse_initializer_size() > 0) unsupported("a sparse initializer");
+    if (g.sparse_initializer_size() > 0) unsupported_in_onnx("a sparse initializer");
     spec::Pipeline p;
     p.source_format = "onnx";
     read_inputs(g, graph, p);

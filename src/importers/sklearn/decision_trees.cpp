@@ -6,9 +6,12 @@
 //    float64. Comparison::LessEqual with the threshold rounded DOWN to the largest float32 not
 //    above it makes the same decision for every float32 x (x <= t64 ⇔ x <= rd32(t64)).
 //  - Leaves have children_left == -1 (TREE_LEAF); their `feature` is -2 (TREE_UNDEFINED).
-//  - NaN inputs: scikit-learn 1.2's trees refuse them at predict (ValueError). Here a NaN goes
-//    right at every split (default_left = 0) — a choice, not scikit-learn behaviour; callers
-//    that must match scikit-learn map SQL NULL to a NULL prediction or impute first.
+//  - NaN inputs: scikit-learn 1.2's trees (all but HistGradientBoosting) refuse them at predict
+//    (ValueError): they have no rule for a missing value, so the ensemble lists the inputs its
+//    trees read as inputs_without_missing_rule and a row with a NaN in one of them gets no
+//    prediction (NULL), as a linear model's NaN gives. Their splits keep default_left = 0,
+//    which only a NaN in an input that is not read reaches. IsolationForest still sends NaN
+//    right.
 //  - DecisionTreeClassifier.predict_proba: the leaf's value (per-class weighted counts)
 //    divided by its sum (a zero sum is left as is). Forests (RandomForest*, ExtraTrees*)
 //    average the trees' probabilities. Expressed as one spec tree per (estimator tree, class)
@@ -633,11 +636,13 @@ void import_trees(const JsonReader& step, const Kind& e, int32_t num_features, s
     p.model.num_features = num_features;
     p.model.comparison = spec::Comparison::LessEqual;
     switch (e.family) {
-        case Family::Forest: return forest(step, e, num_features, p);
-        case Family::GradientBoosting: return gradient_boosting(step, e, num_features, p);
+        case Family::Forest: forest(step, e, num_features, p); break;
+        case Family::GradientBoosting: gradient_boosting(step, e, num_features, p); break;
         case Family::HistGradientBoosting: return hist_gradient_boosting(step, e, num_features, p);
-        case Family::IsolationForest: return isolation(step, num_features, p);
+        case Family::IsolationForest: return isolation(step, num_features, p);  // keeps NaN-goes-right for now
     }
+    // No rule for a missing value: a NaN in an input the trees read leaves the row without a margin.
+    p.model.inputs_without_missing_rule = p.model.read_inputs();
 }
 
 }  // namespace
