@@ -139,6 +139,8 @@ SELECT train('bad', 'SELECT a, churned FROM train_rows', 'churned', exclude => A
 SELECT train('excl', 'SELECT a, b, (churned = ''yes'')::int AS churned FROM train_rows', 'churned',
              hyperparams => '{"n_estimators": 2}');
 SELECT train('lin', 'SELECT a, churned FROM train_rows', 'churned', 'logistic');
+-- refused before a row is read: this query would divide by zero on its first row
+SELECT train('lin', 'SELECT a, (1 / (b - b))::int AS churned FROM train_rows', 'churned', 'logistic');
 SELECT name, count(*) AS versions FROM model_versions WHERE name IN ('excl', 'lin') GROUP BY name ORDER BY name;
 -- made explicit (a classification objective), it adds a version
 SELECT r ->> 'version' AS version, r ->> 'task' AS task

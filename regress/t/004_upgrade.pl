@@ -309,6 +309,26 @@ my $deployments_view_sql = $view_sql =~ s/'models'::regclass/'model_deployments'
 is($node->safe_psql($first, $deployments_view_sql), $node->safe_psql('fresh', $deployments_view_sql),
    'upgraded and fresh model_deployments views have the same columns');
 
+# 0.7.0 -> 0.8.0 drops and creates the functions whose result changed: an object that depends
+# on one (a SQL-standard function body) stops the update, whole, with PostgreSQL's own error
+# (docs/privileges.md, Upgrading); a quoted body records no dependency and keeps working.
+$node->safe_psql('postgres', 'CREATE DATABASE dependent');
+$node->safe_psql('dependent', "CREATE EXTENSION pg_predict VERSION '0.7.0'; " . model_sql('churn') . q{
+CREATE FUNCTION retire_churn() RETURNS void LANGUAGE sql BEGIN ATOMIC SELECT drop_model('churn'); END;
+CREATE FUNCTION retire_quoted() RETURNS void LANGUAGE sql AS $$ SELECT drop_model('churn') $$;});
+my ($dep_rc, $dep_out, $dep_err) = $node->psql('dependent', 'ALTER EXTENSION pg_predict UPDATE');
+isnt($dep_rc, 0, 'a function whose body depends on drop_model stops the update to 0.8.0');
+like($dep_err, qr/cannot drop function drop_model\(text\) because other objects depend on it/,
+     "the update's error is PostgreSQL's, naming the function");
+is($node->safe_psql('dependent', q{SELECT format('%s %s', extversion, (SELECT count(*) FROM models))
+                                   FROM pg_extension WHERE extname = 'pg_predict'}),
+   '0.7.0 1', 'the failed update changed nothing');
+$node->safe_psql('dependent', 'DROP FUNCTION retire_churn(); ALTER EXTENSION pg_predict UPDATE');
+is($node->safe_psql('dependent', q{SELECT extversion FROM pg_extension WHERE extname = 'pg_predict'}), $latest,
+   'without it the update runs');
+$node->safe_psql('dependent', 'SELECT retire_quoted()');
+is($node->safe_psql('dependent', 'SELECT count(*) FROM models'), '0', 'a quoted body calls the new drop_model');
+
 # The role for TorchScript imports is cluster-wide: created once, left by DROP EXTENSION (a
 # CREATE EXTENSION after that finds it).
 is($node->safe_psql('postgres', q{SELECT count(*) FROM pg_roles WHERE rolname = 'pgpredict_torchscript'}), '1',

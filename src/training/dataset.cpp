@@ -80,6 +80,8 @@ void free_dataset(Dataset* d) noexcept { delete d; }
 
 int64_t row_count(const Dataset* d) { return d->rows; }
 
+const char* task_name(const Dataset* d) { return d->task == Task::Classification ? "classification" : "regression"; }
+
 void add_row(Dataset* d, const Cell* cells, const Cell& target) {
     thread_local std::vector<double> row;
     row.clear();

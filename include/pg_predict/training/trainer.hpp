@@ -60,6 +60,9 @@ void free_dataset(Dataset*) noexcept;
 // (seed, row number): see is_test_row.
 void add_row(Dataset*, const Cell* features, const Cell& target);
 int64_t row_count(const Dataset*);
+// What the model will be, known from the request alone: "classification" or "regression", as
+// the catalog's task column names it.
+const char* task_name(const Dataset*);
 
 // Whether the row numbered `row` (0-based, the query's order) goes to the test split: its
 // hash splitmix64(splitmix64(seed) ^ row), as a number in [0, 1), is below test_size.

@@ -105,7 +105,7 @@ const char* task_of(const CatalogEntry* entry) {
 void require_same_task(const char* name, const CatalogEntry* existing, const std::string& task) {
     if (existing == NULL || task == task_of(existing)) return;
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-                    errmsg("train() fitted a %s, but model \"%s\" is a %s", task.c_str(), name, task_of(existing)),
+                    errmsg("train() makes a %s, but model \"%s\" is a %s", task.c_str(), name, task_of(existing)),
                     errdetail("A new version of a model keeps its task; predict() of every caller would change "
                               "meaning, and deploy => 'best' would compare unlike metrics."),
                     errhint(strcmp(task_of(existing), "classification") == 0
@@ -253,6 +253,8 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
             return training::new_dataset(request, std::move(columns));
         });
     }
+    // The task is known from the request: refuse a switch before any row is read or fitted.
+    require_same_task(name, existing, training::task_name(*dataset));
 
     // The rows, a batch at a time; a batch's detoasted values go with its memory context.
     MemoryContext batch_context = AllocSetContextCreate(CurrentMemoryContext, "pg_predict train batch",
@@ -297,7 +299,7 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     artifact.bytes = trained->document_json;
     pg_predict::runtime::BuiltModel* built = guarded([&] { return pg_predict::runtime::build_model(artifact, "sklearn", "{}"); });
     on_reset(free_built_model_callback, built);
-    require_same_task(name, existing, built->task);
+    require_same_task(name, existing, built->task);  // what was built, to be sure
     Datum source = DirectFunctionCall1(jsonb_in, CStringGetDatum(trained->document_json.c_str()));
     const char* metrics = trained->metrics_json == "{}" ? NULL : trained->metrics_json.c_str();
     StoredVersion stored = store_trained_model(name, built, source, metrics, deploy);
