@@ -8,8 +8,26 @@
 -- entry. It lives in the catalog's own rows, so it is dropped with its version, replicated with
 -- the catalog (standbys, Citus) and dumped with it. The versions from before keep their last
 -- deployment, the one 0.7.0 knew.
-ALTER TABLE @extschema@.model_catalog ADD COLUMN deployments timestamptz[] NOT NULL DEFAULT '{}';
-UPDATE @extschema@.model_catalog SET deployments = ARRAY[deployed_at] WHERE deployed_at IS NOT NULL;
+--
+-- On Citus the catalog is a reference table, and ALTER EXTENSION UPDATE on the coordinator runs
+-- this script on every node. The coordinator's ALTER TABLE and UPDATE reach every node's copy;
+-- a worker's own run then finds the column (IF NOT EXISTS) and leaves the rows alone: Citus
+-- refuses its UPDATE ("cannot execute a distributed query from a query on a shard").
+ALTER TABLE @extschema@.model_catalog ADD COLUMN IF NOT EXISTS deployments timestamptz[] NOT NULL DEFAULT '{}';
+DO $$
+DECLARE
+    citus_worker boolean := false;
+BEGIN
+    IF pg_catalog.to_regproc('pg_catalog.citus_is_coordinator') IS NOT NULL THEN
+        EXECUTE 'SELECT NOT pg_catalog.citus_is_coordinator() AND EXISTS (SELECT FROM pg_catalog.pg_dist_partition
+                   WHERE logicalrelid OPERATOR(pg_catalog.=) ''@extschema@.model_catalog''::pg_catalog.regclass)'
+            INTO citus_worker;
+    END IF;
+    IF NOT citus_worker THEN
+        UPDATE @extschema@.model_catalog SET deployments = ARRAY[deployed_at] WHERE deployed_at IS NOT NULL;
+    END IF;
+END
+$$;
 
 -- Every deployment of every model: the history rollback_model() undoes, newest deployed_at first.
 CREATE VIEW @extschema@.model_deployments AS

@@ -61,9 +61,9 @@ mkdir -p "$RESULTS_DIR"
 if [ "${SKIP_DEPS:-0}" != 1 ]; then
   echo "=== dependencies"
   bash "$ROOT/scripts/install-deps.sh" || fail_all "install-deps failed"
-  # Citus for regress/t/007_citus.pl (built once from third_party/citus/; a no-op afterwards).
+  # Citus for regress/t/007_citus.pl and 009_citus_upgrade.pl (built once from third_party/citus/; a no-op afterwards).
   # A failed build fails that test, not the others.
-  bash "$ROOT/scripts/install-citus.sh" || echo "WARNING: installing Citus failed: 007_citus.pl will fail"
+  bash "$ROOT/scripts/install-citus.sh" || echo "WARNING: installing Citus failed: 007_citus.pl and 009_citus_upgrade.pl will fail"
 fi
 pg_setup || fail_all "no PostgreSQL"
 

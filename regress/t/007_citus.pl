@@ -12,23 +12,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $pkglib = `pg_config --pkglibdir`;
-chomp $pkglib;
-BAIL_OUT("Citus is not installed ($pkglib/citus.so): run scripts/install-citus.sh") unless -f "$pkglib/citus.so";
-
-# Citus before pg_predict: our hooks wrap Citus's. Two-phase commit writes the reference table.
-sub citus_node {
-    my ($name) = @_;
-    my $node = new_node($name, preload => 0);
-    $node->append_conf('postgresql.conf', "shared_preload_libraries = 'citus,pg_predict'\n"
-                         . "max_connections = 60\nmax_prepared_transactions = 60\ncitus.shard_count = 4\n"
-                         # a node connects to itself (shard moves) where the tests listen: a socket
-                         . "citus.local_hostname = '" . $node->host . "'\n");
-    $node->start;
-    $node->safe_psql('postgres', 'CREATE EXTENSION citus');
-    return $node;
-}
-
 my $coordinator = citus_node('coordinator');
 my $worker1 = citus_node('worker1');
 my $worker2 = citus_node('worker2');

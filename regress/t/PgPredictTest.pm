@@ -9,7 +9,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @EXPORT = qw(new_node fixture model_sql setup_models score_all rows_sql);
+our @EXPORT = qw(new_node citus_node fixture model_sql setup_models score_all rows_sql);
 
 my $root = $ENV{PGPREDICT_ROOT} or die "PGPREDICT_ROOT is not set (run through scripts/test.sh)";
 
@@ -24,6 +24,23 @@ sub new_node {
     $node->init(%params);
     $node->append_conf('postgresql.conf', "lc_messages = 'C'\nfsync = off\n");
     $node->append_conf('postgresql.conf', "shared_preload_libraries = 'pg_predict'\n") if $preload;
+    return $node;
+}
+
+# A started Citus node with CREATE EXTENSION citus done (007_citus.pl, 009_citus_upgrade.pl).
+# Citus before pg_predict: our hooks wrap Citus's. Two-phase commit writes the reference table.
+sub citus_node {
+    my ($name) = @_;
+    my $pkglib = `pg_config --pkglibdir`;
+    chomp $pkglib;
+    BAIL_OUT("Citus is not installed ($pkglib/citus.so): run scripts/install-citus.sh") unless -f "$pkglib/citus.so";
+    my $node = new_node($name, preload => 0);
+    $node->append_conf('postgresql.conf', "shared_preload_libraries = 'citus,pg_predict'\n"
+                         . "max_connections = 60\nmax_prepared_transactions = 60\ncitus.shard_count = 4\n"
+                         # a node connects to itself (shard moves) where the tests listen: a socket
+                         . "citus.local_hostname = '" . $node->host . "'\n");
+    $node->start;
+    $node->safe_psql('postgres', 'CREATE EXTENSION citus');
     return $node;
 }
 
