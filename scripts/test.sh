@@ -25,16 +25,19 @@ TOTAL_PASS=0
 TOTAL_FAIL=0
 SUMMARY=()
 
+MARK=$SECONDS  # when the step that record() closes began: each line gives its wall time
 record() {  # suite passed failed [note]
+  local took=$((SECONDS - MARK))
+  MARK=$SECONDS
   TOTAL_PASS=$((TOTAL_PASS + $2))
   TOTAL_FAIL=$((TOTAL_FAIL + $3))
-  SUMMARY+=("$(printf '  %-28s %4d passed, %4d failed%s' "$1" "$2" "$3" "${4:+  ($4)}")")
-  echo "--- $1: $2 passed, $3 failed${4:+ ($4)}"
+  SUMMARY+=("$(printf '  %-28s %4d passed, %4d failed %5ds%s' "$1" "$2" "$3" "$took" "${4:+  ($4)}")")
+  echo "--- $1: $2 passed, $3 failed, ${took}s${4:+ ($4)}"
 }
 
 finish() {
   echo
-  echo "=== summary"
+  echo "=== summary (wall seconds per step; ${SECONDS}s in all)"
   printf '%s\n' "${SUMMARY[@]}"
   echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
   [ "$TOTAL_FAIL" -eq 0 ]
@@ -79,6 +82,8 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   fi
 fi
 [ "$build_ok" -eq 1 ] || fail_all "build or install failed"
+SUMMARY+=("$(printf '  %-28s %5ds' "dependencies and build" "$SECONDS")")
+MARK=$SECONDS
 
 # ---- unit: GoogleTest ---------------------------------------------------------------------
 suite_unit() {
