@@ -122,6 +122,19 @@ optimizer::Specialization check(const spec::Pipeline& p, const std::map<int32_t,
     return s;
 }
 
+// One node on input 0: below 1 (under the pipeline's comparison) goes left to 10, else right to
+// 20, and so does NaN (default_left 0).
+spec::Tree one_split() {
+    spec::Tree t;
+    t.left = {1, -1, -1};
+    t.right = {2, -1, -1};
+    t.feature = {0, 0, 0};
+    t.threshold = {1.0f, 0, 0};
+    t.default_left = {0, 0, 0};
+    t.value = {0, 10.0f, 20.0f};
+    return t;
+}
+
 const std::vector<compiler::Strategy> kTreeStrategies = {
     compiler::Strategy::Gemm, compiler::Strategy::TreeTraversal, compiler::Strategy::PerfectTreeTraversal,
     compiler::Strategy::Native};
@@ -175,14 +188,7 @@ TEST(Specialize, WithoutAMissingRuleANullInputIsStillRead) {
     // has no prediction), so under `x IS NULL` the node is decided and x must stay read.
     spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity, 1, 2,
                                               spec::Comparison::LessEqual);
-    spec::Tree t;
-    t.left = {1, -1, -1};
-    t.right = {2, -1, -1};
-    t.feature = {0, 0, 0};
-    t.threshold = {1.0f, 0, 0};
-    t.default_left = {0, 0, 0};
-    t.value = {0, 10.0f, 20.0f};
-    p.model.trees = {t};
+    p.model.trees = {one_split()};
     p.model.inputs_without_missing_rule = {0};
     spec::validate(p);
     ValueSet null;
@@ -221,14 +227,7 @@ TEST(Specialize, MissingTakesTheDefaultDirection) {
     // One node: x < 1 goes left, NaN goes right (default_left 0).
     spec::Pipeline p = testing::make_pipeline(spec::Task::Regression, spec::PostTransform::Identity, 1, 1,
                                               spec::Comparison::Less);
-    spec::Tree t;
-    t.left = {1, -1, -1};
-    t.right = {2, -1, -1};
-    t.feature = {0, 0, 0};
-    t.threshold = {1.0f, 0, 0};
-    t.default_left = {0, 0, 0};
-    t.value = {0, 10.0f, 20.0f};
-    p.model.trees = {t};
+    p.model.trees = {one_split()};
     spec::validate(p);
     ValueSet below;  // x <= 0.5 excludes NULL: left
     below.hi = 0.5;
