@@ -15,12 +15,6 @@ using spec::Step;
 using Matrix = std::vector<std::vector<double>>;
 using nlohmann::json;
 
-json matrix_json(const Matrix& m) {
-    json a = json::array();
-    for (const auto& row : m) a.push_back(spec::numbers_to_json(row));
-    return a;
-}
-
 struct Affine {
     std::vector<double> scale, offset;
 };
@@ -113,7 +107,7 @@ Linear compose(const Linear& outer, const Linear& inner) {
 Step project_step(const Linear& l) {
     Step s;
     s.op = spec::Op::Project;
-    s.params = {{"matrix", matrix_json(l.m)}, {"offset", spec::numbers_to_json(l.b)}};
+    s.params = {{"matrix", spec::matrix_to_json(l.m)}, {"offset", spec::numbers_to_json(l.b)}};
     return s;
 }
 
@@ -218,7 +212,7 @@ bool fuse_into_estimator(spec::Pipeline& p, std::vector<std::string>& changes) {
         }
     }
     if (changed) {
-        p.estimator.params["coef"] = matrix_json(est.m);
+        p.estimator.params["coef"] = spec::matrix_to_json(est.m);
         p.estimator.params["intercept"] = spec::numbers_to_json(est.b);
         p.model.num_features = static_cast<int32_t>(est.m[0].size());
     }

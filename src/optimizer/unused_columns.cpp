@@ -33,12 +33,6 @@ std::vector<T> keep(const std::vector<T>& v, const Mask& m) {
     return out;
 }
 
-json matrix_json(const std::vector<std::vector<double>>& m) {
-    json a = json::array();
-    for (const auto& row : m) a.push_back(spec::numbers_to_json(row));
-    return a;
-}
-
 std::vector<Step> shrink_steps(const std::vector<Step>& steps, const std::vector<int32_t>& in_vocab,
                                const Mask& present, const Mask& live_out, Mask& out_present,
                                const std::string& where, std::vector<std::string>& changes, LivenessMemo& memo);
@@ -118,7 +112,7 @@ struct StepShrink {
             new_cats.push_back(one_hot_live_categories(cats[c], drop[c], o));
             new_drop.push_back(-1);
         }
-        r.params["categories"] = matrix_json(new_cats);
+        r.params["categories"] = spec::matrix_to_json(new_cats);
         r.params["drop"] = new_drop;
         note(live.size(), count(out), "outputs");
     }
@@ -149,7 +143,7 @@ struct StepShrink {
         std::vector<std::vector<double>> new_powers;
         for (size_t k = 0; k < powers.size(); ++k)
             if (rows[k]) new_powers.push_back(keep(powers[k], present));
-        r.params["powers"] = matrix_json(new_powers);
+        r.params["powers"] = spec::matrix_to_json(new_powers);
         out = rows;
         note(powers.size(), new_powers.size(), "monomials");
     }
@@ -160,7 +154,7 @@ struct StepShrink {
         const auto off = spec::param_vector(s, "offset", where);
         Mask rows = live;
         if (count(rows) == 0) rows[0] = true;
-        r.params["matrix"] = matrix_json(keep(m, rows));
+        r.params["matrix"] = spec::matrix_to_json(keep(m, rows));
         r.params["offset"] = spec::numbers_to_json(keep(off, rows));
         out = rows;
         note(m.size(), count(rows), "outputs");
@@ -256,7 +250,7 @@ void shrink_linear_estimator(spec::Pipeline& p, const Mask& present) {
     const auto coef = spec::param_matrix(p.estimator, "coef", "estimator");
     std::vector<std::vector<double>> shrunk;
     for (const auto& row : coef) shrunk.push_back(keep(row, present));
-    p.estimator.params["coef"] = matrix_json(shrunk);
+    p.estimator.params["coef"] = spec::matrix_to_json(shrunk);
 }
 
 // The trees' split and linear-leaf features, and the inputs without a missing-value rule,

@@ -165,6 +165,12 @@ json numbers_to_json(const std::vector<double>& v) {
     return a;
 }
 
+json matrix_to_json(const std::vector<std::vector<double>>& m) {
+    json rows = json::array();
+    for (const auto& row : m) rows.push_back(numbers_to_json(row));
+    return rows;
+}
+
 double param_number(const json& v, const std::string& field) {
     return JsonReader(v, "invalid pipeline", field).number();
 }

@@ -110,6 +110,7 @@ namespace pg_predict::spec {
 // JSON form of a parameter number (non-finite → string).
 nlohmann::json number_to_json(double);
 nlohmann::json numbers_to_json(const std::vector<double>&);
+nlohmann::json matrix_to_json(const std::vector<std::vector<double>>&);  // an array of rows
 
 // Readers; each throws Error(InvalidModel) naming `where` and the key.
 double param_number(const nlohmann::json& v, const std::string& field);

@@ -106,7 +106,7 @@ void one_hot_encoder(Node& n) {
     }
     std::vector<int64_t> dims = x.dims;
     dims.push_back(static_cast<int64_t>(strings.empty() ? ints.size() : strings.size()));
-    n.set_output(0, row_value(n.graph, then(x, make_step("one_hot", {{"categories", matrix_json(cats)},
+    n.set_output(0, row_value(n.graph, then(x, make_step("one_hot", {{"categories", spec::matrix_to_json(cats)},
                                                                       {"drop", std::vector<int32_t>(cats.size(), -1)}}), dims)));
 }
 
@@ -202,13 +202,13 @@ Value mapped(Node& n, const Row& x, const std::vector<std::vector<double>>& cats
              double fallback) {
     const size_t k = values.size();
     const size_t w = x.text.size();
-    Row hot = then(x, make_step("one_hot", {{"categories", matrix_json(cats)}, {"drop", std::vector<int32_t>(w, -1)}}),
+    Row hot = then(x, make_step("one_hot", {{"categories", spec::matrix_to_json(cats)}, {"drop", std::vector<int32_t>(w, -1)}}),
                    {static_cast<int64_t>(w * k)});
     // value = default + Σ_k onehot_k (value_k - default); one-hot entries are never NaN.
     std::vector<std::vector<double>> m(w, std::vector<double>(w * k, 0.0));
     for (size_t c = 0; c < w; ++c)
         for (size_t j = 0; j < k; ++j) m[c][c * k + j] = values[j] - fallback;
-    return row_value(n.graph, then(hot, make_step("project", {{"matrix", matrix_json(m)},
+    return row_value(n.graph, then(hot, make_step("project", {{"matrix", spec::matrix_to_json(m)},
                                                                {"offset", spec::numbers_to_json(std::vector<double>(w, fallback))}}), x.dims));
 }
 

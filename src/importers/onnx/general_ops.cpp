@@ -158,7 +158,7 @@ Row value_row(const Node& n, const Value& v, const std::string& name) {
             constants.push_back(j);
         }
         Row hot = tensor_step(index, "equal", {repeated, positions}, constants, 1, {k});
-        return then(hot, make_step("project", {{"matrix", matrix_json({v.label.classes})}, {"offset", json::array({0.0})}}), {1});
+        return then(hot, make_step("project", {{"matrix", spec::matrix_to_json({v.label.classes})}, {"offset", json::array({0.0})}}), {1});
     }
     case Kind::LogSoftmax: {  // its row is the x it was taken of, a matrix [N, k]
         const int64_t k = v.row.width();

@@ -175,7 +175,6 @@ const Handler* find_handler(const std::string& domain, const std::string& op_typ
 // --- Row building blocks (rows.cpp) ---------------------------------------------------------
 
 spec::Step make_step(const std::string& op, nlohmann::json params);
-nlohmann::json matrix_json(const std::vector<std::vector<double>>& m);
 // The graph input `i` as a Row: its columns of the pipeline's input vector.
 Row input_row(const Graph&, int32_t first_column, int32_t width, int32_t text_input);
 // x followed by `step`, now of shape `dims`; the columns stop being text.

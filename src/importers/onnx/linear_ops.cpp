@@ -42,7 +42,7 @@ void linear_classifier(Node& n) {
     if (k != classes.size() && !binary_one_row)
         n.bad("has " + std::to_string(k) + " rows of coefficients for " + std::to_string(classes.size()) + " classes");
     const std::string post = n.text("post_transform", "NONE");
-    Row margin = then(x, make_step("project", {{"matrix", matrix_json(coef)}, {"offset", spec::numbers_to_json(intercept)}}),
+    Row margin = then(x, make_step("project", {{"matrix", spec::matrix_to_json(coef)}, {"offset", spec::numbers_to_json(intercept)}}),
                       {static_cast<int64_t>(k)});
     Value scores;
     if (binary_one_row || post == "SOFTMAX") {
@@ -76,7 +76,7 @@ void linear_regressor(Node& n) {
     Matrix coef;
     std::vector<double> intercept;
     read_linear(n, x.text.size(), coef, intercept, static_cast<size_t>(targets));
-    Value v = row_value(n.graph, general_post_transform(n, then(x, make_step("project", {{"matrix", matrix_json(coef)},
+    Value v = row_value(n.graph, general_post_transform(n, then(x, make_step("project", {{"matrix", spec::matrix_to_json(coef)},
                                                                                      {"offset", spec::numbers_to_json(intercept)}}),
                                                            {targets}),
                                                       post));

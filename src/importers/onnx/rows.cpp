@@ -36,12 +36,6 @@ spec::Step make_step(const std::string& op, json params) {
     return s;
 }
 
-json matrix_json(const std::vector<std::vector<double>>& m) {
-    json rows = json::array();
-    for (const auto& r : m) rows.push_back(spec::numbers_to_json(r));
-    return rows;
-}
-
 Row input_row(const Graph& g, int32_t first_column, int32_t width, int32_t text_input) {
     Row r;
     r.dims = {width};
@@ -264,7 +258,7 @@ Scores as_scores(const Value& v) {
     } else {
         std::vector<std::vector<double>> eye(static_cast<size_t>(w), std::vector<double>(static_cast<size_t>(w), 0.0));
         for (int64_t i = 0; i < w; ++i) eye[static_cast<size_t>(i)][static_cast<size_t>(i)] = 1.0;
-        s.linear = make_step("linear", {{"coef", matrix_json(eye)}, {"intercept", spec::numbers_to_json(std::vector<double>(w, 0.0))}});
+        s.linear = make_step("linear", {{"coef", spec::matrix_to_json(eye)}, {"intercept", spec::numbers_to_json(std::vector<double>(w, 0.0))}});
     }
     s.groups = static_cast<int32_t>(w);
     s.columns = static_cast<int32_t>(w);

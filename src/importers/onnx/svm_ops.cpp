@@ -48,13 +48,13 @@ Row kernel(const Node& n, const Row& x, size_t& count) {
     Matrix vectors(count, std::vector<double>(f));
     for (size_t i = 0; i < count; ++i)
         for (size_t j = 0; j < f; ++j) vectors[i][j] = sv[i * f + j];
-    return then(x, make_step("kernel", {{"support_vectors", matrix_json(vectors)}, {"kernel", k}, {"gamma", params[0]},
+    return then(x, make_step("kernel", {{"support_vectors", spec::matrix_to_json(vectors)}, {"kernel", k}, {"gamma", params[0]},
                                         {"coef0", params[1]}, {"degree", static_cast<int64_t>(degree)}}),
                 {static_cast<int64_t>(count)});
 }
 
 Row project(const Row& x, const Matrix& m, const std::vector<double>& offset) {
-    return then(x, make_step("project", {{"matrix", matrix_json(m)}, {"offset", spec::numbers_to_json(offset)}}),
+    return then(x, make_step("project", {{"matrix", spec::matrix_to_json(m)}, {"offset", spec::numbers_to_json(offset)}}),
                 {static_cast<int64_t>(m.size())});
 }
 

@@ -89,7 +89,7 @@ Row affine(const Row& x, std::vector<double> scale, std::vector<double> offset) 
 Row elementwise(const Row& x, const char* f) { return then(x, make_step("elementwise", {{"function", f}}), x.dims); }
 
 Row project(const Row& x, const Matrix& m, const std::vector<double>& offset, std::vector<int64_t> dims) {
-    return then(x, make_step("project", {{"matrix", matrix_json(m)}, {"offset", spec::numbers_to_json(offset)}}), std::move(dims));
+    return then(x, make_step("project", {{"matrix", spec::matrix_to_json(m)}, {"offset", spec::numbers_to_json(offset)}}), std::move(dims));
 }
 
 bool all_equal(const std::vector<double>& v, double x) {

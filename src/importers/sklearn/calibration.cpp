@@ -25,7 +25,7 @@ using nlohmann::json;
 namespace {
 
 spec::Step project(const Matrix& matrix, const std::vector<double>& offset) {
-    return make_step(spec::Op::Project, {{"matrix", matrix_json(matrix)}, {"offset", spec::numbers_to_json(offset)}});
+    return make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json(matrix)}, {"offset", spec::numbers_to_json(offset)}});
 }
 
 spec::Step::Part part_over(size_t first, size_t width) {

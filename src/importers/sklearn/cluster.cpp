@@ -40,7 +40,7 @@ void birch(const JsonReader& step, int32_t width, spec::Pipeline& p) {
                             " a nearest-neighbours program may keep");
     const Matrix c = finite_matrix(centers, SIZE_MAX, static_cast<size_t>(width));
     const Matrix targets = one_hot_labels(step.array("subcluster_labels"), c.size(), k, "centers");
-    p.steps.push_back(make_step(spec::Op::Neighbors, {{"points", matrix_json(c)}, {"targets", matrix_json(targets)},
+    p.steps.push_back(make_step(spec::Op::Neighbors, {{"points", spec::matrix_to_json(c)}, {"targets", spec::matrix_to_json(targets)},
                                                       {"k", 1}, {"p", 2}, {"weights", "uniform"}}));
     set_identity_estimator(p, k);
     p.has_probabilities = false;

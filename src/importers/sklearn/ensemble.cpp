@@ -64,12 +64,6 @@ spec::Step::Part part_over(const std::vector<int32_t>& columns, spec::Step step)
     return part;
 }
 
-std::vector<int32_t> all_columns(int32_t width) {
-    std::vector<int32_t> cols;
-    for (int32_t c = 0; c < width; ++c) cols.push_back(c);
-    return cols;
-}
-
 // The estimator's `weights` (null: 1 each), one per member.
 std::vector<double> weights_of(const JsonReader& step, size_t members) {
     const auto w = step.optional("weights");
@@ -206,7 +200,7 @@ void stacking(const JsonReader& step, int32_t width, spec::Pipeline& p, bool cla
             // The ensemble's columns; a binary ensemble keeps P(classes[1]) only.
             Matrix keep = spread(m, k, 1.0);
             if (k == 2) keep.erase(keep.begin());
-            part.steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(keep)},
+            part.steps.push_back(make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json(keep)},
                                                                {"offset", spec::numbers_to_json(std::vector<double>(keep.size(), 0.0))}}));
             meta += static_cast<int32_t>(keep.size());
         } else if (method == "decision_function") {
@@ -223,7 +217,7 @@ void stacking(const JsonReader& step, int32_t width, spec::Pipeline& p, bool cla
                 // The predicted class's index: one-hot · the member's classes.
                 part.steps.push_back(model_step(m.p, "label"));
                 std::vector<double> index(m.columns_of.begin(), m.columns_of.end());
-                part.steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({index})}, {"offset", spec::numbers_to_json({0.0})}}));
+                part.steps.push_back(make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json({index})}, {"offset", spec::numbers_to_json({0.0})}}));
             } else {
                 part.steps.push_back(model_step(m.p, "predict"));
             }

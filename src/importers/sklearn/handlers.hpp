@@ -117,8 +117,13 @@ void push_affine(std::vector<spec::Step>& out, std::vector<double> scale, std::v
 // --- shared by the estimator families (linear_model.cpp) -------------------------------------
 
 spec::Step make_step(spec::Op op, nlohmann::json params);
-nlohmann::json matrix_json(const Matrix& m);
 Matrix transpose(const Matrix& m);
+// 0, 1, ..., width - 1: every column of a vector `width` wide.
+inline std::vector<int32_t> all_columns(int32_t width) {
+    std::vector<int32_t> c(static_cast<size_t>(width));
+    for (int32_t i = 0; i < width; ++i) c[static_cast<size_t>(i)] = i;
+    return c;
+}
 // A non-empty matrix of finite numbers, rows × cols (SIZE_MAX: any, cols the same in every row).
 Matrix finite_matrix(const JsonReader& a, size_t rows, size_t cols);
 // The linear estimator margin = x · coefᵀ + intercept over `width` columns.

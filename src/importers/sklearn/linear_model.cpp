@@ -33,12 +33,6 @@ spec::Step make_step(spec::Op op, json params) {
     return s;
 }
 
-json matrix_json(const Matrix& m) {
-    json rows = json::array();
-    for (const auto& r : m) rows.push_back(spec::numbers_to_json(r));
-    return rows;
-}
-
 Matrix transpose(const Matrix& m) {
     Matrix t(m.empty() ? 0 : m[0].size(), std::vector<double>(m.size()));
     for (size_t r = 0; r < m.size(); ++r)
@@ -59,7 +53,7 @@ void set_linear(spec::Pipeline& p, const Matrix& coef, const std::vector<double>
     p.model.num_features = width;
     p.model.num_groups = static_cast<int32_t>(coef.size());
     p.model.base_margin.assign(coef.size(), 0.0f);
-    p.estimator = make_step(spec::Op::Linear, {{"coef", matrix_json(coef)}, {"intercept", spec::numbers_to_json(intercept)}});
+    p.estimator = make_step(spec::Op::Linear, {{"coef", spec::matrix_to_json(coef)}, {"intercept", spec::numbers_to_json(intercept)}});
 }
 
 void need_task(const JsonReader& step, const spec::Pipeline& p, bool classifier) {

@@ -45,7 +45,7 @@ void full_covariances(const std::vector<Matrix>& chol, const std::vector<JsonRea
             for (size_t j = 0; j < d; ++j) offset[r] -= means[i][j] * c[j][r];
         spec::Step::Part part;
         for (size_t j = 0; j < d; ++j) part.columns.push_back(static_cast<int32_t>(j));
-        part.steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(transpose(c))},
+        part.steps.push_back(make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json(transpose(c))},
                                                            {"offset", spec::numbers_to_json(offset)}}));
         part.steps.push_back(make_step(spec::Op::Elementwise, {{"function", "square"}}));
         parts.parts.push_back(std::move(part));

@@ -110,12 +110,6 @@ std::vector<spec::Step> as_steps(const spec::Pipeline& m, const JsonReader& raw,
     return steps;
 }
 
-std::vector<int32_t> all_columns(int32_t width) {
-    std::vector<int32_t> c(static_cast<size_t>(width));
-    for (int32_t i = 0; i < width; ++i) c[static_cast<size_t>(i)] = i;
-    return c;
-}
-
 // The identity `linear` estimator over the last `k` of `width` columns, output i reading column
 // width - k + pick[i].
 void pick_outputs(spec::Pipeline& p, int32_t width, const std::vector<int32_t>& pick) {
@@ -188,11 +182,11 @@ std::vector<spec::Step> member_steps(const JsonReader& raw, int32_t width, const
     if (d.empty()) {
         // A tree ensemble (or another model with predict_proba): d = P(c1) - P(c0) of its model step.
         steps.push_back(model_member(raw, width, step.need("classes").value()));
-        steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({{-1.0, 1.0}})},
+        steps.push_back(make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json({{-1.0, 1.0}})},
                                                       {"offset", spec::numbers_to_json({0.0})}}));
     } else {
         steps = m.steps;
-        steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({d})}, {"offset", spec::numbers_to_json({d0})}}));
+        steps.push_back(make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json({d})}, {"offset", spec::numbers_to_json({d0})}}));
     }
     if (!as_label) return steps;
     spec::Step split;
@@ -200,7 +194,7 @@ std::vector<spec::Step> member_steps(const JsonReader& raw, int32_t width, const
     split.parts.push_back({{0}, {make_step(spec::Op::Threshold, {{"threshold", 0.0}})}});
     split.parts.push_back({{0}, {make_step(spec::Op::Clip, {{"min", 0.0}, {"max", 0.0}})}});
     steps.push_back(std::move(split));
-    steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json({{classes[1] - classes[0], 1.0}})},
+    steps.push_back(make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json({{classes[1] - classes[0], 1.0}})},
                                                   {"offset", spec::numbers_to_json({classes[0]})}}));
     return steps;
 }

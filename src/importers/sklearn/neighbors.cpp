@@ -50,7 +50,7 @@ void set_neighbors(const JsonReader& step, const Matrix& fit_x, const Matrix& ta
     if (!(metric_p >= 1)) p_reader.invalid("must be a number >= 1 (Minkowski's p; \"Infinity\": chebyshev)");
     const std::string weights = step.string("weights");
     if (weights != "uniform" && weights != "distance") refuse(step.need("weights"), "weights \"" + weights + "\"");
-    json params = {{"points", matrix_json(fit_x)}, {"targets", matrix_json(targets)}, {"p", spec::number_to_json(metric_p)},
+    json params = {{"points", spec::matrix_to_json(fit_x)}, {"targets", spec::matrix_to_json(targets)}, {"p", spec::number_to_json(metric_p)},
                    {"weights", weights}};
     if (step.string("type").rfind("RadiusNeighbors", 0) == 0) {
         const double r = step.finite("radius");

@@ -31,7 +31,7 @@ void mlp(const JsonReader& step, int32_t width, spec::Pipeline& p, bool classifi
         const std::vector<double> b = intercepts[l].finite_numbers(w.size());
         if (l + 1 < coefs.size()) {
             p.steps.push_back(
-                make_step(spec::Op::Project, {{"matrix", matrix_json(w)}, {"offset", spec::numbers_to_json(b)}}));
+                make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json(w)}, {"offset", spec::numbers_to_json(b)}}));
             if (function != nullptr) p.steps.push_back(make_step(spec::Op::Elementwise, {{"function", function}}));
         } else {
             set_linear(p, w, b, static_cast<int32_t>(in));

@@ -170,7 +170,7 @@ void project(Document& doc, const JsonReader& step, Columns& cols, std::vector<s
     std::vector<double> offset(m.size(), 0.0);
     for (size_t r = 0; r < m.size(); ++r)
         for (size_t c = 0; c < w; ++c) offset[r] -= m[r][c] * mean[c];
-    out.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(m)}, {"offset", spec::numbers_to_json(offset)}}));
+    out.push_back(make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json(m)}, {"offset", spec::numbers_to_json(offset)}}));
     cols.assign(m.size(), -1);
 }
 
@@ -492,7 +492,7 @@ void kernel_pca(Document& doc, const JsonReader& step, Columns& cols, std::vecto
     const double k_fit_all = step.finite("K_fit_all");
     const JsonReader degree = step.need("degree");
     if (!degree.value().is_number_integer()) degree.invalid("must be an integer in [0, 64]");
-    out.push_back(make_step(spec::Op::Kernel, {{"support_vectors", matrix_json(x_fit)}, {"kernel", kernel},
+    out.push_back(make_step(spec::Op::Kernel, {{"support_vectors", spec::matrix_to_json(x_fit)}, {"kernel", kernel},
                                                {"gamma", step.finite("gamma")}, {"coef0", step.finite("coef0")},
                                                {"degree", degree.integer(0, 64)}}));
     Matrix m(k, std::vector<double>(n));
@@ -506,7 +506,7 @@ void kernel_pca(Document& doc, const JsonReader& step, Columns& cols, std::vecto
             offset[r] += (k_fit_all - k_fit_rows[i]) * alphas[i][r];
         }
     }
-    out.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(m)}, {"offset", spec::numbers_to_json(offset)}}));
+    out.push_back(make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json(m)}, {"offset", spec::numbers_to_json(offset)}}));
     cols.assign(k, -1);
 }
 

@@ -117,7 +117,7 @@ std::vector<spec::Step> feature_steps(const std::vector<double>& t, size_t d, co
     Matrix ones(intervals, std::vector<double>{1.0});
     std::vector<double> shifts;
     for (size_t m = d; m < n; ++m) shifts.push_back(-t[m]);
-    add_part(c, {0}, {make_step(spec::Op::Project, {{"matrix", matrix_json(ones)}, {"offset", spec::numbers_to_json(shifts)}})});
+    add_part(c, {0}, {make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json(ones)}, {"offset", spec::numbers_to_json(shifts)}})});
     std::vector<double> inner(t.begin() + static_cast<long>(d) + 1, t.begin() + static_cast<long>(n));
     std::vector<double> which;
     for (size_t i = 0; i < intervals; ++i) which.push_back(static_cast<double>(i));
@@ -197,7 +197,7 @@ std::vector<spec::Step> feature_steps(const std::vector<double>& t, size_t d, co
     }
     steps.push_back(make_step(spec::Op::Monomials, {{"powers", powers}}));
     if (!include_bias) coef.pop_back();  // scikit-learn drops each feature's last spline
-    steps.push_back(make_step(spec::Op::Project, {{"matrix", matrix_json(coef)},
+    steps.push_back(make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json(coef)},
                                                   {"offset", spec::numbers_to_json(std::vector<double>(coef.size(), 0.0))}}));
     return steps;
 }

@@ -27,7 +27,7 @@ size_t push_kernel(const JsonReader& step, spec::Pipeline& p, int32_t width) {
     const JsonReader degree = step.need("degree");
     if (!degree.value().is_number_integer()) degree.invalid("must be an integer in [0, 64]");
     const int64_t d = degree.integer(0, 64);
-    p.steps.push_back(make_step(spec::Op::Kernel, {{"support_vectors", matrix_json(sv)},
+    p.steps.push_back(make_step(spec::Op::Kernel, {{"support_vectors", spec::matrix_to_json(sv)},
                                                    {"kernel", kernel},
                                                    {"gamma", step.finite("gamma")},
                                                    {"coef0", step.finite("coef0")},
@@ -53,7 +53,7 @@ void svc(const JsonReader& step, int32_t width, spec::Pipeline& p) {
 
     const OneVsOne ovo = one_vs_one(k, start, [&](size_t r, size_t s) { return coef[r][s]; });
     p.steps.push_back(
-        make_step(spec::Op::Project, {{"matrix", matrix_json(ovo.decision)}, {"offset", spec::numbers_to_json(intercept)}}));
+        make_step(spec::Op::Project, {{"matrix", spec::matrix_to_json(ovo.decision)}, {"offset", spec::numbers_to_json(intercept)}}));
     p.steps.push_back(make_step(spec::Op::Threshold, {{"threshold", 0.0}}));
     set_linear(p, ovo.votes, ovo.base, static_cast<int32_t>(pairs));
     p.transform = spec::PostTransform::Identity;
