@@ -31,6 +31,11 @@ else
 fi
 
 export PG_PREDICT_DEB_BUILD=$WORK/cmake
+# A CMake tree configured from another version's source folder cannot be reused (CMake refuses).
+for cache in "$PG_PREDICT_DEB_BUILD"/*/CMakeCache.txt; do
+  [ -f "$cache" ] || continue
+  grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$cache" || rm -rf "$(dirname "$cache")"
+done
 export DEB_BUILD_OPTIONS="parallel=$(nproc) ${DEB_BUILD_OPTIONS:-}"
 (cd "$src" && dpkg-buildpackage -b -us -uc) >"$WORK/build.log" 2>&1 \
   || { tail -n 40 "$WORK/build.log" >&2; die "dpkg-buildpackage failed (log: $WORK/build.log)"; }

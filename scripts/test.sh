@@ -200,8 +200,12 @@ suite_conformance() {
     record conformance 0 1 "no regress/conformance/test_*.py"
     return
   fi
+  # test_deb last: its package is built in the background meanwhile (below).
+  local deb=$ROOT/regress/conformance/test_deb.py
+  [ -f "$deb" ] && files=("${files[@]/$deb}" "$deb")
   local f
   for f in "${files[@]}"; do
+    [ -n "$f" ] || continue
     local name log
     name=$(basename "$f" .py)
     log=$RESULTS_DIR/$name.log
@@ -221,6 +225,19 @@ suite_conformance() {
     fi
   done
 }
+
+# The Debian package for test_deb.py (a build of the extension with debug info, minutes of CPU)
+# is built in the background from the start, at the lowest priority, as the fuzz suite is;
+# test_deb.py waits for it (PG_PREDICT_DEB_PREBUILT: dist/, log, and status once it is done).
+if [[ " $SUITES " == *" conformance "* ]] && [ -f "$ROOT/regress/conformance/test_deb.py" ]; then
+  export PG_PREDICT_DEB_PREBUILT=$RESULTS_DIR/deb
+  rm -rf "$PG_PREDICT_DEB_PREBUILT"
+  mkdir -p "$PG_PREDICT_DEB_PREBUILT"
+  (
+    DEB_DIR=$PG_PREDICT_DEB_PREBUILT/dist nice -n 19 bash "$ROOT/scripts/deb.sh" >"$PG_PREDICT_DEB_PREBUILT/log" 2>&1
+    echo $? >"$PG_PREDICT_DEB_PREBUILT/status.part" && mv "$PG_PREDICT_DEB_PREBUILT/status.part" "$PG_PREDICT_DEB_PREBUILT/status"
+  ) &
+fi
 
 # ---- isolation: concurrent sessions (pg_isolation_regress) ---------------------------------
 # The specs read fixtures written by regress/isolation/make_fixtures.py (XGBoost models and

@@ -2,7 +2,9 @@
 """The Debian package: `make deb` (scripts/deb.sh) builds postgresql-15-pg-predict_<version>_<arch>.deb
 and its -dbgsym, and the package works once installed.
 
-The fixture runs scripts/deb.sh into a temporary directory, then installs the package into a
+The fixture runs scripts/deb.sh into a temporary directory (under `make test`, scripts/test.sh
+has built it in the background since the start: PG_PREDICT_DEB_PREBUILT, waited for), then
+installs the package into a
 scratch root: a copy of this machine's PostgreSQL 15 (/usr/lib/postgresql/15 and
 /usr/share/postgresql/15; PostgreSQL finds its share and lib directories relative to its
 binaries) with the package unpacked over it (dpkg -x), and starts a server from there. So the
@@ -30,6 +32,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 import numpy as np
 
@@ -57,16 +60,37 @@ class Env:
     pass
 
 
+def wait_for_prebuilt(prebuilt, timeout=3600):
+    """make test builds the package in the background from its start (scripts/test.sh sets
+    PG_PREDICT_DEB_PREBUILT): wait for scripts/deb.sh there to finish; its packages' folder."""
+    status = os.path.join(prebuilt, "status")
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(status):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"scripts/deb.sh in the background ({prebuilt}) did not finish in {timeout} s")
+        time.sleep(2)
+    with open(status) as f:
+        rc = int(f.read().strip() or 1)
+    if rc != 0:
+        with open(os.path.join(prebuilt, "log"), errors="replace") as f:
+            raise RuntimeError(f"scripts/deb.sh failed (exit {rc}):\n{f.read()[-4000:]}")
+    return os.path.join(prebuilt, "dist")
+
+
 @contextlib.contextmanager
 def make_env():
     with tempfile.TemporaryDirectory(prefix="pg_predict-deb-") as tmp:
         os.chmod(tmp, 0o755)  # the server runs as an unprivileged user from the scratch root
         env = Env()
         env.tmp, env.out = tmp, os.path.join(tmp, "dist")
-        p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "deb.sh")],
-                           env={**os.environ, "DEB_DIR": env.out}, capture_output=True, text=True, timeout=3600)
-        if p.returncode != 0:
-            raise RuntimeError(f"scripts/deb.sh failed (exit {p.returncode}):\n{p.stdout[-2000:]}{p.stderr[-3000:]}")
+        prebuilt = os.environ.get("PG_PREDICT_DEB_PREBUILT")
+        if prebuilt:
+            env.out = wait_for_prebuilt(prebuilt)
+        else:
+            p = subprocess.run(["bash", os.path.join(ROOT, "scripts", "deb.sh")],
+                               env={**os.environ, "DEB_DIR": env.out}, capture_output=True, text=True, timeout=3600)
+            if p.returncode != 0:
+                raise RuntimeError(f"scripts/deb.sh failed (exit {p.returncode}):\n{p.stdout[-2000:]}{p.stderr[-3000:]}")
         arch = sh("dpkg", "--print-architecture").strip()
         env.version = control_version()
         env.deb = os.path.join(env.out, f"{PACKAGE}_{env.version}_{arch}.deb")
