@@ -103,7 +103,10 @@ void build_gemm(const spec::TreeEnsemble& e, ProgramParts& parts) {
                                                  "self.gemm_default_left") + "\n"
                     "    hits = torch.bmm(left.float().transpose(0, 1), self.gemm_paths)\n"
                     "    fired = (hits == self.gemm_left_edges).float()\n"
-                    "    per_tree = torch.bmm(fired, self.gemm_value).squeeze(2).t()\n";
+                    // Contiguous before the sum over trees: summed across a transposed view, the
+                    // order of the additions depended on the rows in the batch, so a row's score
+                    // changed in its last bits with the batch size (issue 46's oracle found it).
+                    "    per_tree = torch.bmm(fired, self.gemm_value).squeeze(2).t().contiguous()\n";
     s += reduce_trees_source(e, parts, "    ");
     s += "    return margin\n";
     parts.source += s;

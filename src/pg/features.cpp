@@ -5,6 +5,7 @@
 #include "pg_predict/runtime/api.hpp"
 
 extern "C" {
+#include "nodes/makefuncs.h"
 #include "utils/arrayaccess.h"
 }
 
@@ -59,10 +60,13 @@ bool is_text_type(Oid type) {
     return category == TYPCATEGORY_STRING;
 }
 
-float encode_text_feature(const BoundModel* model, int feature, Datum value, const char* column) {
+bool is_blank_padded(Oid type) { return getBaseType(type) == BPCHAROID; }
+
+float encode_text_feature(const BoundModel* model, int feature, Datum value, const char* column, bool blank_padded) {
     text* string = DatumGetTextPP(value);
-    const char* bytes = VARDATA_ANY(string);
+    char* bytes = VARDATA_ANY(string);
     size_t length = VARSIZE_ANY_EXHDR(string);
+    if (blank_padded) length = (size_t)bpchartruelen(bytes, (int)length);
     int32 index = runtime::encode_text(model->text_encoder, feature, bytes, length);
     if (index < 0 && runtime::unknown_text_is_error(model->text_encoder, feature))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -70,6 +74,12 @@ float encode_text_feature(const BoundModel* model, int feature, Datum value, con
                                model->entry->name, (int)Min(length, 200), bytes, column),
                         errdetail("Its encoder was fitted with handle_unknown='error'.")));
     return index < 0 ? -1.0f : (float)index;
+}
+
+Node* make_unread_feature() { return (Node*)makeNullConst(VOIDOID, -1, InvalidOid); }
+
+bool is_unread_feature(const Node* expr) {
+    return expr != NULL && IsA(expr, Const) && ((const Const*)expr)->consttype == VOIDOID;
 }
 
 void resolve_feature_columns(const CatalogEntry* entry, TupleDesc tupdesc, const char* row_type,
@@ -133,13 +143,16 @@ RowReader* make_row_reader(const BoundModel* model, Oid type_id, int32 typmod,
     reader->num_features = entry->num_features;
     reader->attnums = (AttrNumber*)palloc0(sizeof(AttrNumber) * Max(entry->num_features, 1));
     reader->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * Max(entry->num_features, 1));
+    reader->blank_padded = (bool*)palloc0(sizeof(bool) * Max(entry->num_features, 1));
     reader->values = (Datum*)palloc0(sizeof(Datum) * Max(reader->tupdesc->natts, 1));
     reader->nulls = (bool*)palloc0(sizeof(bool) * Max(reader->tupdesc->natts, 1));
     resolve_feature_columns(entry, reader->tupdesc, format_type_be(type_id), reader->attnums);
     for (int f = 0; f < entry->num_features; f++)
-        if (reader->attnums[f] != InvalidAttrNumber)
-            reader->convert[f] =
-                converter_for_type(TupleDescAttr(reader->tupdesc, reader->attnums[f] - 1)->atttypid);
+        if (reader->attnums[f] != InvalidAttrNumber) {
+            Oid type = TupleDescAttr(reader->tupdesc, reader->attnums[f] - 1)->atttypid;
+            reader->convert[f] = converter_for_type(type);
+            reader->blank_padded[f] = is_blank_padded(type);
+        }
     MemoryContextSwitchTo(old);
     return reader;
 }
@@ -173,7 +186,7 @@ void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader 
         else if (reader->convert[f] != NULL)
             x[f] = (Feature)reader->convert[f](value);
         else
-            x[f] = encode_text_feature(model, f, value, model->entry->columns[f]);
+            x[f] = encode_text_feature(model, f, value, model->entry->columns[f], reader->blank_padded[f]);
     }
     check_finite(model, x, 1, reader->num_features);
 }

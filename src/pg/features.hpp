@@ -19,9 +19,21 @@ FeatureConverter converter_for_type(Oid type);
 // Whether a column type can feed a text input (text, varchar, char, name, domains over them).
 bool is_text_type(Oid type);
 
+// Whether a text column is blank-padded (char(n), or a domain over it): its trailing blanks are
+// not part of the value, as PostgreSQL's char(n) -> text cast drops them.
+bool is_blank_padded(Oid type);
+
 // A text feature's value as the model sees it: its index in the input's vocabulary, or -1
 // (an error naming the value and `column` when the model's encoder refuses unknown values).
-float encode_text_feature(const BoundModel* model, int feature, Datum value, const char* column);
+// blank_padded: the value is a char(n)'s, whose trailing blanks are dropped first.
+float encode_text_feature(const BoundModel* model, int feature, Datum value, const char* column, bool blank_padded);
+
+// A feature the model never reads stands in a node's feature list as this marker: a NULL of
+// type void, which no feature can have. Never a plain Const: a subquery's or view's constant
+// column (`10 AS tenure`) or an array's constant element is a feature like any other, and
+// taking it for an unread one scored the row with a different value (issue 46).
+Node* make_unread_feature();
+bool is_unread_feature(const Node* expr);
 
 // Finds each feature's column in `tupdesc` by name (entry->columns), checking it exists and is
 // numeric (text for a text feature); errors name the model, the column and `row_type`. Fills
@@ -38,6 +50,7 @@ struct RowReader {
     int num_features;
     AttrNumber* attnums;        // per feature, 1-based
     FeatureConverter* convert;  // per feature; NULL for a text feature
+    bool* blank_padded;         // per feature: a char(n) column (is_blank_padded)
     Datum* values;              // tupdesc->natts: a row with NULLs is deformed into these once
     bool* nulls;
 };

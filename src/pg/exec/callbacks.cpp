@@ -112,6 +112,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
         input->feature_expr = (ExprState**)palloc0(sizeof(ExprState*) * features);
         input->convert = (FeatureConverter*)palloc0(sizeof(FeatureConverter) * features);
         input->text_column = (const char**)palloc0(sizeof(char*) * features);
+        input->blank_padded = (bool*)palloc0(sizeof(bool) * features);
         input->float4_reads = (DirectRead*)palloc0(sizeof(DirectRead) * features);
         input->float8_reads = (DirectRead*)palloc0(sizeof(DirectRead) * features);
         int f = 0;
@@ -140,7 +141,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
                     input->row_column[f] = attno;
                 }
                 input->column_type[f] = type;
-            } else if (IsA(expr, Const)) {
+            } else if (is_unread_feature(expr)) {
                 // a feature the model never reads (text or not): x keeps the 0 set below
                 f++;
                 continue;
@@ -153,6 +154,7 @@ void init_input(PredictBatchState* state, InputState* input, const BatchInput* p
                     elog(ERROR, "pg_predict: feature %d of model \"%s\" is not text", f + 1, plan->model);
                 input->convert[f] = NULL;
                 input->text_column[f] = input->model->entry->columns[f];
+                input->blank_padded[f] = is_blank_padded(type);
             } else if (input->convert[f] == NULL && input->model != NULL) {
                 elog(ERROR, "pg_predict: feature %d of model \"%s\" is not numeric", f + 1, plan->model);
             }

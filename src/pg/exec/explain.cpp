@@ -98,7 +98,7 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
         ListCell* lc;
         bool first = true;
         foreach (lc, in->exprs) {
-            if (IsA(lfirst(lc), Const)) continue;  // not read by the model
+            if (is_unread_feature((Node*)lfirst(lc))) continue;  // not read by the model
             if (in->named_per_row && lc != list_head(in->exprs)) break;  // the name, shown above
             appendStringInfoString(&columns, first ? " " : ", ");
             first = false;

@@ -168,7 +168,8 @@ void read_input_row(PredictBatchState* state, InputState* input, TupleTableSlot*
             }
             x[f] = isnull                      ? (Feature)NAN
                    : input->convert[f] != NULL ? (Feature)input->convert[f](value)
-                                               : (Feature)encode_text_feature(input->model, f, value, input->text_column[f]);
+                                               : (Feature)encode_text_feature(input->model, f, value, input->text_column[f],
+                                                                                  input->blank_padded[f]);
         }
         return;
     }
@@ -237,8 +238,10 @@ void fill_columns(PredictBatchState* state, InputState* input, Feature* x) {
             if (input->convert[f] == NULL) {  // text: dictionary-encoded, one hash lookup a row
                 const BoundModel* model = input->model;
                 const char* name = input->text_column[f];
-                fill_column(state, input, x, f, column, first, last,
-                            [model, f, name](Datum v) { return encode_text_feature(model, f, v, name); });
+                const bool padded = input->blank_padded[f];
+                fill_column(state, input, x, f, column, first, last, [model, f, name, padded](Datum v) {
+                    return encode_text_feature(model, f, v, name, padded);
+                });
                 continue;
             }
             switch (input->column_type[f]) {

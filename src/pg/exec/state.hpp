@@ -41,6 +41,7 @@ struct InputState {
     ExprState** feature_expr;    // per feature, when column == 0
     FeatureConverter* convert;   // per feature, for expressions; NULL for a text feature
     const char** text_column;    // per text feature: its name, for error messages
+    bool* blank_padded;          // per text feature: read from a char(n) (is_blank_padded)
     int* per_row_features;       // the features read per row (row_column or feature_expr)
     int num_per_row_features;
     // real and double precision columns (by value): converted from the child's slot straight

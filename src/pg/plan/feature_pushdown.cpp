@@ -41,8 +41,7 @@ List* feature_columns_of_relation(PlannedStmt* stmt, Index rtindex, const Catalo
     List* vars = NIL;
     for (int f = 0; f < entry->num_features; f++) {
         if (attnums[f] == InvalidAttrNumber) {  // a feature the model never reads: not fetched
-            vars = lappend(vars, makeConst(FLOAT4OID, -1, InvalidOid, sizeof(float4), Float4GetDatum(0.0f),
-                                           false, true));
+            vars = lappend(vars, make_unread_feature());
             continue;
         }
         Form_pg_attribute attribute = TupleDescAttr(desc, attnums[f] - 1);
@@ -61,7 +60,7 @@ List* push_features_through_append(Append* append, List* scans, List* columns_pe
     List* features = NIL;
     for (int f = 0; f < num_features; f++) {
         Node* first = (Node*)list_nth((List*)linitial(columns_per_scan), f);
-        if (IsA(first, Const)) {  // ignored by the model: the same constant for every partition
+        if (is_unread_feature(first)) {  // ignored by the model: the same constant for every partition
             features = lappend(features, first);
             continue;
         }
@@ -150,8 +149,7 @@ List* row_expression_columns(const Rewrite* rw, RowExpr* row, const CatalogEntry
     List* columns = NIL;
     for (int f = 0; f < entry->num_features; f++)
         columns = lappend(columns, attnums[f] == InvalidAttrNumber  // a feature the model never reads
-                                       ? (Node*)makeConst(FLOAT4OID, -1, InvalidOid, sizeof(float4),
-                                                          Float4GetDatum(0.0f), false, true)
+                                       ? make_unread_feature()
                                        : (Node*)copyObjectImpl(list_nth(row->args, attnums[f] - 1)));
     return columns;
 }
@@ -268,7 +266,7 @@ void apply_pushdowns(Rewrite* rw) {
         List* vars = NIL;
         ListCell* e;
         foreach (e, push->columns)
-            vars = lappend(vars, IsA(lfirst(e), Const)
+            vars = lappend(vars, IsA(lfirst(e), Const)  // unread, or a constant
                                      ? lfirst(e)
                                      : outer_var_for(push->child, target_position(push->child, (Expr*)lfirst(e))));
         push->in->exprs = vars;

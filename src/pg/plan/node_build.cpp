@@ -2,6 +2,7 @@
 
 #include "exec/scan_methods.hpp"
 #include "plan/early_exit_request.hpp"
+#include "features.hpp"
 #include "plan/node_kinds.hpp"
 #include "plan/predict_calls.hpp"
 
@@ -43,7 +44,7 @@ List* scan_tlist_for(Plan* child, int passthrough, Rewrite* rw) {
             row->args = NIL;  // the features read; constants stand for features the model ignores
             ListCell* e;
             foreach (e, in->exprs)
-                if (!IsA(lfirst(e), Const)) row->args = lappend(row->args, lfirst(e));
+                if (!is_unread_feature((Node*)lfirst(e))) row->args = lappend(row->args, lfirst(e));
             row->row_typeid = RECORDOID;
             row->row_format = COERCE_IMPLICIT_CAST;
             row->location = -1;

@@ -502,9 +502,8 @@ void specialize_input(List* targets, BatchInput* in) {
         bool was_read = false;
         foreach (lc, targets) {
             List* columns = *((Target*)lfirst(lc))->columns;
-            if (IsA(list_nth(columns, f), Const)) continue;
-            lfirst(list_nth_cell(columns, f)) =
-                makeConst(FLOAT4OID, -1, InvalidOid, sizeof(float4), Float4GetDatum(0.0f), false, true);
+            if (is_unread_feature((Node*)list_nth(columns, f))) continue;
+            lfirst(list_nth_cell(columns, f)) = make_unread_feature();
             was_read = true;
         }
         if (was_read)

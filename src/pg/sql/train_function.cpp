@@ -78,13 +78,16 @@ training::ColumnKind column_kind(Form_pg_attribute attribute, const char* role) 
                             "boolean or text; cast the column in the query, or leave it out.")));
 }
 
-training::Cell cell_of(training::ColumnKind kind, FeatureConverter convert, Datum value, bool isnull) {
+// blank_padded: a char(n) value, whose trailing blanks are dropped as scoring drops them.
+training::Cell cell_of(training::ColumnKind kind, FeatureConverter convert, bool blank_padded, Datum value,
+                       bool isnull) {
     training::Cell cell = {NAN, NULL, 0};
     if (isnull) return cell;
     if (kind == training::ColumnKind::Text) {
         text* string = DatumGetTextPP(value);
         cell.text = VARDATA_ANY(string);
         cell.length = VARSIZE_ANY_EXHDR(string);
+        if (blank_padded) cell.length = (size_t)bpchartruelen(VARDATA_ANY(string), (int)cell.length);
     } else {
         cell.number = convert(value);
     }
@@ -235,9 +238,11 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     for (int a = 0; a < natts; a++) num_features += a != target_attr && !excluded[a];
     training::ColumnKind* kinds = (training::ColumnKind*)palloc(sizeof(training::ColumnKind) * Max(num_features, 1));
     FeatureConverter* converters = (FeatureConverter*)palloc(sizeof(FeatureConverter) * Max(natts, 1));
+    bool* padded = (bool*)palloc(sizeof(bool) * Max(natts, 1));
     int* attrs = (int*)palloc(sizeof(int) * Max(num_features, 1));
     for (int a = 0, f = 0; a < natts; a++) {
         converters[a] = converter_for_type(TupleDescAttr(tupdesc, a)->atttypid);
+        padded[a] = is_blank_padded(TupleDescAttr(tupdesc, a)->atttypid);
         if (a == target_attr || excluded[a]) continue;
         kinds[f] = column_kind(TupleDescAttr(tupdesc, a), "feature");
         attrs[f++] = a;
@@ -276,8 +281,9 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
                                 errmsg("target column \"%s\" is NULL in row %lld of the query", target, (long long)row + 1),
                                 errhint("Leave such rows out: WHERE %s IS NOT NULL.", quote_identifier(target))));
             for (int f = 0; f < num_features; f++)
-                cells[f] = cell_of(kinds[f], converters[attrs[f]], values[attrs[f]], nulls[attrs[f]]);
-            training::Cell target_cell = cell_of(target_kind, converters[target_attr], values[target_attr], false);
+                cells[f] = cell_of(kinds[f], converters[attrs[f]], padded[attrs[f]], values[attrs[f]], nulls[attrs[f]]);
+            training::Cell target_cell =
+                cell_of(target_kind, converters[target_attr], padded[target_attr], values[target_attr], false);
             training::Dataset* d = *dataset;
             guarded([&] { training::add_row(d, cells, target_cell); });
         }
