@@ -516,6 +516,8 @@ def run_generated(env, count, seed, report_file=None):
     failures = []
     outcomes = collections.Counter()
     for i in range(count):
+        if i and i % 5000 == 0:  # a long series (scripts/query-shapes.sh) says how far it is
+            print(f"  ... {i} queries, {len(failures)} disagreed, {dict(outcomes)}", flush=True)
         q = gen.generate()
         settings = {name: r.choice(values) for name, values in SETTINGS.items()}
         parallel = r.random() < 0.25

@@ -6,7 +6,10 @@
 #include "settings.hpp"
 
 extern "C" {
+#include "access/xact.h"
 #include "access/xlog.h"
+#include "common/hashfn.h"
+#include "storage/lmgr.h"
 #include "common/shortest_dec.h"
 #include "tcop/utility.h"
 #include "utils/timestamp.h"
@@ -232,11 +235,50 @@ Datum cstring_to_jsonb(const char* json) {
     return result;
 }
 
+// The versions of `name` as `snapshot` sees them: their count and newest version, as text.
+char* versions_seen(const CatalogTable& table, const char* name, Snapshot snapshot) {
+    char* query = psprintf("SELECT pg_catalog.count(*)::text || '/' || coalesce(pg_catalog.max(version)::text, '') "
+                           "FROM %s WHERE name OPERATOR(pg_catalog.=) $1",
+                           table.qualified_table);
+    Oid types[1] = {TEXTOID};
+    Datum values[1] = {CStringGetTextDatum(name)};
+    SPIPlanPtr plan = SPI_prepare(query, 1, types);
+    if (plan == NULL) elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(SPI_result));
+    int rc = SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot, true, false, 1);
+    if (rc != SPI_OK_SELECT || SPI_processed != 1)
+        elog(ERROR, "pg_predict: reading the catalog failed: %s", SPI_result_code_string(rc));
+    char* seen = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+    SPI_freeplan(plan);
+    return seen;
+}
+
+// Under a transaction snapshot: a serialization failure when another transaction changed the
+// versions of `name` (a new name, a new version) after the snapshot was taken.
+void refuse_concurrent_change(const CatalogTable& table, const char* name) {
+    char* mine = versions_seen(table, name, GetTransactionSnapshot());
+    char* latest = versions_seen(table, name, GetLatestSnapshot());
+    if (strcmp(mine, latest) != 0)
+        ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+                        errmsg("could not serialize access due to a concurrent change of model \"%s\"", name),
+                        errdetail("Another transaction added or removed a version of the model after this "
+                                  "transaction's snapshot was taken."),
+                        errhint("Retry the transaction.")));
+}
+
 // Locks the rows of `name` (every version, in version order, so writers of one name queue
 // behind each other); false when there is no such model. *owner: its owner's name (NULL when it
 // has none), in the caller's memory context (SPI's would go with SPI_finish).
+//
+// First a lock on the name itself (the catalog's OID and a hash of the name, until the end of
+// the transaction): a new name has no row to lock, and two create_model of one new name each
+// inserted version 1, one of them failing on the unique constraint (issue 46). Now the second
+// waits; under READ COMMITTED it then sees the first's row and adds version 2, as for an
+// existing name. A snapshot that must not change (REPEATABLE READ, SERIALIZABLE) cannot see
+// what was committed while it waited: that is a serialization failure, which clients retry.
 bool lock_model_row(const CatalogTable& table, const char* name, char** owner) {
     MemoryContext caller = CurrentMemoryContext;
+    LockDatabaseObject(table.relation, hash_bytes((const unsigned char*)name, (int)strlen(name)), 0, ExclusiveLock);
+    if (IsolationUsesXactSnapshot()) refuse_concurrent_change(table, name);
     char* query = psprintf("SELECT %s FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s FOR UPDATE",
                            table.owner_name, table.qualified_table, table.versions ? " ORDER BY version" : "");
     Oid types[1] = {TEXTOID};
