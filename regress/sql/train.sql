@@ -142,7 +142,8 @@ SELECT train('lin', 'SELECT a, churned FROM train_rows', 'churned', 'logistic');
 -- refused before a row is read: this query would divide by zero on its first row
 SELECT train('lin', 'SELECT a, (1 / (b - b))::int AS churned FROM train_rows', 'churned', 'logistic');
 SELECT name, count(*) AS versions FROM model_versions WHERE name IN ('excl', 'lin') GROUP BY name ORDER BY name;
--- made explicit (a classification objective), it adds a version
+-- made explicit (a classification objective) it trains a classifier, but its labels {0, 1} are
+-- numbers where the name's are text: refused as well (below)
 SELECT r ->> 'version' AS version, r ->> 'task' AS task
   FROM train('excl', 'SELECT a, b, (churned = ''yes'')::int AS churned FROM train_rows', 'churned',
              hyperparams => '{"n_estimators": 2, "objective": "binary:logistic"}') r;
@@ -204,6 +205,24 @@ BEGIN;
 SELECT train('rolled', 'SELECT a, churned FROM train_rows', 'churned', hyperparams => '{"n_estimators": 2}') ->> 'rows' AS rows;
 ROLLBACK;
 SELECT count(*) AS rolled FROM models WHERE name = 'rolled';
+
+-- a new version keeps the type of its name's labels (issue 46): the README's tour trained a
+-- boolean target over a name whose labels were {0, 1}, and predict() failed for every caller.
+-- Refused before a row is read (the query would divide by zero), naming both; nothing stored.
+SELECT train('labels', 'SELECT a, b, (churned = ''yes'')::int AS churned FROM train_rows', 'churned',
+             hyperparams => '{"n_estimators": 2, "objective": "binary:logistic"}') ->> 'version' AS version;
+SELECT train('labels', 'SELECT a, b, (1 / (b - b) = 1) AS churned FROM train_rows', 'churned');
+SELECT train('labels', 'SELECT a, b, churned FROM train_rows', 'churned');
+SELECT train('tier', 'SELECT a, b, (churned = ''yes'') AS tier FROM train_rows', 'tier');
+SELECT name, count(*) AS versions FROM model_versions WHERE name IN ('labels', 'tier') GROUP BY name ORDER BY name;
+-- the same labels' type adds a version
+SELECT train('labels', 'SELECT a, b, (churned = ''yes'')::int AS churned FROM train_rows', 'churned',
+             hyperparams => '{"n_estimators": 3, "objective": "binary:logistic"}') ->> 'version' AS version;
+-- create_model keeps its right to change them, and says so
+SELECT create_model('labels', (SELECT source FROM model_catalog WHERE name = 'tier' AND deployed)) AS version;
+SELECT create_model('labels', (SELECT source FROM model_catalog WHERE name = 'reg' AND deployed)) AS version;
+SELECT create_model('labels', (SELECT source FROM model_catalog WHERE name = 'reg' AND deployed)) AS version;
+SELECT drop_model('labels');
 
 SELECT drop_model(name) FROM models WHERE name IN ('tchurn', 'tchurn_copy', 'split1', 'split2', 'nosplit', 'tier', 'reg',
        'visits', 'flagged', 'lin', 'ridge', 'logit', 'logit3', 'others', 'best', 'excl') ORDER BY name;

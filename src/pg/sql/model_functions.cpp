@@ -1,6 +1,7 @@
 // The SQL functions: create_model, drop_model, and the per-row predict / predict_proba /
 // predict_label path (the batching executor node takes over where the planner can use it).
 #include "sql/arguments.hpp"
+#include "sql/labels.hpp"
 #include "device.hpp"
 #include "features.hpp"
 #include "guard.hpp"
@@ -332,6 +333,7 @@ Datum create_model(FunctionCallInfo fcinfo, pg_predict::ArtifactKind kind) {
                                  "with options => '{\"features\": [\"column\", ...]}'.")));
     StoredVersion stored = catalog_store(name, built, source, kind, options_datum, replace, NULL,
                                          deploy ? DeployChoice::always : DeployChoice::never);
+    warn_on_changed_meaning(name, existing, built, stored.version);  // create_model may; it says so
     // This backend's programs of the version deployed before are garbage now (other backends
     // free theirs when they next look the model up: runtime::note_model_version).
     if (existing != NULL && stored.deployed) guarded([&] { pg_predict::runtime::forget_model(name); });

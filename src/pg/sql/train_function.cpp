@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sql/arguments.hpp"
+#include "sql/labels.hpp"
 #include "catalog/catalog.hpp"
 #include "features.hpp"
 #include "guard.hpp"
@@ -117,6 +118,29 @@ void require_same_task(const char* name, const CatalogEntry* existing, const std
                                   "classes), or cast the target to text or boolean. Or train under another name."
                                 : "Train under another name, or drop_model('%s') first.",
                             name)));
+}
+
+// A new version keeps the type of its name's labels (numbers, boolean or text): a boolean target
+// over a name whose labels are {0, 1} made predict() fail for every caller ("predicts text
+// labels"). Known from the target column's type, before any row is read.
+void require_same_labels(const char* name, const CatalogEntry* existing, const std::string& task,
+                         training::ColumnKind target) {
+    if (existing == NULL || task != "classification") return;
+    const char* before = label_type_of(existing);
+    const char* now = target == training::ColumnKind::Number    ? "numeric"
+                      : target == training::ColumnKind::Boolean ? "boolean"
+                                                                : "text";
+    if (before == NULL || strcmp(before, now) == 0) return;
+    ereport(ERROR, (errcode(ERRCODE_DATATYPE_MISMATCH),
+                    errmsg("train() gives model \"%s\" %s labels, but its version %d has %s labels %s", name, now,
+                           existing->version, before, labels_text(existing)),
+                    errdetail("A new version of a model keeps the type of its labels: predict() of every caller "
+                              "would change meaning or fail."),
+                    errhint("%s", strcmp(before, "numeric") == 0
+                                      ? "Cast the target to a number in the query, e.g. churned::int, or train under "
+                                        "another name."
+                                      : "Cast the target in the query to the labels' type, or train under another "
+                                        "name.")));
 }
 
 // The query's columns train() leaves out: each must be one of the query's, and not the target.
@@ -260,6 +284,7 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     }
     // The task is known from the request: refuse a switch before any row is read or fitted.
     require_same_task(name, existing, training::task_name(*dataset));
+    require_same_labels(name, existing, training::task_name(*dataset), target_kind);
 
     // The rows, a batch at a time; a batch's detoasted values go with its memory context.
     MemoryContext batch_context = AllocSetContextCreate(CurrentMemoryContext, "pg_predict train batch",
