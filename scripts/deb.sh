@@ -3,14 +3,16 @@
 # -dbgsym (the debug info), in dist/ (DEB_DIR=... elsewhere), for each PostgreSQL version of
 # debian/pgversions that is installed. dpkg-buildpackage runs debian/rules on a copy of the
 # sources under build/deb/ (nothing is written into the tree), and the CMake trees stay there, so
-# a second run rebuilds only what changed. Needs debhelper and postgresql-server-dev-all
-# (scripts/install-deps.sh installs them).
+# a second run rebuilds only what changed. Installs what it needs first, as make run and make
+# test do (scripts/install-deps.sh --deb: debhelper, postgresql-server-dev-all, the build's
+# packages; nothing when they are there).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${DEB_DIR:-$ROOT/dist}
 WORK=${PG_PREDICT_DEB_WORK:-$ROOT/build/deb}
 
 die() { echo "deb: ERROR: $*" >&2; exit 1; }
+bash "$ROOT/scripts/install-deps.sh" --deb || die "installing the packages make deb needs failed"
 command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null && command -v pg_buildext >/dev/null \
   || die "dpkg-buildpackage, dh or pg_buildext missing: bash scripts/install-deps.sh (debhelper, postgresql-server-dev-all)"
 

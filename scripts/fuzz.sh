@@ -5,6 +5,10 @@
 #   scripts/fuzz.sh run TARGET SECONDS [ARGS] fuzz one target; exit status 0 = no crash, leak,
 #                                            timeout or out-of-memory
 #   scripts/fuzz.sh all SECONDS              every target in turn, SECONDS each
+#   scripts/fuzz.sh replay TARGET RUNS       what make test runs: RUNS inputs from a fixed seed,
+#                                            starting from the seeds alone (a fresh corpus), so
+#                                            every run tries the same inputs in the same order
+#                                            and a failure is never a matter of chance
 # The working corpus is build/fuzz/corpus/TARGET (kept between runs, so a longer run goes on
 # where the last stopped); it is seeded from the fixtures (regress/fixtures, the documents
 # inside regress/fixtures/sklearn_trees) and regress/fuzz/seeds/TARGET, which holds the
@@ -61,9 +65,29 @@ run() {
     -print_final_stats=1 "$@"
 }
 
+# The same inputs on every machine: libFuzzer's mutations are a function of its seed and the
+# corpus it starts from. max_total_time only guards a machine far slower than ours (it stops
+# the series early, so such a run tries a prefix of the same inputs).
+replay() {
+  local target=$1 runs=$2
+  shift 2
+  local corpus
+  corpus=$(mktemp -d "${TMPDIR:-/tmp}/pg_predict-fuzz-$target.XXXXXX")
+  mkdir -p "$OUT/artifacts"
+  local dirs=("$corpus") d dict=$ROOT/regress/fuzz/$target.dict rc=0
+  [ -f "$dict" ] || dict=$ROOT/regress/fuzz/json.dict
+  for d in "$OUT/seeds/$target" "$ROOT/regress/fuzz/seeds/$target"; do [ -d "$d" ] && dirs+=("$d"); done
+  "$OUT/fuzz_$target" "${dirs[@]}" \
+    -seed=46 -runs="$runs" -max_total_time=600 -timeout=20 -rss_limit_mb=2560 -max_len=262144 \
+    -dict="$dict" -artifact_prefix="$OUT/artifacts/$target-" -print_final_stats=1 "$@" || rc=$?
+  rm -rf "$corpus"
+  return $rc
+}
+
 case ${1:-} in
   build) build; seed ;;
   run) run "$2" "$3" "${@:4}" ;;
+  replay) replay "$2" "$3" "${@:4}" ;;
   all)
     rc=0
     for t in $TARGETS; do run "$t" "$2" || rc=1; done

@@ -5,6 +5,7 @@
 #
 #   bash scripts/install-deps.sh         # everything (make test)
 #   bash scripts/install-deps.sh --run   # what make run needs: the build and the demo
+#   bash scripts/install-deps.sh --deb   # what make deb needs: the build and Debian's packaging
 #
 # Idempotent: when every package is already installed it touches nothing (no apt-get update).
 # The PostgreSQL packages are pinned to one version: the installed server's version when the
@@ -17,6 +18,7 @@ PG_MAJOR=15
 # a new user; `make test` installs the rest.
 MODE=all
 [ "${1:-}" = "--run" ] && MODE=run
+[ "${1:-}" = "--deb" ] && MODE=deb
 PG_RUN_PACKAGES=(postgresql-$PG_MAJOR postgresql-client-$PG_MAJOR postgresql-server-dev-$PG_MAJOR)
 RUN_PACKAGES=(
   # build the extension
@@ -26,6 +28,8 @@ RUN_PACKAGES=(
   # initdb runs as an unprivileged user through runuser
   util-linux
 )
+# `make deb` (scripts/deb.sh) and its test
+DEB_PACKAGES=(debhelper dpkg-dev fakeroot postgresql-server-dev-all)
 TEST_PACKAGES=(
   # the unit tests
   libgtest-dev
@@ -41,13 +45,15 @@ TEST_PACKAGES=(
   python3-venv python3-setuptools python3-wheel python3-pip
   # building the vendored Citus (scripts/install-citus.sh: keep its BUILD_PACKAGES in sync)
   libzstd-dev liblz4-dev libkrb5-dev libssl-dev libicu-dev
-  # `make deb` (scripts/deb.sh) and its test
-  debhelper dpkg-dev fakeroot postgresql-server-dev-all
+  "${DEB_PACKAGES[@]}"
 )
 PG_TEST_PACKAGES=(postgresql-plpython3-$PG_MAJOR)
 if [ "$MODE" = run ]; then
   PG_PACKAGES=("${PG_RUN_PACKAGES[@]}")
   PACKAGES=("${RUN_PACKAGES[@]}")
+elif [ "$MODE" = deb ]; then
+  PG_PACKAGES=("${PG_RUN_PACKAGES[@]}")
+  PACKAGES=("${RUN_PACKAGES[@]}" "${DEB_PACKAGES[@]}")
 else
   PG_PACKAGES=("${PG_RUN_PACKAGES[@]}" "${PG_TEST_PACKAGES[@]}")
   PACKAGES=("${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}")

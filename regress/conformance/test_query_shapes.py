@@ -419,6 +419,9 @@ SERIAL = ["RESET max_parallel_workers_per_gather", "RESET parallel_setup_cost", 
           "RESET min_parallel_table_scan_size", "RESET force_parallel_mode"]
 
 
+PLAN_TIME_ERRORS = {"42804", "42703"}  # datatype mismatch, undefined column
+
+
 def canon(value):
     if isinstance(value, float):
         return ("f", value.hex()) if value == value else ("f", "nan")
@@ -481,6 +484,16 @@ def check_query(conn, q, settings, parallel):
                 # the array form fails its own way (a text value cast to float8), and of two calls
                 # that both fail, the batched plan reports the one it plans first
                 continue
+            if answer[0] == "error" and want[0] == "error" and answer[1] == want[1] and \
+                    (parallel or "per_row_name" in q.shape):
+                # the same error met at another row first: a parallel scan's order, or which of
+                # the models named per row the node bound first
+                continue
+            if answer[0] == "error" and answer[1] in PLAN_TIME_ERRORS and want == ("rows", []):
+                # a column the model cannot read is refused when the statement is planned,
+                # batched; per row, by the first row scored, and this query scored none
+                # (docs/semantics.md)
+                continue
             if answer != want:
                 problems.append(f"{mode}: {difference(answer, want)}")
         return problems, want
@@ -510,7 +523,9 @@ def describe(answer):
     return f"{len(answer[1])} rows, first {answer[1][:3]}"
 
 
-def run_generated(env, count, seed, report_file=None):
+def run_generated(env, count, seed, report_file=None, only=None):
+    """Generates `count` queries from `seed` and checks each (only: the indexes to check, to
+    replay a failure)."""
     gen = Generator(seed)
     r = random.Random(seed + 1)
     failures = []
@@ -521,6 +536,8 @@ def run_generated(env, count, seed, report_file=None):
         q = gen.generate()
         settings = {name: r.choice(values) for name, values in SETTINGS.items()}
         parallel = r.random() < 0.25
+        if only is not None and i not in only:
+            continue
         try:
             problems, want = check_query(env.conn, q, settings, parallel)
         except psycopg.Error as e:
@@ -542,10 +559,12 @@ def run_generated(env, count, seed, report_file=None):
 def generated_shapes(env):
     count = int(os.environ.get("SHAPES_QUERIES", "300"))
     seed = int(os.environ.get("SHAPES_SEED", "46"))
-    failures, outcomes = run_generated(env, count, seed, os.environ.get("SHAPES_FAILURES"))
+    only = os.environ.get("SHAPES_ONLY")  # e.g. "611,612": replay those queries of the series
+    only = {int(i) for i in only.split(",")} if only else None
+    failures, outcomes = run_generated(env, count, seed, os.environ.get("SHAPES_FAILURES"), only)
     print(f"  {count} generated queries (seed {seed}): {dict(outcomes)} answers per row; "
           f"{len(failures)} disagreed")
-    if outcomes["rows"] < count // 2:
+    if only is None and outcomes["rows"] < count // 2:
         raise Failure(f"only {outcomes['rows']} of {count} queries gave rows: the generator tests little")
     if failures:
         raise Failure(f"{len(failures)} of {count} queries disagreed; the first:\n" + "\n\n".join(failures[:3]))

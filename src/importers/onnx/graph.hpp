@@ -191,12 +191,16 @@ std::vector<int64_t> broadcast_dims(const Node& node, std::vector<int64_t> a, st
 // be 1: they stand for the batch).
 std::vector<double> constant_for_row(const Node& node, const Constant& c, const std::vector<int64_t>& dims);
 int64_t product(const std::vector<int64_t>& dims);
+// The most columns a model's scores (its outputs) may have.
+constexpr int64_t kMaxScoreColumns = 1 << 10;
 
 // A new Value.
 Value constant_value(Constant c);
 Value row_value(Graph&, Row r, bool probabilities = false, std::string key = "");
 // Decision columns / model of a Row or Scores: a Scores whatever the value was.
-Scores as_scores(const Value&);
+// `what` names the tensor for errors (a node's where(), an output's name). Its width is bounded
+// (kMaxScoreColumns): the scores pass through a width x width identity.
+Scores as_scores(const Value&, const std::string& what);
 // A classifier's label output over its `scores` (given a fresh key here): the label's classes
 // are `labels`, and the scores are kept in the graph as "#<what> of <node>", where the label
 // finds its decision columns.

@@ -47,7 +47,7 @@ void linear_classifier(Node& n) {
     Value scores;
     if (binary_one_row || post == "SOFTMAX") {
         scores.kind = Kind::Scores;
-        scores.scores = as_scores(row_value(n.graph, margin));
+        scores.scores = as_scores(row_value(n.graph, margin), n.where());
         scores.scores.transform = post == "SOFTMAX" ? spec::PostTransform::Softmax
                                   : post == "LOGISTIC" ? spec::PostTransform::Logistic
                                   : post == "NONE" ? spec::PostTransform::TwoSided

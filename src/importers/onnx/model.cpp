@@ -218,7 +218,7 @@ void set_model(const Scores& s, spec::Pipeline& p) {
 
 // The decision columns of a label: its margin (negated for an argmin), no probabilities.
 void decision_columns(const Label& l, const Graph& graph, spec::Pipeline& p) {
-    Scores s = as_scores(graph.values.at(l.tensor));
+    Scores s = as_scores(graph.values.at(l.tensor), "tensor \"" + l.tensor + "\"");
     if (l.argmin) {
         if (s.trees || s.transform != spec::PostTransform::Identity)
             unsupported_in_onnx("an ArgMin over the output of a model");
@@ -341,7 +341,7 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
         unsupported_in_onnx("a graph whose outputs are none of a label, probabilities or one value per row; name the "
                     "output to score with the option \"output\"" + kinds);
     }
-    set_model(as_scores(*out), p);
+    set_model(as_scores(*out, "output \"" + out_name + "\""), p);
     p.objective = "output " + out_name;
     const int32_t width = columns_of(*out);
     if (label != nullptr) {

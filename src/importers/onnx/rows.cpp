@@ -244,11 +244,16 @@ Value classifier_label(Node& n, Value& scores, const ClassLabels& labels, const 
     return label;
 }
 
-Scores as_scores(const Value& v) {
+Scores as_scores(const Value& v, const std::string& what) {
     if (v.kind == Value::Kind::Scores) return v.scores;
     Scores s;
     s.margin = v.row;
     const int64_t w = v.row.width();
+    // Before the identity below is allocated: a Tile or Expand can make a row a million values
+    // wide, and w * w of them took the memory of the machine (a 311-byte file, issue 46).
+    if (w > kMaxScoreColumns)
+        fail(ErrorCategory::Unsupported, "ONNX: " + what + " gives " + std::to_string(w) + " scores per row (at most " +
+                                             std::to_string(kMaxScoreColumns) + ")");
     if (!s.margin.steps.empty() && s.margin.steps.back().op == spec::Op::Project) {
         // The last projection is the estimator (a linear model's margins).
         spec::Step last = std::move(s.margin.steps.back());

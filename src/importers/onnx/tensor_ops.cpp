@@ -216,7 +216,7 @@ void unary(Node& n, const char* function) {
     if (n.op() == "Exp" && x.kind == Kind::LogSoftmax) {  // exp(log_softmax(x)) = softmax(x)
         Value v;
         v.kind = Kind::Scores;
-        v.scores = as_scores(x);
+        v.scores = as_scores(x, n.where());
         v.scores.transform = spec::PostTransform::Softmax;
         v.key = x.key;
         v.probabilities = true;
@@ -326,7 +326,7 @@ void softmax(Node& n) {
     v.has_row = true;
     n.graph.path.clear();
     v.kind = Kind::Scores;
-    v.scores = as_scores(x);
+    v.scores = as_scores(x, n.where());
     v.scores.transform = spec::PostTransform::Softmax;
     v.key = x.key;
     v.probabilities = true;
