@@ -20,6 +20,7 @@ Needs the extension installed (make install). Last line: 'conformance: N passed,
 import contextlib
 
 import numpy as np
+import psycopg
 
 import sklearn_cases  # noqa: F401  (puts python/ on sys.path)
 from harness import Failure, main, test
@@ -220,6 +221,91 @@ def without_nulls_every_row_predicts(env):
     for model, (expect, _) in env.expect.items():
         if np.isnan(expect[~env.nulls]).any():
             raise Failure(f"{model}: a row without a NULL expected no prediction")
+
+
+def with_tensor_replaced(program, attribute, values):
+    """The TorchScript archive `program` with the int64 tensor `attribute` of its module holding
+    `values` (as many as it has): its storage file rewritten in the zip, as a hand edit of the
+    catalog's bytes could. (This Python's torch cannot load the program: it calls our ops.)"""
+    import io
+    import pickle
+    import zipfile
+
+    class Call:
+        def __init__(self, fn, args):
+            self.fn, self.args = fn, args
+
+    class Object:  # a class the pickle makes instances of (the module): its state is kept
+        def __setstate__(self, state):
+            self.state = state
+
+    class Recorder(pickle.Unpickler):
+        def find_class(self, module, name):
+            if module.startswith("__torch__"):
+                return type(name, (Object,), {})
+            return lambda *args: Call(name, args)
+
+        def persistent_load(self, pid):
+            return pid  # ('storage', type, key, location, numel)
+
+    zin = zipfile.ZipFile(io.BytesIO(program))
+    names = zin.namelist()
+    pkl = next(n for n in names if n.endswith("/data.pkl") and n.count("/") == 1)
+    root = Recorder(io.BytesIO(zin.read(pkl))).load()
+    state = getattr(root, "state", None)
+    found = []
+
+    def walk(node, depth=0):
+        if depth > 20:
+            return
+        if isinstance(node, dict):
+            tensor = node.get(attribute)
+            if isinstance(tensor, Call) and tensor.fn == "_rebuild_tensor_v2":
+                found.append(tensor.args[0][2])  # the storage's key
+            for v in node.values():
+                walk(v, depth + 1)
+        elif isinstance(node, (list, tuple)):
+            for v in node:
+                walk(v, depth + 1)
+        elif isinstance(node, Call):
+            walk(node.args, depth + 1)
+
+    walk(state if state is not None else root)
+    if not found:
+        raise Failure(f"no tensor {attribute!r} in the program")
+    prefix = pkl.split("/")[0]
+    key = f"{prefix}/data/{found[0]}"
+    old = zin.read(key)
+    new = np.resize(np.array(values, dtype="<i8"), len(old) // 8).tobytes()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zout:
+        for item in zin.infolist():
+            zout.writestr(item, new if item.filename == key else zin.read(item.filename))
+    return out.getvalue()
+
+
+@test
+def a_damaged_missing_inputs_is_an_error(env):
+    """A stored program whose missing_inputs names an input the model does not have (a catalog
+    row changed by hand) gives an ERROR when it is loaded, never a read out of range."""
+    env.conn.execute("SELECT create_model('nr_damaged', (SELECT source FROM model_catalog WHERE name = 'nr_scaled_gb' "
+                     "AND deployed), 'sklearn')")
+    program = bytes(env.conn.execute("SELECT program FROM model_catalog WHERE name = 'nr_damaged'").fetchone()[0])
+    for bad in (N_FEATURES + 1000, -1, 2**40):
+        env.conn.execute("UPDATE model_catalog SET program = %s WHERE name = 'nr_damaged'",
+                         [with_tensor_replaced(program, "missing_inputs", [bad])])
+        for sql in (f"SELECT (predict_proba('nr_damaged', t))[2] FROM {TABLE} t",
+                    "SELECT (predict_proba('nr_damaged', ARRAY[1, 2, 3, 4]::float8[]))[2]"):
+            try:
+                env.conn.execute(sql).fetchall()
+            except psycopg.Error as e:
+                if "stored program is damaged" not in str(e):
+                    raise Failure(f"{bad}: {sql}: an error that does not say what is wrong: {e}")
+            else:
+                raise Failure(f"{bad}: {sql} scored with a damaged missing_inputs")
+    env.conn.execute("UPDATE model_catalog SET program = %s WHERE name = 'nr_damaged'", [program])
+    env.conn.execute(f"SELECT (predict_proba('nr_damaged', t))[2] FROM {TABLE} t").fetchall()  # intact again
+    env.conn.execute("SELECT drop_model('nr_damaged')")
 
 
 if __name__ == "__main__":

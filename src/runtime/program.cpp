@@ -142,8 +142,20 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
         shape.reads_float64 = module.hasattr("reads_float64") && module.attr("reads_float64").toBool();
         if (module.hasattr("one_row_link")) shape.one_row = set_up_native(module, shape, "one_row_link", shape.num_features);
         if (module.hasattr("missing_inputs")) {
+            // Positions in each row of the batch, read row by row without further checks: a
+            // catalog row changed by hand must give an ERROR here, not a read out of range.
             const at::Tensor m = module.attr("missing_inputs").toTensor().contiguous();
-            shape.missing_inputs.assign(m.data_ptr<int64_t>(), m.data_ptr<int64_t>() + m.numel());
+            if (m.scalar_type() != at::kLong || m.dim() != 1)
+                fail(ErrorCategory::InvalidModel, "the stored program is damaged: missing_inputs is not a list of input "
+                                                  "positions; register the model again");
+            const int64_t* inputs = m.data_ptr<int64_t>();
+            for (int64_t i = 0; i < m.numel(); ++i)
+                if (inputs[i] < 0 || inputs[i] >= shape.num_features)
+                    fail(ErrorCategory::InvalidModel,
+                         "the stored program is damaged: missing_inputs names input " + std::to_string(inputs[i]) +
+                             " of a model with " + std::to_string(shape.num_features) +
+                             " inputs; register the model again");
+            shape.missing_inputs.assign(inputs, inputs + m.numel());
         }
         shape.native_ops = calls_native_ops(module);
         auto* loaded = new LoadedModule(module);
