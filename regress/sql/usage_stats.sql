@@ -78,6 +78,25 @@ SELECT errors FROM model_stats WHERE name = 'stats_city';
 -- A model that does not exist is no model version's error.
 SELECT predict('no_such_model', ARRAY[1]::real[]);
 SELECT name, errors FROM model_stats WHERE name LIKE 'stats\_%' ORDER BY name;
+-- A statement that fails mid-way for another reason keeps the counts of the rows it scored
+-- before the error (issue 46): 1000 rows in batches of 100 (the first of 64), and row 950's
+-- WHERE divides by zero while the tenth batch is read, so nine batches (864 rows) were scored;
+-- no error is the model's. Batched, with the model named per row (its groups of at most 100 rows in batches
+-- of 64 and 256 rows: 320), and per row (949 calls).
+SELECT create_model('midway_churn', :'binary_model'::jsonb);
+SET pg_predict.batch_size = 100;
+SELECT count(predict('midway_churn', r)) FROM stats_rows r WHERE 1 / (950 - id) IS NOT NULL;
+SELECT calls, rows, batches, errors FROM model_stats WHERE name = 'midway_churn';
+SELECT model_stats_reset('midway_churn');
+SELECT count(predict(CASE WHEN id > 0 THEN 'midway_churn' END, r)) FROM stats_rows r WHERE 1 / (950 - id) IS NOT NULL;
+SELECT calls, rows, batches, errors FROM model_stats WHERE name = 'midway_churn';
+SELECT model_stats_reset('midway_churn');
+SET pg_predict.enable_batching = off;
+SELECT count(predict('midway_churn', r)) FROM stats_rows r WHERE 1 / (950 - id) IS NOT NULL;
+RESET pg_predict.enable_batching;
+SELECT calls, rows, batches, errors FROM model_stats WHERE name = 'midway_churn';
+RESET pg_predict.batch_size;
+SELECT drop_model('midway_churn');
 
 -- This backend holds both programs: one backend, the bytes the cache counts for a program
 -- (its serialized size and 64 kB).

@@ -171,6 +171,19 @@ void flush_usage(RowModel* m) {
     m->usage = UsageCounts{};
 }
 
+// A statement that fails mid-way ends no node, but the rows its models scored before the error
+// count (issue 46): when a bound model's memory goes (released, or the query's memory deleted
+// by an abort, which runs before the transaction's callbacks) its usage goes to model_stats
+// first. After a normal end or a release it holds none.
+void flush_usage_callback(void* arg) { flush_usage((RowModel*)arg); }
+
+void flush_usage_when_freed(RowModel* m) {
+    MemoryContextCallback* callback = (MemoryContextCallback*)MemoryContextAlloc(m->context, sizeof(MemoryContextCallback));
+    callback->func = flush_usage_callback;
+    callback->arg = m;
+    MemoryContextRegisterResetCallback(m->context, callback);
+}
+
 void release_model(PerRowModels* p, RowModel* m) {
     flush_usage(m);
     unlink_bound(p, m);
@@ -193,6 +206,7 @@ void bind_row_model(PerRowModels* p, RowModel* m) {
     load_bound_program(model);
     MemoryContextSwitchTo(old);
     m->model = model;  // only once bound: an error leaves it to bind again
+    flush_usage_when_freed(m);
     m->fresh = true;
     runtime::Program* program = model->program;
     m->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
