@@ -24,7 +24,9 @@ median of --runs: the library on the rows already in memory (float32 numpy; Ligh
 Booster.predict(X, num_threads=t), XGBoost inplace_predict with nthread=t) at 1 and 2 threads,
 and `SELECT sum((predict_proba(m, h))[2]) FROM higgs h` (the probability, as the libraries
 return it) with pg_predict.threads = 1, = 2, and 1 thread in each of 2 parallel workers (forced
-Gather, parallel_leader_participation = off), plus the scan floor `SELECT sum(f1) FROM higgs`.
+Gather, parallel_leader_participation = off), plus the scan floor `SELECT sum(f1) FROM higgs`;
+and at 1 and 2 threads with pg_predict.bitvector_layout = off (the generic walk instead of the
+bitvector layout, US patent 11,106,685: what a build without it costs).
 Each model's first 10000 rows (ORDER BY id) are also compared with the library's predictions
 (max abs difference; more than 1e-5 is a FAIL and exit status 1). Prints a Markdown table and
 one JSON line. LightGBM is imported from $LIGHTGBM_PREFIX (default
@@ -76,6 +78,11 @@ VARIANTS = (
                                     "min_parallel_table_scan_size": "0",
                                     # "2 workers" is two processes (the leader only gathers), as in bench/run.py
                                     "parallel_leader_participation": "off"}, True),
+    # pg_predict.bitvector_layout = off (US patent 11,106,685, docs/design.md): the generic walk
+    ("t1g", "pg_predict 1 thr, no bitvector", {**SERIAL, "pg_predict.threads": "1",
+                                               "pg_predict.bitvector_layout": "off"}, False),
+    ("t2g", "pg_predict 2 thr, no bitvector", {**SERIAL, "pg_predict.threads": "2",
+                                               "pg_predict.bitvector_layout": "off"}, False),
 )
 
 
@@ -374,16 +381,18 @@ def main():
     print(f"\n{args.rows:,} rows x {NF} float32, models trained on {train_rows:,} rows, median of {args.runs} "
           f"run(s), {os.cpu_count()} cores, load {min(load):.2f}-{max(load):.2f}, commit {git_commit()}\n")
     print("| model | trees / leaves (max, mean) / depth | library | library 1 thr | library 2 thr | pg_predict 1 thr "
-          "| pg_predict 2 thr | pg_predict 2 workers | x lib 1 thr | x lib 2 thr | 2 workers x lib 2 thr | max abs diff |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| pg_predict 2 thr | pg_predict 2 workers | x lib 1 thr | x lib 2 thr | 2 workers x lib 2 thr | max abs diff "
+          "| no bitvector 1 thr | no bitvector 2 thr | no bitvector / bitvector, 1 thr | 2 thr |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         m, s = models[name], models[name]["shape"]
         get = lambda key: med.get(f"{name}.{key}")  # noqa: E731
         print(f"| {name} | {s['trees']} / {s['max_leaves']}, {s['mean_leaves']} / {s['max_depth']} "
               f"| {lib_label[m['lib']]} | {fmt_s(get('lib1'))} | {fmt_s(get('lib2'))} | {fmt_s(get('t1'))} "
               f"| {fmt_s(get('t2'))} | {fmt_s(get('w2'))} | {fmt_x(get('t1'), get('lib1'))} "
-              f"| {fmt_x(get('t2'), get('lib2'))} | {fmt_x(get('w2'), get('lib2'))} | {m['max_abs_diff']:.2g} |")
-    print(f"| scan floor: `{FLOOR}` | | | | | {fmt_s(med['floor'])} | | | | | | |")
+              f"| {fmt_x(get('t2'), get('lib2'))} | {fmt_x(get('w2'), get('lib2'))} | {m['max_abs_diff']:.2g} "
+              f"| {fmt_s(get('t1g'))} | {fmt_s(get('t2g'))} | {fmt_x(get('t1g'), get('t1'))} | {fmt_x(get('t2g'), get('t2'))} |")
+    print(f"| scan floor: `{FLOOR}` | | | | | {fmt_s(med['floor'])} | | | | | | | | | | |")
     print()
     print("pg_predict: `" + QUERY.format(model="<model>") + "`; 2 workers: pg_predict.threads = 1 in each of 2 "
           "parallel workers (forced Gather, parallel_leader_participation = off); x lib: pg_predict / library at the "

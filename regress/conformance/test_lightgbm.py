@@ -326,6 +326,24 @@ def kernel_test(case):
             with env.conn.transaction():
                 env.conn.execute(f"SET LOCAL pg_predict.threads = {threads}")
                 check_rows(case, f"{model} ({kernel}, {threads} threads)", env.query(sql, {"m": model}), 1)
+        if kernel.startswith("bitvector"):
+            # pg_predict.bitvector_layout = off (US patent 11,106,685, docs/design.md): the generic
+            # walk scores the same model, the same values bit for bit, batched and in parallel
+            # workers (the setting reaches them)
+            on = env.query(sql, {"m": model})
+            with env.conn.transaction():
+                env.conn.execute("SET LOCAL pg_predict.bitvector_layout = off")
+                plan = "\n".join(r[0] for r in env.query("EXPLAIN (costs off) " + sql, {"m": model}))
+                off_kernel = re.search(r"Kernel: (.*)", plan).group(1)
+                if off_kernel != "generic":
+                    raise Failure(f"{model}: bitvector_layout = off, yet Kernel: {off_kernel}")
+                off = env.query(sql, {"m": model})
+                for k, v in {"max_parallel_workers_per_gather": 2, "parallel_setup_cost": 0, "parallel_tuple_cost": 0,
+                             "min_parallel_table_scan_size": 0, "force_parallel_mode": "on"}.items():
+                    env.conn.execute(f"SET LOCAL {k} = '{v}'")
+                off_parallel = env.query(sql, {"m": model})
+            if on != off or on != off_parallel:
+                raise Failure(f"{model}: bitvector_layout = off changed a score")
         env.conn.execute("SELECT drop_model(%s)", [model])
     return run
 

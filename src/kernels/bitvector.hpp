@@ -12,6 +12,7 @@ namespace pg_predict::kernels::detail {
 // leaving room for the entries streaming through.
 constexpr int kBitvectorBlockWords = 256;
 constexpr int kBitvectorMaxFeatures = 4096;
+constexpr int kBitvectorWordBits = 32;  // leaves per word
 
 bool bitvector_eligible(const spec::TreeEnsemble&);
 // Whether the bitvector layout scores this (eligible, perfect-layout) ensemble faster.
@@ -21,6 +22,10 @@ void pack_bitvectors(const spec::TreeEnsemble&, PackedEnsemble& generic);
 // v covers the whole arrays on entry; on return its generic fields cover the generic part and
 // v.bits the bitvector arrays. Throws Error(InvalidModel) for anything scoring could trip on.
 void check_bitvectors(const int64_t* meta, int64_t meta_size, PackedView& v);
+// The first part of check_bitvectors: the header's sizes, and v narrowed to the generic part
+// (v.bits set to where the bitvector arrays lie, unchecked). Built without the layout too, so
+// that a stored bitvector program is scored through its generic part.
+void narrow_bitvectors(const int64_t* meta, int64_t meta_size, PackedView& v);
 
 void score_bitvector_portable(const PackedView&, const float* x, int64_t rows, int64_t cols, float* margins);
 // nullptr where the file was built without AVX2 flags

@@ -21,7 +21,7 @@
 namespace pg_predict::kernels::detail {
 namespace {
 
-constexpr int kWordBits = 32;
+constexpr int kWordBits = kBitvectorWordBits;
 constexpr int kMaxTreeWords = kMaxBitvectorLeaves / kWordBits;
 
 [[noreturn]] void bad_model(const std::string& what) {
@@ -170,30 +170,9 @@ void pack_bitvectors(const spec::TreeEnsemble& e, PackedEnsemble& p) {
 }
 
 void check_bitvectors(const int64_t* meta, int64_t meta_size, PackedView& v) {
-    if (meta_size < kBitvectorMetaSize) bad_model("bad bitvector-layout header");
-    const int64_t U = meta[kMetaBlocks], E = meta[kMetaEntries], W = meta[kMetaWords], T = v.units,
-                  F = v.num_features;
-    if (U < 1 || U > T || E < 0 || E > INT32_MAX || W < 1 || W > INT32_MAX / kWordBits ||
-        U * F + 1 > INT32_MAX)
-        bad_model("bad bitvector-layout header");
-    const int64_t N = v.num_leaves - W * kWordBits;
-    if (N < 1 || v.num_nodes != 4 * N + 2 * E || v.num_cuts != E ||
-        v.num_aux != 2 * T + (U + 1) + U + (U * F + 1) + 3 * T)
-        bad_model("bitvector-layout arrays do not match the header");
-    PackedView::Bitvectors& b = v.bits;
-    b.blocks = U, b.entries = E, b.words = W, b.generic_nodes = N;
-    b.entry = v.nodes + 4 * N;
-    b.threshold = v.cuts;
-    b.leaves = v.leaves + N;
-    b.block_tree = v.aux + 2 * T;
-    b.block_words = b.block_tree + U + 1;
-    b.entry_begin = b.block_words + U;
-    b.tree_slot = b.entry_begin + U * F + 1;
-    b.tree_words = b.tree_slot + T;
-    b.leaf_base = b.tree_words + T;
-    v.num_nodes = 4 * N;
-    v.num_leaves = N;
-    v.num_aux = 2 * T;
+    narrow_bitvectors(meta, meta_size, v);
+    const PackedView::Bitvectors& b = v.bits;
+    const int64_t U = b.blocks, E = b.entries, W = b.words, T = v.units, F = v.num_features;
 
     if (b.block_tree[0] != 0 || b.block_tree[U] != T || b.entry_begin[0] != 0 || b.entry_begin[U * F] != E)
         bad_model("bad bitvector blocks");

@@ -5,6 +5,7 @@
 #include "pg_predict/kernels/tree_ensemble.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -128,8 +129,24 @@ void place(const spec::Tree& t, int32_t node, int level, int64_t pos, int D, uin
 
 }  // namespace
 
+namespace {
+std::atomic<bool> bitvector_on{bitvector_built()};
+}
+
+bool bitvector_built() noexcept {
+#ifdef PG_PREDICT_NO_BITVECTOR
+    return false;
+#else
+    return true;
+#endif
+}
+
+void set_bitvector_enabled(bool on) noexcept { bitvector_on.store(on && bitvector_built(), std::memory_order_relaxed); }
+
+bool bitvector_enabled() noexcept { return bitvector_on.load(std::memory_order_relaxed); }
+
 Layout choose_layout(const spec::TreeEnsemble& e, bool allow_perfect) {
-    const bool bitvector = detail::bitvector_eligible(e);
+    const bool bitvector = bitvector_built() && detail::bitvector_eligible(e);
     bool perfect = allow_perfect && e.max_depth() <= kMaxPerfectDepth && e.num_features <= kMaxPerfectFeatures;
     for (size_t i = 0; i < e.trees.size() && perfect; ++i)
         for (size_t n = 0; n < e.trees[i].size() && perfect; ++n)
@@ -137,6 +154,38 @@ Layout choose_layout(const spec::TreeEnsemble& e, bool allow_perfect) {
     if (perfect && !(bitvector && detail::bitvector_cheaper(e))) return Layout::Perfect;
     return bitvector ? Layout::Bitvector : Layout::Generic;
 }
+
+namespace detail {
+
+void narrow_bitvectors(const int64_t* meta, int64_t meta_size, PackedView& v) {
+    constexpr int64_t kWordBits = kBitvectorWordBits;
+    if (meta_size < kBitvectorMetaSize) bad_model("bad bitvector-layout header");
+    const int64_t U = meta[kMetaBlocks], E = meta[kMetaEntries], W = meta[kMetaWords], T = v.units,
+                  F = v.num_features;
+    if (U < 1 || U > T || E < 0 || E > INT32_MAX || W < 1 || W > INT32_MAX / kWordBits ||
+        U * F + 1 > INT32_MAX)
+        bad_model("bad bitvector-layout header");
+    const int64_t N = v.num_leaves - W * kWordBits;
+    if (N < 1 || v.num_nodes != 4 * N + 2 * E || v.num_cuts != E ||
+        v.num_aux != 2 * T + (U + 1) + U + (U * F + 1) + 3 * T)
+        bad_model("bitvector-layout arrays do not match the header");
+    PackedView::Bitvectors& b = v.bits;
+    b.blocks = U, b.entries = E, b.words = W, b.generic_nodes = N;
+    b.entry = v.nodes + 4 * N;
+    b.threshold = v.cuts;
+    b.leaves = v.leaves + N;
+    b.block_tree = v.aux + 2 * T;
+    b.block_words = b.block_tree + U + 1;
+    b.entry_begin = b.block_words + U;
+    b.tree_slot = b.entry_begin + U * F + 1;
+    b.tree_words = b.tree_slot + T;
+    b.leaf_base = b.tree_words + T;
+    v.num_nodes = 4 * N;
+    v.num_leaves = N;
+    v.num_aux = 2 * T;
+}
+
+}  // namespace detail
 
 const char* layout_name(Layout layout) {
     switch (layout) {
@@ -178,7 +227,7 @@ PackedEnsemble pack(const spec::TreeEnsemble& e, bool allow_perfect) {
     }
     if (!perfect) {
         PackedEnsemble p = pack_generic(e);
-        if (detail::bitvector_eligible(e)) detail::pack_bitvectors(e, p);
+        if (bitvector_built() && detail::bitvector_eligible(e)) detail::pack_bitvectors(e, p);
         return p;
     }
 
@@ -268,7 +317,14 @@ PackedView make_view(const int64_t* meta, int64_t meta_size, const int32_t* node
     } else if (layout == static_cast<int64_t>(Layout::Generic) || layout == static_cast<int64_t>(Layout::Bitvector)) {
         v.layout = static_cast<Layout>(layout);
         // The bitvector layout's own arrays come after the generic ones: v is narrowed to those.
-        if (v.layout == Layout::Bitvector) detail::check_bitvectors(meta, meta_size, v);
+        if (v.layout == Layout::Bitvector) {
+            if (bitvector_built()) {
+                detail::check_bitvectors(meta, meta_size, v);
+            } else {  // stored by a build with the layout: its generic part only
+                detail::narrow_bitvectors(meta, meta_size, v);
+                v.layout = Layout::Generic;
+            }
+        }
         if (v.num_nodes != 4 * v.num_leaves || v.num_aux != 2 * U)
             bad_model("generic-layout arrays do not match the header");
         num_leaves = v.num_leaves;
@@ -417,7 +473,7 @@ void score(const PackedView& v, const float* x, int64_t rows, int64_t cols, floa
     const Isa path = resolve_isa(isa);
     if (v.layout == Layout::Bitvector) {
         // A pass scores 16 rows for about the cost of walking 4 (same results bit for bit).
-        if (rows < 4) return score_generic(generic_part(v), x, rows, cols, margins);
+        if (rows < 4 || !bitvector_enabled()) return score_generic(generic_part(v), x, rows, cols, margins);
         // AVX-512 CPUs run the AVX2 code: 8 rows a vector is what a block's state fits in L1.
         if ((path == Isa::Avx2 || path == Isa::Avx512) && detail::bitvector_avx2_path() != nullptr)
             return detail::bitvector_avx2_path()(v, x, rows, cols, margins);

@@ -90,6 +90,17 @@ bool check_cpu_kernel(int* value, void** extra, GucSource source) {
 
 void assign_cpu_kernel(int value, void* extra) noexcept { runtime::set_cpu_kernel(cpu_kernel_name(value)); }
 
+bool bitvector_layout = true;
+
+bool check_bitvector_layout(bool* value, void** extra, GucSource source) {
+    if (!*value || runtime::bitvector_layout_built()) return true;
+    GUC_check_errcode(ERRCODE_FEATURE_NOT_SUPPORTED);
+    GUC_check_errdetail("This pg_predict was built without the bitvector layout (cmake -DPG_PREDICT_BITVECTOR=OFF).");
+    return false;
+}
+
+void assign_bitvector_layout(bool value, void* extra) noexcept { runtime::set_bitvector_layout(value); }
+
 }  // namespace
 
 void define_settings() {
@@ -193,6 +204,14 @@ void define_settings() {
         "fitted ColumnTransformer before each tenant's model) are featurized in one run, then each "
         "model's estimator scores its rows. Results are the same.",
         &share_featurizers, true, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomBoolVariable(
+        "pg_predict.bitvector_layout", "Score leaf-wise and deep trees with the bitvector (QuickScorer) layout.",
+        "The native kernel's fastest layout for trees the perfect layout cannot hold (LightGBM's, XGBoost's "
+        "lossguide); covered by US patent 11,106,685 (docs/design.md). Off, such models are scored by the "
+        "generic tree walk, with the same results. A build with -DPG_PREDICT_BITVECTOR=OFF has no such "
+        "layout, and refuses on.",
+        &bitvector_layout, runtime::bitvector_layout_built(), PGC_USERSET, 0, check_bitvector_layout,
+        assign_bitvector_layout, NULL);
     MarkGUCPrefixReserved("pg_predict");
 }
 

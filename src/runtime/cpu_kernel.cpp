@@ -42,9 +42,13 @@ void set_cpu_kernel(const char* name) noexcept {
     }
 }
 
+void set_bitvector_layout(bool on) noexcept { kernels::set_bitvector_enabled(on); }
+
+bool bitvector_layout_built() noexcept { return kernels::bitvector_built(); }
+
 const char* native_cpu_kernel(int depth, int num_features, const char* layout) noexcept {
     const std::string known = layout != nullptr ? layout : "";
-    if (known == "generic") return "generic";
+    if (known == "generic" || (known == "bitvector" && !kernels::bitvector_enabled())) return "generic";
     // A model stored before its layout was recorded: pack() then chose the generic layout
     // beyond these (and for NaN thresholds, which no importer produces).
     if (known.empty() && (depth > kernels::kMaxPerfectDepth || num_features > 128)) return "generic";

@@ -159,6 +159,14 @@ Isa resolve_isa(Isa);
 // to score(); Auto until set. set_process_isa throws Error(Unsupported), and keeps the old
 // choice, for a path this build or CPU lacks.
 void set_process_isa(Isa);
+
+// The bitvector layout (QuickScorer; see docs/design.md on US patent 11,106,685): whether this
+// build has it (CMake option PG_PREDICT_BITVECTOR), and whether score() uses it
+// (pg_predict.bitvector_layout). Off, a model packed with it is scored through its generic part,
+// which every bitvector packing holds, with the same results; a build without it never packs it.
+bool bitvector_built() noexcept;
+void set_bitvector_enabled(bool) noexcept;
+bool bitvector_enabled() noexcept;
 Isa process_isa();
 const char* isa_name(Isa);
 // Parses "auto", "portable", "avx2", "avx512", "neon"; false for anything else.

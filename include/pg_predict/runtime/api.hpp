@@ -242,6 +242,11 @@ const char* available_cpu_kernels() noexcept;
 // Makes `name` the path of every later native-kernel call in this process; an unavailable or
 // unknown name leaves the current one (the setting's check hook refuses those first).
 void set_cpu_kernel(const char* name) noexcept;
+
+// pg_predict.bitvector_layout: whether the native kernel scores with the bitvector (QuickScorer)
+// layout where a model has it, and whether this build has it at all (PG_PREDICT_BITVECTOR).
+void set_bitvector_layout(bool on) noexcept;
+bool bitvector_layout_built() noexcept;
 // The path a native-strategy model of this shape scores with now: for the perfect layout the one
 // "auto" (or the setting) resolves to; "bitvector (avx2)" or "bitvector (portable)" for the
 // bitvector layout (leaf-wise and deep trees); "generic" for the scalar loop over explicit

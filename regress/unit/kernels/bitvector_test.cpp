@@ -115,6 +115,7 @@ void check_ensemble(const spec::Pipeline& p, std::mt19937& rng, const char* what
 }
 
 TEST(BitvectorKernel, EqualsTheGenericWalkBitForBit) {
+    if (!kernels::bitvector_built()) GTEST_SKIP() << "built without the bitvector layout";
     unsigned seed = 1;
     for (spec::Comparison cmp : {spec::Comparison::Less, spec::Comparison::LessEqual})
         for (int groups : {1, 3}) {
@@ -129,7 +130,29 @@ TEST(BitvectorKernel, EqualsTheGenericWalkBitForBit) {
         }
 }
 
+// pg_predict.bitvector_layout = off: a model packed with the layout is scored through its
+// generic part, bit for bit the same.
+TEST(BitvectorKernel, TurnedOffScoresTheGenericPart) {
+    if (!kernels::bitvector_built()) GTEST_SKIP() << "built without the bitvector layout";
+    std::mt19937 rng(11);
+    const spec::Pipeline p = ensemble(rng, 9, 2, spec::Comparison::Less, std::vector<int>(40, 31));
+    const kernels::PackedEnsemble packed = kernels::pack(p.model, false);
+    const kernels::PackedView view = kernels::make_view(packed);
+    ASSERT_EQ(view.layout, Layout::Bitvector);
+    const int64_t rows = 300;
+    const std::vector<float> x = testing::random_inputs(rng, rows, p.model.num_features);
+    const std::vector<float> walk = scored(kernels::generic_part(view), x, rows, Isa::Portable);
+    const std::vector<float> on = scored(view, x, rows, Isa::Portable);
+    kernels::set_bitvector_enabled(false);
+    const std::vector<float> off = scored(view, x, rows, Isa::Portable);
+    kernels::set_bitvector_enabled(true);
+    EXPECT_EQ(0, std::memcmp(walk.data(), off.data(), off.size() * sizeof(float)));
+    EXPECT_EQ(0, std::memcmp(on.data(), off.data(), off.size() * sizeof(float)));
+    EXPECT_TRUE(kernels::bitvector_enabled());
+}
+
 TEST(BitvectorKernel, ManyBlocksAndWideRows) {
+    if (!kernels::bitvector_built()) GTEST_SKIP() << "built without the bitvector layout";
     std::mt19937 rng(77);
     // 600 trees of 31 leaves: 600 words, three blocks; 200 features (past the perfect layout's 128)
     std::vector<int> counts(600, 31);
@@ -140,6 +163,7 @@ TEST(BitvectorKernel, ManyBlocksAndWideRows) {
 }
 
 TEST(BitvectorKernel, ChoosesTheLayoutByShape) {
+    if (!kernels::bitvector_built()) GTEST_SKIP() << "built without the bitvector layout";
     std::mt19937 rng(5);
     // Leaf-wise trees of 31 leaves, deeper than the perfect layout: bitvector.
     spec::Pipeline deep = ensemble(rng, 28, 1, spec::Comparison::Less, std::vector<int>(50, 31));
@@ -171,6 +195,7 @@ TEST(BitvectorKernel, ChoosesTheLayoutByShape) {
 }
 
 TEST(BitvectorKernel, EarlyExitStagesWalkTheGenericPart) {
+    if (!kernels::bitvector_built()) GTEST_SKIP() << "built without the bitvector layout";
     std::mt19937 rng(21);
     const spec::Pipeline p = ensemble(rng, 8, 1, spec::Comparison::Less, std::vector<int>(40, 31));
     const kernels::PackedEnsemble packed = kernels::pack(p.model, false);
@@ -184,6 +209,7 @@ TEST(BitvectorKernel, EarlyExitStagesWalkTheGenericPart) {
 }
 
 TEST(BitvectorKernel, RejectsCorruptArrays) {
+    if (!kernels::bitvector_built()) GTEST_SKIP() << "built without the bitvector layout";
     std::mt19937 rng(9);
     const spec::Pipeline p = ensemble(rng, 6, 1, spec::Comparison::Less, {31, 40, 7});
     const kernels::PackedEnsemble good = kernels::pack(p.model, false);
