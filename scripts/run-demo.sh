@@ -94,59 +94,10 @@ psql_q() { "${PSQL[@]}" -q "$@"; }
 
 # ---- demo data ----------------------------------------------------------------------------
 note "demo table customers (10,000 rows)"
-psql_q <<'SQL'
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS pg_predict;
-ALTER EXTENSION pg_predict UPDATE;  -- a demo database from an earlier version
-DROP TABLE IF EXISTS customers;
-CREATE TABLE customers (
-  id              int PRIMARY KEY,
-  tenure          int,               -- months as a customer
-  monthly_charges double precision,  -- NULL for some rows: a missing value for the model
-  plan_id         int,               -- 1 basic .. 4 premium
-  churned         boolean
-);
-\o /dev/null
-SELECT setseed(0.42);
-\o
-INSERT INTO customers
-SELECT id, tenure, charges, plan_id,
-       random() < 1 / (1 + exp(-(1.2 - 0.06 * tenure + 0.025 * coalesce(charges, 60)
-                                  - 0.4 * plan_id - 1.0)))
-FROM (SELECT id,
-             (random() * 72)::int AS tenure,
-             CASE WHEN random() < 0.02 THEN NULL
-                  ELSE round((20 + random() * 100)::numeric, 2)::float8 END AS charges,
-             1 + (random() * 3)::int AS plan_id
-      FROM generate_series(1, 10000) AS id) s;
-ANALYZE customers;
-SQL
+psql_q < "$ROOT/scripts/demo.sql"
 
 note "train the demo model with $PYTHON xgboost and register it as 'churn'"
-"$PYTHON" - "$PGDATA_DIR" "$port" "$DB_USER" "$DB" "$ROOT/build/churn.json" <<'PY'
-import sys, time
-import numpy as np, psycopg, xgboost as xgb
-
-host, port, user, db, model_file = sys.argv[1:6]
-with psycopg.connect(host=host, port=port, user=user, dbname=db, autocommit=True) as conn:
-    rows = conn.execute("SELECT tenure, monthly_charges, plan_id, churned FROM customers "
-                        "ORDER BY id").fetchall()
-    # None (a NULL charge) -> NaN: a missing value for xgboost, as NULL is for predict()
-    X = np.array([r[:3] for r in rows], dtype=np.float32)
-    y = np.array([int(r[3]) for r in rows])
-    names = ["tenure", "monthly_charges", "plan_id"]
-    # xgboost's own API: its scikit-learn wrapper would need scikit-learn, which make run skips
-    booster = xgb.train({"objective": "binary:logistic", "max_depth": 4, "eta": 0.2, "seed": 0},
-                        xgb.DMatrix(X, label=y, feature_names=names), num_boost_round=50)
-    model_json = booster.save_raw("json").decode()
-    with open(model_file, "w") as f:  # kept for trying it from psql
-        f.write(model_json)
-    conn.execute("SELECT drop_model('churn') FROM models WHERE name = 'churn'")
-    t0 = time.time()
-    conn.execute("SELECT create_model('churn', %s::jsonb)", [model_json])
-    print(f"create_model('churn', ...) took {1000 * (time.time() - t0):.0f} ms; "
-          f"xgboost P(churn) of customer 1: {booster.predict(xgb.DMatrix(X[:1], feature_names=names))[0]:.6f}")
-PY
+"$PYTHON" "$ROOT/scripts/demo_model.py" "$PGDATA_DIR" "$port" "$DB_USER" "$DB" "$ROOT/build/churn.json"
 
 note "predictions"
 "${PSQL[@]}" <<'SQL'
