@@ -223,6 +223,47 @@ def without_nulls_every_row_predicts(env):
             raise Failure(f"{model}: a row without a NULL expected no prediction")
 
 
+@test
+def a_value_beyond_float32_after_featurizers_is_an_error(env):
+    """A value that the pipeline's featurizers (float64) take beyond float32, where its trees read
+    float32: scikit-learn raises ("Input contains infinity or a value too large for
+    dtype('float32')"); pg_predict gives an ERROR naming the input, batched, per row, as an
+    array and with the model named per row (issue 46: it scored 0.538). A pipeline that stays in
+    float64 (scaler, logistic regression) scores the same row, as scikit-learn does."""
+    from sklearn.ensemble import GradientBoostingClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    fit = env.X[~env.nulls], (env.X[~env.nulls, 0] > 0).astype(int)
+    gb = make_pipeline(StandardScaler(), GradientBoostingClassifier(n_estimators=5, random_state=0)).fit(*fit)
+    row = np.array([[0.5, 1e300, -0.25, 2.0]])
+    try:
+        gb.predict_proba(row)
+    except ValueError as e:
+        if "float32" not in str(e):
+            raise Failure(f"scikit-learn raised something else: {e}")
+    else:
+        raise Failure("scikit-learn no longer raises for this row: the test's premise is gone")
+    values = ", ".join(repr(float(v)) for v in row[0])
+    table = f"(SELECT 1 AS id, {', '.join(f'{v}::float8 AS {c}' for v, c in zip(row[0], FEATURES))}) t"
+    for sql in (f"SELECT (predict_proba('nr_scaled_gb', t))[2] FROM {table}",
+                f"SELECT (predict_proba('nr_scaled_gb', ARRAY[{values}]::float8[]))[2]",
+                f"SELECT (predict_proba(CASE WHEN t.id > 0 THEN 'nr_scaled_gb' END, t))[2] FROM {table}"):
+        for batching in ("on", "off"):
+            with env.conn.transaction():
+                env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {batching}")
+                try:
+                    got = env.conn.execute(sql).fetchall()
+                except psycopg.Error as e:
+                    if e.sqlstate != "22003" or 'input "f1"' not in str(e) or "float32" not in str(e):
+                        raise Failure(f"{sql} (batching {batching}): not the error that names input f1: "
+                                      f"{e.sqlstate} {e}")
+                else:
+                    raise Failure(f"{sql} (batching {batching}) scored {got} where scikit-learn raises")
+    lr = env.conn.execute(f"SELECT (predict_proba('nr_scaled_lr', t))[2] FROM {table}").fetchone()[0]
+    if lr is None or not np.isfinite(lr):
+        raise Failure(f"nr_scaled_lr (float64 throughout) gave {lr} for a row scikit-learn scores")
+
+
 def with_tensor_replaced(program, attribute, values):
     """The TorchScript archive `program` with the int64 tensor `attribute` of its module holding
     `values` (as many as it has): its storage file rewritten in the zip, as a hand edit of the

@@ -113,7 +113,7 @@ void build_tree_contributions(const spec::Pipeline& p, ProgramParts& parts) {
     std::string s = "def forward(self, x: Tensor) -> Tensor:\n";
     if (!p.steps.empty()) {
         build_featurizers(p, parts);  // trees read the featurized columns as float32, as when scoring
-        s += "    x = self.featurize(x).float()\n";
+        s += trees_read_float32("x", "self.featurize(x)");
     }
     s += "    c = ops.pg_predict.tree_shap(x, self.shap_meta, self.shap_trees, self.shap_nodes, self.shap_thresholds,\n"
          "                                 self.shap_edges, self.shap_subtrees, self.shap_terms, self.shap_slots,\n"

@@ -5,10 +5,16 @@
 #include <string>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/kernels/float32_check.hpp"
 #include "pg_predict/kernels/logistic.hpp"
 #include "program_parts.hpp"
 
 namespace pg_predict::compiler {
+
+std::string trees_read_float32(const std::string& to, const std::string& from) {
+    static_cast<void>(kernels::float32_check_op_anchor());
+    return "    " + to + " = ops.pg_predict.float32_for_trees(" + from + ")\n";
+}
 
 SplitCode split_code(const spec::TreeEnsemble& e) {
     SplitCode c;
@@ -122,10 +128,10 @@ void add_postprocess(const spec::Pipeline& p, ProgramParts& parts, Output output
         parts.from_features = parts.submodules.empty();
         if (parts.from_features)
             s += "    return self.from_features(self.featurize(x))\n"
-                 "def from_features(self, z: Tensor) -> Tensor:\n"
-                 "    x = z.float()\n";
+                 "def from_features(self, z: Tensor) -> Tensor:\n" +
+                 trees_read_float32("x", "z");
         else
-            s += "    x = self.featurize(x).float()\n";
+            s += trees_read_float32("x", "self.featurize(x)");
     }
     if (parts.chunk_rows > 0) {
         // Bounded intermediates: margin() sees at most chunk_rows rows at a time.

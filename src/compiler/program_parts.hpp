@@ -182,6 +182,12 @@ int output_width(const spec::Pipeline&, Output output);
 // Whether forward() adds the base margin to the margin before output_source.
 bool adds_base_margin(const spec::Pipeline&, Output output);
 
+// The TorchScript line that sets `to` to the featurized `from` as the float32 trees read, an
+// error (kFloat32OverflowMarker) where a value is beyond float32, as scikit-learn raises there
+// (ops.pg_predict.float32_for_trees; the inputs themselves are finite: the server refuses
+// ±Infinity).
+std::string trees_read_float32(const std::string& to, const std::string& from);
+
 // Torch side (module_builder.cpp): build the module and serialize it.
 std::string build_module(const ProgramParts&);
 

@@ -13,6 +13,7 @@ int sqlstate_for(ErrorCategory category) {
         case ErrorCategory::DuplicateObject: return ERRCODE_DUPLICATE_OBJECT;
         case ErrorCategory::UndefinedColumn: return ERRCODE_UNDEFINED_COLUMN;
         case ErrorCategory::DatatypeMismatch: return ERRCODE_DATATYPE_MISMATCH;
+        case ErrorCategory::OutOfRange: return ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE;
         case ErrorCategory::Runtime: return ERRCODE_EXTERNAL_ROUTINE_EXCEPTION;
         case ErrorCategory::Internal: return ERRCODE_INTERNAL_ERROR;
         case ErrorCategory::Cancelled: return ERRCODE_QUERY_CANCELED;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -123,6 +124,21 @@ bool calls_native_ops(const torch::jit::Module& module) {
     return false;
 }
 
+// missing_inputs are positions in the rows the native kernel reads (the batch, or its featurized
+// columns), which mask_missing_margins reads row by row without further checks: a catalog row
+// changed by hand must give an ERROR at load, not a read out of range. (The TorchScript program
+// reads them through index_select, which checks.)
+void check_missing_inputs(const at::Tensor& m, const Program& shape) {
+    if (!shape.one_row && !shape.native_rest) return;  // not read natively (yet)
+    const int64_t* inputs = m.data_ptr<int64_t>();
+    for (int64_t i = 0; i < m.numel(); ++i)
+        if (inputs[i] < 0 || inputs[i] >= shape.native.num_features)
+            fail(ErrorCategory::InvalidModel, "the stored program is damaged: missing_inputs names column " +
+                                                  std::to_string(inputs[i]) + " of rows of " +
+                                                  std::to_string(shape.native.num_features) +
+                                                  " columns; register the model again");
+}
+
 }  // namespace
 
 void release_free_memory() noexcept {
@@ -142,20 +158,12 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
         shape.reads_float64 = module.hasattr("reads_float64") && module.attr("reads_float64").toBool();
         if (module.hasattr("one_row_link")) shape.one_row = set_up_native(module, shape, "one_row_link", shape.num_features);
         if (module.hasattr("missing_inputs")) {
-            // Positions in each row of the batch, read row by row without further checks: a
-            // catalog row changed by hand must give an ERROR here, not a read out of range.
             const at::Tensor m = module.attr("missing_inputs").toTensor().contiguous();
             if (m.scalar_type() != at::kLong || m.dim() != 1)
                 fail(ErrorCategory::InvalidModel, "the stored program is damaged: missing_inputs is not a list of input "
                                                   "positions; register the model again");
-            const int64_t* inputs = m.data_ptr<int64_t>();
-            for (int64_t i = 0; i < m.numel(); ++i)
-                if (inputs[i] < 0 || inputs[i] >= shape.num_features)
-                    fail(ErrorCategory::InvalidModel,
-                         "the stored program is damaged: missing_inputs names input " + std::to_string(inputs[i]) +
-                             " of a model with " + std::to_string(shape.num_features) +
-                             " inputs; register the model again");
-            shape.missing_inputs.assign(inputs, inputs + m.numel());
+            shape.missing_inputs.assign(m.data_ptr<int64_t>(), m.data_ptr<int64_t>() + m.numel());
+            check_missing_inputs(m, shape);
         }
         shape.native_ops = calls_native_ops(module);
         auto* loaded = new LoadedModule(module);
@@ -166,6 +174,8 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
             if (module.hasattr("from_features_link"))
                 shape.native_rest = set_up_native(module, shape, "from_features_link", -1);
         }
+        if (module.hasattr("missing_inputs") && (shape.one_row || shape.native_rest))
+            check_missing_inputs(module.attr("missing_inputs").toTensor().contiguous(), shape);
         return loaded;
     });
 }
@@ -388,6 +398,77 @@ void run_batch(Program* p, int64_t rows, int64_t cols, Run run) {
 
 }  // namespace
 
+void name_program_inputs(Program* p, const char* model, const char* const* inputs, int count) noexcept {
+    if (p == nullptr || !p->input_names.empty()) return;
+    try {
+        p->model_name = model != nullptr ? model : "";
+        for (int i = 0; i < count; ++i) p->input_names.emplace_back(inputs[i] != nullptr ? inputs[i] : "");
+    } catch (...) {  // bad_alloc: the errors name positions instead
+    }
+}
+
+namespace {
+
+bool is_float32_overflow(const Error& e) {
+    return std::string_view(e.what()).find(kFloat32OverflowMarker) != std::string_view::npos;
+}
+
+// The ERROR for a batch whose featurized values go beyond float32 where the trees read float32
+// (scikit-learn raises there). It names the first such row's input that takes it there: the
+// first whose value, set to 0, brings the row's featurized values back in range. Only on the
+// error path: the batch is featurized again, then the row once per input.
+[[noreturn]] void fail_float32_overflow(const Program* p, const at::Tensor& batch) {
+    std::string what = "an input";
+    try {
+        c10::InferenceMode inference;
+        auto featurize = p->module->module.find_method("featurize");
+        if (featurize) {
+            const at::Tensor x = batch.to(torch::kFloat64);
+            auto overflows = [&](const at::Tensor& rows) {
+                return torch::isinf((*featurize)({rows.to(batch.scalar_type())}).toTensor().to(torch::kFloat32)).any(1);
+            };
+            const at::Tensor bad = overflows(x).nonzero();
+            if (bad.size(0) > 0) {
+                const int64_t r = bad[0][0].item<int64_t>();
+                for (int64_t i = 0; i < x.size(1); ++i) {
+                    at::Tensor row = x.narrow(0, r, 1).clone();
+                    const double value = row[0][i].item<double>();
+                    row[0][i] = 0.0;
+                    if (overflows(row).item<bool>()) continue;
+                    const bool named = i < static_cast<int64_t>(p->input_names.size()) && !p->input_names[i].empty();
+                    std::ostringstream text;
+                    text.precision(17);
+                    text << (named ? "input \"" + p->input_names[i] + "\"" : "input " + std::to_string(i + 1))
+                         << " = " << value;
+                    what = text.str();
+                    break;
+                }
+            }
+        }
+    } catch (...) {  // the diagnosis is best effort: the error stands without it
+    }
+    const std::string model = p->model_name.empty() ? "the model" : "model \"" + p->model_name + "\"";
+    fail(ErrorCategory::OutOfRange,
+         model + ": " + what + " is too large for float32 after the pipeline's featurizers, and its trees read "
+                 "float32 (scikit-learn raises here: \"Input contains infinity or a value too large for "
+                 "dtype('float32')\"); bound the column, or pass NULL for a missing value");
+}
+
+// body(), with a float32 overflow inside the program reported as fail_float32_overflow says;
+// batch() wraps the batch's rows as a tensor (only then); p is read then too (the program whose
+// rows were being scored).
+template <typename Body, typename Batch>
+void naming_float32_overflow(const Program* const& p, Batch&& batch, Body&& body) {
+    try {
+        body();
+    } catch (const Error& e) {
+        if (!is_float32_overflow(e)) throw;
+        fail_float32_overflow(p, batch());
+    }
+}
+
+}  // namespace
+
 void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
     if (program_splits(p) && rows > 0) {
         // The kernel, then the program's own tail: what the TorchScript program computes, bit
@@ -399,12 +480,15 @@ void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* 
         });
         return run_program_tail(p, margins.data(), rows, out);
     }
-    run_batch(p, rows, cols, [&](LoadedModule* m, int64_t start, int64_t n) {
-        const float* xs = x + start * cols;
-        float* outs = out + start * p->output_width;
-        if (!m->device.is_cpu()) return run_on_device(m, xs, n, cols, p->output_width, outs);
-        // The batch is only read: wrapping it avoids a copy.
-        run_on_cpu(p, torch::from_blob(const_cast<float*>(xs), {n, cols}, torch::kFloat32), n, outs);
+    const auto batch = [&] { return torch::from_blob(const_cast<float*>(x), {rows, cols}, torch::kFloat32); };
+    naming_float32_overflow(p, batch, [&] {
+        run_batch(p, rows, cols, [&](LoadedModule* m, int64_t start, int64_t n) {
+            const float* xs = x + start * cols;
+            float* outs = out + start * p->output_width;
+            if (!m->device.is_cpu()) return run_on_device(m, xs, n, cols, p->output_width, outs);
+            // The batch is only read: wrapping it avoids a copy.
+            run_on_cpu(p, torch::from_blob(const_cast<float*>(xs), {n, cols}, torch::kFloat32), n, outs);
+        });
     });
 }
 
@@ -470,16 +554,22 @@ void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols
 }
 
 void run_program(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
-    run_batch(p, rows, cols, [&](LoadedModule* m, int64_t start, int64_t n) {
-        at::Tensor input = torch::from_blob(const_cast<double*>(x + start * cols), {n, cols}, torch::kFloat64);
-        float* outs = out + start * p->output_width;
-        if (!p->reads_float64) input = input.to(torch::kFloat32);
-        if (m->device.is_cpu()) return run_on_cpu(p, input, n, outs);
-        // Float64 batches are not staged through pinned memory: a plain copy to the GPU.
-        at::Tensor result = m->forward({input.to(m->device)}).toTensor();
-        check_result(result, n, p->output_width);
-        at::Tensor host = result.to(torch::kCPU).contiguous();
-        std::memcpy(outs, host.data_ptr<float>(), sizeof(float) * n * p->output_width);
+    const auto batch = [&] {
+        const at::Tensor all = torch::from_blob(const_cast<double*>(x), {rows, cols}, torch::kFloat64);
+        return p->reads_float64 ? all : all.to(torch::kFloat32);
+    };
+    naming_float32_overflow(p, batch, [&] {
+        run_batch(p, rows, cols, [&](LoadedModule* m, int64_t start, int64_t n) {
+            at::Tensor input = torch::from_blob(const_cast<double*>(x + start * cols), {n, cols}, torch::kFloat64);
+            float* outs = out + start * p->output_width;
+            if (!p->reads_float64) input = input.to(torch::kFloat32);
+            if (m->device.is_cpu()) return run_on_cpu(p, input, n, outs);
+            // Float64 batches are not staged through pinned memory: a plain copy to the GPU.
+            at::Tensor result = m->forward({input.to(m->device)}).toTensor();
+            check_result(result, n, p->output_width);
+            at::Tensor host = result.to(torch::kCPU).contiguous();
+            std::memcpy(outs, host.data_ptr<float>(), sizeof(float) * n * p->output_width);
+        });
     });
 }
 
@@ -502,19 +592,28 @@ void run_sharing_featurizer(Program* const* programs, const int64_t* rows, size_
             fail(ErrorCategory::Internal, "run_sharing_featurizer: the programs do not share their featurizer");
         total += rows[i];
     }
-    enter_batch(programs[0], total, cols, [&] {
+    // Which program's rows are being scored: a float32 overflow names that program's input.
+    const Program* scoring = programs[0];
+    int64_t first = 0, scoring_rows = total;
+    const auto batch = [&] {
+        return torch::from_blob(const_cast<double*>(x + first * cols), {scoring_rows, cols}, torch::kFloat64);
+    };
+    naming_float32_overflow(scoring, batch, [&] { enter_batch(programs[0], total, cols, [&] {
         const at::Tensor input = torch::from_blob(const_cast<double*>(x), {total, cols}, torch::kFloat64);
         const at::Tensor z = (*programs[0]->module->featurize)({input}).toTensor();
         at::Tensor z32;  // the featurized rows as the trees read them, for native rests
-        int64_t first = 0;
         for (size_t i = 0; i < count; ++i) {
             check_interrupts();
             const Program* p = programs[i];
             const int64_t n = rows[i], width = p->output_width;
+            scoring = p;
+            scoring_rows = n;
             if (p->native_rest && p->native.num_features == z.size(1)) {
                 // from_features() without the interpreter: the rows as float32 (its z.float()),
                 // the kernel, the base margin and the link; a few rows one at a time.
                 if (!z32.defined()) z32 = z.to(torch::kFloat32).contiguous();
+                if (torch::isinf(z32.narrow(0, first, n)).any().item<bool>())  // from_features() raises so
+                    fail(ErrorCategory::OutOfRange, kFloat32OverflowMarker);
                 const float* zs = z32.data_ptr<float>() + first * z32.size(1);
                 // (program_tail takes one margin column: other links go row by row too.)
                 if (n <= kNativeRowsOneByOne || p->native.num_groups != 1) {
@@ -535,7 +634,7 @@ void run_sharing_featurizer(Program* const* programs, const int64_t* rows, size_
             out += n * width;
             first += n;
         }
-    });
+    }); });
 }
 
 namespace {

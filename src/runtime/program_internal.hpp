@@ -29,6 +29,9 @@ struct Program {
     bool idle = false;
     int64_t num_features = 0;
     int output_width = 0;
+    // For errors that name an input (name_program_inputs): the model and its input columns.
+    std::string model_name;
+    std::vector<std::string> input_names;
     bool reads_float64 = false;  // the batch may be float64 (programs built before: float32)
     bool native_ops = false;     // calls torch.ops.pg_predict.* (those run on pg_predict's pool)
     double ns_per_row = 0;   // measured cost of a row, sizes the row chunks (program.cpp)

@@ -15,6 +15,7 @@ enum class ErrorCategory {
     DuplicateObject,    // model name already exists                            → 42710
     UndefinedColumn,    // feature column missing from the row                  → 42703
     DatatypeMismatch,   // feature column of a non-numeric type                 → 42804
+    OutOfRange,         // a value the model cannot take (beyond float32)       → 22003
     Runtime,            // libtorch failed while loading or running a program   → 58000 / XX000
     Internal,           // a bug: an invariant did not hold                     → XX000
     Cancelled,          // an interrupt is pending (common/interrupt.hpp): the guard lets
@@ -30,6 +31,12 @@ public:
 private:
     ErrorCategory category_;
 };
+
+// The message of a program's error where a featurized value is beyond float32 and trees read
+// float32 (kernels/float32_check_op.cpp; scikit-learn raises there: "Input contains infinity or
+// a value too large for dtype('float32')"). The runtime turns it into an OutOfRange ERROR that
+// names the input.
+constexpr const char* kFloat32OverflowMarker = "pg_predict: a featurized value is beyond float32";
 
 [[noreturn]] inline void fail(ErrorCategory category, const std::string& message) {
     throw Error(category, message);

@@ -137,6 +137,9 @@ void free_batch_buffer(float*) noexcept;
 // x and out are host memory for every device: a CUDA program stages the batch through pinned
 // host buffers of its own and copies the outputs back before returning.
 void run_program(Program*, const float* x, int64_t rows, int64_t cols, float* out);
+// Names the model and its inputs (the row's columns, in the batch's order) for the errors that
+// name an input: a featurized value beyond float32 (OutOfRange). The first call sets them.
+void name_program_inputs(Program*, const char* model, const char* const* inputs, int count) noexcept;
 // The same over a float64 batch (for program_reads_float64 programs; others get it rounded to
 // float32 first).
 void run_program(Program*, const double* x, int64_t rows, int64_t cols, float* out);

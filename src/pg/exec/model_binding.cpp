@@ -209,6 +209,7 @@ void load_bound_program(BoundModel* model) {
     // Frees this backend's idle programs of the model's other versions.
     guarded([&] { runtime::note_model_version(name, id); });
     model->program = program;
+    runtime::name_program_inputs(program, name, model->entry->columns, model->entry->num_features);
     model->output_width = guarded([&] { return runtime::program_output_width(program); });
     if (model->entry->has_text) {
         char* dictionaries = catalog_text_inputs(id);
