@@ -102,4 +102,35 @@ SELECT count(*) FILTER (WHERE predict_proba('qs_city_ignore', d) IS DISTINCT FRO
        AS mismatches
   FROM qs_people_domain d JOIN qs_people_text t USING (id);
 
-SELECT drop_model('qs_churn'), drop_model('qs_city'), drop_model('qs_city_ignore');
+-- The oracle caught GEMM (a Hummingbird tensor strategy) changing a score's last bits with the
+-- batch size: the sum over trees ran across a transposed view, in an order that depended on the
+-- rows in the batch. Each strategy must give a row the same bits in a batch of any size and per
+-- row. regress/fixtures/kernel_regression.json: 24 trees over 40 features.
+\set regression_file :fixtures 'kernel_regression.json'
+SELECT pg_read_file(:'regression_file') AS regression_model \gset
+SELECT create_model('qs_trees', :'regression_model'::jsonb) IS NOT NULL AS created;
+CREATE TABLE qs_wide AS
+SELECT i AS id,
+       ARRAY(SELECT CASE WHEN (i * (j + 3)) % 17 = 0 THEN NULL ELSE sin(i * (j + 1) * 0.37 + j) END::real
+               FROM generate_series(0, 39) j ORDER BY j) AS x
+  FROM generate_series(1, 600) i;
+CREATE FUNCTION qs_strategy_mismatches(strategy text) RETURNS TABLE (batch_size int, mismatches bigint)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('pg_predict.strategy', strategy, true);
+    PERFORM set_config('pg_predict.enable_batching', 'off', true);
+    CREATE TEMP TABLE qs_one ON COMMIT DROP AS SELECT id, predict('qs_trees', x) AS y FROM qs_wide;
+    PERFORM set_config('pg_predict.enable_batching', 'on', true);
+    FOREACH batch_size IN ARRAY ARRAY[1, 3, 64, 4096] LOOP
+        PERFORM set_config('pg_predict.batch_size', batch_size::text, true);
+        RETURN QUERY SELECT batch_size, count(*) FILTER (WHERE b.y IS DISTINCT FROM o.y)
+          FROM (SELECT id, predict('qs_trees', x) AS y FROM qs_wide) b JOIN qs_one o USING (id);
+    END LOOP;
+    DROP TABLE qs_one;
+END $$;
+SELECT * FROM qs_strategy_mismatches('gemm');
+SELECT * FROM qs_strategy_mismatches('tree_traversal');
+SELECT * FROM qs_strategy_mismatches('perfect_tree_traversal');
+SELECT * FROM qs_strategy_mismatches('native');
+
+SELECT drop_model('qs_churn'), drop_model('qs_city'), drop_model('qs_city_ignore'), drop_model('qs_trees');

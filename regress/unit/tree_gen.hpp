@@ -94,4 +94,13 @@ inline std::vector<float> random_inputs(std::mt19937& rng, int64_t rows, int num
     return x;
 }
 
+// x with ±Infinity replaced by ±1e6: the server refuses an infinite input, and a pipeline's
+// trees refuse a featurized value beyond float32 (kFloat32OverflowMarker), so rows for
+// pipelines with featurizers are finite.
+inline std::vector<float> finite(std::vector<float> x) {
+    for (float& v : x)
+        if (std::isinf(v)) v = v > 0 ? 1e6f : -1e6f;
+    return x;
+}
+
 }  // namespace pg_predict::testing

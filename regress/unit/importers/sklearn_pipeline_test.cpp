@@ -65,7 +65,7 @@ void expect_matches_reference(const spec::Pipeline& p, const std::vector<float>&
 
 std::vector<float> random_rows(int64_t rows, int width, uint32_t seed) {
     std::mt19937 rng(seed);
-    return testing::random_inputs(rng, rows, width);
+    return testing::finite(testing::random_inputs(rng, rows, width));
 }
 
 json doc_with(json inputs, const std::string& task, json steps, json classes = nullptr) {

@@ -110,6 +110,7 @@ optimizer::Specialization check(const spec::Pipeline& p, const std::map<int32_t,
     std::vector<float> x = testing::random_inputs(rng, rows, w);
     for (const auto& [input, set] : sets)
         for (int64_t r = 0; r < rows; ++r) x[r * w + input] = static_cast<float>(sample(rng, set));
+    if (!p.steps.empty()) x = testing::finite(std::move(x));
     const optimizer::Specialization s = optimizer::specialize(p, sets);
     std::vector<float> zeroed = x;
     for (int32_t f : s.unused_inputs)

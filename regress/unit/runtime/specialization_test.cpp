@@ -104,7 +104,7 @@ TEST(Pruning, SpecializedProgramScoresAllowedRowsLikeTheStoredOne) {
         // Rows the bounds allow: the text index is one of the values', input 1 in [-0.5, 1].
         std::mt19937 rng(3);
         const int64_t rows = 256;
-        std::vector<float> x = testing::random_inputs(rng, rows, 3), zeroed;
+        std::vector<float> x = testing::finite(testing::random_inputs(rng, rows, 3)), zeroed;
         for (int64_t r = 0; r < rows; ++r) {
             const std::string& v = values[static_cast<size_t>(r) % values.size()];
             const auto& vocab = p.text_inputs[0].vocabulary;
