@@ -456,6 +456,43 @@ def _sgd(env):
     check_converted(env, "sgd_log_loss_label", model, "label", m.predict(env.X.astype(np.float64)), 0)
 
 
+def _sgd_label_ties(env):
+    """predict is what the graph's label output says (its own ArgMax over the scores), also where
+    two probabilities tie after float32 rounding (rows far out: two classes' sigmoids are both
+    1.0, so both probabilities 0.5) and the argmax of the probabilities would pick the other
+    class (issue 46: 5 of 600 rows); predict_proba stays the probabilities."""
+    model, m = sgd_log_loss()
+    far = (env.X * np.float32(300)).astype(np.float32)
+    ref = evaluate(model, {"X": far})
+    labels, proba = np.asarray(ref["label"], np.float64), np.asarray(ref["probabilities"], np.float64)
+    tied = np.array([np.sum(row == row.max()) > 1 for row in proba])
+    if not tied.any():
+        raise AssertionError("no row ties its probabilities: the test needs rows farther out")
+    if not (labels[tied] != np.argmax(proba[tied], axis=1).astype(np.float64)).any():
+        raise AssertionError("on the tied rows the label is the probabilities' argmax: nothing to tell apart")
+    env.conn.execute("DROP TABLE IF EXISTS x_far")
+    env.conn.execute("CREATE TABLE x_far (id int PRIMARY KEY, a real, b real, c real, d real)")
+    with env.conn.cursor().copy("COPY x_far FROM STDIN") as cp:
+        for i, row in enumerate(far):
+            cp.write_row([i + 1] + [float(v) for v in row])
+    env.conn.execute("SELECT drop_model(name) FROM models WHERE name = 'sgd_ties'")
+    env.conn.execute("SELECT create_model('sgd_ties', %s::bytea, 'onnx', %s::jsonb)",
+                     [model.SerializeToString(), json.dumps({"features": COLUMNS})])
+    for batching in ("on", "off"):
+        with env.conn.transaction():
+            env.conn.execute(f"SET LOCAL pg_predict.enable_batching = {batching}")
+            got = to_floats([r[0] for r in env.conn.execute(
+                "SELECT predict('sgd_ties', x) FROM x_far x ORDER BY id").fetchall()])
+            got_proba = to_floats([r[0] for r in env.conn.execute(
+                "SELECT predict_proba('sgd_ties', x) FROM x_far x ORDER BY id").fetchall()], 3)
+        assert_close(f"sgd_ties labels (batching {batching}, {int(tied.sum())} tied rows)", got, labels, atol=0, rtol=0)
+        # Far out the graph's float32 exp underflows where pg_predict's float64 steps do not (a row
+        # of zeros the graph makes uniform): the probabilities are compared with scikit-learn's.
+        assert_close(f"sgd_ties probabilities (batching {batching}) against scikit-learn", got_proba,
+                     m.predict_proba(far.astype(np.float64)), atol=1e-5, rtol=1e-5)
+    env.conn.execute("SELECT drop_model('sgd_ties')")
+
+
 def _nusvc(env):
     model, m = nusvc_ovr()
     check_converted(env, "nusvc_ovr", model, "label", m.predict(env.X.astype(np.float64)), 0)
@@ -494,6 +531,7 @@ def _svr_poly(env):
 
 
 add_test("onnx_converted[sgd_log_loss_3_classes]", _sgd)
+add_test("onnx_converted[sgd_label_ties]", _sgd_label_ties)
 add_test("onnx_converted[nusvc_ovr]", _nusvc)
 add_test("onnx_converted[kbins_then_linear_regression]", _kbins)
 add_test("onnx_converted[minmax_then_svr_poly]", _svr_poly)

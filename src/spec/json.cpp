@@ -196,6 +196,7 @@ bool needs_version_2(const Pipeline& p) {
            p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided ||
            p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber ||
            p.task == Task::Transform || p.decision_scale != 1.0 || p.score_offset != 0.0 || !p.decision_shape.empty() ||
+           p.decision_columns ||
            p.outputs != 1;
 }
 
@@ -254,6 +255,7 @@ std::string to_json(const Pipeline& p) {
         doc["has_probabilities"] = p.has_probabilities;
         // Written only when set, so specs stored before they existed read back the same.
         if (p.decision_scale != 1.0) doc["decision_scale"] = p.decision_scale;
+        if (p.decision_columns) doc["decision_columns"] = true;
         if (p.score_offset != 0.0) doc["score_offset"] = p.score_offset;
         if (!p.decision_shape.empty()) doc["decision_shape"] = p.decision_shape;
         if (p.outputs != 1) doc["outputs"] = p.outputs;
@@ -339,6 +341,7 @@ Pipeline from_json(const std::string& text) {
         if (auto est = root.optional("estimator")) p.estimator = step_from_json(*est);  // null: none
         p.has_probabilities = root.boolean("has_probabilities");
         if (auto v = root.optional("decision_scale")) p.decision_scale = v->finite();
+        if (auto v = root.optional("decision_columns")) p.decision_columns = v->boolean();
         if (auto v = root.optional("score_offset")) p.score_offset = v->finite();
         if (auto v = root.optional("decision_shape")) p.decision_shape = v->string();
         if (auto v = root.optional("outputs")) p.outputs = int32(*v);

@@ -56,10 +56,12 @@ bool expands_to_two_columns(const Pipeline& p) {
 }
 
 bool has_decision_columns(const Pipeline& p) {
+    if (p.decision_columns) return p.task == Task::Classification;
     return p.transform == PostTransform::ModifiedHuber && p.task == Task::Classification && p.model.num_groups > 1;
 }
 
 int transformed_width(const Pipeline& p) {
+    if (p.decision_columns) return p.model.num_groups;  // both halves are the estimator's own
     if (expands_to_two_columns(p)) return 2;
     return has_decision_columns(p) ? 2 * p.model.num_groups : p.model.num_groups;
 }

@@ -321,7 +321,9 @@ void validate(const Pipeline& p) {
         if (p.classes.empty()) invalid("a classifier needs a non-empty classes list");
         // A binary margin expands to [1 - p, p]; otherwise one margin per class (one group and
         // one class: a classifier fitted on a single class).
-        const size_t want = expands_to_two_columns(p) ? 2 : static_cast<size_t>(m.num_groups);
+        const size_t want = expands_to_two_columns(p) ? 2
+                            : p.decision_columns   ? static_cast<size_t>(m.num_groups / 2)  // a probability and a decision each
+                                                   : static_cast<size_t>(m.num_groups);
         if (p.classes.size() != want)
             invalid("classes lists " + std::to_string(p.classes.size()) + " labels, " +
                     std::to_string(m.num_groups) + " group(s) need " + std::to_string(want));
@@ -349,6 +351,10 @@ void validate(const Pipeline& p) {
     if (p.transform == PostTransform::TwoSided &&
         (p.task != Task::Classification || m.num_groups != 1 || p.has_probabilities))
         invalid("two_sided needs a one-group classifier without probabilities");
+    if (p.decision_columns &&
+        (p.task != Task::Classification || !p.has_probabilities || p.transform != PostTransform::Identity ||
+         p.model.num_groups != 2 * static_cast<int32_t>(p.classes.size())))
+        invalid("decision_columns needs a classifier with probabilities, no link, and two columns per class");
     if (p.transform == PostTransform::ModifiedHuber && (p.task != Task::Classification || !p.has_probabilities))
         invalid("modified_huber needs a classifier with probabilities");
     if (p.transform == PostTransform::Complement &&

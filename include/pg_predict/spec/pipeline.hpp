@@ -109,6 +109,10 @@ struct Pipeline {
     // Perceptron, RidgeClassifier, SGDClassifier with a hinge loss): the output columns are
     // decision values whose argmax is the predicted class, and predict_proba must refuse.
     bool has_probabilities = true;
+    // A classifier whose label is not the argmax of its probabilities (an ONNX graph's label
+    // taken by its own ArgMax over the scores, issue 46): the estimator's 2k columns are the
+    // probabilities, then the k decision values whose argmax predict gives (has_decision_columns).
+    bool decision_columns = false;
     // scikit-learn's decision_function and score_samples from the raw margin m (before
     // `transform`, base margin included): decision_function = m * decision_scale (the
     // exponential loss of GradientBoostingClassifier folds a 2 into its margin). IsolationForest

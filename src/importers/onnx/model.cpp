@@ -322,6 +322,27 @@ void make_pipeline(const onnx::GraphProto& g, const Graph& graph, const json& op
             }
         }
     }
+    if (out == &trusted && label != nullptr && !label->argmin && label->of != trusted.key) {
+        // The label is the graph's own ArgMax over another tensor (skl2onnx's SGDClassifier: the
+        // scores, from which the probabilities are computed, and two probabilities can tie after
+        // rounding where the scores do not): predict follows the label, predict_proba the
+        // probabilities, side by side (spec::Pipeline::decision_columns).
+        const Value& scores = graph.values.at(label->tensor);
+        if ((scores.kind == Value::Kind::Row || scores.has_row) && scores.row.width() == trusted.row.width()) {
+            const int64_t k = trusted.row.width();
+            Value both;
+            both.kind = Value::Kind::Row;
+            both.row = side_by_side(graph, {&trusted.row, &scores.row}, {2 * k});
+            set_model(as_scores(both, "output \"" + out_name + "\" and the label's scores"), p);
+            p.task = spec::Task::Classification;
+            p.classes = class_list(*label, static_cast<int32_t>(k));
+            p.class_labels = label->names;
+            p.has_probabilities = true;
+            p.decision_columns = true;
+            p.objective = "output " + out_name + ", label " + label_name;
+            return;
+        }
+    }
     if (out != nullptr && out->kind == Value::Kind::Opaque) out = nullptr;
     if (label != nullptr && (out == nullptr || !out->probabilities)) {
         // A classifier without probabilities (SVC, LinearSVC, KMeans): its decision columns.
