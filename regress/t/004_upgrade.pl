@@ -248,10 +248,18 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
     like($node->safe_psql($db, q{SELECT explain_prediction('city', r, 2) FROM scored_rows r WHERE id = 1}),
          qr/"top_feature_attributions": \[\{.*\}, \{.*\}\]/, "$from -> $latest: explain_prediction after the upgrade");
     # Training (0.6.0): train() over a model from before adds version 2 (its owner kept),
-    # deployed, with its test-split metrics, and it scores the table it was trained on.
+    # deployed, with its test-split metrics, and it scores the table it was trained on. Its
+    # labels keep the model's type (numbers 0 and 1): a boolean target is refused (issue 46).
+    my $refused = '';
+    $node->psql($db, q{SELECT train('churn', 'SELECT tenure, monthly_charges, plan_id, city,
+                                                 predict(''churn'', s) = 1 AS churned FROM scored_rows s',
+                                 'churned', hyperparams => '{"n_estimators": 5}')}, stderr => \$refused);
+    like($refused, qr/train\(\) gives model "churn" boolean labels, but its version 1 has numeric labels \{0, 1\}/,
+         "$from -> $latest: train() keeps a model from before's numeric labels");
     is($node->safe_psql($db, q{SELECT format('%s %s %s', r->>'version', r->>'deployed', r->>'rows')
-        FROM train('churn', 'SELECT tenure, monthly_charges, plan_id, city, predict(''churn'', s) = 1 AS churned
-                             FROM scored_rows s', 'churned', hyperparams => '{"n_estimators": 5}') AS r}),
+        FROM train('churn', 'SELECT tenure, monthly_charges, plan_id, city, (predict(''churn'', s) = 1)::int AS churned
+                             FROM scored_rows s', 'churned',
+                   hyperparams => '{"n_estimators": 5, "objective": "binary:logistic"}') AS r}),
        '2 true 200', "$from -> $latest: train() adds a version to a model from before");
     is($node->safe_psql($db, q{SELECT format('%s %s %s %s', v.version, v.owner = o.owner, v.metrics ? 'accuracy', v.format)
                                FROM model_versions v, model_versions o
