@@ -1034,6 +1034,28 @@ def _refused(env):
 add_test("onnx_general[refusals_name_the_node_and_why]", _refused)
 
 
+def _sizes_bounded(env):
+    """Sizes derived from a model are bounded before they take the server's memory (issue 46: a
+    311-byte graph tiled to a million scores took 2.6 GB): an output of more than 1024 scores,
+    and a graph whose tensors hold more than 2^24 values per row together, are refused with an
+    ERROR naming what was too large."""
+    wide = graph([node("Tile", ["X", "reps"])], 4 * 4096, [const("reps", [1, 4096], np.int64)])
+    many = graph([node("Tile", ["X", "reps"], f"t{i}") for i in range(20)] +
+                 [node("ReduceSum", ["X", "axes"], "Y", keepdims=1)], 1,
+                 [const("reps", [1, 1 << 18], np.int64), const("axes", [1], np.int64)])
+    for bad, says in ((wide, "scores per row (at most 1024)"), (many, "values per row in all")):
+        try:
+            env.conn.execute("SELECT create_model('refused', %s::bytea, 'onnx', %s::jsonb)",
+                             [bad.SerializeToString(), json.dumps({"features": COLUMNS})])
+        except Exception as e:  # noqa: BLE001 - the message is what is checked
+            assert says in str(e), str(e)
+        else:
+            raise AssertionError("accepted: " + says)
+
+
+add_test("onnx_general[sizes_are_bounded]", _sizes_bounded)
+
+
 def _explain_refused(env):
     """explain_prediction of a model without contributions (an SVC) names both functions and
     the model plainly, not its scored output's name."""

@@ -110,6 +110,10 @@ struct Graph {
     // output it names "probabilities" though they are none).
     bool reads_decision_values = false;
     std::string path;
+    // Values per row of every tensor computed so far (row_value): each holds index vectors and
+    // steps of its width, so the whole graph is bounded too (kMaxGraphRowValues), not only each
+    // tensor (product(), at most spec::kMaxStepWidth).
+    int64_t row_values = 0;
 
     std::string fresh_key() { return "#" + std::to_string(next_key++); }
     // The vocabulary index of `s` for text input `input` (added when new).
@@ -193,6 +197,8 @@ std::vector<double> constant_for_row(const Node& node, const Constant& c, const 
 int64_t product(const std::vector<int64_t>& dims);
 // The most columns a model's scores (its outputs) may have.
 constexpr int64_t kMaxScoreColumns = 1 << 10;
+// The most values per row all the tensors of a graph may hold together (Graph::row_values).
+constexpr int64_t kMaxGraphRowValues = int64_t(1) << 24;
 
 // A new Value.
 Value constant_value(Constant c);

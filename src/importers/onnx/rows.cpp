@@ -223,7 +223,12 @@ Value constant_value(Constant c) {
     return v;
 }
 
-Value row_value(Graph&, Row r, bool probabilities, std::string key) {
+Value row_value(Graph& g, Row r, bool probabilities, std::string key) {
+    g.row_values += r.width();
+    if (g.row_values > kMaxGraphRowValues)
+        fail(ErrorCategory::Unsupported, "ONNX: the graph computes more than " + std::to_string(kMaxGraphRowValues) +
+                                             " values per row in all (at node " + std::to_string(g.node_paths.size()) +
+                                             ")");
     Value v;
     v.kind = Value::Kind::Row;
     v.row = std::move(r);
