@@ -18,7 +18,7 @@ def create_model_options(replace=False, strategy=None, options=None, stage=False
 
 
 def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=None,
-           options=None, format=None, stage=False):
+           options=None, format=None, stage=False, categories=None):
     """Register a model with create_model(name, artifact, format, options) on `conn`.
 
     conn: a psycopg 3 connection (or a DSN string: connect, deploy, commit, close).
@@ -43,6 +43,12 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
     replace: accepted from before versions (the server replaced the model only then); strategy: how trees are compiled ('auto', 'native',
     'gemm', 'tree_traversal', 'perfect_tree_traversal'); options: other create_model options
     (e.g. {"columns": {"feature": "column"}}, {"features": [...]} for a TorchScript module).
+    categories: for an XGBoost model trained with enable_categorical on pandas `category`
+    columns, the training frame (or {column: categories}): XGBoost's model holds the codes, not
+    the names. A column whose categories are strings is sent as option "categories" and scores
+    from a text column (a value outside them is missing, as pandas makes it); one whose
+    categories are the integers 0..k-1 is read as its codes, from an integer column. Other
+    categories are refused (ValueError): their codes are not their values.
 
     Runs in the connection's current transaction: with autocommit off, commit it (psycopg's
     `with psycopg.connect(...) as conn:` commits when the block ends). Returns what it sent: the
@@ -53,6 +59,12 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
             raise ValueError("format applies to artifacts (bytes, str, dict), not to a scikit-learn estimator")
         fmt = format
     opts = create_model_options(replace, strategy, options, stage)
+    if categories is not None:
+        if fmt != "xgboost":
+            raise ValueError("categories applies to XGBoost models (their JSON holds category codes)")
+        text_categories = categories_option(categories)
+        if text_categories:
+            opts["categories"] = text_categories
     if isinstance(conn, str):
         import psycopg
         with psycopg.connect(conn) as c:  # commits on success
@@ -60,6 +72,29 @@ def deploy(conn, name, estimator, feature_names=None, replace=False, strategy=No
         return artifact
     _create(conn, name, sql_type, artifact, fmt, opts)
     return artifact
+
+
+def categories_option(categories):
+    """Option "categories" of a frame's category columns (or a {column: categories} dict): the
+    columns with string categories; integer categories 0..k-1 are their own codes and need
+    none. Raises ValueError for any other categories."""
+    if hasattr(categories, "dtypes"):  # a pandas DataFrame
+        columns = {str(c): list(categories[c].cat.categories)
+                   for c, t in categories.dtypes.items() if str(t) == "category"}
+    else:
+        columns = {str(c): list(v) for c, v in dict(categories).items()}
+    option = {}
+    for column, values in columns.items():
+        if all(isinstance(v, str) for v in values):
+            option[column] = values
+        elif not all(isinstance(v, (int,)) or (hasattr(v, "is_integer") and float(v).is_integer())
+                     for v in values) or [int(v) for v in values] != list(range(len(values))):
+            raise ValueError(
+                f"column {column!r} has categories {values[:5]!r}{' ...' if len(values) > 5 else ''}, which are "
+                "neither strings nor the integers 0..k-1: XGBoost's model holds their codes, which pg_predict "
+                "reads from a text column (string categories) or as the codes themselves (an integer column "
+                "holding 0..k-1); train on string categories (df[col].cat.rename_categories(str)) or on the codes")
+    return option
 
 
 def to_artifact(estimator, feature_names=None):

@@ -267,6 +267,43 @@ for objective, classes in [("reg:squarederror", None), ("binary:logistic", None)
     add_test(f"xgboost_{objective.split(':')[1]}", xgboost_case(objective, classes))
 
 
+def xgboost_categorical(env):
+    """XGBoost with categorical splits (enable_categorical): a, integers 0..39, as its codes;
+    plan, text, through option "categories" (deploy's categories=frame). A predicate on either
+    decides the category-set splits (one-hot columns summed per set, optimizer/specialize.cpp);
+    plan = 'enterprise' (no category) is a missing value and prunes as one."""
+    import pandas as pd
+    import xgboost as xgb
+    X, _ = matrix(env.rows)
+    plans = [r[5] for r in env.rows]
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    frame["a"] = pd.Categorical(frame["a"], categories=list(range(40)))
+    frame["plan"] = pd.Categorical(plans, categories=PLANS)
+    y = target(X, [p or "basic" for p in plans])
+    y = (y > np.median(y)).astype(int)
+    d = xgb.DMatrix(frame, label=y, enable_categorical=True)
+    bst = xgb.train({"max_depth": 4, "eta": 0.3, "objective": "binary:logistic", "tree_method": "hist",
+                     "max_cat_to_onehot": 1, "nthread": 1, "seed": 1}, d, num_boost_round=30)
+    name = "xgb_categorical"
+    pg_predict.deploy(env.conn, name, bst, categories=frame, options={"strategy": "native"})
+    selects = [f"predict('{name}', t)", f"predict_proba('{name}', t)"]
+    columns = NUMERIC + [("plan", "text")] * 3
+    pool = thresholds_of(bst.save_raw("json").decode()) + list(range(0, 40, 3))
+    run_predicates(env, name, columns, pool, selects, count=40, per_row=True, seed=46)
+    for strategy in ["tree_traversal", "perfect_tree_traversal", "gemm"]:
+        env.conn.execute(f"SET pg_predict.strategy = '{strategy}'")
+        try:
+            run_predicates(env, f"{name} ({strategy})", columns, pool, selects, count=8, seed=7)
+        finally:
+            env.conn.execute("RESET pg_predict.strategy")
+    for where in ["plan = 'enterprise'", "plan IN ('pro', 'team')", "a = 7", "a IN (3, 4) AND plan = 'basic'"]:
+        if not compare(env, name, where, selects, per_row=True):
+            raise Failure(f"{name}: WHERE {where} pruned nothing")
+
+
+add_test("xgboost_categorical", xgboost_categorical)
+
+
 def sklearn_case(name, make, text=False, classifier=False):
     def run(env):
         import pandas as pd

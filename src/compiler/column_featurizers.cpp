@@ -50,6 +50,7 @@ std::string elementwise_expr(const std::string& f, const std::string& h) {
         return "torch.where(torch.abs(" + h + ") <= " + double_literal(spec::kLightgbmZero) + ", torch.full_like(" + h +
                ", float(\"nan\")), " + h + ")";
     if (f == "square") return "(" + h + " * " + h + ")";
+    if (f == "float32") return h + ".float().double()";  // featurizers compute in float64
     if (f == "onnx_probit") {  // spec::onnx_probit, term by term
         const std::string x = "(2.0 * " + h + " - 1.0)", l = "torch.log((1.0 - " + x + ") * (1.0 + " + x + "))";
         const std::string v = "(" + double_literal(2.0 / (3.14159 * 0.147)) + " + 0.5 * " + l + ")";

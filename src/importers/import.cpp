@@ -1,5 +1,6 @@
 // Format detection and dispatch to the per-format importers: one table of formats. A new format
 // is one row (its name, the SQL types it may come as, its detection rule, its importer).
+#include <optional>
 #include <string>
 
 #include "pg_predict/common/error.hpp"
@@ -53,7 +54,7 @@ const Format kFormats[] = {
     {"xgboost", "a JSON document with a top-level \"learner\" object holding a \"gradient_booster\"",
      kJsonb | kText | kBytea, true,
      [](const Input& in) { return looks_like_xgboost(*in.document); },
-     [](const Input& in, const json&) { return import_xgboost(*in.document); }},
+     [](const Input& in, const json& options) { return import_xgboost(*in.document, options); }},
     {"sklearn", "a JSON document with \"format\": \"sklearn\"", kJsonb | kText | kBytea, true,
      [](const Input& in) { return looks_like_sklearn(*in.document); },
      [](const Input& in, const json&) { return import_sklearn(*in.document); }},
@@ -151,6 +152,8 @@ spec::Pipeline run_import(const Format& f, const Input& in, const json& options)
     for (const char* own : {"num_iteration", "raw_score"})
         if (std::string(f.name) != "lightgbm" && options.is_object() && options.contains(own))
             fail(ErrorCategory::InvalidParameter, std::string("option \"") + own + "\" is only for LightGBM models");
+    if (std::string(f.name) != "xgboost" && options.is_object() && options.contains("categories"))
+        fail(ErrorCategory::InvalidParameter, "option \"categories\" is only for XGBoost models");
     spec::Pipeline p = f.import(in, options);
     if (p.source_format.empty()) p.source_format = f.name;
     return p;
@@ -185,13 +188,59 @@ json parse_json(std::string_view text, const char* what, ErrorCategory category)
     }
 }
 
+namespace {
+
+// XGBoost writes a categorical split's split_conditions as a bare NaN (and would write an
+// infinity as Infinity), which JSON has no token for. Outside strings, such tokens become the
+// strings the spec readers take as numbers ("NaN", "Infinity", "-Infinity"). nullopt when the
+// text has none (the usual case: no copy).
+std::optional<std::string> quote_non_finite_tokens(std::string_view text) {
+    static const std::string_view kTokens[] = {"NaN", "Infinity", "-Infinity"};
+    std::string out;
+    bool copied = false, in_string = false;
+    size_t done = 0;  // text[0, done) is in out
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+            continue;
+        }
+        if (c != 'N' && c != 'I' && c != '-') continue;
+        for (std::string_view token : kTokens) {
+            if (text.compare(i, token.size(), token) != 0) continue;
+            if (!copied) out.reserve(text.size() + 1024);
+            copied = true;
+            out.append(text.substr(done, i - done)).append("\"").append(token).append("\"");
+            i += token.size() - 1;
+            done = i + 1;
+            break;
+        }
+    }
+    if (!copied) return std::nullopt;
+    out.append(text.substr(done));
+    return out;
+}
+
+json parse_model_document(std::string_view text) {
+    if (auto quoted = quote_non_finite_tokens(text))
+        return parse_json(*quoted, "model document", ErrorCategory::InvalidModel);
+    return parse_json(text, "model document", ErrorCategory::InvalidModel);
+}
+
+}  // namespace
+
 std::string detect_format(const json& document) {
     return detect(Input{{}, &document}, ArtifactKind::Json).name;
 }
 
 std::string detect_format(const Artifact& artifact) {
     if (!is_json(artifact)) return detect(Input{artifact.bytes, nullptr}, artifact.kind).name;
-    const json document = parse_json(artifact.bytes, "model document", ErrorCategory::InvalidModel);
+    const json document = parse_model_document(artifact.bytes);
     return detect(Input{artifact.bytes, &document}, artifact.kind).name;
 }
 
@@ -225,7 +274,7 @@ spec::Pipeline import_model(const Artifact& artifact, const std::string& format,
     if (f != nullptr ? f->reads_json : is_json(artifact)) {
         // The document's DOM is the largest thing create_model holds (several times the text):
         // it is gone when this returns, before optimizing and compiling.
-        const json document = parse_json(artifact.bytes, "model document", ErrorCategory::InvalidModel);
+        const json document = parse_model_document(artifact.bytes);
         const Input in{artifact.bytes, &document};
         return run_import(f != nullptr ? *f : detect(in, artifact.kind), in, options);
     }

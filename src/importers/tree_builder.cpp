@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/steps.hpp"
 
 namespace pg_predict::importers {
 
@@ -237,25 +238,36 @@ spec::Tree build_tree(const NodeArrays& nodes, int32_t group, int32_t num_featur
 
 spec::Step::Part category_set_part(int32_t column, const std::vector<std::vector<int32_t>>& sets,
                                    const char* round) {
+    return category_set_part(column, sets, std::vector<uint8_t>(sets.size(), 0), {round});
+}
+
+spec::Step::Part category_set_part(int32_t column, const std::vector<std::vector<int32_t>>& sets,
+                                   const std::vector<uint8_t>& with_missing, const std::vector<const char*>& rounding) {
     std::vector<int32_t> cats;
     for (const auto& s : sets) cats.insert(cats.end(), s.begin(), s.end());
     std::sort(cats.begin(), cats.end());
     cats.erase(std::unique(cats.begin(), cats.end()), cats.end());
+    const bool any_missing = std::find(with_missing.begin(), with_missing.end(), 1) != with_missing.end();
+    std::vector<double> categories(cats.begin(), cats.end());
+    if (any_missing) categories.push_back(NAN);  // the last one-hot column: "is missing"
     spec::Step::Part part;
     part.columns.push_back(column);
-    spec::Step rounding;
-    rounding.op = spec::Op::Elementwise;
-    rounding.params = {{"function", round}};
-    part.steps.push_back(std::move(rounding));
+    for (const char* function : rounding) {
+        spec::Step step;
+        step.op = spec::Op::Elementwise;
+        step.params = {{"function", function}};
+        part.steps.push_back(std::move(step));
+    }
     spec::Step one_hot;
     one_hot.op = spec::Op::OneHot;
-    one_hot.params = {{"categories", nlohmann::json::array({nlohmann::json(cats)})},
+    one_hot.params = {{"categories", nlohmann::json::array({spec::numbers_to_json(categories)})},
                       {"drop", nlohmann::json::array({-1})}};
     part.steps.push_back(std::move(one_hot));
     nlohmann::json matrix = nlohmann::json::array();
-    for (const auto& s : sets) {
-        std::vector<double> row(cats.size(), 0.0);
-        for (int32_t c : s) row[std::lower_bound(cats.begin(), cats.end(), c) - cats.begin()] = 1.0;
+    for (size_t k = 0; k < sets.size(); ++k) {
+        std::vector<double> row(categories.size(), 0.0);
+        for (int32_t c : sets[k]) row[std::lower_bound(cats.begin(), cats.end(), c) - cats.begin()] = 1.0;
+        if (with_missing[k]) row.back() = 1.0;
         matrix.push_back(row);
     }
     spec::Step project;

@@ -8,7 +8,19 @@
 //  - num_target (> 1: multi-target regression) and multi_strategy: rejected unless scalar.
 //  - gbtree model: 2.x adds iteration_indptr and 3.1 a "cats" encoder; both only matter for
 //    slicing or categorical data and are not needed here.
-//  - trees carry split_type / categories* (1.6+); any categorical split is rejected.
+//  - trees carry split_type / categories* (1.6+): categorical splits, below.
+// Categorical splits (enable_categorical): node i with split_type 1 sends a category in its set
+// (categories[categories_segments[k], + categories_sizes[k]) for categories_nodes[k] == i) right,
+// and every other value left: not in the set, negative, at least 2^24, or infinite, after
+// XGBoost truncates the float32 input to an integer (common::Decision). A missing value takes
+// the default child. split_conditions holds a bare NaN there, which parse_model_document reads.
+// Each such split becomes a split on a derived 0/1 column (category_set_part: float32, floor,
+// one-hot, summed per set), 1 inside the set and, where the default child is the right one, for
+// a missing value too; numerical splits read the inputs as they are, passed through the same
+// concat step. XGBoost's JSON has codes, not names: option "categories" gives a feature its
+// pandas categories, and the feature becomes a text input whose vocabulary they are (a value
+// not in it is missing, as pandas gives it code -1 and XGBoost reads that as missing).
+//
 // Dart is supported exactly: at predict time XGBoost adds fl(leaf * weight_drop[tree]) per
 // tree, so the weights are folded into the leaves in float32.
 //
@@ -17,6 +29,7 @@
 //
 // best_iteration (learner.attributes) is ignored on purpose: Booster.predict in 1.7 uses every
 // tree unless given an iteration_range (the sklearn wrapper does pass best_iteration).
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -102,30 +115,73 @@ std::vector<float> base_scores(const JsonReader& v) {
 
 // --- trees --------------------------------------------------------------------------------
 
-spec::Tree read_tree(const JsonReader& t, int32_t group, float weight, int32_t num_features) {
+// The largest category XGBoost's Decision takes (OutOfRangeCat: 2^24, the float32 integers).
+constexpr int64_t kMaxCategory = (int64_t{1} << 24) - 1;
+
+// A tree as the document holds it: the node arrays, and the category set of each categorical
+// split (the codes that go right, ascending) by node.
+struct RawTree {
+    NodeArrays nodes;
+    std::vector<std::pair<int32_t, std::vector<int32_t>>> category_sets;  // (node, set), by node
+    std::string where;
+};
+
+// The categorical splits of tree t (n nodes): split_type, and categories* naming exactly the
+// nodes whose split_type is 1, in order, each with a non-empty segment of `categories`.
+std::vector<std::pair<int32_t, std::vector<int32_t>>> read_category_sets(const JsonReader& t, const NodeArrays& nodes) {
+    const size_t n = nodes.left.size();
+    std::vector<int32_t> types(n, 0);
+    if (auto st = t.optional("split_type")) {
+        types = st->integers(0, 1);
+        if (types.size() != n)
+            st->invalid("has " + std::to_string(types.size()) + " entries, left_children has " + std::to_string(n));
+    }
+    std::vector<int32_t> cat_nodes;
+    for (size_t i = 0; i < n; ++i)
+        if (types[i] == 1 && nodes.left[i] != -1) cat_nodes.push_back(static_cast<int32_t>(i));
+    std::vector<std::pair<int32_t, std::vector<int32_t>>> out;
+    const auto listed = t.optional("categories_nodes");
+    if (cat_nodes.empty() && (!listed || listed->empty())) return out;
+    const JsonReader nodes_r = t.array("categories_nodes");
+    const std::vector<int32_t> listed_nodes = nodes_r.integers(0, INT32_MAX);
+    if (listed_nodes != cat_nodes)
+        nodes_r.invalid("lists " + std::to_string(listed_nodes.size()) +
+                        " nodes, which are not the tree's categorical splits (split_type 1): " +
+                        std::to_string(cat_nodes.size()) + " of them");
+    const JsonReader segments_r = t.array("categories_segments"), sizes_r = t.array("categories_sizes");
+    const std::vector<int32_t> segments = segments_r.integers(0, INT32_MAX), sizes = sizes_r.integers(1, INT32_MAX);
+    const std::vector<int32_t> categories = t.array("categories").integers(0, kMaxCategory);
+    if (segments.size() != cat_nodes.size() || sizes.size() != cat_nodes.size())
+        nodes_r.invalid("has " + std::to_string(cat_nodes.size()) + " entries, categories_segments " +
+                        std::to_string(segments.size()) + " and categories_sizes " + std::to_string(sizes.size()));
+    for (size_t k = 0; k < cat_nodes.size(); ++k) {
+        if (static_cast<int64_t>(segments[k]) + sizes[k] > static_cast<int64_t>(categories.size()))
+            segments_r[k].invalid("with size " + std::to_string(sizes[k]) + " runs past the " +
+                                  std::to_string(categories.size()) + " categories");
+        std::vector<int32_t> set(categories.begin() + segments[k], categories.begin() + segments[k] + sizes[k]);
+        std::sort(set.begin(), set.end());
+        set.erase(std::unique(set.begin(), set.end()), set.end());
+        out.emplace_back(cat_nodes[k], std::move(set));
+    }
+    return out;
+}
+
+RawTree read_tree(const JsonReader& t, float weight) {
     t.expect_object();
     if (auto tp = t.optional("tree_param")) {
         tp->expect_object();
         if (auto slv = tp->optional("size_leaf_vector"); slv && int_param(*slv) > 1)
             t.unsupported("vector leaves (multi_strategy=multi_output_tree) are not supported");
     }
-    // Categorical splits: split_type 1, or a non-empty categories_nodes list.
-    if (auto st = t.optional("split_type")) {
-        const std::vector<int32_t> types = st->integers(0, 255);
-        for (size_t i = 0; i < types.size(); ++i)
-            if (types[i] != 0)
-                t.unsupported("node " + std::to_string(i) +
-                              " is a categorical split; categorical splits are not supported");
-    }
-    for (const char* key : {"categories_nodes", "categories"})
-        if (auto c = t.optional(key); c && c->is_array() && !c->empty())
-            t.unsupported(std::string("categorical splits (") + key + ") are not supported");
-
-    NodeArrays nodes;
+    RawTree raw;
+    raw.where = t.where();
+    NodeArrays& nodes = raw.nodes;
     nodes.left = t.array("left_children").integers(-1, INT32_MAX);
     nodes.right = t.array("right_children").integers(-1, INT32_MAX);
     nodes.feature = t.array("split_indices").integers(0, INT32_MAX);
-    nodes.threshold = floats(t.array("split_conditions"));
+    const JsonReader conditions = t.array("split_conditions");
+    const std::vector<double> condition = conditions.numbers();  // NaN at a categorical split
+    nodes.threshold.assign(condition.begin(), condition.end());
     nodes.default_left = flags(t.array("default_left"));
     const size_t n = nodes.left.size();
     if (n == 0) t.need("left_children").invalid("is empty: a tree has at least a root");
@@ -140,6 +196,15 @@ spec::Tree read_tree(const JsonReader& t, int32_t group, float weight, int32_t n
     if (auto tp = t.optional("tree_param"))
         if (auto nn = tp->optional("num_nodes"); nn && int_param(*nn) != static_cast<int64_t>(n))
             nn->invalid("is " + std::to_string(int_param(*nn)) + " but the tree has " + std::to_string(n) + " nodes");
+    raw.category_sets = read_category_sets(t, nodes);
+    size_t next_set = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const bool categorical = next_set < raw.category_sets.size() && raw.category_sets[next_set].first == static_cast<int32_t>(i);
+        next_set += categorical ? 1 : 0;
+        if (!categorical && !std::isfinite(condition[i]))
+            conditions[i].invalid("must be a finite number (it is a " +
+                                  std::string(nodes.left[i] == -1 ? "leaf's value" : "numerical split's threshold") + ")");
+    }
     // A leaf keeps its value in split_conditions (base_weights lacks the learning rate).
     nodes.value.reserve(n);
     for (float c : nodes.threshold) nodes.value.push_back(c * weight);
@@ -148,7 +213,100 @@ spec::Tree read_tree(const JsonReader& t, int32_t group, float weight, int32_t n
         nodes.cover = h->finite_numbers();
         same(nodes.cover.size(), "sum_hessian");
     }
-    return build_tree(nodes, group, num_features, UnreachableNodes::Drop, t.where());
+    return raw;
+}
+
+// Where the trees' columns come from when some split is categorical: the numerical inputs as
+// they are (text inputs excepted), then one derived 0/1 column per distinct (set, missing goes
+// right) of each feature.
+struct CategoricalLayout {
+    std::vector<int32_t> plain_col;                              // by feature; -1 for a text input
+    std::vector<std::vector<std::vector<int32_t>>> sets;         // by feature
+    std::vector<std::vector<uint8_t>> with_missing;              // by feature, parallel to sets
+    std::vector<std::vector<int32_t>> set_col;                   // by feature, parallel to sets
+    int32_t width = 0;
+
+    CategoricalLayout(const std::vector<RawTree>& trees, const std::vector<uint8_t>& is_text) {
+        const size_t F = is_text.size();
+        plain_col.assign(F, -1);
+        sets.resize(F);
+        with_missing.resize(F);
+        set_col.resize(F);
+        for (const RawTree& t : trees)
+            for (const auto& [node, set] : t.category_sets) {
+                const int32_t f = t.nodes.feature[node];
+                if (f < 0 || static_cast<size_t>(f) >= F) continue;  // build_tree names it
+                const uint8_t missing = t.nodes.default_left[node] ? 0 : 1;
+                if (find(f, set, missing) < 0) {
+                    sets[f].push_back(set);
+                    with_missing[f].push_back(missing);
+                }
+            }
+        for (size_t f = 0; f < F; ++f)
+            if (!is_text[f]) plain_col[f] = width++;
+        for (size_t f = 0; f < F; ++f)
+            for (size_t k = 0; k < sets[f].size(); ++k) set_col[f].push_back(width++);
+    }
+
+    int32_t find(int32_t f, const std::vector<int32_t>& set, uint8_t missing) const {
+        for (size_t k = 0; k < sets[f].size(); ++k)
+            if (with_missing[f][k] == missing && sets[f][k] == set) return static_cast<int32_t>(k);
+        return -1;
+    }
+
+    // The one concat step computing every column in layout order.
+    spec::Step step(const std::vector<uint8_t>& is_text) const {
+        spec::Step concat;
+        concat.op = spec::Op::Concat;
+        concat.params = json::object();
+        spec::Step::Part plain;
+        for (size_t f = 0; f < plain_col.size(); ++f)
+            if (plain_col[f] >= 0) plain.columns.push_back(static_cast<int32_t>(f));
+        if (!plain.columns.empty()) concat.parts.push_back(std::move(plain));
+        for (size_t f = 0; f < sets.size(); ++f) {
+            if (sets[f].empty()) continue;
+            // A text input is already its code; a number is truncated as XGBoost does
+            // (float32, then floor: a negative value is no category, and neither is NaN).
+            std::vector<const char*> rounding;
+            if (!is_text[f]) rounding = {"float32", "floor"};
+            concat.parts.push_back(category_set_part(static_cast<int32_t>(f), sets[f], with_missing[f], rounding));
+        }
+        return concat;
+    }
+};
+
+// The spec tree of `raw` over the layout's columns: a categorical split reads its set's column
+// (never missing: "< 0.5" is left, outside the set); a numerical one its input's column.
+spec::Tree to_spec_tree(RawTree raw, const CategoricalLayout* layout, const std::vector<std::string>& names,
+                        int32_t group, int32_t num_features, int32_t width) {
+    if (layout != nullptr) {
+        NodeArrays& nodes = raw.nodes;
+        size_t next_set = 0;
+        for (size_t i = 0; i < nodes.left.size(); ++i) {
+            if (nodes.left[i] == -1) continue;
+            const int32_t f = nodes.feature[i];
+            if (f < 0 || f >= num_features)  // as build_tree says it, before f means a derived column
+                fail(ErrorCategory::InvalidModel, raw.where + ": node " + std::to_string(i) + " splits on feature " +
+                                                      std::to_string(f) + " but the model reads " +
+                                                      std::to_string(num_features) + " features");
+            if (next_set < raw.category_sets.size() && raw.category_sets[next_set].first == static_cast<int32_t>(i)) {
+                const auto& set = raw.category_sets[next_set++].second;
+                const uint8_t missing = nodes.default_left[i] ? 0 : 1;
+                nodes.feature[i] = layout->set_col[f][layout->find(f, set, missing)];
+                nodes.threshold[i] = 0.5f;
+                nodes.default_left[i] = 0;
+            } else if (layout->plain_col[f] < 0) {
+                fail(ErrorCategory::InvalidParameter,
+                     raw.where + ": node " + std::to_string(i) + " compares feature \"" + names[f] +
+                         "\" with a number, but option \"categories\" makes it a text input");
+            } else {
+                nodes.feature[i] = layout->plain_col[f];
+            }
+        }
+    } else if (!raw.category_sets.empty()) {
+        fail(ErrorCategory::Internal, raw.where + ": a categorical split without a layout");
+    }
+    return build_tree(raw.nodes, group, layout != nullptr ? width : num_features, UnreachableNodes::Drop, raw.where);
 }
 
 // --- the learner ----------------------------------------------------------------------------
@@ -156,7 +314,63 @@ spec::Tree read_tree(const JsonReader& t, int32_t group, float weight, int32_t n
 using spec::kMaxFeatures;
 constexpr int64_t kMaxClasses = spec::kMaxGroups;
 
-spec::Pipeline import_learner(const JsonReader& doc) {
+// Option "categories": {"feature": ["category", ...]} by feature name, for categorical
+// features only. Returns, by feature, whether it is a text input; adds the text inputs to p.
+std::vector<uint8_t> text_features(const json& options, const JsonReader& learner, const std::vector<RawTree>& trees,
+                                   spec::Pipeline& p) {
+    const size_t F = p.features.size();
+    std::vector<uint8_t> is_text(F, 0);
+    const auto it = options.is_object() ? options.find("categories") : options.end();
+    if (it == options.end()) return is_text;
+    auto bad = [](const std::string& what) { fail(ErrorCategory::InvalidParameter, "option \"categories\" " + what); };
+    if (!it->is_object()) bad("must be an object: {\"feature\": [\"category\", ...]}");
+    std::vector<uint8_t> categorical(F, 0);
+    if (auto types = learner.optional("feature_types"); types && types->is_array() && types->size() == F)
+        for (size_t f = 0; f < F; ++f) categorical[f] = (*types)[f].is_string() && (*types)[f].string() == "c";
+    for (const RawTree& t : trees)
+        for (const auto& [node, set] : t.category_sets)
+            if (static_cast<size_t>(t.nodes.feature[node]) < F) categorical[t.nodes.feature[node]] = 1;
+    for (const auto& [name, list] : it->items()) {
+        const auto at = std::find(p.features.begin(), p.features.end(), name);
+        if (name.empty() || at == p.features.end())
+            bad("names \"" + name + "\", which is not a feature of the model" +
+                (std::all_of(p.features.begin(), p.features.end(), [](const std::string& s) { return s.empty(); })
+                     ? " (the model has no feature names)"
+                     : ""));
+        const size_t f = static_cast<size_t>(at - p.features.begin());
+        if (!categorical[f])
+            bad("names \"" + name + "\", which is not a categorical feature of the model (feature_types \"c\")");
+        if (!list.is_array()) bad("for \"" + name + "\" must be an array of strings");
+        spec::TextInput t;
+        t.input = static_cast<int32_t>(f);
+        t.unknown_is_missing = true;
+        for (const json& v : list) {
+            if (!v.is_string()) bad("for \"" + name + "\" must be an array of strings, not " + v.dump());
+            t.vocabulary.push_back(v.get<std::string>());
+        }
+        is_text[f] = 1;
+        p.text_inputs.push_back(std::move(t));
+    }
+    std::sort(p.text_inputs.begin(), p.text_inputs.end(),
+              [](const spec::TextInput& a, const spec::TextInput& b) { return a.input < b.input; });
+    return is_text;
+}
+
+// A text input's codes must be in its categories: a set naming code 7 of 5 categories means
+// the option does not belong to this model.
+void check_codes(const std::vector<RawTree>& trees, const spec::Pipeline& p) {
+    for (const spec::TextInput& t : p.text_inputs)
+        for (const RawTree& raw : trees)
+            for (const auto& [node, set] : raw.category_sets)
+                if (raw.nodes.feature[node] == t.input && set.back() >= static_cast<int32_t>(t.vocabulary.size()))
+                    fail(ErrorCategory::InvalidParameter,
+                         "option \"categories\" gives feature \"" + p.features[t.input] + "\" " +
+                             std::to_string(t.vocabulary.size()) + " categories, but " + raw.where + " node " +
+                             std::to_string(node) + " splits on code " + std::to_string(set.back()) +
+                             ": they are not the categories the model was trained with");
+}
+
+spec::Pipeline import_learner(const JsonReader& doc, const json& options) {
     if (!doc.is_object()) doc.invalid("must be a JSON object");
     const JsonReader learner = doc.object("learner");
     const JsonReader lmp = learner.object("learner_model_param");
@@ -256,13 +470,30 @@ spec::Pipeline import_learner(const JsonReader& doc) {
             nt->invalid("is " + std::to_string(int_param(*nt)) + " but there are " + std::to_string(trees.size()) +
                         " trees");
 
-    m.trees.reserve(trees.size());
+    std::vector<RawTree> raw;
+    raw.reserve(trees.size());
+    bool any_categorical = false;
     for (size_t i = 0; i < trees.size(); ++i) {
         check_interrupts();
         if (tree_info[i] >= num_groups)
             info[i].invalid("is group " + std::to_string(tree_info[i]) + " but the model has " +
                             std::to_string(num_groups));
-        m.trees.push_back(read_tree(trees[i], tree_info[i], weights.empty() ? 1.0f : weights[i], m.num_features));
+        raw.push_back(read_tree(trees[i], weights.empty() ? 1.0f : weights[i]));
+        any_categorical = any_categorical || !raw.back().category_sets.empty();
+    }
+    const std::vector<uint8_t> is_text = text_features(options, learner, raw, p);
+    check_codes(raw, p);
+    std::optional<CategoricalLayout> layout;
+    if (any_categorical || !p.text_inputs.empty()) {
+        layout.emplace(raw, is_text);
+        p.steps.push_back(layout->step(is_text));
+        m.num_features = layout->width;
+    }
+    m.trees.reserve(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) {
+        check_interrupts();
+        m.trees.push_back(to_spec_tree(std::move(raw[i]), layout ? &*layout : nullptr, p.features, tree_info[i],
+                                       static_cast<int32_t>(num_feature), m.num_features));
     }
     spec::validate(p);
     return p;
@@ -270,9 +501,9 @@ spec::Pipeline import_learner(const JsonReader& doc) {
 
 }  // namespace
 
-spec::Pipeline import_xgboost(const json& artifact) {
+spec::Pipeline import_xgboost(const json& artifact, const json& options) {
     try {
-        return import_learner(JsonReader(artifact, "xgboost"));
+        return import_learner(JsonReader(artifact, "xgboost"), options);
     } catch (const Error&) {
         throw;
     } catch (const json::exception& e) {

@@ -159,11 +159,52 @@ Sets through_affine(const Step& s, const Sets& in, const std::string& where) {
 Sets through_elementwise(const Step& s, const Sets& in, const std::string& where) {
     const std::string f = s.params.value("function", "");
     return per_column(in, [&](size_t, ValueSet v) {
+        // Monotone and NaN-preserving (XGBoost's categories): the bounds go through as they are.
+        if (f == "float32" || f == "floor") {
+            if (v.values) {
+                v.lo = spec::apply_elementwise(f, v.lo);
+                v.hi = spec::apply_elementwise(f, v.hi);
+            }
+            return v;
+        }
         if (f != "zero_as_missing") return ValueSet{};
         const double z = 2 * spec::kLightgbmZero;
         if (v.values && v.lo <= z && v.hi >= -z) v.missing = true;
         return v;
     });
+}
+
+// Sums of columns (the category sets of LightGBM's and XGBoost's categorical splits are one-hot
+// columns summed), by interval arithmetic widened as through_affine; NaN anywhere in a row's
+// inputs is NaN out (NaN * 0 included).
+Sets through_project(const Step& s, const Sets& in, const std::string& where) {
+    const auto matrix = spec::param_matrix(s, "matrix", where);
+    const auto offset = spec::param_vector(s, "offset", where);
+    Sets out;
+    for (size_t r = 0; r < matrix.size(); ++r) {
+        ValueSet o = constant(offset[r]);
+        double magnitude = std::fabs(offset[r]);
+        for (size_t c = 0; c < in.size() && c < matrix[r].size(); ++c) {
+            const double m = matrix[r][c];
+            o.missing = o.missing || in[c].missing;
+            if (!in[c].values) {
+                o.values = false;
+                continue;
+            }
+            const double a = m * in[c].lo, b = m * in[c].hi;
+            if (m == 0.0) continue;
+            if (std::isnan(a) || std::isnan(b) || std::isinf(m)) return Sets(matrix.size(), ValueSet{});
+            o.lo += std::min(a, b);
+            o.hi += std::max(a, b);
+            magnitude += std::max(std::fabs(a), std::fabs(b));
+        }
+        if (std::isnan(o.lo) || std::isnan(o.hi)) return Sets(matrix.size(), ValueSet{});
+        const double margin = 1e-5 * magnitude + 1e-30;
+        o.lo -= margin;
+        o.hi += margin;
+        out.push_back(o);
+    }
+    return out;
 }
 
 // A constant input (or a missing one) has one code; matched in both precisions alike.
@@ -215,7 +256,8 @@ Sets through_step(const Step& s, const std::vector<int32_t>& in_vocab, const Set
     case spec::Op::Elementwise: return through_elementwise(s, in, where);
     case spec::Op::Ordinal: return through_ordinal(s, in, where);
     case spec::Op::Threshold: case spec::Op::Clip: case spec::Op::IsMissing:
-    case spec::Op::Normalize: case spec::Op::Project: case spec::Op::Monomials: case spec::Op::Kernel:
+    case spec::Op::Project: return through_project(s, in, where);
+    case spec::Op::Normalize: case spec::Op::Monomials: case spec::Op::Kernel:
     case spec::Op::Neighbors: case spec::Op::Power: case spec::Op::Quantile: case spec::Op::Model: case spec::Op::Tensor:
     case spec::Op::None: case spec::Op::Linear: case spec::Op::TorchScript:
         return through_unknown(s, in_vocab, where);
@@ -334,7 +376,7 @@ int32_t text_value_index(const spec::Pipeline& p, int32_t input, const std::stri
         if (t.input != input) continue;
         const auto it = std::find(t.vocabulary.begin(), t.vocabulary.end(), value);
         if (it != t.vocabulary.end()) return static_cast<int32_t>(it - t.vocabulary.begin());
-        return t.unknown_is_error ? -2 : -1;
+        return t.unknown_is_error ? -2 : t.unknown_is_missing ? kMissingText : -1;
     }
     return -2;
 }

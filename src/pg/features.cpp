@@ -46,6 +46,17 @@ bool builtin_feature_type(Oid type, BuiltinFeatureType* out) {
     }
 }
 
+// Whether some field of the row has no name: ROW(...) calls field i "fi" (a field read from a
+// table column is named after it, feature_pushdown.cpp).
+bool has_anonymous_fields(TupleDesc tupdesc) {
+    for (int a = 0; a < tupdesc->natts; a++) {
+        char anonymous[16];
+        snprintf(anonymous, sizeof anonymous, "f%d", a + 1);
+        if (strcmp(NameStr(TupleDescAttr(tupdesc, a)->attname), anonymous) == 0) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 FeatureConverter converter_for_type(Oid type) {
@@ -68,12 +79,13 @@ float encode_text_feature(const BoundModel* model, int feature, Datum value, con
     size_t length = VARSIZE_ANY_EXHDR(string);
     if (blank_padded) length = (size_t)bpchartruelen(bytes, (int)length);
     int32 index = runtime::encode_text(model->text_encoder, feature, bytes, length);
-    if (index < 0 && runtime::unknown_text_is_error(model->text_encoder, feature))
+    if (index >= 0) return (float)index;
+    if (runtime::unknown_text_is_error(model->text_encoder, feature))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                         errmsg("model \"%s\" does not know the value \"%.*s\" of column \"%s\"",
                                model->entry->name, (int)Min(length, 200), bytes, column),
                         errdetail("Its encoder was fitted with handle_unknown='error'.")));
-    return index < 0 ? -1.0f : (float)index;
+    return runtime::unknown_text_is_missing(model->text_encoder, feature) ? NAN : -1.0f;
 }
 
 Node* make_unread_feature() { return (Node*)makeNullConst(VOIDOID, -1, InvalidOid); }
@@ -104,6 +116,18 @@ void resolve_feature_columns(const CatalogEntry* entry, TupleDesc tupdesc, const
                 break;
             }
         }
+        if (found == InvalidAttrNumber && has_anonymous_fields(tupdesc))
+            // Citus sends a subquery's or a view's row to its workers as ROW(...): a constant
+            // column's name stays behind on the coordinator.
+            ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
+                            errmsg("model \"%s\" needs column \"%s\", which record does not have",
+                                   entry->name, column),
+                            errdetail("The row has fields without a name (ROW(...) calls them f1, f2, ...; "
+                                      "Citus sends the row of a subquery or a view to its workers as "
+                                      "ROW(...), where a constant column loses its name)."),
+                            errhint("Cast the row to a composite type whose fields are the model's columns, "
+                                    "e.g. predict('%s', ROW(...)::my_type), or score the table's own row.",
+                                    entry->name)));
         if (found == InvalidAttrNumber)
             ereport(ERROR, (errcode(ERRCODE_UNDEFINED_COLUMN),
                             errmsg("model \"%s\" needs column \"%s\", which %s does not have",

@@ -96,18 +96,24 @@ std::map<int32_t, optimizer::ValueSet> value_sets(const spec::Pipeline& p, const
         optimizer::ValueSet s;
         if (b.is_text) {
             // The indices' range: a superset of the values (one-hot folds the categories outside it).
-            bool refused = b.texts.empty();
+            bool refused = b.texts.empty(), missing = false, values = false;
             double lo = std::numeric_limits<double>::infinity(), hi = -lo;
             for (const std::string& text : b.texts) {
                 const int32_t index = optimizer::text_value_index(p, b.input, text);
-                refused = refused || index < -1;
+                refused = refused || index == -2;
+                if (index == optimizer::kMissingText) {  // read as NULL is
+                    missing = true;
+                    continue;
+                }
+                values = true;
                 lo = std::min(lo, static_cast<double>(index));
                 hi = std::max(hi, static_cast<double>(index));
             }
             if (refused) continue;
             s.lo = lo;
             s.hi = hi;
-            s.missing = false;
+            s.values = values;
+            s.missing = missing;
         } else {
             s.lo = b.lo;
             s.hi = b.hi;

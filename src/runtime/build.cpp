@@ -25,9 +25,10 @@ using nlohmann::json;
 // here so the error for an unknown key can list every valid option. "task" and "classes" are
 // the torchscript importer's (a module does not say what its outputs are).
 // "num_iteration" and "raw_score" the LightGBM importer's; "output" the ONNX importer's (the
-// graph output to score).
+// graph output to score); "categories" the XGBoost importer's (a pandas category column's
+// categories, so that a text column scores).
 constexpr const char* kOptions[] = {"features", "columns", "strategy", "replace", "deploy", "task", "classes",
-                                    "num_iteration", "raw_score", "output"};
+                                    "num_iteration", "raw_score", "output", "categories"};
 
 void check_option_keys(const json& options) {
     for (const auto& item : options.items()) {
@@ -165,7 +166,8 @@ BuiltModel* build_model(const Artifact& artifact, const std::string& format, con
     for (const spec::TextInput& t : p.text_inputs) {
         built->text_features.push_back(t.input);
         text_inputs.push_back({{"input", t.input}, {"vocabulary", t.vocabulary},
-                               {"unknown_is_error", t.unknown_is_error}});
+                               {"unknown_is_error", t.unknown_is_error},
+                               {"unknown_is_missing", t.unknown_is_missing}});
     }
     std::sort(built->text_features.begin(), built->text_features.end());
     built->unused_features = optimizer::unused_inputs(optimized);

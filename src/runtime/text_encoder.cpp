@@ -69,6 +69,7 @@ struct Dictionary {
     std::vector<std::string> values;
     std::vector<int32_t> slots;  // index into values, or -1; size a power of two
     bool unknown_is_error = false;
+    bool unknown_is_missing = false;
 
     void build() {
         size_t size = 16;
@@ -118,6 +119,7 @@ TextEncoder* make_text_encoder(const char* text_inputs_json, size_t length) {
             Dictionary& d = encoder->by_input[index];
             d.values = input.at("vocabulary").get<std::vector<std::string>>();
             d.unknown_is_error = input.value("unknown_is_error", false);
+            d.unknown_is_missing = input.value("unknown_is_missing", false);
             d.build();
         }
     } catch (const nlohmann::json::exception& e) {
@@ -140,6 +142,10 @@ int32_t encode_text(const TextEncoder* encoder, int32_t input, const char* value
 
 bool unknown_text_is_error(const TextEncoder* encoder, int32_t input) noexcept {
     return input >= 0 && (size_t)input < encoder->by_input.size() && encoder->by_input[input].unknown_is_error;
+}
+
+bool unknown_text_is_missing(const TextEncoder* encoder, int32_t input) noexcept {
+    return input >= 0 && (size_t)input < encoder->by_input.size() && encoder->by_input[input].unknown_is_missing;
 }
 
 }  // namespace pg_predict::runtime

@@ -34,8 +34,9 @@ const std::vector<std::string>& elementwise_functions() {
         // ONNX ML's PROBIT post transform, with ONNX Runtime's approximate erfinv (onnx_probit).
         "onnx_probit",
         // Not numpy's: the activations of scikit-learn's MLPs (scipy.special.expit, max(x, 0)),
-        // and LightGBM's zero_as_missing (|x| <= kZeroThreshold is missing).
-        "expit",    "relu",    "zero_as_missing"};
+        // LightGBM's zero_as_missing (|x| <= kZeroThreshold is missing), and float32 (x rounded
+        // to float32, as XGBoost reads its inputs before a categorical split truncates them).
+        "expit",    "relu",    "zero_as_missing", "float32"};
     return names;
 }
 
@@ -88,6 +89,7 @@ double apply_elementwise(const std::string& f, double x) {
     if (f == "leaky_relu") return x < 0.0 ? kLeakyReluAlpha * x : x;
     if (f == "expit") return 1.0 / (1.0 + std::exp(-x));
     if (f == "relu") return x > 0.0 || std::isnan(x) ? x : 0.0;
+    if (f == "float32") return static_cast<double>(static_cast<float>(x));
     if (f == "zero_as_missing") return std::fabs(x) <= kLightgbmZero ? NAN : x;
     fail(ErrorCategory::InvalidModel, "invalid pipeline: elementwise function \"" + f + "\" is not known");
 }

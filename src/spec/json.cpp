@@ -248,8 +248,11 @@ std::string to_json(const Pipeline& p) {
         for (const Step& st : p.steps) steps.push_back(step_to_json(st));
         doc["steps"] = steps;
         json texts = json::array();
-        for (const TextInput& t : p.text_inputs)
-            texts.push_back({{"input", t.input}, {"vocabulary", t.vocabulary}, {"unknown_is_error", t.unknown_is_error}});
+        for (const TextInput& t : p.text_inputs) {
+            json text = {{"input", t.input}, {"vocabulary", t.vocabulary}, {"unknown_is_error", t.unknown_is_error}};
+            if (t.unknown_is_missing) text["unknown_is_missing"] = true;  // absent in older specs
+            texts.push_back(std::move(text));
+        }
         doc["text_inputs"] = texts;
         doc["estimator"] = p.estimator.op == Op::None ? json(nullptr) : step_to_json(p.estimator);
         doc["has_probabilities"] = p.has_probabilities;
@@ -336,6 +339,9 @@ Pipeline from_json(const std::string& text) {
             const JsonReader vocab = text.array("vocabulary");
             for (size_t k = 0; k < vocab.size(); ++k) t.vocabulary.push_back(vocab[k].string());
             t.unknown_is_error = text.boolean("unknown_is_error");
+            if (auto missing = text.optional("unknown_is_missing")) t.unknown_is_missing = missing->boolean();
+            if (t.unknown_is_error && t.unknown_is_missing)
+                text.invalid("has both unknown_is_error and unknown_is_missing");
             p.text_inputs.push_back(std::move(t));
         }
         if (auto est = root.optional("estimator")) p.estimator = step_from_json(*est);  // null: none

@@ -32,7 +32,10 @@ spec::Pipeline import_model(const nlohmann::json& document, const std::string& f
 // runs; `what` names it in the error, which has `category`.
 nlohmann::json parse_json(std::string_view text, const char* what, ErrorCategory category);
 
-spec::Pipeline import_xgboost(const nlohmann::json& artifact);
+// XGBoost's JSON model (src/importers/xgboost_json.cpp); option "categories" ({"feature":
+// ["category", ...]}) makes a categorical feature a text input: the value's index in the list
+// is its code, a value not in it is missing.
+spec::Pipeline import_xgboost(const nlohmann::json& artifact, const nlohmann::json& options = nlohmann::json::object());
 // An ONNX ModelProto (src/importers/onnx/); options: "output" names the graph output to score.
 spec::Pipeline import_onnx(std::string_view bytes, const nlohmann::json& options);
 

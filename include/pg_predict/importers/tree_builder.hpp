@@ -103,5 +103,9 @@ spec::Tree build_tree(const NodeArrays& nodes, int32_t group, int32_t num_featur
 // `sets`: the distinct sets (each ascending, categories >= 0), one output column each in order.
 spec::Step::Part category_set_part(int32_t column, const std::vector<std::vector<int32_t>>& sets,
                                    const char* round);
+// The same with a missing value (NaN) in set k where with_missing[k] is 1, and any number of
+// elementwise functions before the one-hot (none for a text input's vocabulary indices).
+spec::Step::Part category_set_part(int32_t column, const std::vector<std::vector<int32_t>>& sets,
+                                   const std::vector<uint8_t>& with_missing, const std::vector<const char*>& rounding);
 
 }  // namespace pg_predict::importers

@@ -44,8 +44,10 @@ struct Specialization {
 Specialization specialize(const spec::Pipeline& optimized, const std::map<int32_t, ValueSet>& inputs);
 
 // The index a text input gives `value` (its position in the vocabulary, -1 when it is not
-// there), or -2 when `input` is no text input or the encoder refuses unknown values (then a
-// row with it is an error, which pruning must not hide).
+// there, kMissingText when it is not there and the input reads that as missing), or -2 when
+// `input` is no text input or the encoder refuses unknown values (then a row with it is an
+// error, which pruning must not hide).
+constexpr int32_t kMissingText = -3;
 int32_t text_value_index(const spec::Pipeline&, int32_t input, const std::string& value);
 
 }  // namespace pg_predict::optimizer

@@ -173,6 +173,8 @@ void free_text_encoder(TextEncoder*) noexcept;
 int32_t encode_text(const TextEncoder*, int32_t input, const char* value, size_t length) noexcept;
 // Whether a value missing from the vocabulary is an error (the encoder's handle_unknown).
 bool unknown_text_is_error(const TextEncoder*, int32_t input) noexcept;
+// Whether it is a missing value (NaN) rather than -1 (XGBoost's categories).
+bool unknown_text_is_missing(const TextEncoder*, int32_t input) noexcept;
 
 // explain_model's body: a JSON object with the spec as stored (imported) and as compiled
 // (optimizer::optimize), what each optimizer pass did, and the input columns read and not read.

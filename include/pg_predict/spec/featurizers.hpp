@@ -14,11 +14,15 @@
 namespace pg_predict::spec {
 
 // A text input column is dictionary-encoded while the batch is filled: the float the model
-// sees is the value's index in `vocabulary`, NaN for NULL, and -1 for a value not in it.
+// sees is the value's index in `vocabulary`, NaN for NULL, and -1 for a value not in it
+// (NaN with unknown_is_missing).
 struct TextInput {
     int32_t input = 0;                   // which input column (index into Pipeline::features)
     std::vector<std::string> vocabulary;
     bool unknown_is_error = false;       // the encoder's handle_unknown = "error"
+    // A value not in the vocabulary is a missing value: XGBoost's categories, where pandas
+    // gives an unknown category code -1 and XGBoost reads that as missing.
+    bool unknown_is_missing = false;
 };
 
 // One step: an operator family with its fitted parameters (named arrays and scalars, kept as

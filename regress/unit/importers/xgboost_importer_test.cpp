@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,8 @@
 namespace spec = pg_predict::spec;
 namespace importers = pg_predict::importers;
 using nlohmann::json;
+using pg_predict::Artifact;
+using pg_predict::ArtifactKind;
 using pg_predict::Error;
 using pg_predict::ErrorCategory;
 
@@ -296,9 +299,6 @@ TEST(XgboostImporter, RejectsUnsupported) {
         {"/learner/objective/name", "survival:cox",
          "xgboost: learner.objective.name: objective \"survival:cox\" is not supported; supported: reg:squarederror"},
         {"/learner/objective/name", "binary:hinge", "count:poisson"},
-        {"/learner/gradient_booster/model/trees/0/split_type", {1, 0, 0},
-         "trees[0]: node 0 is a categorical split"},
-        {"/learner/gradient_booster/model/trees/0/categories_nodes", {0}, "categorical splits (categories_nodes)"},
         {"/learner/gradient_booster/model/trees/0/tree_param/size_leaf_vector", "3", "vector leaves"},
         {"/learner/learner_model_param/num_target", "2", "num_target"},
         {"/learner/learner_model_param/multi_strategy", "multi_output_tree", "multi_strategy"},
@@ -331,6 +331,14 @@ TEST(XgboostImporter, RejectsMalformed) {
         {"/learner/gradient_booster/model/tree_info", {0, 0}, "tree_info: has 2 entries"},
         {"/learner/gradient_booster/model/gbtree_model_param/num_trees", "2", "num_trees"},
         {"/learner/gradient_booster/model/trees", nullptr, "model.trees: is missing"},
+        {"/learner/gradient_booster/model/trees/0/split_type", {1, 0, 0},
+         "categories_nodes: lists 0 nodes, which are not the tree's categorical splits (split_type 1): 1"},
+        {"/learner/gradient_booster/model/trees/0/categories_nodes", {0},
+         "categories_nodes: lists 1 nodes, which are not the tree's categorical splits (split_type 1): 0"},
+        {"/learner/gradient_booster/model/trees/0/split_conditions", {"NaN", -0.4, 0.6},
+         "split_conditions[0]: must be a finite number (it is a numerical split's threshold)"},
+        {"/learner/gradient_booster/model/trees/0/split_conditions", {0.5, "NaN", 0.6},
+         "split_conditions[1]: must be a finite number (it is a leaf's value)"},
     };
     for (const Case& c : cases) {
         SCOPED_TRACE(c.ptr);
@@ -374,4 +382,53 @@ TEST(XgboostImporter, FormatDetectionAndDispatch) {
     EXPECT_EQ(importers::import_model(doc(kV2), "xgboost").objective, "reg:squarederror");
     expect_error([] { importers::import_model(doc(kV1), "catboost"); },
                  ErrorCategory::InvalidParameter, "known formats: auto, xgboost");
+}
+
+// XGBoost 1.7.4 with enable_categorical: node 0 sends feature 0's categories {1, 3} right and
+// the rest left; a missing value takes the default child (left in the file, right in the
+// variant). split_conditions holds a bare NaN, which is no JSON: the document is read as the
+// text create_model gets.
+TEST(XgboostImporter, ReadsCategoricalSplits) {
+    const std::string text = R"({"learner": {"feature_names": ["color", "x"], "feature_types": ["c", "float"],
+      "gradient_booster": {"model": {"gbtree_model_param": {"num_trees": "1"}, "tree_info": [0],
+        "trees": [{"categories": [1, 3], "categories_nodes": [0], "categories_segments": [0],
+                   "categories_sizes": [2], "default_left": [1, 0, 0],
+                   "left_children": [1, -1, -1], "right_children": [2, -1, -1],
+                   "split_conditions": [NaN, -0.5, 0.25], "split_indices": [0, 0, 0],
+                   "split_type": [1, 0, 0], "tree_param": {"num_nodes": "3"}}]},
+        "name": "gbtree"},
+      "learner_model_param": {"base_score": "5E-1", "num_class": "0", "num_feature": "2"},
+      "objective": {"name": "reg:squarederror"}}})";
+    const std::vector<double> rows = {1, 0,  3, 0,  2, 0,  0, 0,  NAN, 0,  1.7, 0,  -0.5, 0,  -1, 0,
+                                      16777219, 0,  1e30, 0};
+    const std::vector<float> codes = {0.25f, 0.25f, -0.5f, -0.5f, -0.5f, 0.25f, -0.5f, -0.5f, -0.5f, -0.5f};
+    auto check = [&](const std::string& doc_text, const std::vector<float>& want) {
+        spec::Pipeline p = importers::import_model(Artifact{ArtifactKind::Text, doc_text}, "auto", json::object());
+        ASSERT_EQ(p.steps.size(), 1u);
+        std::vector<float> out(want.size());
+        spec::reference_predict(p, rows.data(), static_cast<int64_t>(want.size()), out.data());
+        for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(out[i], want[i] + 0.5f) << "row " << i;
+    };
+    check(text, codes);
+    std::string right = text;
+    right.replace(right.find("[1, 0, 0]"), 9, "[0, 0, 0]");  // default_left: a missing value goes right
+    std::vector<float> missing_right = codes;
+    missing_right[4] = 0.25f;
+    check(right, missing_right);
+
+    // Option "categories": the feature is a text input whose vocabulary is the categories.
+    json options = {{"categories", {{"color", {"blue", "cyan", "gray", "green"}}}}};
+    spec::Pipeline p = importers::import_model(Artifact{ArtifactKind::Text, text}, "auto", options);
+    ASSERT_EQ(p.text_inputs.size(), 1u);
+    EXPECT_EQ(p.text_inputs[0].input, 0);
+    EXPECT_TRUE(p.text_inputs[0].unknown_is_missing);
+    expect_error([&] { importers::import_model(Artifact{ArtifactKind::Text, text}, "auto",
+                                               {{"categories", {{"color", {"blue", "cyan"}}}}}); },
+                 ErrorCategory::InvalidParameter, "gives feature \"color\" 2 categories, but");
+    expect_error([&] { importers::import_model(Artifact{ArtifactKind::Text, text}, "auto",
+                                               {{"categories", {{"x", {"a"}}}}}); },
+                 ErrorCategory::InvalidParameter, "names \"x\", which is not a categorical feature");
+    expect_error([&] { importers::import_model(Artifact{ArtifactKind::Text, text}, "auto",
+                                               {{"categories", {{"colour", {"a"}}}}}); },
+                 ErrorCategory::InvalidParameter, "names \"colour\", which is not a feature of the model");
 }

@@ -16,6 +16,9 @@ void booster_step(const JsonReader& step, int32_t num_features, spec::Pipeline& 
     need_task(step, p, classifier);
     const JsonReader booster = step.object("booster");
     spec::Pipeline b = import_xgboost(booster.value());
+    if (!b.steps.empty())
+        step.need("booster").unsupported("has categorical splits (enable_categorical), which are not supported inside a "
+                                         "scikit-learn document; register the booster itself (format 'xgboost')");
     const std::string type = step.string("type");
     if (b.task != p.task)
         step.need("booster").invalid("has objective " + b.objective + ", a " +
