@@ -96,6 +96,28 @@ for my $query (q{SELECT sum(predict('churn', r)), round(avg((predict_proba('segm
        $coordinator->safe_psql('postgres', sprintf($query, 'scored_rows')),
        'distributed = local: ' . (split /\n/, $query)[0]);
 }
+# The trust issue's query shapes over the distributed table. A constant in a named ROW(...)::type
+# scores as over the local table and per row. Citus sends the row of a subquery or view over a
+# distributed table to the workers as an anonymous ROW(...) whose fields are f1, f2, ... (the
+# names stay on the coordinator): that is an error that says so, never a score from a row read
+# by position.
+$coordinator->safe_psql('postgres', q{
+    CREATE TYPE churn_row AS (tenure real, monthly_charges real, plan_id real);
+    CREATE VIEW dist_const AS SELECT id, tenure, 70.5::real AS monthly_charges, 2::real AS plan_id FROM dist;});
+my $row_query = q{SELECT string_agg(concat(id, ':', predict_proba('churn', ROW(tenure, 5, plan_id)::churn_row)), ',' ORDER BY id)
+                    FROM %s};
+my $want = $coordinator->safe_psql('postgres', sprintf($row_query, 'scored_rows'));
+is($coordinator->safe_psql('postgres', sprintf($row_query, 'dist')), $want, 'ROW(..., constant, ...)::type: distributed = local');
+is($coordinator->safe_psql('postgres', 'SET pg_predict.enable_batching = off; ' . sprintf($row_query, 'scored_rows')), $want,
+   'ROW(..., constant, ...)::type: batched = per row');
+for my $query (q{SELECT sum(predict('churn', q)) FROM (SELECT id, tenure, 10::real AS monthly_charges, plan_id FROM dist) q},
+               q{SELECT sum(predict('churn', v)) FROM dist_const v}) {
+    my (undef, undef, $error) = $coordinator->psql('postgres', $query);
+    like($error, qr/needs column "monthly_charges", which record does not have.*DETAIL:  The row has fields without a name.*Citus/s,
+         "a subquery's or view's row on Citus is an error that says why: $query");
+}
+$coordinator->safe_psql('postgres', 'DROP VIEW dist_const; DROP TYPE churn_row');
+
 like($coordinator->safe_psql('postgres', q{EXPLAIN (COSTS OFF) SELECT sum(predict('churn', r)) FROM dist r}),
      qr/Task.*Aggregate.*PredictBatch/s, 'the sum is computed per shard, on the workers');
 like($coordinator->safe_psql('postgres', q{EXPLAIN (COSTS OFF) SELECT id FROM dist r WHERE (predict_proba('churn', r))[2] > 0.5}),
