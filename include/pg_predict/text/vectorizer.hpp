@@ -1,0 +1,96 @@
+// scikit-learn's CountVectorizer, TfidfVectorizer, HashingVectorizer and TfidfTransformer on
+// one document: the analyzer's terms counted by vocabulary index (or hashed: MurmurHash3 of the
+// UTF-8 term, as HashingVectorizer), then the transforms in the order the fitted pipeline applies
+// them (binary, sublinear tf, idf, l1/l2 norms), as a sparse row sorted by index, in float64.
+//
+// What follows the vectorizer reads K columns of the row through a projection: y = row · W +
+// offset, W sparse by term (a linear model's coefficients, TruncatedSVD's components, or the
+// unit columns a tree reads). A row of 10^6 terms is never made dense.
+//
+// The vocabulary and the projection are flat arrays indexed by offsets, so that one read-only
+// copy can later be shared by every backend.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pg_predict/text/analyzer.hpp"
+
+namespace pg_predict::text {
+
+// MurmurHash3_x86_32 of the bytes (sklearn.utils.murmurhash3_32 of a str hashes its UTF-8).
+uint32_t murmurhash3_32(const char* data, size_t length, uint32_t seed);
+
+// The terms of a fitted vocabulary_, by index: an open-addressing table over one byte buffer.
+class Vocabulary {
+public:
+    Vocabulary() = default;
+    explicit Vocabulary(const std::vector<std::string>& terms);  // throws on a repeated term
+    int64_t find(std::string_view term) const;                   // -1 when absent
+    int64_t size() const { return static_cast<int64_t>(offsets_.empty() ? 0 : offsets_.size() - 1); }
+    std::string_view term(int64_t i) const { return {bytes_.data() + offsets_[i], offsets_[i + 1] - offsets_[i]}; }
+
+private:
+    std::string bytes_;              // the terms, back to back
+    std::vector<uint64_t> offsets_;  // term i is bytes_[offsets_[i], offsets_[i + 1])
+    std::vector<uint32_t> slots_;    // term index + 1, 0 empty; a power of two
+};
+
+enum class TextOp {
+    Binary,     // every stored value is 1 (X.data.fill(1))
+    Sublinear,  // log(x) + 1
+    Idf,        // x * idf[index]
+    NormL1,     // x / sum |x| (a zero row stays)
+    NormL2,     // x / sqrt(sum x^2)
+};
+
+struct VectorizerSpec {
+    AnalyzerConfig analyzer;
+    std::vector<std::string> vocabulary;  // by index; empty when hashing
+    int64_t hash_features = 0;            // HashingVectorizer's n_features (> 0: hashing)
+    bool alternate_sign = true;
+    std::vector<TextOp> ops;
+    std::vector<double> idf;              // by index, for TextOp::Idf
+
+    int64_t width() const { return hash_features > 0 ? hash_features : static_cast<int64_t>(vocabulary.size()); }
+};
+
+struct SparseEntry {
+    int64_t index;
+    double value;
+};
+
+// y = row · W + offset over the K columns that follow the vectorizer; W by term (CSR).
+struct Projection {
+    int32_t width = 0;                  // K
+    std::vector<int64_t> term_begin;    // V + 1 entries
+    std::vector<int32_t> column;        // the entries' columns in [0, K)
+    std::vector<double> weight;
+    std::vector<double> offset;         // K
+
+    void apply(const std::vector<SparseEntry>& row, double* out) const;
+};
+
+class Vectorizer {
+public:
+    explicit Vectorizer(const VectorizerSpec& spec);
+
+    // The document's row, sorted by index (hashed collisions summed, a zero sum kept as
+    // scikit-learn keeps it). Throws Error(InvalidParameter) for bytes that are not UTF-8.
+    void transform(std::string_view document, std::vector<SparseEntry>& row);
+
+    int64_t width() const { return width_; }
+
+private:
+    Analyzer analyzer_;
+    Vocabulary vocabulary_;
+    int64_t hash_features_;
+    bool alternate_sign_;
+    std::vector<TextOp> ops_;
+    std::vector<double> idf_;
+    int64_t width_;
+};
+
+}  // namespace pg_predict::text
