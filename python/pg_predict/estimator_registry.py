@@ -9,9 +9,9 @@ not imported here but adds its classes with add_models() when it is imported (th
 __init__.py imports it). No module imports another that imports it back."""
 
 from . import (calibration, cluster, featurizers, linear, mixture, multioutput, naive_bayes, neighbors,
-               neural, svm, trees)
+               neural, svm, text, trees)
 
-FEATURIZERS = featurizers.FEATURIZERS
+FEATURIZERS = {**featurizers.FEATURIZERS, **text.FEATURIZERS}
 
 # Model class name -> export_<name>(est, n_features, ctx), the model's step (or steps).
 MODELS = {**linear.CLASSIFIERS, **linear.REGRESSORS, **trees.CLASSIFIERS, **trees.REGRESSORS,

@@ -142,12 +142,22 @@ def _input_names(est, feature_names):
         names = fitted
     elif n is not None:
         names = [f"x{i}" for i in range(n)]
+    elif _starts_with_vectorizer(est):
+        raise ExportError(f"cannot export {describe(est)}: it starts with a text vectorizer, which reads "
+                          "one text column: name it, feature_names=['column']")
     else:
         raise ExportError(f"cannot export {describe(est)}: it does not say how many features "
                           "it reads (no n_features_in_); pass feature_names")
     if len(set(names)) != len(names):
         raise ExportError(f"cannot export {describe(est)}: duplicate feature names in {names}")
     return names
+
+
+def _starts_with_vectorizer(est):
+    from . import text
+    while type(est).__name__ == "Pipeline" and est.steps:
+        est = est.steps[0][1]
+    return type(est).__name__ in text.VECTORIZERS
 
 
 # ---- the walk -------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "guard.hpp"
 #include "pg_predict/runtime/api.hpp"
 
 extern "C" {
@@ -86,6 +87,54 @@ float encode_text_feature(const BoundModel* model, int feature, Datum value, con
                                model->entry->name, (int)Min(length, 200), bytes, column),
                         errdetail("Its encoder was fitted with handle_unknown='error'.")));
     return runtime::unknown_text_is_missing(model->text_encoder, feature) ? NAN : -1.0f;
+}
+
+namespace {
+
+template <typename Feature>
+void read_text_into(const BoundModel* model, int f, Datum value, bool isnull, const char* column, bool blank_padded,
+                    Feature* x) {
+    const int32* slots = NULL;
+    const int32 k = model->text_encoder != NULL ? runtime::text_vectorizer_slots(model->text_encoder, f, &slots) : -1;
+    if (k < 0) {
+        x[f] = isnull ? (Feature)NAN : (Feature)encode_text_feature(model, f, value, column, blank_padded);
+        return;
+    }
+    if (k == 0) return;
+    if (isnull) {
+        for (int i = 0; i < k; i++) x[slots[i]] = (Feature)NAN;
+        return;
+    }
+    text* string = DatumGetTextPP(value);
+    const char* bytes = VARDATA_ANY(string);
+    size_t length = VARSIZE_ANY_EXHDR(string);
+    if (blank_padded) length = (size_t)bpchartruelen((char*)bytes, (int)length);
+    static double* out = NULL;  // K values, one row at a time (a backend is one thread)
+    static int32 out_size = 0;
+    if (k > out_size) {
+        out = (double*)MemoryContextAlloc(TopMemoryContext, sizeof(double) * k);
+        out_size = k;
+    }
+    double* values = out;
+    guarded([&] { runtime::vectorize_text(model->text_encoder, f, bytes, length, values); });
+    for (int i = 0; i < k; i++) x[slots[i]] = (Feature)values[i];
+}
+
+}  // namespace
+
+void read_text_feature(const BoundModel* model, int f, Datum value, bool isnull, const char* column, bool blank_padded,
+                       float* x) {
+    read_text_into(model, f, value, isnull, column, blank_padded, x);
+}
+
+void read_text_feature(const BoundModel* model, int f, Datum value, bool isnull, const char* column, bool blank_padded,
+                       double* x) {
+    read_text_into(model, f, value, isnull, column, blank_padded, x);
+}
+
+bool is_vectorized_feature(const BoundModel* model, int f) {
+    const int32* slots = NULL;
+    return model->text_encoder != NULL && runtime::text_vectorizer_slots(model->text_encoder, f, &slots) >= 0;
 }
 
 Node* make_unread_feature() { return (Node*)makeNullConst(VOIDOID, -1, InvalidOid); }
@@ -205,12 +254,10 @@ void read_row(const BoundModel* model, const RowReader* reader, HeapTupleHeader 
         } else {
             value = heap_getattr(&tuple, reader->attnums[f], reader->tupdesc, &isnull);
         }
-        if (isnull)
-            x[f] = NAN;
-        else if (reader->convert[f] != NULL)
-            x[f] = (Feature)reader->convert[f](value);
+        if (reader->convert[f] != NULL)
+            x[f] = isnull ? (Feature)NAN : (Feature)reader->convert[f](value);
         else
-            x[f] = encode_text_feature(model, f, value, model->entry->columns[f], reader->blank_padded[f]);
+            read_text_feature(model, f, value, isnull, model->entry->columns[f], reader->blank_padded[f], x);
     }
     check_finite(model, x, 1, reader->num_features);
 }

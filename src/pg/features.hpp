@@ -28,6 +28,17 @@ bool is_blank_padded(Oid type);
 // blank_padded: the value is a char(n)'s, whose trailing blanks are dropped first.
 float encode_text_feature(const BoundModel* model, int feature, Datum value, const char* column, bool blank_padded);
 
+// Text feature f of the row whose features are x: a dictionary's index into x[f], or, at the
+// first slot of a scikit-learn vectorizer, its K projected values into x at its slots (nothing
+// at a later slot: written with the first). NULL is NaN at every slot written: the row's
+// prediction is NULL, as for any missing value a model has no rule for.
+void read_text_feature(const BoundModel* model, int f, Datum value, bool isnull, const char* column,
+                       bool blank_padded, float* x);
+void read_text_feature(const BoundModel* model, int f, Datum value, bool isnull, const char* column,
+                       bool blank_padded, double* x);
+// Whether feature f is written by a vectorizer (not read by itself, a value a column).
+bool is_vectorized_feature(const BoundModel* model, int f);
+
 // A feature the model never reads stands in a node's feature list as this marker: a NULL of
 // type void, which no feature can have. Never a plain Const: a subquery's or view's constant
 // column (`10 AS tenure`) or an array's constant element is a feature like any other, and

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pg_predict/text/vectorizer.hpp"
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/compiler/compile.hpp"
@@ -168,6 +169,11 @@ BuiltModel* build_model(const Artifact& artifact, const std::string& format, con
         text_inputs.push_back({{"input", t.input}, {"vocabulary", t.vocabulary},
                                {"unknown_is_error", t.unknown_is_error},
                                {"unknown_is_missing", t.unknown_is_missing}});
+    }
+    for (const spec::TextVectorizer& v : p.text_vectorizers) {
+        static_cast<void>(text::Vectorizer(text::parse_vectorizer(v.vectorizer).spec));  // checked now, not per query
+        built->text_features.insert(built->text_features.end(), v.slots.begin(), v.slots.end());
+        text_inputs.push_back({{"input", v.input}, {"slots", v.slots}, {"vectorizer", v.vectorizer}});
     }
     std::sort(built->text_features.begin(), built->text_features.end());
     built->unused_features = optimizer::unused_inputs(optimized);

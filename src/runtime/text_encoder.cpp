@@ -4,10 +4,13 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include <nlohmann/json.hpp>
 
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "pg_predict/text/vectorizer.hpp"
 
 namespace pg_predict::runtime {
 
@@ -99,8 +102,21 @@ struct Dictionary {
 
 }  // namespace
 
+// A vectorizer and its projection, with the scratch of one row.
+struct VectorizerInput {
+    text::Vectorizer vectorizer;
+    text::Projection projection;
+    std::vector<int32_t> slots;
+    std::vector<text::SparseEntry> row;
+
+    VectorizerInput(text::ParsedVectorizer parsed, std::vector<int32_t> s)
+        : vectorizer(parsed.spec), projection(std::move(parsed.projection)), slots(std::move(s)) {}
+};
+
 struct TextEncoder {
     std::vector<Dictionary> by_input;  // indexed by input; empty for numeric inputs
+    std::vector<int32_t> vectorizer_at;  // by input: index into vectorizers at a first slot, -2 a later slot, -1 none
+    std::vector<std::unique_ptr<VectorizerInput>> vectorizers;
 };
 
 TextEncoder* make_text_encoder(const char* text_inputs_json, size_t length) {
@@ -115,6 +131,19 @@ TextEncoder* make_text_encoder(const char* text_inputs_json, size_t length) {
         for (const auto& input : doc) {
             int32_t index = input.at("input").get<int32_t>();
             if (index < 0 || index > (1 << 20)) fail(ErrorCategory::InvalidModel, "text inputs: bad input index");
+            if (input.contains("vectorizer")) {
+                std::vector<int32_t> slots = input.at("slots").get<std::vector<int32_t>>();
+                auto v = std::make_unique<VectorizerInput>(text::parse_vectorizer(input["vectorizer"]), slots);
+                if (static_cast<int32_t>(slots.size()) != v->projection.width || slots.empty() || slots[0] != index)
+                    fail(ErrorCategory::InvalidModel, "text inputs: a vectorizer's slots do not match its projection");
+                for (int32_t s : slots) {
+                    if (s < 0 || s > (1 << 20)) fail(ErrorCategory::InvalidModel, "text inputs: bad slot");
+                    if ((size_t)s >= encoder->vectorizer_at.size()) encoder->vectorizer_at.resize(s + 1, -1);
+                    encoder->vectorizer_at[s] = s == index ? (int32_t)encoder->vectorizers.size() : -2;
+                }
+                encoder->vectorizers.push_back(std::move(v));
+                continue;
+            }
             if ((size_t)index >= encoder->by_input.size()) encoder->by_input.resize(index + 1);
             Dictionary& d = encoder->by_input[index];
             d.values = input.at("vocabulary").get<std::vector<std::string>>();
@@ -142,6 +171,21 @@ int32_t encode_text(const TextEncoder* encoder, int32_t input, const char* value
 
 bool unknown_text_is_error(const TextEncoder* encoder, int32_t input) noexcept {
     return input >= 0 && (size_t)input < encoder->by_input.size() && encoder->by_input[input].unknown_is_error;
+}
+
+int32_t text_vectorizer_slots(const TextEncoder* encoder, int32_t input, const int32_t** slots) noexcept {
+    if (input < 0 || (size_t)input >= encoder->vectorizer_at.size()) return -1;
+    const int32_t at = encoder->vectorizer_at[input];
+    if (at < 0) return at == -2 ? 0 : -1;
+    const VectorizerInput& v = *encoder->vectorizers[at];
+    *slots = v.slots.data();
+    return (int32_t)v.slots.size();
+}
+
+void vectorize_text(TextEncoder* encoder, int32_t input, const char* value, size_t length, double* out) {
+    VectorizerInput& v = *encoder->vectorizers[encoder->vectorizer_at[input]];
+    v.vectorizer.transform(std::string_view(value, length), v.row);
+    v.projection.apply(v.row, out);
 }
 
 bool unknown_text_is_missing(const TextEncoder* encoder, int32_t input) noexcept {

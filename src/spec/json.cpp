@@ -192,7 +192,7 @@ std::string dump_interruptible(const json& doc) {
 }
 
 bool needs_version_2(const Pipeline& p) {
-    return !p.steps.empty() || !p.text_inputs.empty() || p.estimator.op != Op::None || !p.has_probabilities ||
+    return !p.steps.empty() || !p.text_inputs.empty() || !p.text_vectorizers.empty() || p.estimator.op != Op::None || !p.has_probabilities ||
            p.transform == PostTransform::Ovr || p.transform == PostTransform::TwoSided ||
            p.transform == PostTransform::Complement || p.transform == PostTransform::ModifiedHuber ||
            p.task == Task::Transform || p.decision_scale != 1.0 || p.score_offset != 0.0 || !p.decision_shape.empty() ||
@@ -254,6 +254,12 @@ std::string to_json(const Pipeline& p) {
             texts.push_back(std::move(text));
         }
         doc["text_inputs"] = texts;
+        if (!p.text_vectorizers.empty()) {  // absent in older specs
+            json vectorizers = json::array();
+            for (const TextVectorizer& v : p.text_vectorizers)
+                vectorizers.push_back({{"input", v.input}, {"slots", v.slots}, {"vectorizer", v.vectorizer}});
+            doc["text_vectorizers"] = std::move(vectorizers);
+        }
         doc["estimator"] = p.estimator.op == Op::None ? json(nullptr) : step_to_json(p.estimator);
         doc["has_probabilities"] = p.has_probabilities;
         // Written only when set, so specs stored before they existed read back the same.
@@ -344,6 +350,16 @@ Pipeline from_json(const std::string& text) {
                 text.invalid("has both unknown_is_error and unknown_is_missing");
             p.text_inputs.push_back(std::move(t));
         }
+        if (auto vectorizers = root.optional("text_vectorizers"))
+            for (size_t i = 0; i < vectorizers->size(); ++i) {
+                const JsonReader v = (*vectorizers)[i].expect_object();
+                TextVectorizer t;
+                t.input = int32(v.need("input"));
+                const JsonReader slots = v.array("slots");
+                for (size_t k = 0; k < slots.size(); ++k) t.slots.push_back(int32(slots[k]));
+                t.vectorizer = v.object("vectorizer").value();
+                p.text_vectorizers.push_back(std::move(t));
+            }
         if (auto est = root.optional("estimator")) p.estimator = step_from_json(*est);  // null: none
         p.has_probabilities = root.boolean("has_probabilities");
         if (auto v = root.optional("decision_scale")) p.decision_scale = v->finite();

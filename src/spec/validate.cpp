@@ -131,6 +131,21 @@ void check_featurizers(const Pipeline& p) {
             if (!seen.insert(v).second) invalid(at + "vocabulary repeats \"" + v + "\"");
         vocab[t.input] = static_cast<int32_t>(t.vocabulary.size());
     }
+    // Text vectorizers: distinct slots, none a dictionary-encoded input; the vectorizer itself
+    // (analyzer, vocabulary, projection) is checked when the runtime builds it.
+    std::vector<uint8_t> written(p.features.size(), 0);
+    for (size_t i = 0; i < p.text_vectorizers.size(); ++i) {
+        const TextVectorizer& t = p.text_vectorizers[i];
+        const std::string at = "text_vectorizers[" + std::to_string(i) + "]: ";
+        if (t.slots.empty() || t.slots[0] != t.input) invalid(at + "its first slot must be its input");
+        for (int32_t s : t.slots) {
+            if (s < 0 || static_cast<size_t>(s) >= written.size())
+                invalid(at + "slot " + std::to_string(s) + " is outside [0, " + std::to_string(written.size()) + ")");
+            if (written[s] || vocab[s] >= 0) invalid(at + "slot " + std::to_string(s) + " is written twice");
+            written[s] = 1;
+        }
+        if (!t.vectorizer.is_object()) invalid(at + "vectorizer must be an object");
+    }
     if (p.steps.empty()) {
         if (p.features.size() != static_cast<size_t>(m.num_features))
             invalid("features lists " + std::to_string(p.features.size()) +

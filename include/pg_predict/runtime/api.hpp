@@ -24,7 +24,7 @@ struct BuiltModel {
     std::vector<std::string> features;  // the model's feature names, input order
     std::vector<std::string> columns;   // the column each feature reads (options.columns)
     std::string summary_json;           // {"objective", "trees", "depth", "features", ...}
-    std::vector<int32_t> text_features; // inputs read as text (dictionary-encoded), ascending
+    std::vector<int32_t> text_features; // inputs read as text (dictionary-encoded or vectorized), ascending
     std::vector<int32_t> unused_features;  // inputs the model never reads, ascending
     std::string text_inputs_json;       // their dictionaries, for make_text_encoder
 };
@@ -175,6 +175,13 @@ int32_t encode_text(const TextEncoder*, int32_t input, const char* value, size_t
 bool unknown_text_is_error(const TextEncoder*, int32_t input) noexcept;
 // Whether it is a missing value (NaN) rather than -1 (XGBoost's categories).
 bool unknown_text_is_missing(const TextEncoder*, int32_t input) noexcept;
+// Text read by a scikit-learn vectorizer (spec::TextVectorizer): at the vectorizer's first slot
+// this gives its K slots (and `slots` points at them), at a later slot 0 (written with the
+// first), and -1 where no vectorizer writes (a dictionary input).
+int32_t text_vectorizer_slots(const TextEncoder*, int32_t input, const int32_t** slots) noexcept;
+// The vectorizer at first slot `input` on one text value: its K projected values into out.
+// Throws Error(InvalidParameter) for bytes that are not UTF-8.
+void vectorize_text(TextEncoder*, int32_t input, const char* value, size_t length, double* out);
 
 // explain_model's body: a JSON object with the spec as stored (imported) and as compiled
 // (optimizer::optimize), what each optimizer pass did, and the input columns read and not read.

@@ -25,6 +25,19 @@ struct TextInput {
     bool unknown_is_missing = false;
 };
 
+// A text input read by a scikit-learn vectorizer (CountVectorizer, TfidfVectorizer,
+// HashingVectorizer, and a TfidfTransformer after one): while the batch is filled, the text's
+// sparse row (text/vectorizer.hpp) is projected onto the inputs `slots`, which the program reads
+// as numbers. `vectorizer` is what text::parse_vectorizer reads: the analyzer, the vocabulary or
+// hashing, the transforms and the projection. The first vectorizer of a column writes the
+// column's own input first; the other slots are inputs added after the document's own, named
+// after the column.
+struct TextVectorizer {
+    int32_t input = 0;            // the text column's input (its name is the column's)
+    std::vector<int32_t> slots;   // the inputs the projection writes, in its column order
+    nlohmann::json vectorizer;
+};
+
 // One step: an operator family with its fitted parameters (named arrays and scalars, kept as
 // JSON so each family reads what it needs), or a ColumnTransformer-like concatenation whose
 // parts read chosen columns of the step's input.

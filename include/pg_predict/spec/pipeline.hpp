@@ -101,6 +101,7 @@ struct Pipeline {
     // each text input.
     std::vector<Step> steps;
     std::vector<TextInput> text_inputs;
+    std::vector<TextVectorizer> text_vectorizers;  // text read by scikit-learn vectorizers
     // A model other than a tree ensemble (Op::Linear, ...), or Op::None when `model` is it.
     // With an estimator, `model` holds no trees and only describes its output: num_features =
     // the width it reads, num_groups = its margin width, base_margin zeros.

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "pg_predict/text/analyzer.hpp"
 
 namespace pg_predict::text {
@@ -92,5 +94,18 @@ private:
     std::vector<double> idf_;
     int64_t width_;
 };
+
+// A vectorizer and its projection as spec::TextVectorizer::vectorizer holds them (the scikit-learn
+// importer writes it, src/importers/sklearn/text.cpp): {"analyzer": {...}, "vocabulary": [...] or
+// "hashing": {"n_features", "alternate_sign"}, "ops": ["binary" | "sublinear" | "idf" | "l1" |
+// "l2", ...], "idf": [...], "projection": {"width", "term_begin", "column", "weight", "offset"}}.
+// Throws Error(InvalidModel) naming what is malformed.
+struct ParsedVectorizer {
+    VectorizerSpec spec;
+    Projection projection;
+};
+ParsedVectorizer parse_vectorizer(const nlohmann::json& v);
+// One line for EXPLAIN and explain_model: "tfidf word 1-2-grams, 12,345 terms".
+std::string describe_vectorizer(const nlohmann::json& v);
 
 }  // namespace pg_predict::text

@@ -11,6 +11,7 @@
 // - Classifiers without predict_proba in scikit-learn (LinearSVC, Perceptron, RidgeClassifier,
 //   SGDClassifier with a loss other than log_loss and modified_huber) output decision values
 //   ([-d, d] when binary): their argmax is sklearn's predict, and has_probabilities is false.
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -63,11 +64,21 @@ void Document::run() {
         read_transformer_output(steps[steps.size() - 1], cols);
     } else {
         for (size_t i = 0; i + 1 < steps.size(); ++i) convert(steps[i], cols, p_.steps);
+        const size_t steps_before_model = p_.steps.size();
         read_model(steps[steps.size() - 1], cols);
+        lower_text_vectorizers(steps[steps.size() - 1], cols, steps_before_model);
     }
 
-    for (size_t i = 0; i < p_.features.size(); ++i) {
+    for (size_t i = 0; i < p_.features.size() && i < text_.size(); ++i) {
         if (!text_[i]) continue;
+        const bool vectorized = std::any_of(p_.text_vectorizers.begin(), p_.text_vectorizers.end(),
+                                            [&](const spec::TextVectorizer& v) { return v.input == static_cast<int32_t>(i); });
+        if (vectorized) {
+            if (!vocab_[i].empty())
+                root_.invalid("reads the text input \"" + p_.features[i] +
+                              "\" both with a vectorizer and with an encoder; only one of them may");
+            continue;
+        }
         spec::TextInput t;
         t.input = static_cast<int32_t>(i);
         t.vocabulary = vocab_[i];
@@ -209,6 +220,10 @@ void Document::convert(const JsonReader& raw, Columns& cols, std::vector<spec::S
         step.unsupported("transformer \"" + type + "\" is not supported; supported: " + featurizer_names());
     if (h->featurizer == nullptr)
         step.unsupported(type + " is an estimator; only the last step may be one");
+    if (type != "TfidfTransformer" && std::any_of(cols.begin(), cols.end(), [](int32_t c) { return c <= -2; }))
+        refuse(step, type + " after a text vectorizer (what reads a vectorizer's columns: TfidfTransformer, then "
+                            "a linear model or MultinomialNB / ComplementNB as the last step, directly or beside "
+                            "other columns in a ColumnTransformer or FeatureUnion)");
     h->featurizer(*this, step, cols, out);
 }
 
@@ -217,6 +232,8 @@ void Document::convert(const JsonReader& raw, Columns& cols, std::vector<spec::S
 // A pipeline that ends in a featurizer: its output columns are the result, and they must be
 // numbers (a text column passed through to the end has no float8 value).
 void Document::read_transformer_output(const JsonReader& last, const Columns& cols) {
+    if (!vectorizers_.empty())
+        refuse(last, "transform() of a text vectorizer (a sparse row as wide as its vocabulary)");
     const std::string name = text_name(cols);
     if (!name.empty())
         last.invalid("(the last step) passes the text input \"" + name +

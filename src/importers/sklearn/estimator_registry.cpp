@@ -24,6 +24,10 @@ const Handler kHandlers[] = {
     {"MinMaxScaler", min_max_scaler, nullptr, kRefused},
     {"SimpleImputer", simple_imputer, nullptr, kRefused},
     {"OneHotEncoder", one_hot_encoder, nullptr, kRefused},
+    {"CountVectorizer", count_vectorizer, nullptr, kRefused},
+    {"TfidfVectorizer", count_vectorizer, nullptr, kRefused},
+    {"HashingVectorizer", count_vectorizer, nullptr, kRefused},
+    {"TfidfTransformer", tfidf_transformer, nullptr, kRefused},
     {"OrdinalEncoder", ordinal_encoder, nullptr, kRefused},
     {"ColumnSelector", column_selector, nullptr, kRefused},  // VarianceThreshold, SelectKBest, ...
     {"MissingIndicator", missing_indicator, nullptr, kRefused},

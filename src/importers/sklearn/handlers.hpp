@@ -76,6 +76,17 @@ public:
     // handle_unknown = "error": the text inputs among cols refuse values they have not seen.
     void unknown_is_error(const Columns& cols);
 
+    // Text vectorizers (text.cpp): each reads one text input; in Columns its output columns are
+    // vectorizer_column(id), among the steps its place is vectorizer_marker(id) until
+    // lower_text_vectorizers() replaces both by a projection (spec::TextVectorizer).
+    int32_t add_vectorizer(int32_t input, nlohmann::json vectorizer, int64_t width);
+    nlohmann::json& vectorizer_json(int32_t id) { return vectorizers_[static_cast<size_t>(id)].json; }
+    int64_t vectorizer_width(int32_t id) const { return vectorizers_[static_cast<size_t>(id)].width; }
+    static int32_t vectorizer_column(int32_t id) { return -2 - id; }
+    static int32_t vectorizer_of(int32_t column) { return column <= -2 ? -2 - column : -1; }
+    static spec::Step vectorizer_marker(int32_t id);
+    static bool is_vectorizer_marker(const spec::Step& s, int32_t id);
+
     // Composites recurse through convert(): one level each, bounded by kMaxCompositeNesting.
     struct Level {
         Level(Document& doc, const JsonReader& step);
@@ -90,6 +101,14 @@ private:
     void read_model(const JsonReader& step, const Columns& cols);
     void read_transformer_output(const JsonReader& last, const Columns& cols);
     void one_class(const JsonReader& step, const Handler* h, const std::string& type);
+    void lower_text_vectorizers(const JsonReader& model, const Columns& cols, size_t steps_before_model);
+
+    struct Vectorizer {
+        int32_t input;
+        nlohmann::json json;
+        int64_t width;
+    };
+    std::vector<Vectorizer> vectorizers_;
 
     JsonReader root_;
     spec::Pipeline& p_;
@@ -154,6 +173,10 @@ void set_identity_estimator(spec::Pipeline& p, size_t width);
 void pipeline(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void column_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void feature_union(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+
+// text.cpp: CountVectorizer, TfidfVectorizer and HashingVectorizer (one function), TfidfTransformer
+void count_vectorizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+void tfidf_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 
 void fast_ica(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);  // preprocessing.cpp
 

@@ -166,10 +166,10 @@ void read_input_row(PredictBatchState* state, InputState* input, TupleTableSlot*
             } else {
                 value = ExecEvalExpr(input->feature_expr[f], econtext, &isnull);
             }
-            x[f] = isnull                      ? (Feature)NAN
-                   : input->convert[f] != NULL ? (Feature)input->convert[f](value)
-                                               : (Feature)encode_text_feature(input->model, f, value, input->text_column[f],
-                                                                                  input->blank_padded[f]);
+            if (input->convert[f] != NULL)
+                x[f] = isnull ? (Feature)NAN : (Feature)input->convert[f](value);
+            else
+                read_text_feature(input->model, f, value, isnull, input->text_column[f], input->blank_padded[f], x);
         }
         return;
     }
@@ -235,6 +235,16 @@ void fill_columns(PredictBatchState* state, InputState* input, Feature* x) {
         for (int f = 0; f < input->num_features; f++) {
             AttrNumber column = input->column[f];
             if (column == 0) continue;
+            if (input->convert[f] == NULL && is_vectorized_feature(input->model, f)) {
+                // a vectorizer: its K values into the row's slots (nothing at a later slot)
+                const int width = state->row_stride;
+                for (int r = first; r < last; r++) {
+                    const size_t at = (size_t)r * width + (column - 1);
+                    read_text_feature(input->model, f, state->values[at], state->nulls[at], input->text_column[f],
+                                      input->blank_padded[f], x + (size_t)r * input->num_features);
+                }
+                continue;
+            }
             if (input->convert[f] == NULL) {  // text: dictionary-encoded, one hash lookup a row
                 const BoundModel* model = input->model;
                 const char* name = input->text_column[f];

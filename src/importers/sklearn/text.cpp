@@ -1,0 +1,247 @@
+// scikit-learn's text vectorizers (python/pg_predict/text.py writes their steps): CountVectorizer,
+// TfidfVectorizer, HashingVectorizer, and TfidfTransformer after one of them.
+//
+// A vectorizer's output is as wide as its vocabulary (10^5 - 10^6 columns) and is never made
+// dense: what reads it must be linear in it, and lower_text_vectorizers() folds the reader's
+// coefficients into a projection of the sparse row (spec::TextVectorizer), computed while the
+// batch is filled. Supported readers now: a linear model or a linear naive Bayes
+// (MultinomialNB, ComplementNB) as the last step, directly or through a ColumnTransformer or
+// FeatureUnion that puts the vectorizer's columns beside others.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "handlers.hpp"
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/spec/limits.hpp"
+#include "pg_predict/spec/steps.hpp"
+
+namespace pg_predict::importers::sklearn {
+
+using nlohmann::json;
+
+namespace {
+
+// The analyzer and transforms of a vectorizer step, as text::parse_vectorizer reads them.
+json analyzer_json(const JsonReader& step) {
+    json a;
+    a["analyzer"] = string_choice(step, "analyzer", "word", {"word", "char", "char_wb"});
+    const std::vector<int32_t> range = step.array("ngram_range").integers(1, 1000);
+    if (range.size() != 2 || range[0] > range[1]) step.need("ngram_range").invalid("must be [min_n, max_n], min_n <= max_n");
+    a["ngram_range"] = range;
+    a["lowercase"] = step.boolean("lowercase");
+    a["strip_accents"] = step.optional("strip_accents") ? string_choice(step, "strip_accents", "", {"ascii", "unicode"})
+                                                        : std::string("none");
+    if (a["analyzer"] == "word") {
+        const JsonReader pattern = step.object("token_pattern");
+        a["token_class"] = string_choice(pattern, "class", "word", {"word", "nonspace"});
+        a["min_token_length"] = pattern.need("min_length").integer(1, 1000);
+        std::vector<std::string> stop;
+        if (auto words = step.optional("stop_words"))
+            for (size_t i = 0; i < words->size(); ++i) stop.push_back((*words)[i].string());
+        a["stop_words"] = stop;
+    }
+    return a;
+}
+
+void add_tfidf(const JsonReader& step, json& v, int64_t width) {
+    json& ops = v["ops"];
+    if (step.boolean("sublinear_tf")) ops.push_back("sublinear");
+    if (step.boolean("use_idf")) {
+        const std::vector<double> idf = step.array("idf").finite_numbers();
+        if (static_cast<int64_t>(idf.size()) != width)
+            step.need("idf").invalid("has " + std::to_string(idf.size()) + " values for " + std::to_string(width) + " terms");
+        v["idf"] = idf;
+        ops.push_back("idf");
+    }
+    if (auto norm = step.optional("norm")) ops.push_back(string_choice(step, "norm", "l2", {"l1", "l2"}));
+}
+
+// Marks the vector the vectorizer outputs: every column is "column k of vectorizer id".
+void vectorizer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    const std::string type = step.string("type");
+    if (cols.size() != 1 || cols[0] < 0)
+        step.invalid("(" + type + ") reads " + std::to_string(cols.size()) +
+                     " columns; a text vectorizer reads one text input column");
+    json v;
+    v["analyzer"] = analyzer_json(step);
+    v["ops"] = json::array();
+    int64_t width;
+    if (type == "HashingVectorizer") {
+        width = step.need("n_features").integer(1, spec::kMaxStepWidth);
+        v["hashing"] = {{"n_features", width}, {"alternate_sign", step.boolean("alternate_sign")}};
+        if (step.boolean("binary")) v["ops"].push_back("binary");
+        if (step.optional("norm")) v["ops"].push_back(string_choice(step, "norm", "l2", {"l1", "l2"}));
+    } else {
+        const JsonReader vocab = step.array("vocabulary");
+        std::vector<std::string> terms;
+        terms.reserve(vocab.size());
+        for (size_t i = 0; i < vocab.size(); ++i) terms.push_back(vocab[i].string());
+        width = static_cast<int64_t>(terms.size());
+        if (width < 1) step.need("vocabulary").invalid("is empty");
+        if (width > spec::kMaxStepWidth)
+            refuse(step, "a vocabulary of more than " + std::to_string(spec::kMaxStepWidth) + " terms");
+        v["vocabulary"] = std::move(terms);
+        if (step.boolean("binary")) v["ops"].push_back("binary");
+        if (type == "TfidfVectorizer") add_tfidf(step, v, width);
+    }
+    const int32_t id = doc.add_vectorizer(cols[0], std::move(v), width);
+    cols.assign(static_cast<size_t>(width), Document::vectorizer_column(id));
+    out.push_back(Document::vectorizer_marker(id));
+}
+
+}  // namespace
+
+void count_vectorizer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    vectorizer(doc, step, cols, out);
+}
+
+// After a vectorizer alone (CountVectorizer or HashingVectorizer, in a Pipeline): its
+// transforms join the vectorizer's.
+void tfidf_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    const int32_t id = cols.empty() ? -1 : Document::vectorizer_of(cols[0]);
+    if (id < 0 || out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
+        static_cast<int64_t>(cols.size()) != doc.vectorizer_width(id))
+        refuse(step, "TfidfTransformer other than right after a CountVectorizer or HashingVectorizer");
+    add_tfidf(step, doc.vectorizer_json(id), doc.vectorizer_width(id));
+}
+
+}  // namespace pg_predict::importers::sklearn
+
+namespace pg_predict::importers::sklearn {
+
+int32_t Document::add_vectorizer(int32_t input, nlohmann::json v, int64_t width) {
+    vectorizers_.push_back({input, std::move(v), width});
+    return static_cast<int32_t>(vectorizers_.size() - 1);
+}
+
+spec::Step Document::vectorizer_marker(int32_t id) {
+    spec::Step s;
+    s.op = spec::Op::None;
+    s.params = {{"text_vectorizer", id}};
+    return s;
+}
+
+bool Document::is_vectorizer_marker(const spec::Step& s, int32_t id) {
+    return s.op == spec::Op::None && s.params.is_object() && s.params.value("text_vectorizer", -1) == id;
+}
+
+namespace {
+
+// Replaces each marker part (columns [input], steps [marker]) by one reading the slots.
+void replace_markers(std::vector<spec::Step>& steps, const std::vector<std::vector<int32_t>>& slots) {
+    for (spec::Step& s : steps) {
+        if (s.op != spec::Op::Concat) continue;
+        for (spec::Step::Part& part : s.parts) {
+            if (part.steps.size() == 1 && part.steps[0].op == spec::Op::None && part.steps[0].params.is_object() &&
+                part.steps[0].params.contains("text_vectorizer")) {
+                part.columns = slots[part.steps[0].params["text_vectorizer"].get<size_t>()];
+                part.steps.clear();
+            } else {
+                replace_markers(part.steps, slots);
+            }
+        }
+    }
+}
+
+bool has_marker(const std::vector<spec::Step>& steps) {
+    for (const spec::Step& s : steps) {
+        if (s.op == spec::Op::None && s.params.is_object() && s.params.contains("text_vectorizer")) return true;
+        for (const spec::Step::Part& part : s.parts)
+            if (has_marker(part.steps)) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+// The estimator reads each vectorizer's columns as one block of its input: its coefficients
+// there become the vectorizer's projection (one column per output group, terms with a zero
+// coefficient left out of it), and the block becomes K columns it reads with weight 1.
+void Document::lower_text_vectorizers(const JsonReader& model, const Columns& cols, size_t steps_before_model) {
+    if (vectorizers_.empty()) return;
+    const std::string type = step_reader(model).string("type");
+    if (p_.estimator.op != spec::Op::Linear || p_.steps.size() != steps_before_model)
+        refuse(model, type + " after a text vectorizer (what reads a vectorizer's columns: a linear model or "
+                             "MultinomialNB / ComplementNB, as the last step)");
+    Matrix coef = spec::param_matrix(p_.estimator, "coef", "estimator");
+    const size_t G = coef.size();
+    std::vector<std::pair<int32_t, size_t>> blocks;  // (vectorizer, first column)
+    for (size_t c = 0; c < cols.size();) {
+        const int32_t id = vectorizer_of(cols[c]);
+        if (id < 0) {
+            ++c;
+            continue;
+        }
+        const size_t width = static_cast<size_t>(vectorizer_width(id));
+        for (size_t k = 0; k < width; ++k)
+            if (c + k >= cols.size() || cols[c + k] != cols[c])
+                fail(ErrorCategory::Internal, "scikit-learn: a text vectorizer's columns are not one block");
+        blocks.emplace_back(id, c);
+        c += width;
+    }
+    if (blocks.size() != vectorizers_.size())
+        refuse(model, "a text vectorizer whose columns do not all reach " + type);
+    std::vector<nlohmann::json> projections(vectorizers_.size());
+    for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
+        const auto [id, start] = *b;
+        const size_t V = static_cast<size_t>(vectorizer_width(id));
+        std::vector<int64_t> term_begin;
+        std::vector<int32_t> column;
+        std::vector<double> weight;
+        term_begin.reserve(V + 1);
+        for (size_t t = 0; t < V; ++t) {
+            term_begin.push_back(static_cast<int64_t>(column.size()));
+            for (size_t g = 0; g < G; ++g)
+                if (coef[g][start + t] != 0.0) {
+                    column.push_back(static_cast<int32_t>(g));
+                    weight.push_back(coef[g][start + t]);
+                }
+        }
+        term_begin.push_back(static_cast<int64_t>(column.size()));
+        projections[static_cast<size_t>(id)] = {{"width", G}, {"term_begin", term_begin}, {"column", column},
+                                                {"weight", weight}, {"offset", std::vector<double>(G, 0.0)}};
+        for (size_t g = 0; g < G; ++g) {
+            std::vector<double>& row = coef[g];
+            std::vector<double> unit(G, 0.0);
+            unit[g] = 1.0;
+            row.erase(row.begin() + static_cast<std::ptrdiff_t>(start), row.begin() + static_cast<std::ptrdiff_t>(start + V));
+            row.insert(row.begin() + static_cast<std::ptrdiff_t>(start), unit.begin(), unit.end());
+        }
+    }
+    // The slots: the column's own input first, then inputs added after the document's.
+    const size_t document_inputs = p_.features.size();
+    std::vector<uint8_t> taken(document_inputs, 0);
+    std::vector<std::vector<int32_t>> slots(vectorizers_.size());
+    for (size_t id = 0; id < vectorizers_.size(); ++id) {
+        const int32_t input = vectorizers_[id].input;
+        for (size_t k = 0; k < G; ++k) {
+            if (k == 0 && !taken[static_cast<size_t>(input)]) {
+                taken[static_cast<size_t>(input)] = 1;
+                slots[id].push_back(input);
+            } else {
+                slots[id].push_back(static_cast<int32_t>(p_.features.size()));
+                p_.features.push_back(p_.features[static_cast<size_t>(input)]);
+            }
+        }
+        spec::TextVectorizer tv;
+        tv.input = slots[id][0];
+        tv.slots = slots[id];
+        tv.vectorizer = std::move(vectorizers_[id].json);
+        tv.vectorizer["projection"] = std::move(projections[id]);
+        p_.text_vectorizers.push_back(std::move(tv));
+    }
+    if (!p_.steps.empty() && Document::is_vectorizer_marker(p_.steps[0], 0) && p_.steps.size() == 1) {
+        // The pipeline's own input is the text: the estimator reads the slots, in input order.
+        if (document_inputs != 1 || vectorizers_.size() != 1)
+            fail(ErrorCategory::Internal, "scikit-learn: a pipeline-level vectorizer over several inputs");
+        p_.steps.clear();
+    }
+    replace_markers(p_.steps, slots);
+    if (has_marker(p_.steps)) refuse(model, "a text vectorizer in this place of the pipeline");
+    const int32_t width = static_cast<int32_t>(coef.empty() ? 0 : coef[0].size());
+    p_.estimator.params["coef"] = spec::matrix_to_json(coef);
+    p_.model.num_features = width;
+}
+
+}  // namespace pg_predict::importers::sklearn
