@@ -20,7 +20,7 @@ KINDS = ("composition", "featurizer", "selector", "classifier", "regressor", "cl
          "outlier detection", "model selection")
 
 # The families of python/README.md's overview, in its order: every operator is in one.
-FAMILIES = ("composition", "featurizers", "feature selection", "linear models",
+FAMILIES = ("composition", "featurizers", "text", "feature selection", "linear models",
             "generalized linear models", "trees", "kernel SVMs", "naive Bayes", "neural networks",
             "nearest neighbours", "clustering", "mixtures", "outlier detection", "calibration",
             "ensembles", "multi-output", "model selection")
@@ -89,6 +89,31 @@ OPERATORS = [
              family="featurizers",
              refuses="a missing value among a text column's categories (impute text columns "
              "first)"),
+    Operator("CountVectorizer", "featurizer", "a text vectorizer (`text_vectorizers`)",
+             "one **text** column; analyzers `word`, `char`, `char_wb`; `ngram_range`, `lowercase`, "
+             "`strip_accents` (ascii, unicode), `stop_words` (a list, 'english'), `binary`, the fitted "
+             "`vocabulary_`; as scikit-learn 1.2 over Unicode (Python's `str.lower`, `\\w`, NFKD); "
+             "read only by a linear model or MultinomialNB, directly or in a "
+             "ColumnTransformer / FeatureUnion, whose coefficients become a sparse projection of the "
+             "row (never a dense row of the vocabulary's width); NULL text gives NULL",
+             family="text",
+             refuses="a callable analyzer, tokenizer, preprocessor or strip_accents; a `token_pattern` "
+                     "other than the maximal runs of `\\w` or `\\S` (`\\b\\w\\w+\\b`, `\\w+`, `\\w{n,}`, `\\S+`); "
+                     "`input` other than 'content'; any step between it and the model but TfidfTransformer"),
+    Operator("TfidfVectorizer", "featurizer", "a text vectorizer (`text_vectorizers`)",
+             "as CountVectorizer, then `use_idf` (the fitted `idf_`), `smooth_idf`, `sublinear_tf`, "
+             "`norm` (l1, l2, None)",
+             family="text",
+             refuses="as CountVectorizer; `dtype` other than float64"),
+    Operator("HashingVectorizer", "featurizer", "a text vectorizer (`text_vectorizers`)",
+             "as CountVectorizer, terms hashed by MurmurHash3 of their UTF-8 into `n_features` "
+             "(`alternate_sign`), then `binary`, `norm`",
+             family="text",
+             refuses="as CountVectorizer; `dtype` other than float64"),
+    Operator("TfidfTransformer", "featurizer", "joins the vectorizer before it",
+             "right after a CountVectorizer or HashingVectorizer: `use_idf`, `sublinear_tf`, `norm`",
+             family="text",
+             refuses="anywhere else"),
     Operator("FunctionTransformer", "featurizer", "`elementwise`",
              "only a known numpy ufunc (log1p, sqrt, exp, ...) or the identity",
              family="featurizers",

@@ -607,6 +607,10 @@ def test_every_operator_has_a_conformance_case(_env):
     import multioutput_cases
     for est, _, _ in [*multioutput_cases.cases().values(), *multioutput_cases.classifier_cases().values()]:
         _classes_in(est, seen)
+    # test_text.py's text pipelines
+    import text_cases
+    for case in text_cases.cases().values():
+        _classes_in(case.estimator, seen)
     # Classes no pipeline can hold (fitted on y alone): their cases are elsewhere.
     seen |= {"LabelEncoder"}  # test_transform.py: transform[label_encoder_*]
     assert_equal("registered classes no conformance case uses",

@@ -6,6 +6,7 @@
 #include "pg_predict/runtime/api.hpp"
 
 extern "C" {
+#include "mb/pg_wchar.h"
 #include "nodes/makefuncs.h"
 #include "utils/arrayaccess.h"
 }
@@ -79,6 +80,11 @@ float encode_text_feature(const BoundModel* model, int feature, Datum value, con
     char* bytes = VARDATA_ANY(string);
     size_t length = VARSIZE_ANY_EXHDR(string);
     if (blank_padded) length = (size_t)bpchartruelen(bytes, (int)length);
+    const int encoding = GetDatabaseEncoding();  // the vocabulary is UTF-8
+    if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII) {
+        bytes = pg_server_to_any(bytes, (int)length, PG_UTF8);
+        length = strlen(bytes);
+    }
     int32 index = runtime::encode_text(model->text_encoder, feature, bytes, length);
     if (index >= 0) return (float)index;
     if (runtime::unknown_text_is_error(model->text_encoder, feature))
@@ -109,6 +115,13 @@ void read_text_into(const BoundModel* model, int f, Datum value, bool isnull, co
     const char* bytes = VARDATA_ANY(string);
     size_t length = VARSIZE_ANY_EXHDR(string);
     if (blank_padded) length = (size_t)bpchartruelen((char*)bytes, (int)length);
+    // scikit-learn reads Unicode: a database in another encoding is converted to UTF-8 (SQL_ASCII
+    // has no encoding to convert from: its bytes must be UTF-8, or the row is an error).
+    const int encoding = GetDatabaseEncoding();
+    if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII) {
+        bytes = pg_server_to_any(bytes, (int)length, PG_UTF8);
+        length = strlen(bytes);
+    }
     static double* out = NULL;  // K values, one row at a time (a backend is one thread)
     static int32 out_size = 0;
     if (k > out_size) {

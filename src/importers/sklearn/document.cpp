@@ -222,7 +222,7 @@ void Document::convert(const JsonReader& raw, Columns& cols, std::vector<spec::S
         step.unsupported(type + " is an estimator; only the last step may be one");
     if (type != "TfidfTransformer" && std::any_of(cols.begin(), cols.end(), [](int32_t c) { return c <= -2; }))
         refuse(step, type + " after a text vectorizer (what reads a vectorizer's columns: TfidfTransformer, then "
-                            "a linear model or MultinomialNB / ComplementNB as the last step, directly or beside "
+                            "a linear model or MultinomialNB as the last step, directly or beside "
                             "other columns in a ColumnTransformer or FeatureUnion)");
     h->featurizer(*this, step, cols, out);
 }

@@ -5,7 +5,7 @@
 // dense: what reads it must be linear in it, and lower_text_vectorizers() folds the reader's
 // coefficients into a projection of the sparse row (spec::TextVectorizer), computed while the
 // batch is filled. Supported readers now: a linear model or a linear naive Bayes
-// (MultinomialNB, ComplementNB) as the last step, directly or through a ColumnTransformer or
+// (MultinomialNB) as the last step, directly or through a ColumnTransformer or
 // FeatureUnion that puts the vectorizer's columns beside others.
 #include <algorithm>
 #include <string>
@@ -163,7 +163,7 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
     const std::string type = step_reader(model).string("type");
     if (p_.estimator.op != spec::Op::Linear || p_.steps.size() != steps_before_model)
         refuse(model, type + " after a text vectorizer (what reads a vectorizer's columns: a linear model or "
-                             "MultinomialNB / ComplementNB, as the last step)");
+                             "MultinomialNB, as the last step)");
     Matrix coef = spec::param_matrix(p_.estimator, "coef", "estimator");
     const size_t G = coef.size();
     std::vector<std::pair<int32_t, size_t>> blocks;  // (vectorizer, first column)

@@ -17,6 +17,7 @@
 
 extern "C" {
 #include "common/hashfn.h"
+#include "mb/pg_wchar.h"
 }
 
 namespace pg_predict::pg {
@@ -311,10 +312,19 @@ Datum create_model(FunctionCallInfo fcinfo, pg_predict::ArtifactKind kind) {
         source = PointerGetDatum(value);
         in.bytes = std::string_view(VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
     }
+    // The importers read JSON and text as UTF-8: a database in another encoding converts them
+    // (SQL_ASCII has nothing to convert from).
+    const int encoding = GetDatabaseEncoding();
+    const bool convert = encoding != PG_UTF8 && encoding != PG_SQL_ASCII;
+    if (convert && kind != pg_predict::ArtifactKind::Binary) {
+        const char* utf8 = pg_server_to_any(in.bytes.data(), (int)in.bytes.size(), PG_UTF8);
+        if (utf8 != in.bytes.data()) in.bytes = std::string_view(utf8, strlen(utf8));
+    }
     // Importing TorchScript runs the module's code: only privileged roles, checked before.
     if (guarded([&] { return pg_predict::runtime::imports_torchscript(in, format); })) check_torchscript_import();
 
     char* options_text = JsonbToCString(NULL, &options->root, VARSIZE(options));
+    if (convert) options_text = pg_server_to_any(options_text, (int)strlen(options_text), PG_UTF8);
     MemoryContextCallback* callback = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
     pg_predict::runtime::BuiltModel* built =
         guarded([&] { return pg_predict::runtime::build_model(in, format, options_text); });
