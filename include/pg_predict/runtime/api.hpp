@@ -170,6 +170,13 @@ void run_one_row(const Program*, const float* x, float* out);
 struct TextEncoder;
 TextEncoder* make_text_encoder(const char* text_inputs_json, size_t length);
 void free_text_encoder(TextEncoder*) noexcept;
+// A backend keeps the encoders of the last few model versions it used (a vocabulary of 10^6
+// terms takes a second to build): find_text_encoder gives model version `id`'s, or nullptr;
+// keep_text_encoder hands a new one to the cache; both count a use that release_text_encoder
+// ends. A version's text inputs never change, so the id is the key.
+TextEncoder* find_text_encoder(int64_t id) noexcept;
+void keep_text_encoder(int64_t id, TextEncoder*);
+void release_text_encoder(TextEncoder*) noexcept;
 int32_t encode_text(const TextEncoder*, int32_t input, const char* value, size_t length) noexcept;
 // Whether a value missing from the vocabulary is an error (the encoder's handle_unknown).
 bool unknown_text_is_error(const TextEncoder*, int32_t input) noexcept;

@@ -55,8 +55,10 @@ private:
     std::unordered_set<std::string> stop_words_;
     std::u32string text_;                                  // the preprocessed document
     std::vector<std::pair<uint32_t, uint32_t>> tokens_;    // [begin, end) into text_
-    std::string term_;                                     // the current n-gram, UTF-8
+    std::string term_;                                     // the current word n-gram, UTF-8
     std::u32string scratch_;
+    std::string utf8_;                                     // what the n-grams are slices of
+    std::vector<uint32_t> at_;                             // byte offsets into utf8_
 };
 
 // UTF-8 <-> code points. decode throws Error(InvalidParameter) naming the byte offset.
@@ -73,26 +75,51 @@ const char* unicode_version();    // of the tables: the Python's unicodedata.uni
 
 // --- the template --------------------------------------------------------------------------
 
+// The n-grams are slices of one UTF-8 buffer (utf8_, with each code point's byte offset in
+// at_): a unigram or a character n-gram is emitted without a copy; a word n-gram is joined once.
 template <typename Emit>
 void Analyzer::analyze(std::string_view document, Emit&& emit) {
     preprocess(document);
-    const std::u32string& t = text_;
     const int32_t lo = config_.min_n, hi = config_.max_n;
     if (config_.kind == AnalyzerKind::Word) {
         tokenize();
+        // Each token's UTF-8, once.
+        utf8_.clear();
+        at_.clear();
+        for (const auto& [b, e] : tokens_) {
+            at_.push_back(static_cast<uint32_t>(utf8_.size()));
+            for (uint32_t c = b; c < e; ++c) append_utf8(text_[c], utf8_);
+        }
+        at_.push_back(static_cast<uint32_t>(utf8_.size()));
         const size_t n_tokens = tokens_.size();
+        const std::string_view all(utf8_);
         for (int32_t n = lo; n <= hi && static_cast<size_t>(n) <= n_tokens; ++n) {
             for (size_t i = 0; i + n <= n_tokens; ++i) {
+                if (n == 1) {
+                    emit(all.substr(at_[i], at_[i + 1] - at_[i]));
+                    continue;
+                }
                 term_.clear();
                 for (int32_t k = 0; k < n; ++k) {
                     if (k) term_.push_back(' ');
-                    for (uint32_t c = tokens_[i + k].first; c < tokens_[i + k].second; ++c) append_utf8(t[c], term_);
+                    term_.append(all.substr(at_[i + k], at_[i + k + 1] - at_[i + k]));
                 }
                 emit(std::string_view(term_));
             }
         }
         return;
     }
+    // Code points [b, e) of `cps` as UTF-8 into utf8_ with their offsets in at_ (one more at the end).
+    auto encode = [&](const char32_t* cps, size_t count) {
+        utf8_.clear();
+        at_.clear();
+        for (size_t i = 0; i < count; ++i) {
+            at_.push_back(static_cast<uint32_t>(utf8_.size()));
+            append_utf8(cps[i], utf8_);
+        }
+        at_.push_back(static_cast<uint32_t>(utf8_.size()));
+    };
+    const std::u32string& t = text_;
     if (config_.kind == AnalyzerKind::Char) {
         // re.sub(r"\s\s+", " "): a run of two or more white-space characters is one space (a
         // single one stays as it is).
@@ -108,12 +135,10 @@ void Analyzer::analyze(std::string_view document, Emit&& emit) {
             }
         }
         const size_t len = scratch_.size();
+        encode(scratch_.data(), len);
+        const std::string_view all(utf8_);
         for (int32_t n = lo; n <= hi && static_cast<size_t>(n) <= len; ++n)
-            for (size_t i = 0; i + n <= len; ++i) {
-                term_.clear();
-                for (size_t c = i; c < i + n; ++c) append_utf8(scratch_[c], term_);
-                emit(std::string_view(term_));
-            }
+            for (size_t i = 0; i + n <= len; ++i) emit(all.substr(at_[i], at_[i + n] - at_[i]));
         return;
     }
     // char_wb: each white-space separated word, padded with one space each side; a word shorter
@@ -129,13 +154,14 @@ void Analyzer::analyze(std::string_view document, Emit&& emit) {
         scratch_.append(t, i, end - i);
         scratch_.push_back(U' ');
         const size_t w_len = scratch_.size();
+        encode(scratch_.data(), w_len);
+        const std::string_view all(utf8_);
+        auto emit_word = [&](size_t b, size_t e) {
+            if (e > w_len) e = w_len;
+            emit(all.substr(at_[b], at_[e] - at_[b]));
+        };
         for (int32_t n = lo; n <= hi; ++n) {
             size_t offset = 0;
-            auto emit_word = [&](size_t b, size_t e) {
-                term_.clear();
-                for (size_t c = b; c < e && c < w_len; ++c) append_utf8(scratch_[c], term_);
-                emit(std::string_view(term_));
-            };
             emit_word(offset, offset + n);
             while (offset + n < w_len) {
                 ++offset;

@@ -1,7 +1,7 @@
 // scikit-learn's CountVectorizer, TfidfVectorizer, HashingVectorizer and TfidfTransformer on
 // one document: the analyzer's terms counted by vocabulary index (or hashed: MurmurHash3 of the
 // UTF-8 term, as HashingVectorizer), then the transforms in the order the fitted pipeline applies
-// them (binary, sublinear tf, idf, l1/l2 norms), as a sparse row sorted by index, in float64.
+// them (binary, sublinear tf, idf, l1/l2 norms), as a sparse row, in float64.
 //
 // What follows the vectorizer reads K columns of the row through a projection: y = row · W +
 // offset, W sparse by term (a linear model's coefficients, TruncatedSVD's components, or the
@@ -31,13 +31,19 @@ public:
     Vocabulary() = default;
     explicit Vocabulary(const std::vector<std::string>& terms);  // throws on a repeated term
     int64_t find(std::string_view term) const;                   // -1 when absent
+    // The indices of many terms at once (-1 where absent), their table slots prefetched first:
+    // a vocabulary of 10^6 terms is a cache miss a term, and the misses then overlap.
+    void find_all(const std::string& bytes, const std::vector<std::pair<uint32_t, uint32_t>>& terms,
+                  std::vector<int64_t>& out, std::vector<uint64_t>& scratch) const;
     int64_t size() const { return static_cast<int64_t>(offsets_.empty() ? 0 : offsets_.size() - 1); }
     std::string_view term(int64_t i) const { return {bytes_.data() + offsets_[i], offsets_[i + 1] - offsets_[i]}; }
 
 private:
     std::string bytes_;              // the terms, back to back
     std::vector<uint64_t> offsets_;  // term i is bytes_[offsets_[i], offsets_[i + 1])
-    std::vector<uint32_t> slots_;    // term index + 1, 0 empty; a power of two
+    // Per slot the term's index + 1 (0: empty) in the low half, its hash's high half above, so
+    // that a probe compares bytes only where the hashes agree. A power of two, a third full.
+    std::vector<uint64_t> slots_;
 };
 
 enum class TextOp {
@@ -79,8 +85,10 @@ class Vectorizer {
 public:
     explicit Vectorizer(const VectorizerSpec& spec);
 
-    // The document's row, sorted by index (hashed collisions summed, a zero sum kept as
-    // scikit-learn keeps it). Throws Error(InvalidParameter) for bytes that are not UTF-8.
+    // The document's row: one entry per term index, in the order of their first occurrence (a
+    // function of the document alone; scikit-learn sorts by index, which changes sums only in
+    // their last bits), hashed collisions summed and a zero sum kept as scikit-learn keeps it.
+    // Throws Error(InvalidParameter) for bytes that are not UTF-8.
     void transform(std::string_view document, std::vector<SparseEntry>& row);
 
     int64_t width() const { return width_; }
@@ -93,6 +101,11 @@ private:
     std::vector<TextOp> ops_;
     std::vector<double> idf_;
     int64_t width_;
+    std::string pending_;                                  // the document's terms, back to back
+    std::vector<std::pair<uint32_t, uint32_t>> pending_at_;  // (offset, length) into pending_
+    std::vector<int64_t> found_;
+    std::vector<uint64_t> hashes_;
+    std::vector<int32_t> entry_of_;  // by term index: its entry in the row being built, or -1
 };
 
 // A vectorizer and its projection as spec::TextVectorizer::vectorizer holds them (the scikit-learn

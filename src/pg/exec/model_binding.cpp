@@ -13,7 +13,7 @@ namespace pg_predict::pg {
 namespace {
 
 void free_text_encoder_callback(void* arg) {
-    runtime::free_text_encoder(static_cast<runtime::TextEncoder*>(arg));
+    runtime::release_text_encoder(static_cast<runtime::TextEncoder*>(arg));
 }
 
 void release_program_callback(void* arg) {
@@ -212,16 +212,28 @@ void load_bound_program(BoundModel* model) {
     runtime::name_program_inputs(program, name, model->entry->columns, model->entry->num_features);
     model->output_width = guarded([&] { return runtime::program_output_width(program); });
     if (model->entry->has_text) {
-        char* dictionaries = catalog_text_inputs(id);
-        size_t length = strlen(dictionaries);
+        // The version's encoder, kept from an earlier query when this backend has it.
+        runtime::TextEncoder* encoder = runtime::find_text_encoder(id);
         MemoryContextCallback* free_encoder = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
-        runtime::TextEncoder* encoder =
-            guarded([&] { return runtime::make_text_encoder(dictionaries, length); });
+        if (encoder == NULL) {
+            char* dictionaries = catalog_text_inputs(id);
+            size_t length = strlen(dictionaries);
+            encoder = guarded([&] {
+                runtime::TextEncoder* made = runtime::make_text_encoder(dictionaries, length);
+                try {
+                    runtime::keep_text_encoder(id, made);
+                } catch (...) {
+                    runtime::free_text_encoder(made);
+                    throw;
+                }
+                return made;
+            });
+            pfree(dictionaries);
+        }
         free_encoder->func = free_text_encoder_callback;
         free_encoder->arg = encoder;
         MemoryContextRegisterResetCallback(context, free_encoder);
         model->text_encoder = encoder;
-        pfree(dictionaries);
     }
     // A classifier's program gives one column per class or, where predict is not the argmax
     // of the probabilities (scikit-learn's SGDClassifier(loss="modified_huber") with more than
