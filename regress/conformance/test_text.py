@@ -142,6 +142,21 @@ def test_parallel_workers(env):
 add_test("parallel_workers", test_parallel_workers)
 
 
+def test_explain(env):
+    """EXPLAIN names the vectorizer; explain_model gives its vocabulary's size, not the terms."""
+    pg_predict.deploy(env.conn, "explained", env.cases["tfidf_word12_multi"].estimator, feature_names=["body"])
+    plan = "\n".join(r[0] for r in env.query("EXPLAIN SELECT predict('explained', t) FROM docs t"))
+    if "text: body vocabulary word 1-2-grams" not in plan:
+        raise Failure(f"EXPLAIN does not describe the vectorizer:\n{plan}")
+    doc = env.query("SELECT explain_model('explained')")[0][0]
+    v = doc["after"]["text_vectorizers"][0]
+    n = len(env.cases["tfidf_word12_multi"].estimator.steps[0][1].vocabulary_)
+    assert_equal("explain_model's vocabulary", v["vectorizer"]["vocabulary"], f"{n} values")
+
+
+add_test("explain", test_explain)
+
+
 def expect_export_error(estimator, needle, **kw):
     try:
         pg_predict.export(estimator, **kw)

@@ -103,6 +103,10 @@ std::string summary(const spec::Pipeline& p, size_t program_bytes, compiler::Str
     j["probabilities"] = p.task == spec::Task::Classification && p.has_probabilities;
     j["steps"] = p.steps.size();
     j["outputs"] = p.outputs;  // predict's values per row: several for a multi-output regressor
+    std::string text;
+    for (const spec::TextVectorizer& v : p.text_vectorizers)
+        text += (text.empty() ? "" : "; ") + p.features[static_cast<size_t>(v.input)] + " " + text::describe_vectorizer(v.vectorizer);
+    if (!text.empty()) j["text"] = text;
     j["estimator"] = p.task == spec::Task::Transform ? "none"
                      : p.estimator.op == spec::Op::None ? "tree_ensemble" : spec::op_name(p.estimator.op);
     return j.dump();

@@ -9,6 +9,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/optimizer/optimize.hpp"
 #include "pg_predict/runtime/api.hpp"
+#include "pg_predict/text/vectorizer.hpp"
 
 namespace pg_predict::runtime {
 
@@ -36,6 +37,20 @@ char* explain_model(const char* name, const char* spec_json, size_t length,
     out["passes"] = passes;
     out["before"] = json::parse(spec::to_json(before));
     out["after"] = json::parse(spec::to_json(after));
+    // A text vectorizer's vocabulary and projection (10^5 - 10^6 entries) as their sizes.
+    for (const char* which : {"before", "after"}) {
+        json& doc = out[which];
+        if (!doc.contains("text_vectorizers")) continue;
+        for (json& v : doc["text_vectorizers"]) {
+            json& body = v["vectorizer"];
+            v["description"] = text::describe_vectorizer(body);
+            for (const char* key : {"vocabulary", "idf"})
+                if (body.contains(key)) body[key] = std::to_string(body[key].size()) + " values";
+            if (body.contains("projection"))
+                for (const char* key : {"term_begin", "column", "weight"})
+                    body["projection"][key] = std::to_string(body["projection"][key].size()) + " values";
+        }
+    }
     const std::string text = out.dump();
     char* result = static_cast<char*>(std::malloc(text.size() + 1));
     if (result == nullptr) fail(ErrorCategory::Runtime, "explain_model: out of memory");

@@ -438,7 +438,8 @@ CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot 
         "task OPERATOR(pg_catalog.=) 'classification'), unused_features, "
         "coalesce(summary OPERATOR(pg_catalog.->>) 'objective', ''), %s, %s, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::pg_catalog.int4, 1), %s, "
-        "coalesce(summary OPERATOR(pg_catalog.->>) 'layout', '') "
+        "coalesce(summary OPERATOR(pg_catalog.->>) 'layout', ''), "
+        "coalesce(summary OPERATOR(pg_catalog.->>) 'text', '') "
         "FROM %s WHERE name OPERATOR(pg_catalog.=) $1%s",
         table.owner_name, table.usable_by, table.text_labels ? "class_labels" : "NULL::pg_catalog.text[]",
         table.versions ? "version" : "1", table.read_table, which);
@@ -495,6 +496,7 @@ CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot 
         entry->num_outputs = DatumGetInt32(SPI_getbinval(row, desc, 18, &isnull));
         entry->version = DatumGetInt32(SPI_getbinval(row, desc, 19, &isnull));
         entry->layout = TextDatumGetCString(SPI_getbinval(row, desc, 20, &isnull));
+        entry->text_summary = TextDatumGetCString(SPI_getbinval(row, desc, 21, &isnull));
         for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
         MemoryContextSwitchTo(spi);
     }, snapshot);

@@ -30,6 +30,7 @@ struct CatalogEntry {
     char** class_labels;  // num_classes labels as text: what predict_label() returns
     int trees;            // from the summary, for EXPLAIN
     int depth;
+    char* text_summary;   // from the summary: its text vectorizers, for EXPLAIN ("" when none)
     char* objective;      // from the summary: the XGBoost objective or the estimator's class
     bool* is_text;        // per feature: read as text and dictionary-encoded
     bool has_text;

@@ -135,6 +135,7 @@ int add_call(Rewrite* rw, FuncExpr* call, PredictCallKind kind) {
         in->format = entry->trees > 0 || entry->objective[0] == '\0'
                          ? psprintf("%s, %s", entry->format, shape)
                          : psprintf("%s, %s, %s", entry->format, entry->objective, shape);
+        if (entry->text_summary[0] != '\0') in->format = psprintf("%s; text: %s", in->format, entry->text_summary);
         // Which version a plan scores, once a name has more than one.
         if (entry->version > 1) in->format = psprintf("version %d, %s", entry->version, in->format);
         in->strategy = entry->strategy;
