@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The libFuzzer targets (regress/fuzz/): xgboost, sklearn, spec, detect (format detection),
-# lightgbm (LightGBM model texts), onnx (ONNX ModelProtos).
+# lightgbm (LightGBM model texts), onnx (ONNX ModelProtos), text (documents through the text
+# analyzers and vectorizers).
 #   scripts/fuzz.sh build                    configure + build them into build/fuzz (clang-14)
 #   scripts/fuzz.sh run TARGET SECONDS [ARGS] fuzz one target; exit status 0 = no crash, leak,
 #                                            timeout or out-of-memory
@@ -17,7 +18,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/build/fuzz
-TARGETS="xgboost sklearn spec detect lightgbm onnx"
+TARGETS="xgboost sklearn spec detect lightgbm onnx text"
 
 build() {
   local launcher=()

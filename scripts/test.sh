@@ -354,12 +354,12 @@ suite_runtime_file() {  # suite file
 # inputs (scripts/fuzz.sh replay: a fixed seed over the seeds alone, RUNS inputs), so make test
 # never fails by chance: a failure here fails on every machine. Sized to about 20 s each on a
 # busy 2-core machine; FUZZ_RUNS_SCALE multiplies them. Long random runs: scripts/fuzz.sh run.
-FUZZ_TARGETS="xgboost sklearn spec detect lightgbm onnx"
+FUZZ_TARGETS="xgboost sklearn spec detect lightgbm onnx text"
 fuzz_runs() {  # target
   local runs
   case $1 in
     xgboost) runs=6000 ;; sklearn) runs=30000 ;; spec) runs=30000 ;; detect) runs=60000 ;;
-    lightgbm) runs=3000 ;; onnx) runs=10000 ;; *) runs=5000 ;;
+    lightgbm) runs=3000 ;; onnx) runs=10000 ;; text) runs=300000 ;; *) runs=5000 ;;
   esac
   echo $((runs * ${FUZZ_RUNS_SCALE:-1}))
 }
