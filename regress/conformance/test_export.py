@@ -617,6 +617,16 @@ def test_every_operator_has_a_conformance_case(_env):
                  sorted(set(operators.BY_NAME) - seen), [])
 
 
+def test_families_have_one_name(_env):
+    """Each scikit-learn family is one name on both sides: src/importers/sklearn/<family>.cpp
+    and python/pg_predict/<family>.py (the C++ side's parts of a family excepted)."""
+    cpp_dir = os.path.join(PYTHON_DIR, "..", "src", "importers", "sklearn")
+    parts = {"document", "estimator_registry", "splines", "xgboost_estimators"}  # not families
+    cpp = {f[:-4] for f in os.listdir(cpp_dir) if f.endswith(".cpp")} - parts
+    py = {f[:-3] for f in os.listdir(os.path.join(PYTHON_DIR, "pg_predict")) if f.endswith(".py")}
+    assert_equal("C++ families without a Python module of the same name", sorted(cpp - py), [])
+
+
 def test_document_header(_env):
     import sklearn
     doc = export(sklearn_cases.cases()["ct_logistic_binary"].estimator)
@@ -769,7 +779,7 @@ for _fn in [test_refuse_hist_gradient_boosting_loss,
 
 for _fn in [test_operator_registry_matches_exporter, test_readme_operator_table_is_current,
             test_operator_families, test_refused_examples_are_refused,
-            test_every_operator_has_a_conformance_case]:
+            test_every_operator_has_a_conformance_case, test_families_have_one_name]:
     add_test(_fn.__name__[len("test_"):], _fn)
 
 def test_refuse_what_scikit_learn_cannot_predict_alike(_env):

@@ -1,4 +1,4 @@
-// scikit-learn tree models (src/importers/sklearn/decision_trees.cpp): hand-made export
+// scikit-learn tree models (src/importers/sklearn/trees.cpp): hand-made export
 // documents whose expected leaves follow from the trees, and documents exported from
 // scikit-learn 1.2.1 by regress/fixtures/sklearn_trees/make_fixtures.py with scikit-learn's own
 // predictions.

@@ -1,5 +1,5 @@
 // scikit-learn export documents (src/spec/SKLEARN_FORMAT.md) → pipeline spec: the inputs and
-// task, the featurizer steps (composites here, the rest in preprocessing.cpp) and the final
+// task, the featurizer steps (composites here, the rest in featurizers.cpp) and the final
 // estimator, each found in the registry (estimator_registry.cpp).
 //
 // Decisions the exporter and users should know:

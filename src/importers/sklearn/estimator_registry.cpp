@@ -17,7 +17,7 @@ const Handler kHandlers[] = {
     {"Pipeline", pipeline, nullptr, kRefused},
     {"ColumnTransformer", column_transformer, nullptr, kRefused},
     {"FeatureUnion", feature_union, nullptr, kRefused},
-    // preprocessing.cpp
+    // featurizers.cpp
     {"StandardScaler", standard_scaler, nullptr, kRefused},
     {"RobustScaler", robust_scaler, nullptr, kRefused},
     {"MaxAbsScaler", max_abs_scaler, nullptr, kRefused},
@@ -43,7 +43,7 @@ const Handler kHandlers[] = {
     {"KernelPCA", kernel_pca, nullptr, kRefused},
     {"SplineTransformer", spline_transformer, nullptr, kRefused},  // splines.cpp
     {"FastICA", fast_ica, nullptr, kRefused},
-    // linear_model.cpp
+    // linear.cpp
     {"LinearRegression", nullptr, linear_regressor, kRefused},
     {"Ridge", nullptr, linear_regressor, kRefused},
     {"Lasso", nullptr, linear_regressor, kRefused},
@@ -55,7 +55,7 @@ const Handler kHandlers[] = {
     {"LinearSVC", nullptr, decision_classifier, kRefused},
     {"Perceptron", nullptr, decision_classifier, kRefused},
     {"RidgeClassifier", nullptr, decision_classifier, kNoProba},
-    // decision_trees.cpp
+    // trees.cpp
     {"DecisionTreeClassifier", nullptr, decision_tree_classifier, kProbaIsOne},
     {"DecisionTreeRegressor", nullptr, decision_tree_regressor, kRefused},
     {"ExtraTreeClassifier", nullptr, extra_tree_classifier, kRefused},
@@ -86,7 +86,7 @@ const Handler kHandlers[] = {
     {"MiniBatchKMeans", nullptr, kmeans, kNoProba},
     {"MeanShift", nullptr, kmeans, kNoProba},
     {"Birch", nullptr, birch, kNoProba},
-    // linear_model.cpp: the *CV estimators (the plain model once fitted) and other linear regressors
+    // linear.cpp: the *CV estimators (the plain model once fitted) and other linear regressors
     {"RidgeCV", nullptr, linear_regressor, kRefused},
     {"LassoCV", nullptr, linear_regressor, kRefused},
     {"ElasticNetCV", nullptr, linear_regressor, kRefused},
@@ -104,7 +104,7 @@ const Handler kHandlers[] = {
     {"TheilSenRegressor", nullptr, linear_regressor, kRefused},
     {"LogisticRegressionCV", nullptr, logistic_regression, kRefused},
     {"RidgeClassifierCV", nullptr, decision_classifier, kNoProba},
-    // linear_model.cpp: generalized linear models and PLS
+    // linear.cpp: generalized linear models and PLS
     {"PoissonRegressor", nullptr, glm_regressor, kRefused},
     {"GammaRegressor", nullptr, glm_regressor, kRefused},
     {"TweedieRegressor", nullptr, glm_regressor, kRefused},

@@ -1,11 +1,12 @@
 // The scikit-learn importer's registry of supported classes (Hummingbird's "registry of
 // supported operators"): one table, estimator_registry.cpp, maps a scikit-learn class name to
-// the one function that converts it, and those functions live in one file per family, as the
-// Python client is split (python/pg_predict/): document.cpp (the document, Pipeline,
-// ColumnTransformer, FeatureUnion), preprocessing.cpp, linear_model.cpp, decision_trees.cpp,
-// svm.cpp, naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp, calibration.cpp,
-// neighbors.cpp, multioutput.cpp, ensemble.cpp. Adding a class: its function in its family's
-// file, declared below, and one row in estimator_registry.cpp.
+// the one function that converts it, and those functions live in one file per family, named as
+// the Python client's module of the family (python/pg_predict/<family>.py, checked by
+// test_export.py): document.cpp (the document, Pipeline, ColumnTransformer, FeatureUnion),
+// featurizers.cpp (with splines.cpp), text.cpp, linear.cpp, trees.cpp (with
+// xgboost_estimators.cpp), svm.cpp, naive_bayes.cpp, neural.cpp, cluster.cpp, mixture.cpp,
+// calibration.cpp, neighbors.cpp, multioutput.cpp, ensemble.cpp. Adding a class: its function
+// in its family's file, declared below, and one row in estimator_registry.cpp.
 #pragma once
 
 #include <cstdint>
@@ -128,12 +129,12 @@ JsonReader step_reader(const JsonReader& step);
 std::string string_choice(const JsonReader& step, const char* key, const char* fallback,
                           std::initializer_list<const char*> allowed);
 
-// --- shared by the featurizers (preprocessing.cpp) -------------------------------------------
+// --- shared by the featurizers (featurizers.cpp) -------------------------------------------
 
 // Appends y = x * scale + offset, folded into the previous step when that is an affine too.
 void push_affine(std::vector<spec::Step>& out, std::vector<double> scale, std::vector<double> offset);
 
-// --- shared by the estimator families (linear_model.cpp) -------------------------------------
+// --- shared by the estimator families (linear.cpp) -------------------------------------
 
 spec::Step make_step(spec::Op op, nlohmann::json params);
 Matrix transpose(const Matrix& m);
@@ -178,12 +179,12 @@ void feature_union(Document&, const JsonReader&, Columns&, std::vector<spec::Ste
 void count_vectorizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void tfidf_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 
-void fast_ica(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);  // preprocessing.cpp
+void fast_ica(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);  // featurizers.cpp
 
 // splines.cpp
 void spline_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 
-// preprocessing.cpp
+// featurizers.cpp
 void standard_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void robust_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void max_abs_scaler(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
@@ -204,7 +205,7 @@ void kernel_pca(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&
 void polynomial_features(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void function_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 
-// linear_model.cpp
+// linear.cpp
 void linear_regressor(const JsonReader&, int32_t, spec::Pipeline&);  // LinearRegression, Ridge, Lasso, ...
 void logistic_regression(const JsonReader&, int32_t, spec::Pipeline&);
 void sgd_classifier(const JsonReader&, int32_t, spec::Pipeline&);
@@ -212,7 +213,7 @@ void decision_classifier(const JsonReader&, int32_t, spec::Pipeline&);  // Linea
 void glm_regressor(const JsonReader&, int32_t, spec::Pipeline&);  // PoissonRegressor, GammaRegressor, TweedieRegressor
 void pls_regression(const JsonReader&, int32_t, spec::Pipeline&);
 
-// decision_trees.cpp
+// trees.cpp
 void decision_tree_classifier(const JsonReader&, int32_t, spec::Pipeline&);
 void decision_tree_regressor(const JsonReader&, int32_t, spec::Pipeline&);
 void extra_tree_classifier(const JsonReader&, int32_t, spec::Pipeline&);
