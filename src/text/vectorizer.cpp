@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 #include "pg_predict/common/error.hpp"
 
@@ -153,9 +154,30 @@ void Projection::apply(const std::vector<SparseEntry>& row, double* out) const {
         for (int64_t j = term_begin[e.index]; j < term_begin[e.index + 1]; ++j) out[column[j]] += e.value * weight[j];
 }
 
+std::shared_ptr<const Vocabulary> shared_vocabulary(const std::vector<std::string>& terms) {
+    static std::unordered_map<uint64_t, std::vector<std::weak_ptr<const Vocabulary>>> kept;
+    uint64_t key = terms.size();
+    for (const std::string& t : terms) key = (key ^ term_hash(t)) * 0x100000001b3ull;
+    auto& same_key = kept[key];
+    for (auto it = same_key.begin(); it != same_key.end();) {
+        std::shared_ptr<const Vocabulary> v = it->lock();
+        if (v == nullptr) {
+            it = same_key.erase(it);
+            continue;
+        }
+        bool equal = v->size() == static_cast<int64_t>(terms.size());
+        for (size_t i = 0; equal && i < terms.size(); ++i) equal = v->term(static_cast<int64_t>(i)) == terms[i];
+        if (equal) return v;
+        ++it;
+    }
+    auto made = std::make_shared<const Vocabulary>(terms);
+    same_key.push_back(made);
+    return made;
+}
+
 Vectorizer::Vectorizer(const VectorizerSpec& spec)
     : analyzer_(spec.analyzer),
-      vocabulary_(spec.hash_features > 0 ? Vocabulary() : Vocabulary(spec.vocabulary)),
+      vocabulary_(spec.hash_features > 0 ? std::make_shared<const Vocabulary>() : shared_vocabulary(spec.vocabulary)),
       hash_features_(spec.hash_features),
       alternate_sign_(spec.alternate_sign),
       ops_(spec.ops),
@@ -194,7 +216,7 @@ void Vectorizer::transform(std::string_view document, std::vector<SparseEntry>& 
             pending_at_.emplace_back(static_cast<uint32_t>(pending_.size()), static_cast<uint32_t>(term.size()));
             pending_.append(term);
         });
-        vocabulary_.find_all(pending_, pending_at_, found_, hashes_);
+        vocabulary_->find_all(pending_, pending_at_, found_, hashes_);
         for (int64_t index : found_)
             if (index >= 0) add(index, 1.0);
     }

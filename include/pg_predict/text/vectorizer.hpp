@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,10 @@ private:
     // that a probe compares bytes only where the hashes agree. A power of two, a third full.
     std::vector<uint64_t> slots_;
 };
+
+// The vocabulary of `terms`, one copy per process for every vectorizer with the same terms (two
+// models fitted with one vectorizer, a model's versions): kept while one of them holds it.
+std::shared_ptr<const Vocabulary> shared_vocabulary(const std::vector<std::string>& terms);
 
 enum class TextOp {
     Binary,     // every stored value is 1 (X.data.fill(1))
@@ -92,10 +97,11 @@ public:
     void transform(std::string_view document, std::vector<SparseEntry>& row);
 
     int64_t width() const { return width_; }
+    const Vocabulary* vocabulary() const { return vocabulary_.get(); }
 
 private:
     Analyzer analyzer_;
-    Vocabulary vocabulary_;
+    std::shared_ptr<const Vocabulary> vocabulary_;
     int64_t hash_features_;
     bool alternate_sign_;
     std::vector<TextOp> ops_;

@@ -104,3 +104,16 @@ TEST(TextAnalyzer, RefusesInvalidUtf8) {
         }
     }
 }
+
+TEST(TextVectorizer, SameVocabularyIsShared) {
+    text::VectorizerSpec spec;
+    spec.vocabulary = {"cat", "dog", "bird"};
+    text::Vectorizer a(spec), b(spec);
+    EXPECT_EQ(a.vocabulary(), b.vocabulary());
+    spec.vocabulary = {"cat", "dog", "fish"};
+    text::Vectorizer c(spec);
+    EXPECT_NE(a.vocabulary(), c.vocabulary());
+    std::vector<text::SparseEntry> row;
+    c.transform("fish and cat", row);
+    ASSERT_EQ(row.size(), 2u);
+}
