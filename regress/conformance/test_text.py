@@ -157,6 +157,35 @@ def test_explain(env):
 add_test("explain", test_explain)
 
 
+def test_explain_prediction_terms(env):
+    """explain_prediction names a text row's top terms: each the term's tf-idf value times the
+    model's coefficient, as scikit-learn's transform and coef_ give it; all of them sum to the
+    text's attribution."""
+    case = env.cases["tfidf_word"]
+    pg_predict.deploy(env.conn, "why", case.estimator, feature_names=["body"])
+    vec, lr = case.estimator.steps[0][1], case.estimator.steps[-1][1]
+    terms = {i: t for t, i in vec.vocabulary_.items()}
+    rows = env.query("SELECT id, body, explain_prediction('why', t, 5), explain_prediction('why', t, NULL) "
+                     "FROM docs t WHERE id <= 40 AND body <> '' ORDER BY id")
+    for id_, body, top5, everything in rows:
+        X = vec.transform([body]).tocoo()
+        want = sorted(((terms[j], x, x * lr.coef_[0][j]) for j, x in zip(X.col, X.data)),
+                      key=lambda t: -abs(t[2]))
+        attr = top5["top_feature_attributions"][0]
+        got = attr.get("terms", [])
+        assert_equal(f"row {id_}: how many terms", len(got), min(5, len(want)))
+        for g, (term, x, a) in zip(got, want):
+            if g["term"] != term and abs(abs(g["attribution"]) - abs(a)) > 1e-9:  # a tie may swap
+                raise Failure(f"row {id_}: term {g['term']!r}, want {term!r}")
+            assert_close(f"row {id_}: {term} attribution", np.array([g["attribution"]]), np.array([a]))
+        total = sum(t["attribution"] for t in everything["top_feature_attributions"][0].get("terms", []))
+        assert_close(f"row {id_}: the terms sum to the text's attribution", np.array([total]),
+                     np.array([everything["top_feature_attributions"][0]["attribution"]]))
+
+
+add_test("explain_prediction_terms", test_explain_prediction_terms)
+
+
 def expect_export_error(estimator, needle, **kw):
     try:
         pg_predict.export(estimator, **kw)

@@ -1,5 +1,8 @@
 // Text inputs → dictionary indices (runtime/api.hpp). One open-addressing table per text input,
 // keyed by the value's bytes: a lookup is one hash and, on a hit, one compare.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -244,6 +247,57 @@ void vectorize_text(TextEncoder* encoder, int32_t input, const char* value, size
     VectorizerInput& v = *encoder->vectorizers[encoder->vectorizer_at[input]];
     v.vectorizer.transform(std::string_view(value, length), v.row);
     v.projection.apply(v.row, out);
+}
+
+namespace {
+
+// The vectorizer writing `slot` and the slot's column of its projection, or nullptr.
+VectorizerInput* vectorizer_of_slot(const TextEncoder* encoder, int32_t slot, int32_t* column) noexcept {
+    for (const auto& v : encoder->vectorizers)
+        for (size_t k = 0; k < v->slots.size(); k++)
+            if (v->slots[k] == slot) {
+                *column = (int32_t)k;
+                return v.get();
+            }
+    return nullptr;
+}
+
+}  // namespace
+
+bool is_vectorizer_slot(const TextEncoder* encoder, int32_t slot) noexcept {
+    int32_t column;
+    return vectorizer_of_slot(encoder, slot, &column) != nullptr;
+}
+
+char* explain_text(TextEncoder* encoder, int32_t slot, const char* value, size_t length, int32_t top) {
+    int32_t column = 0;
+    VectorizerInput* v = vectorizer_of_slot(encoder, slot, &column);
+    if (v == nullptr) fail(ErrorCategory::Internal, "explain_text: no vectorizer writes this input");
+    v->vectorizer.transform(std::string_view(value, length), v->row);
+    struct Term {
+        int64_t index;
+        double value, attribution;
+    };
+    std::vector<Term> terms;
+    const text::Projection& p = v->projection;
+    for (const text::SparseEntry& e : v->row)
+        for (int64_t j = p.term_begin[e.index]; j < p.term_begin[e.index + 1]; j++)
+            if (p.column[j] == column) terms.push_back({e.index, e.value, e.value * p.weight[j]});
+    std::stable_sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) {
+        return std::fabs(a.attribution) > std::fabs(b.attribution);
+    });
+    if (top >= 0 && terms.size() > (size_t)top) terms.resize(top);
+    nlohmann::json out = nlohmann::json::array();
+    const text::Vocabulary* vocabulary = v->vectorizer.vocabulary();
+    for (const Term& t : terms)
+        out.push_back({{"term", vocabulary->size() > 0 ? std::string(vocabulary->term(t.index)) : "#" + std::to_string(t.index)},
+                       {"value", t.value},
+                       {"attribution", t.attribution}});
+    const std::string s = out.dump();
+    char* result = (char*)std::malloc(s.size() + 1);
+    if (result == nullptr) fail(ErrorCategory::Runtime, "explain_text: out of memory");
+    std::memcpy(result, s.c_str(), s.size() + 1);
+    return result;
 }
 
 bool unknown_text_is_missing(const TextEncoder* encoder, int32_t input) noexcept {

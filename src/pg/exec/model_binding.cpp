@@ -12,7 +12,7 @@ namespace pg_predict::pg {
 
 namespace {
 
-void free_text_encoder_callback(void* arg) {
+void release_text_encoder_callback(void* arg) {
     runtime::release_text_encoder(static_cast<runtime::TextEncoder*>(arg));
 }
 
@@ -25,6 +25,31 @@ void release_program_callback(void* arg) {
 }
 
 }  // namespace
+
+runtime::TextEncoder* acquire_text_encoder(int64 id, MemoryContext context) {
+    // The version's encoder, kept from an earlier query when this backend has it.
+    runtime::TextEncoder* encoder = runtime::find_text_encoder(id);
+    MemoryContextCallback* release = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
+    if (encoder == NULL) {
+        char* dictionaries = catalog_text_inputs(id);
+        size_t length = strlen(dictionaries);
+        encoder = guarded([&] {
+            runtime::TextEncoder* made = runtime::make_text_encoder(dictionaries, length);
+            try {
+                runtime::keep_text_encoder(id, made);
+            } catch (...) {
+                runtime::free_text_encoder(made);
+                throw;
+            }
+            return made;
+        });
+        pfree(dictionaries);
+    }
+    release->func = release_text_encoder_callback;
+    release->arg = encoder;
+    MemoryContextRegisterResetCallback(context, release);
+    return encoder;
+}
 
 // predict_proba() and predict_label() of a regression model.
 static void require_classifier(const CatalogEntry* entry, const char* function) {
@@ -211,30 +236,7 @@ void load_bound_program(BoundModel* model) {
     model->program = program;
     runtime::name_program_inputs(program, name, model->entry->columns, model->entry->num_features);
     model->output_width = guarded([&] { return runtime::program_output_width(program); });
-    if (model->entry->has_text) {
-        // The version's encoder, kept from an earlier query when this backend has it.
-        runtime::TextEncoder* encoder = runtime::find_text_encoder(id);
-        MemoryContextCallback* free_encoder = (MemoryContextCallback*)palloc0(sizeof(MemoryContextCallback));
-        if (encoder == NULL) {
-            char* dictionaries = catalog_text_inputs(id);
-            size_t length = strlen(dictionaries);
-            encoder = guarded([&] {
-                runtime::TextEncoder* made = runtime::make_text_encoder(dictionaries, length);
-                try {
-                    runtime::keep_text_encoder(id, made);
-                } catch (...) {
-                    runtime::free_text_encoder(made);
-                    throw;
-                }
-                return made;
-            });
-            pfree(dictionaries);
-        }
-        free_encoder->func = free_text_encoder_callback;
-        free_encoder->arg = encoder;
-        MemoryContextRegisterResetCallback(context, free_encoder);
-        model->text_encoder = encoder;
-    }
+    if (model->entry->has_text) model->text_encoder = acquire_text_encoder(id, context);
     // A classifier's program gives one column per class or, where predict is not the argmax
     // of the probabilities (scikit-learn's SGDClassifier(loss="modified_huber") with more than
     // two classes: clipping ties them), the probabilities followed by one decision value per class.

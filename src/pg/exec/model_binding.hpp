@@ -49,6 +49,10 @@ void check_outputs(const CatalogEntry* entry, PredictCallKind kind);
 // Errors unless predict_label() can score with this model (a classifier).
 void check_predict_label(const CatalogEntry* entry);
 
+// Model version `id`'s text encoder (dictionaries and vectorizers), from the backend's cache or
+// built from the catalog, released when `context` is reset or deleted.
+runtime::TextEncoder* acquire_text_encoder(int64 id, MemoryContext context);
+
 // Looks the model up, takes the program from the backend's cache or loads it from the
 // catalog, and releases it when `context` is reset or deleted.
 BoundModel* bind_model(const char* name, MemoryContext context, ModelOutput output = ModelOutput::Stored);

@@ -5,11 +5,16 @@
 // picks the top features and names them. No C++ objects live here: plain PostgreSQL code.
 #include "sql/arguments.hpp"
 #include "catalog/catalog.hpp"
+#include "exec/model_binding.hpp"
+#include "guard.hpp"
+#include "pg_predict/runtime/api.hpp"
 #include "plan/invalidation.hpp"
 #include "catalog/privileges.hpp"
 
 extern "C" {
+#include "mb/pg_wchar.h"
 #include "utils/float.h"
+#include "utils/fmgrprotos.h"
 }
 
 namespace pg_predict::pg {
@@ -85,6 +90,36 @@ void push_feature_value(JsonbParseState** state, Jsonb* row, const CatalogEntry*
         value = &null_value;
     }
     pushJsonbValue(state, WJB_VALUE, value);
+}
+
+// A text input read by a vectorizer: its terms in the row, by |contribution| ("terms": [{"term",
+// "value", "attribution"}]), the question a user asks of a text model ("why was this ticket
+// flagged?").
+void push_terms(JsonbParseState** state, Jsonb* row, const CatalogEntry* entry, int i, int top) {
+    if (row == NULL || !JB_ROOT_IS_OBJECT(row)) return;
+    const char* column = entry->columns[i][0] != '\0' ? entry->columns[i] : entry->features[i];
+    JsonbValue* value = getKeyJsonValueFromContainer(&row->root, column, (uint32)strlen(column), NULL);
+    if (value == NULL || value->type != jbvString) return;
+    runtime::TextEncoder* encoder = acquire_text_encoder(entry->id, CurrentMemoryContext);
+    if (!runtime::is_vectorizer_slot(encoder, i)) return;
+    const char* text = value->val.string.val;
+    size_t length = (size_t)value->val.string.len;
+    const int encoding = GetDatabaseEncoding();  // the vocabulary is UTF-8
+    if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII) {
+        text = pg_server_to_any(text, (int)length, PG_UTF8);
+        length = strlen(text);
+    }
+    const int32 limit = top == INT_MAX ? -1 : top;
+    char* json = guarded([&] { return runtime::explain_text(encoder, i, text, length, limit); });
+    char* copy = pstrdup(json);
+    free(json);
+    Jsonb* terms = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
+    push_key(state, "terms");
+    JsonbValue v;
+    v.type = jbvBinary;
+    v.val.binary.data = &terms->root;
+    v.val.binary.len = (int)VARSIZE(terms);
+    pushJsonbValue(state, WJB_VALUE, &v);
 }
 
 }  // namespace
@@ -181,6 +216,7 @@ Datum pg_predict_explain_contributions(PG_FUNCTION_ARGS) {
         push_feature_value(&state, row, entry, i);
         push_key(&state, "attribution");
         push_number(&state, DatumGetFloat8(c[i]));
+        if (entry->is_text[i] && entry->text_summary[0] != '\0') push_terms(&state, row, entry, i, top);
         pushJsonbValue(&state, WJB_END_OBJECT, NULL);
     }
     pushJsonbValue(&state, WJB_END_ARRAY, NULL);
