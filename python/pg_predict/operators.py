@@ -99,7 +99,7 @@ OPERATORS = [
              family="text",
              refuses="a callable analyzer, tokenizer, preprocessor or strip_accents; a `token_pattern` "
                      "other than the maximal runs of `\\w` or `\\S` (`\\b\\w\\w+\\b`, `\\w+`, `\\w{n,}`, `\\S+`); "
-                     "`input` other than 'content'; any step between it and the model but TfidfTransformer"),
+                     "`input` other than 'content'; any step between it and the model but TfidfTransformer and TruncatedSVD"),
     Operator("TfidfVectorizer", "featurizer", "a text vectorizer (`text_vectorizers`)",
              "as CountVectorizer, then `use_idf` (the fitted `idf_`), `smooth_idf`, `sublinear_tf`, "
              "`norm` (l1, l2, None)",

@@ -96,8 +96,11 @@ def check(env, case, rows, label, pred, proba, ids_mod=None):
     assert_close(f"{label}: predict", labels, want, ids=ids)
     if proba is not None:
         assert_close(f"{label}: predict_proba", to_floats([r[2] for r in got], proba.shape[1]), proba[idx], ids=ids)
-    for r in tail:  # the NULL documents
-        if r[1] is not None:
+    # The NULL documents: a missing value in every column the vectorizer gives, which a model
+    # with a rule for missing values (HistGradientBoosting) takes, and the others make NULL.
+    takes_missing = type(case.estimator.steps[-1][1]).__name__.startswith("HistGradientBoosting")
+    for r in tail:
+        if r[1] is not None and not takes_missing:
             raise Failure(f"{label}: NULL text gave {r[1]!r}, not NULL")
 
 
@@ -198,8 +201,8 @@ def expect_export_error(estimator, needle, **kw):
 
 def test_refusals(env):
     """What the exporter and create_model refuse, each naming it."""
-    from sklearn.decomposition import TruncatedSVD
     from sklearn.ensemble import RandomForestClassifier
+    from sklearn.preprocessing import MaxAbsScaler
     from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -212,8 +215,8 @@ def test_refusals(env):
                         "callable analyzer", feature_names=["body"])
     expect_export_error(make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(docs, y),
                         "feature_names=['column']")
-    for est, needle in [(make_pipeline(TfidfVectorizer(), TruncatedSVD(5), LogisticRegression()),
-                         "TruncatedSVD after a text vectorizer"),
+    for est, needle in [(make_pipeline(TfidfVectorizer(), MaxAbsScaler(), LogisticRegression()),
+                         "MaxAbsScaler after a text vectorizer"),
                         (make_pipeline(CountVectorizer(), RandomForestClassifier(n_estimators=3)),
                          "RandomForestClassifier after a text vectorizer")]:
         doc = pg_predict.export(est.fit(docs, y), feature_names=["body"])

@@ -76,6 +76,8 @@ class TextCase:
 
 def cases():
     from sklearn.compose import ColumnTransformer
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.ensemble import RandomForestClassifier
     from sklearn.feature_extraction.text import (CountVectorizer, HashingVectorizer, TfidfTransformer,
                                                  TfidfVectorizer)
     from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier, SGDClassifier
@@ -124,6 +126,11 @@ def cases():
         ("l1_pushdown", lambda: make_pipeline(TfidfVectorizer(ngram_range=(1, 2)),
                                               LogisticRegression(penalty="l1", solver="liblinear", C=3)), y2, "proba"),
         ("tfidf_ridge_regression", lambda: make_pipeline(TfidfVectorizer(), Ridge()), yr, "predict"),
+        ("lsa_lr", lambda: make_pipeline(TfidfVectorizer(ngram_range=(1, 2)), TruncatedSVD(20, random_state=0), lr()),
+         y3, "proba"),
+        ("lsa_forest", lambda: make_pipeline(TfidfVectorizer(), TruncatedSVD(12, random_state=0),
+                                             RandomForestClassifier(n_estimators=20, max_depth=6, random_state=0)),
+         y2, "proba"),
     ]
     out = {}
     for name, make, y, compare in specs:
@@ -136,4 +143,10 @@ def cases():
     ct2 = ColumnTransformer([("a", TfidfVectorizer(), "body"), ("b", CountVectorizer(analyzer="char", ngram_range=(2, 2)),
                                                                "body")])
     out["ct_one_column_twice"] = TextCase("ct_one_column_twice", make_pipeline(ct2, lr()).fit(frame, y2), frame, "proba")
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    ct3 = ColumnTransformer([("lsa", make_pipeline(TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 3)),
+                                                   TruncatedSVD(10, random_state=0)), "body"),
+                             ("x", "passthrough", ["x"])])
+    out["ct_lsa_boosting"] = TextCase("ct_lsa_boosting", make_pipeline(ct3, HistGradientBoostingClassifier(
+        max_iter=30, random_state=0)).fit(frame, y3), frame, "proba")
     return out

@@ -189,6 +189,13 @@ int32_t text_vectorizer_slots(const TextEncoder*, int32_t input, const int32_t**
 // The vectorizer at first slot `input` on one text value: its K projected values into out.
 // Throws Error(InvalidParameter) for bytes that are not UTF-8.
 void vectorize_text(TextEncoder*, int32_t input, const char* value, size_t length, double* out);
+// Whether a vectorizer writes input `slot` (any of its slots).
+bool is_vectorizer_slot(const TextEncoder*, int32_t slot) noexcept;
+// explain_prediction's terms: the terms of one text value by |contribution| to input `slot` (a
+// vectorizer's slot: the term's value in the row times its weight there), at most `top`, as a
+// JSON array [{"term", "value", "attribution"}] (a hashed term is named "#index"); malloc'd,
+// the caller free()s it. Throws Error(InvalidParameter) for bytes that are not UTF-8.
+char* explain_text(TextEncoder*, int32_t slot, const char* value, size_t length, int32_t top);
 
 // explain_model's body: a JSON object with the spec as stored (imported) and as compiled
 // (optimizer::optimize), what each optimizer pass did, and the input columns read and not read.

@@ -178,6 +178,8 @@ void feature_union(Document&, const JsonReader&, Columns&, std::vector<spec::Ste
 // text.cpp: CountVectorizer, TfidfVectorizer and HashingVectorizer (one function), TfidfTransformer
 void count_vectorizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void tfidf_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+// TruncatedSVD right after a vectorizer (Document::convert sends it here, not to pca())
+void project_text(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 
 void fast_ica(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);  // featurizers.cpp
 

@@ -92,6 +92,37 @@ void vectorizer(Document& doc, const JsonReader& step, Columns& cols, std::vecto
 
 }  // namespace
 
+// TruncatedSVD right after a vectorizer (LSA): its components become the vectorizer's
+// projection, and its k outputs are ordinary numbers for whatever follows (any estimator).
+void project_text(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    const int32_t id = cols.empty() ? -1 : Document::vectorizer_of(cols[0]);
+    const int64_t V = id < 0 ? 0 : doc.vectorizer_width(id);
+    if (id < 0 || out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
+        static_cast<int64_t>(cols.size()) != V)
+        refuse(step, "TruncatedSVD other than right after a text vectorizer (and its TfidfTransformer)");
+    if (auto mean = step.optional("mean"); mean && mean->size() > 0)
+        refuse(step, "a centred projection (PCA) of a text vectorizer's columns");
+    if (step.boolean("whiten")) refuse(step, "whiten=True after a text vectorizer");
+    const Matrix components = finite_matrix(step.need("components"), SIZE_MAX, static_cast<size_t>(V));
+    const size_t k = components.size();
+    std::vector<int64_t> term_begin;
+    std::vector<int32_t> column;
+    std::vector<double> weight;
+    term_begin.reserve(static_cast<size_t>(V) + 1);
+    for (int64_t t = 0; t < V; ++t) {
+        term_begin.push_back(static_cast<int64_t>(column.size()));
+        for (size_t j = 0; j < k; ++j)
+            if (components[j][static_cast<size_t>(t)] != 0.0) {
+                column.push_back(static_cast<int32_t>(j));
+                weight.push_back(components[j][static_cast<size_t>(t)]);
+            }
+    }
+    term_begin.push_back(static_cast<int64_t>(column.size()));
+    doc.vectorizer_json(id)["projection"] = {{"width", k}, {"term_begin", term_begin}, {"column", column},
+                                             {"weight", weight}, {"offset", std::vector<double>(k, 0.0)}};
+    cols.assign(k, -1);  // numbers from here on
+}
+
 void count_vectorizer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     vectorizer(doc, step, cols, out);
 }
@@ -161,10 +192,14 @@ bool has_marker(const std::vector<spec::Step>& steps) {
 void Document::lower_text_vectorizers(const JsonReader& model, const Columns& cols, size_t steps_before_model) {
     if (vectorizers_.empty()) return;
     const std::string type = step_reader(model).string("type");
-    if (p_.estimator.op != spec::Op::Linear || p_.steps.size() != steps_before_model)
-        refuse(model, type + " after a text vectorizer (what reads a vectorizer's columns: a linear model or "
-                             "MultinomialNB, as the last step)");
-    Matrix coef = spec::param_matrix(p_.estimator, "coef", "estimator");
+    // A vectorizer projected by a TruncatedSVD (project_text) feeds numbers to anything; the
+    // others are read by the estimator, which must be linear.
+    bool linear_readers = false;
+    for (const Vectorizer& v : vectorizers_) linear_readers = linear_readers || !v.json.contains("projection");
+    if (linear_readers && (p_.estimator.op != spec::Op::Linear || p_.steps.size() != steps_before_model))
+        refuse(model, type + " after a text vectorizer (what reads a vectorizer's columns: TruncatedSVD, or a linear "
+                             "model or MultinomialNB as the last step)");
+    Matrix coef = linear_readers ? spec::param_matrix(p_.estimator, "coef", "estimator") : Matrix();
     const size_t G = coef.size();
     std::vector<std::pair<int32_t, size_t>> blocks;  // (vectorizer, first column)
     for (size_t c = 0; c < cols.size();) {
@@ -180,8 +215,9 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
         blocks.emplace_back(id, c);
         c += width;
     }
-    if (blocks.size() != vectorizers_.size())
-        refuse(model, "a text vectorizer whose columns do not all reach " + type);
+    size_t linear_count = 0;
+    for (const Vectorizer& v : vectorizers_) linear_count += v.json.contains("projection") ? 0 : 1;
+    if (blocks.size() != linear_count) refuse(model, "a text vectorizer whose columns do not all reach " + type);
     std::vector<nlohmann::json> projections(vectorizers_.size());
     for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
         const auto [id, start] = *b;
@@ -215,7 +251,9 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
     std::vector<std::vector<int32_t>> slots(vectorizers_.size());
     for (size_t id = 0; id < vectorizers_.size(); ++id) {
         const int32_t input = vectorizers_[id].input;
-        for (size_t k = 0; k < G; ++k) {
+        const bool projected = vectorizers_[id].json.contains("projection");
+        const size_t K = projected ? vectorizers_[id].json["projection"]["width"].get<size_t>() : G;
+        for (size_t k = 0; k < K; ++k) {
             if (k == 0 && !taken[static_cast<size_t>(input)]) {
                 taken[static_cast<size_t>(input)] = 1;
                 slots[id].push_back(input);
@@ -228,20 +266,21 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
         tv.input = slots[id][0];
         tv.slots = slots[id];
         tv.vectorizer = std::move(vectorizers_[id].json);
-        tv.vectorizer["projection"] = std::move(projections[id]);
+        if (!projected) tv.vectorizer["projection"] = std::move(projections[id]);
         p_.text_vectorizers.push_back(std::move(tv));
     }
-    if (!p_.steps.empty() && Document::is_vectorizer_marker(p_.steps[0], 0) && p_.steps.size() == 1) {
-        // The pipeline's own input is the text: the estimator reads the slots, in input order.
+    if (!p_.steps.empty() && Document::is_vectorizer_marker(p_.steps[0], 0)) {
+        // The pipeline's own input is the text: what follows reads the slots, in input order.
         if (document_inputs != 1 || vectorizers_.size() != 1)
             fail(ErrorCategory::Internal, "scikit-learn: a pipeline-level vectorizer over several inputs");
-        p_.steps.clear();
+        p_.steps.erase(p_.steps.begin());
     }
     replace_markers(p_.steps, slots);
     if (has_marker(p_.steps)) refuse(model, "a text vectorizer in this place of the pipeline");
-    const int32_t width = static_cast<int32_t>(coef.empty() ? 0 : coef[0].size());
-    p_.estimator.params["coef"] = spec::matrix_to_json(coef);
-    p_.model.num_features = width;
+    if (linear_readers) {
+        p_.estimator.params["coef"] = spec::matrix_to_json(coef);
+        p_.model.num_features = static_cast<int32_t>(coef.empty() ? 0 : coef[0].size());
+    }
 }
 
 }  // namespace pg_predict::importers::sklearn
