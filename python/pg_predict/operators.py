@@ -93,9 +93,10 @@ OPERATORS = [
              "one **text** column; analyzers `word`, `char`, `char_wb`; `ngram_range`, `lowercase`, "
              "`strip_accents` (ascii, unicode), `stop_words` (a list, 'english'), `binary`, the fitted "
              "`vocabulary_`; as scikit-learn 1.2 over Unicode (Python's `str.lower`, `\\w`, NFKD); "
-             "read only by a linear model or MultinomialNB, directly or in a "
-             "ColumnTransformer / FeatureUnion, whose coefficients become a sparse projection of the "
-             "row (never a dense row of the vocabulary's width); NULL text gives NULL",
+             "read by a linear model or MultinomialNB (its coefficients become a sparse projection of "
+             "the row: never a dense row of the vocabulary's width), by trees (the terms their splits "
+             "read) or by a TruncatedSVD (LSA), directly or in a ColumnTransformer / FeatureUnion; "
+             "NULL text is missing in every column it gives",
              family="text",
              refuses="a callable analyzer, tokenizer, preprocessor or strip_accents; a `token_pattern` "
                      "other than the maximal runs of `\\w` or `\\S` (`\\b\\w\\w+\\b`, `\\w+`, `\\w{n,}`, `\\S+`); "

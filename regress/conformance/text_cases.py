@@ -77,7 +77,8 @@ class TextCase:
 def cases():
     from sklearn.compose import ColumnTransformer
     from sklearn.decomposition import TruncatedSVD
-    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier, RandomForestRegressor
+    from sklearn.tree import DecisionTreeClassifier
     from sklearn.feature_extraction.text import (CountVectorizer, HashingVectorizer, TfidfTransformer,
                                                  TfidfVectorizer)
     from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier, SGDClassifier
@@ -126,6 +127,13 @@ def cases():
         ("l1_pushdown", lambda: make_pipeline(TfidfVectorizer(ngram_range=(1, 2)),
                                               LogisticRegression(penalty="l1", solver="liblinear", C=3)), y2, "proba"),
         ("tfidf_ridge_regression", lambda: make_pipeline(TfidfVectorizer(), Ridge()), yr, "predict"),
+        ("tfidf_forest", lambda: make_pipeline(TfidfVectorizer(), RandomForestClassifier(n_estimators=20, max_depth=8,
+                                                                                         random_state=0)), y2, "proba"),
+        ("count_tree", lambda: make_pipeline(CountVectorizer(ngram_range=(1, 2)),
+                                             DecisionTreeClassifier(max_depth=8, random_state=0)), y3, "proba"),
+        ("charwb_boosting", lambda: make_pipeline(TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 3)),
+                                                  GradientBoostingClassifier(n_estimators=20, max_depth=3, random_state=0)),
+         y2, "proba"),
         ("lsa_lr", lambda: make_pipeline(TfidfVectorizer(ngram_range=(1, 2)), TruncatedSVD(20, random_state=0), lr()),
          y3, "proba"),
         ("lsa_forest", lambda: make_pipeline(TfidfVectorizer(), TruncatedSVD(12, random_state=0),
@@ -143,6 +151,9 @@ def cases():
     ct2 = ColumnTransformer([("a", TfidfVectorizer(), "body"), ("b", CountVectorizer(analyzer="char", ngram_range=(2, 2)),
                                                                "body")])
     out["ct_one_column_twice"] = TextCase("ct_one_column_twice", make_pipeline(ct2, lr()).fit(frame, y2), frame, "proba")
+    ct4 = ColumnTransformer([("body", TfidfVectorizer(ngram_range=(1, 2)), "body"), ("x", "passthrough", ["x"])])
+    out["ct_text_forest_regression"] = TextCase("ct_text_forest_regression", make_pipeline(ct4, RandomForestRegressor(
+        n_estimators=15, max_depth=8, random_state=0)).fit(frame, yr), frame, "predict")
     from sklearn.ensemble import HistGradientBoostingClassifier
     ct3 = ColumnTransformer([("lsa", make_pipeline(TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 3)),
                                                    TruncatedSVD(10, random_state=0)), "body"),

@@ -196,11 +196,16 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
     // others are read by the estimator, which must be linear.
     bool linear_readers = false;
     for (const Vectorizer& v : vectorizers_) linear_readers = linear_readers || !v.json.contains("projection");
-    if (linear_readers && (p_.estimator.op != spec::Op::Linear || p_.steps.size() != steps_before_model))
-        refuse(model, type + " after a text vectorizer (what reads a vectorizer's columns: TruncatedSVD, or a linear "
-                             "model or MultinomialNB as the last step)");
-    Matrix coef = linear_readers ? spec::param_matrix(p_.estimator, "coef", "estimator") : Matrix();
+    const bool own_steps = p_.steps.size() != steps_before_model;  // the estimator's own featurizers
+    const bool linear = p_.estimator.op == spec::Op::Linear && !own_steps;
+    const bool trees = p_.estimator.op == spec::Op::None && !p_.model.trees.empty() && !own_steps;
+    if (linear_readers && !linear && !trees)
+        refuse(model, type + " after a text vectorizer (what reads a vectorizer's columns: TruncatedSVD, a linear "
+                             "model, MultinomialNB, or trees, as the last step)");
+    Matrix coef = linear_readers && linear ? spec::param_matrix(p_.estimator, "coef", "estimator") : Matrix();
     const size_t G = coef.size();
+    std::vector<size_t> widths(vectorizers_.size(), G);  // each vectorizer's K
+    int64_t num_features = p_.model.num_features;
     std::vector<std::pair<int32_t, size_t>> blocks;  // (vectorizer, first column)
     for (size_t c = 0; c < cols.size();) {
         const int32_t id = vectorizer_of(cols[c]);
@@ -226,6 +231,47 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
         std::vector<int32_t> column;
         std::vector<double> weight;
         term_begin.reserve(V + 1);
+        if (trees) {
+            // The terms the splits read, each its own column (weight 1); the splits renumbered.
+            std::vector<int32_t> used;
+            for (const spec::Tree& tree : p_.model.trees)
+                for (size_t n = 0; n < tree.feature.size(); ++n)
+                    if (tree.left[n] >= 0 && tree.feature[n] >= static_cast<int32_t>(start) &&
+                        tree.feature[n] < static_cast<int32_t>(start + V))
+                        used.push_back(tree.feature[n] - static_cast<int32_t>(start));
+            std::sort(used.begin(), used.end());
+            used.erase(std::unique(used.begin(), used.end()), used.end());
+            if (used.empty()) used.push_back(0);  // no split reads the text: one column nobody reads
+            const int32_t K = static_cast<int32_t>(used.size());
+            size_t u = 0;
+            for (size_t t = 0; t < V; ++t) {
+                term_begin.push_back(static_cast<int64_t>(column.size()));
+                if (u < used.size() && used[u] == static_cast<int32_t>(t)) {
+                    column.push_back(static_cast<int32_t>(u++));
+                    weight.push_back(1.0);
+                }
+            }
+            term_begin.push_back(static_cast<int64_t>(column.size()));
+            auto renumber = [&](int32_t f) {
+                if (f >= static_cast<int32_t>(start + V)) return f - static_cast<int32_t>(V) + K;
+                if (f < static_cast<int32_t>(start)) return f;
+                return static_cast<int32_t>(start) +
+                       static_cast<int32_t>(std::lower_bound(used.begin(), used.end(), f - static_cast<int32_t>(start)) -
+                                            used.begin());
+            };
+            for (spec::Tree& tree : p_.model.trees)
+                for (size_t n = 0; n < tree.feature.size(); ++n)
+                    if (tree.left[n] >= 0) tree.feature[n] = renumber(tree.feature[n]);
+            for (int32_t& f : p_.model.inputs_without_missing_rule) f = renumber(f);
+            p_.model.inputs_without_missing_rule.erase(
+                std::unique(p_.model.inputs_without_missing_rule.begin(), p_.model.inputs_without_missing_rule.end()),
+                p_.model.inputs_without_missing_rule.end());
+            projections[static_cast<size_t>(id)] = {{"width", K}, {"term_begin", term_begin}, {"column", column},
+                                                    {"weight", weight}, {"offset", std::vector<double>(K, 0.0)}};
+            widths[static_cast<size_t>(id)] = static_cast<size_t>(K);
+            num_features += K - static_cast<int64_t>(V);
+            continue;
+        }
         for (size_t t = 0; t < V; ++t) {
             term_begin.push_back(static_cast<int64_t>(column.size()));
             for (size_t g = 0; g < G; ++g)
@@ -252,7 +298,7 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
     for (size_t id = 0; id < vectorizers_.size(); ++id) {
         const int32_t input = vectorizers_[id].input;
         const bool projected = vectorizers_[id].json.contains("projection");
-        const size_t K = projected ? vectorizers_[id].json["projection"]["width"].get<size_t>() : G;
+        const size_t K = projected ? vectorizers_[id].json["projection"]["width"].get<size_t>() : widths[id];
         for (size_t k = 0; k < K; ++k) {
             if (k == 0 && !taken[static_cast<size_t>(input)]) {
                 taken[static_cast<size_t>(input)] = 1;
@@ -277,9 +323,11 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
     }
     replace_markers(p_.steps, slots);
     if (has_marker(p_.steps)) refuse(model, "a text vectorizer in this place of the pipeline");
-    if (linear_readers) {
+    if (linear_readers && linear) {
         p_.estimator.params["coef"] = spec::matrix_to_json(coef);
         p_.model.num_features = static_cast<int32_t>(coef.empty() ? 0 : coef[0].size());
+    } else if (linear_readers) {
+        p_.model.num_features = static_cast<int32_t>(num_features);
     }
 }
 
