@@ -19,30 +19,7 @@ namespace pg_predict::runtime {
 
 namespace {
 
-// Eight bytes a step (category values are short: one or two steps), not FNV's byte a step;
-// the last 1-7 bytes by two overlapping loads, never byte stores into a word (a store-forwarding
-// stall that cost more than the hash).
-uint64_t hash_bytes(const char* data, size_t length) {
-    uint64_t h = (length + 1) * 0x9E3779B97F4A7C15ull;
-    for (; length >= 8; data += 8, length -= 8) {
-        uint64_t w;
-        std::memcpy(&w, data, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 31;
-    }
-    uint64_t w = 0;
-    if (length >= 4) {
-        uint32_t a, b;
-        std::memcpy(&a, data, 4);
-        std::memcpy(&b, data + length - 4, 4);
-        w = uint64_t(a) << 32 | b;
-    } else if (length > 0) {
-        w = uint64_t((unsigned char)data[0]) << 16 | uint64_t((unsigned char)data[length / 2]) << 8 |
-            (unsigned char)data[length - 1];
-    }
-    h = (h ^ w) * 0x94D049BB133111EBull;
-    return h ^ (h >> 29);
-}
+using text::hash_bytes;  // the text layer's table hash
 
 // Equal bytes, inline for values up to 16 bytes (two overlapping loads a side): the libc call
 // cost more than the compare.

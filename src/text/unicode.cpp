@@ -170,9 +170,10 @@ void lower(const std::u32string& in, std::u32string& out) {
     }
 }
 
-// strip_accents_unicode: an ASCII string as it is, else NFKD without the combining marks (the
-// marks are all dropped, so NFKD's canonical reordering of them does not matter).
-void strip_accents_unicode(const std::u32string& in, std::u32string& out) {
+// NFKD of each non-ASCII code point, keeping the code points `keep` accepts (ASCII as it is: its
+// NFKD is itself).
+template <typename Keep>
+void decompose_keeping(const std::u32string& in, std::u32string& out, Keep keep) {
     out.clear();
     out.reserve(in.size());
     std::u32string d;
@@ -184,25 +185,19 @@ void strip_accents_unicode(const std::u32string& in, std::u32string& out) {
         d.clear();
         decompose(cp, d);
         for (char32_t c : d)
-            if (!is_combining(c)) out.push_back(c);
+            if (keep(c)) out.push_back(c);
     }
+}
+
+// strip_accents_unicode: NFKD without the combining marks (they are all dropped, so NFKD's
+// canonical reordering of them does not matter).
+void strip_accents_unicode(const std::u32string& in, std::u32string& out) {
+    decompose_keeping(in, out, [](char32_t c) { return !is_combining(c); });
 }
 
 // strip_accents_ascii: NFKD, then what is ASCII of it.
 void strip_accents_ascii(const std::u32string& in, std::u32string& out) {
-    out.clear();
-    out.reserve(in.size());
-    std::u32string d;
-    for (char32_t cp : in) {
-        if (cp < 0x80) {
-            out.push_back(cp);
-            continue;
-        }
-        d.clear();
-        decompose(cp, d);
-        for (char32_t c : d)
-            if (c < 0x80) out.push_back(c);
-    }
+    decompose_keeping(in, out, [](char32_t c) { return c < 0x80; });
 }
 
 }  // namespace pg_predict::text

@@ -14,11 +14,13 @@ namespace {
 
 uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
 
-// The table's own hash (not scikit-learn's, which is murmurhash3_32 below): eight bytes a step,
-// the last 1-7 by two overlapping loads.
-uint64_t term_hash(std::string_view term) {
-    const char* data = term.data();
-    size_t length = term.size();
+uint64_t term_hash(std::string_view term) { return hash_bytes(term.data(), term.size()); }
+
+}  // namespace
+
+// Category values and terms are short (one or two steps); byte stores into a word would stall
+// on store forwarding, which cost more than the hash.
+uint64_t hash_bytes(const char* data, size_t length) noexcept {
     uint64_t h = (length + 1) * 0x9E3779B97F4A7C15ull;
     for (; length >= 8; data += 8, length -= 8) {
         uint64_t w;
@@ -39,8 +41,6 @@ uint64_t term_hash(std::string_view term) {
     h = (h ^ w) * 0x94D049BB133111EBull;
     return h ^ (h >> 29);
 }
-
-}  // namespace
 
 uint32_t murmurhash3_32(const char* data, size_t length, uint32_t seed) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(data);

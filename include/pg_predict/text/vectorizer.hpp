@@ -23,6 +23,10 @@
 
 namespace pg_predict::text {
 
+// The lookup tables' own hash of a short byte string (vocabularies, text dictionaries): eight
+// bytes a step, the last 1-7 by two overlapping loads. Not scikit-learn's (murmurhash3_32).
+uint64_t hash_bytes(const char* data, size_t length) noexcept;
+
 // MurmurHash3_x86_32 of the bytes (sklearn.utils.murmurhash3_32 of a str hashes its UTF-8).
 uint32_t murmurhash3_32(const char* data, size_t length, uint32_t seed);
 
