@@ -80,12 +80,15 @@ float encode_text_feature(const BoundModel* model, int feature, Datum value, con
     char* bytes = VARDATA_ANY(string);
     size_t length = VARSIZE_ANY_EXHDR(string);
     if (blank_padded) length = (size_t)bpchartruelen(bytes, (int)length);
+    int32 index;
     const int encoding = GetDatabaseEncoding();  // the vocabulary is UTF-8
     if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII) {
-        bytes = pg_server_to_any(bytes, (int)length, PG_UTF8);
-        length = strlen(bytes);
+        char* utf8 = pg_server_to_any(bytes, (int)length, PG_UTF8);
+        index = runtime::encode_text(model->text_encoder, feature, utf8, strlen(utf8));
+        if (utf8 != bytes) pfree(utf8);  // a copy a row: not left for the query's end
+    } else {
+        index = runtime::encode_text(model->text_encoder, feature, bytes, length);
     }
-    int32 index = runtime::encode_text(model->text_encoder, feature, bytes, length);
     if (index >= 0) return (float)index;
     if (runtime::unknown_text_is_error(model->text_encoder, feature))
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -117,10 +120,12 @@ void read_text_into(const BoundModel* model, int f, Datum value, bool isnull, co
     if (blank_padded) length = (size_t)bpchartruelen((char*)bytes, (int)length);
     // scikit-learn reads Unicode: a database in another encoding is converted to UTF-8 (SQL_ASCII
     // has no encoding to convert from: its bytes must be UTF-8, or the row is an error).
+    const char* converted = NULL;
     const int encoding = GetDatabaseEncoding();
     if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII) {
-        bytes = pg_server_to_any(bytes, (int)length, PG_UTF8);
-        length = strlen(bytes);
+        converted = pg_server_to_any(bytes, (int)length, PG_UTF8);
+        if (converted == bytes) converted = NULL;  // nothing to convert (ASCII)
+        else bytes = converted, length = strlen(converted);
     }
     static double* out = NULL;  // K values, one row at a time (a backend is one thread)
     static int32 out_size = 0;
@@ -130,6 +135,7 @@ void read_text_into(const BoundModel* model, int f, Datum value, bool isnull, co
     }
     double* values = out;
     guarded([&] { runtime::vectorize_text(model->text_encoder, f, bytes, length, values); });
+    if (converted != NULL) pfree((void*)converted);  // a copy a row: not left for the query's end
     for (int i = 0; i < k; i++) x[slots[i]] = (Feature)values[i];
 }
 

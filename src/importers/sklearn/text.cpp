@@ -225,7 +225,8 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
     if (blocks.size() != linear_count) refuse(model, "a text vectorizer whose columns do not all reach " + type);
     std::vector<nlohmann::json> projections(vectorizers_.size());
     for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
-        const auto [id, start] = *b;
+        const int32_t id = b->first;  // not a structured binding: a lambda below captures start
+        const size_t start = b->second;
         const size_t V = static_cast<size_t>(vectorizer_width(id));
         std::vector<int64_t> term_begin;
         std::vector<int32_t> column;
