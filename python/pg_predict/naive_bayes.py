@@ -26,6 +26,15 @@ def export_multinomial_nb(est, n_features, ctx):
             "class_log_prior": floats(est.class_log_prior_)}
 
 
+def export_complement_nb(est, n_features, ctx):
+    """ComplementNB's scores are X · feature_log_prob_ᵀ, without the prior (with it for a single
+    class): MultinomialNB's importer with a zero prior."""
+    _check_width(est, "feature_log_prob_", n_features, ctx)
+    prior = est.class_log_prior_ if len(est.classes_) == 1 else [0.0] * len(est.classes_)
+    return {"type": "ComplementNB", "feature_log_prob": floats(est.feature_log_prob_),
+            "class_log_prior": floats(prior)}
+
+
 def export_bernoulli_nb(est, n_features, ctx):
     _check_width(est, "feature_log_prob_", n_features, ctx)
     if est.binarize is not None and not isinstance(est.binarize, numbers.Number):
@@ -38,5 +47,6 @@ def export_bernoulli_nb(est, n_features, ctx):
 CLASSIFIERS = {
     "GaussianNB": export_gaussian_nb,
     "MultinomialNB": export_multinomial_nb,
+    "ComplementNB": export_complement_nb,
     "BernoulliNB": export_bernoulli_nb,
 }

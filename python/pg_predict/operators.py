@@ -238,6 +238,8 @@ OPERATORS = [
     Operator("BernoulliNB", "classifier", "(`threshold`) + `linear` + softmax", "`binarize`",
              family="naive Bayes"),
     Operator("MultinomialNB", "classifier", "`linear` + softmax", "", family="naive Bayes"),
+    Operator("ComplementNB", "classifier", "`linear` + softmax", "`norm`; scores without the prior, as "
+             "scikit-learn", family="naive Bayes"),
     Operator("MLPClassifier", "classifier", "`project` + activation per hidden layer, `linear` + "
              "sigmoid / softmax", "identity, logistic, tanh, relu", family="neural networks",
              refuses="multilabel classification (a 2-D y)"),

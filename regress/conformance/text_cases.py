@@ -82,7 +82,7 @@ def cases():
     from sklearn.feature_extraction.text import (CountVectorizer, HashingVectorizer, TfidfTransformer,
                                                  TfidfVectorizer)
     from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier, SGDClassifier
-    from sklearn.naive_bayes import MultinomialNB
+    from sklearn.naive_bayes import ComplementNB, MultinomialNB
     from sklearn.pipeline import make_pipeline, make_union
     from sklearn.preprocessing import StandardScaler
     from sklearn.svm import LinearSVC
@@ -96,6 +96,8 @@ def cases():
         ("tfidf_word12_multi", lambda: make_pipeline(TfidfVectorizer(ngram_range=(1, 2)), lr()), y3, "proba"),
         ("tfidf_word23", lambda: make_pipeline(TfidfVectorizer(ngram_range=(2, 3)), lr()), y2, "proba"),
         ("count_mnb", lambda: make_pipeline(CountVectorizer(), MultinomialNB()), y3, "proba"),
+        ("count_complement_nb", lambda: make_pipeline(CountVectorizer(ngram_range=(1, 2)), ComplementNB()), y3, "proba"),
+        ("tfidf_complement_nb_norm", lambda: make_pipeline(TfidfVectorizer(), ComplementNB(norm=True)), y2, "proba"),
         ("count_binary_lr", lambda: make_pipeline(CountVectorizer(binary=True), lr()), y2, "proba"),
         ("tfidf_char13", lambda: make_pipeline(TfidfVectorizer(analyzer="char", ngram_range=(1, 3)), lr()), y2, "proba"),
         ("tfidf_char_wb24", lambda: make_pipeline(TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4)), lr()),

@@ -77,6 +77,7 @@ const Handler kHandlers[] = {
     // naive_bayes.cpp
     {"GaussianNB", nullptr, gaussian_nb, kProbaIsOne},
     {"MultinomialNB", nullptr, multinomial_nb, kProbaIsOne},
+    {"ComplementNB", nullptr, multinomial_nb, kProbaIsOne},  // the document's prior is zero
     {"BernoulliNB", nullptr, bernoulli_nb, kProbaIsOne},
     // neural.cpp
     {"MLPClassifier", nullptr, mlp_classifier, kNoProba},
