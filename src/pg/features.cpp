@@ -130,12 +130,15 @@ void read_text_into(const BoundModel* model, int f, Datum value, bool isnull, co
     static double* out = NULL;  // K values, one row at a time (a backend is one thread)
     static int32 out_size = 0;
     if (k > out_size) {
-        out = (double*)MemoryContextAlloc(TopMemoryContext, sizeof(double) * k);
+        out = out == NULL ? (double*)MemoryContextAlloc(TopMemoryContext, sizeof(double) * k)
+                          : (double*)repalloc(out, sizeof(double) * k);
         out_size = k;
     }
     double* values = out;
     guarded([&] { runtime::vectorize_text(model->text_encoder, f, bytes, length, values); });
-    if (converted != NULL) pfree((void*)converted);  // a copy a row: not left for the query's end
+    // Copies a row (converted, or a long document detoasted): not left for the query's end.
+    if (converted != NULL) pfree((void*)converted);
+    if ((Pointer)string != DatumGetPointer(value)) pfree(string);
     for (int i = 0; i < k; i++) x[slots[i]] = (Feature)values[i];
 }
 
