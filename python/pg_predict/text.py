@@ -72,8 +72,16 @@ def _one_text_column(est, sources, ctx):
 
 
 def _dtype(est, ctx):
-    if np.dtype(est.dtype) != np.float64 and type(est).__name__ != "CountVectorizer":
-        ctx.refuse(est, "dtype", f"dtype {np.dtype(est.dtype).name}: only float64 (the default) is supported")
+    """The vectorizer's output dtype as pg_predict computes it: "float32" (every value rounded to
+    float32 after each transform, as scikit-learn's float32 arithmetic) or "float64". Integer
+    counts of at least 32 bits are exact in float64; narrower types could wrap."""
+    dtype = np.dtype(est.dtype)
+    if dtype == np.float32:
+        return "float32"
+    if dtype == np.float64 or (type(est).__name__ == "CountVectorizer" and dtype in (np.int32, np.int64)):
+        return "float64"
+    ctx.refuse(est, "dtype", f"dtype {dtype.name}: pg_predict supports float64 (the default), float32"
+               + (", int64 and int32" if type(est).__name__ == "CountVectorizer" else ""))
 
 
 def _vocabulary(est):
@@ -93,22 +101,20 @@ def _tfidf(tfidf):
 def export_count_vectorizer(est, sources, ctx):
     _one_text_column(est, sources, ctx)
     step = {"type": "CountVectorizer", **_analyzer(est, ctx), "binary": bool(est.binary),
-            "vocabulary": _vocabulary(est)}
+            "dtype": _dtype(est, ctx), "vocabulary": _vocabulary(est)}
     return step, [None] * len(step["vocabulary"])
 
 
 def export_tfidf_vectorizer(est, sources, ctx):
     _one_text_column(est, sources, ctx)
-    _dtype(est, ctx)
-    step = {"type": "TfidfVectorizer", **_analyzer(est, ctx), "binary": bool(est.binary),
+    step = {"type": "TfidfVectorizer", **_analyzer(est, ctx), "binary": bool(est.binary), "dtype": _dtype(est, ctx),
             "vocabulary": _vocabulary(est), **_tfidf(est._tfidf)}
     return step, [None] * len(step["vocabulary"])
 
 
 def export_hashing_vectorizer(est, sources, ctx):
     _one_text_column(est, sources, ctx)
-    _dtype(est, ctx)
-    step = {"type": "HashingVectorizer", **_analyzer(est, ctx), "binary": bool(est.binary),
+    step = {"type": "HashingVectorizer", **_analyzer(est, ctx), "binary": bool(est.binary), "dtype": _dtype(est, ctx),
             "n_features": int(est.n_features), "alternate_sign": bool(est.alternate_sign), "norm": est.norm}
     return step, [None] * int(est.n_features)
 

@@ -201,8 +201,13 @@ def expect_export_error(estimator, needle, **kw):
 
 def test_refusals(env):
     """What the exporter and create_model refuse, each naming it."""
-    from sklearn.preprocessing import MaxAbsScaler, Normalizer
-    from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+    import numpy as np
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_selection import SelectKBest, f_classif
+    from sklearn.preprocessing import Binarizer, MaxAbsScaler, Normalizer
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer, TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     docs, y = env.docs[:60], [i % 2 for i in range(60)]
@@ -214,11 +219,20 @@ def test_refusals(env):
                         "callable analyzer", feature_names=["body"])
     expect_export_error(make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(docs, y),
                         "feature_names=['column']")
-    for est, needle in [(make_pipeline(TfidfVectorizer(), MaxAbsScaler(), LogisticRegression()),
-                         "MaxAbsScaler after a text vectorizer"),
-                        (make_pipeline(CountVectorizer(), Normalizer(), LogisticRegression()),
-                         "Normalizer after a text vectorizer")]:
-        doc = pg_predict.export(est.fit(docs, y), feature_names=["body"])
+    expect_export_error(make_pipeline(CountVectorizer(dtype=np.int8), LogisticRegression()).fit(docs, y),
+                        "dtype int8", feature_names=["body"])
+    frame = pd.DataFrame({"body": docs, "x": np.arange(60.0)})
+    both = ColumnTransformer([("body", TfidfVectorizer(), "body"), ("x", "passthrough", ["x"])])
+    for est, needle, data in [
+            (make_pipeline(TfidfVectorizer(), MaxAbsScaler(), LogisticRegression()),
+             "MaxAbsScaler after a text vectorizer", docs),
+            (make_pipeline(CountVectorizer(), Normalizer(), LogisticRegression()),
+             "Normalizer after a text vectorizer", docs),
+            (make_pipeline(both, SelectKBest(f_classif, k=5), LogisticRegression()),
+             "a column selection over a text vectorizer's columns and others together", frame),
+            (make_pipeline(TfidfVectorizer(), TruncatedSVD(5, random_state=0), Binarizer(threshold=0.1), TfidfTransformer(),
+                           LogisticRegression()), "TfidfTransformer", docs)]:
+        doc = pg_predict.export(est.fit(data, y), feature_names=None if data is frame else ["body"])
         try:
             with env.conn.transaction():
                 env.conn.execute("SELECT create_model('refused', %s::jsonb)", [__import__("json").dumps(doc)])

@@ -82,9 +82,10 @@ def cases():
     from sklearn.feature_extraction.text import (CountVectorizer, HashingVectorizer, TfidfTransformer,
                                                  TfidfVectorizer)
     from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier, SGDClassifier
-    from sklearn.naive_bayes import ComplementNB, MultinomialNB
+    from sklearn.feature_selection import SelectKBest, SelectPercentile, VarianceThreshold, chi2
+    from sklearn.naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
     from sklearn.pipeline import make_pipeline, make_union
-    from sklearn.preprocessing import StandardScaler
+    from sklearn.preprocessing import Binarizer, StandardScaler
     from sklearn.svm import LinearSVC
     import pandas as pd
 
@@ -121,6 +122,8 @@ def cases():
         ("hashing_lr", lambda: make_pipeline(HashingVectorizer(n_features=2 ** 12), lr()), y2, "proba"),
         ("hashing_tfidf", lambda: make_pipeline(HashingVectorizer(n_features=2 ** 10, alternate_sign=False, norm=None),
                                                 TfidfTransformer(sublinear_tf=True), lr()), y3, "proba"),
+        ("tfidf_then_transformer", lambda: make_pipeline(TfidfVectorizer(), TfidfTransformer(sublinear_tf=True), lr()),
+         y2, "proba"),  # two idf weightings, each its own
         ("count_tfidf_svc", lambda: make_pipeline(CountVectorizer(ngram_range=(1, 2)), TfidfTransformer(), LinearSVC()),
          y2, "predict"),
         ("union_word_char", lambda: make_pipeline(make_union(TfidfVectorizer(),
@@ -141,6 +144,33 @@ def cases():
         ("lsa_forest", lambda: make_pipeline(TfidfVectorizer(), TruncatedSVD(12, random_state=0),
                                              RandomForestClassifier(n_estimators=20, max_depth=6, random_state=0)),
          y2, "proba"),
+        # BernoulliNB: its binarize thresholds the vectorizer's row (absent terms stay 0).
+        ("tfidf_bernoulli_nb", lambda: make_pipeline(TfidfVectorizer(), BernoulliNB()), y3, "proba"),
+        ("count_bernoulli_binarize1", lambda: make_pipeline(CountVectorizer(ngram_range=(1, 2)), BernoulliNB(binarize=1.0)),
+         y2, "proba"),
+        ("hashing_bernoulli_raw", lambda: make_pipeline(HashingVectorizer(n_features=2 ** 10, alternate_sign=False),
+                                                        BernoulliNB(binarize=None)),
+         y2, "proba"),
+        ("tfidf_binarizer_lr", lambda: make_pipeline(TfidfVectorizer(), Binarizer(threshold=0.2), TfidfTransformer(),
+                                                     lr()), y2, "proba"),
+        # A selection after the vectorizer: the dropped terms still count in the row's norm.
+        ("select_kbest_lr", lambda: make_pipeline(TfidfVectorizer(ngram_range=(1, 2)), SelectKBest(chi2, k=40), lr()),
+         y3, "proba"),
+        ("select_percentile_forest", lambda: make_pipeline(CountVectorizer(), SelectPercentile(chi2, percentile=30),
+                                                           RandomForestClassifier(n_estimators=15, max_depth=6,
+                                                                                  random_state=0)), y2, "proba"),
+        ("variance_select_lsa", lambda: make_pipeline(TfidfVectorizer(), VarianceThreshold(1e-4),
+                                                      TruncatedSVD(8, random_state=0), lr()), y2, "proba"),
+        # dtype=float32: every value rounded to float32 as scikit-learn computes it.
+        ("tfidf_float32_sublinear", lambda: make_pipeline(TfidfVectorizer(dtype=np.float32, sublinear_tf=True), lr()),
+         y2, "proba"),
+        ("tfidf_float32_l1_tree", lambda: make_pipeline(TfidfVectorizer(dtype=np.float32, norm="l1"),
+                                                        DecisionTreeClassifier(max_depth=10, random_state=0)),
+         y3, "proba"),
+        ("hashing_float32_bernoulli", lambda: make_pipeline(HashingVectorizer(n_features=2 ** 11, dtype=np.float32),
+                                                            BernoulliNB(binarize=0.1)), y2, "proba"),
+        ("count_float32_tfidf_mnb", lambda: make_pipeline(CountVectorizer(dtype=np.float32), TfidfTransformer(),
+                                                          MultinomialNB()), y3, "proba"),
     ]
     out = {}
     for name, make, y, compare in specs:
@@ -156,6 +186,11 @@ def cases():
     ct4 = ColumnTransformer([("body", TfidfVectorizer(ngram_range=(1, 2)), "body"), ("x", "passthrough", ["x"])])
     out["ct_text_forest_regression"] = TextCase("ct_text_forest_regression", make_pipeline(ct4, RandomForestRegressor(
         n_estimators=15, max_depth=8, random_state=0)).fit(frame, yr), frame, "predict")
+    ct5 = ColumnTransformer([("body", make_pipeline(TfidfVectorizer(), SelectKBest(chi2, k=30)), "body"),
+                             ("title", TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 3)), "title"),
+                             ("x", "passthrough", ["x"])])
+    out["ct_bernoulli_select_numbers"] = TextCase("ct_bernoulli_select_numbers", make_pipeline(ct5, BernoulliNB(
+        binarize=0.05)).fit(frame, y3), frame, "proba")
     from sklearn.ensemble import HistGradientBoostingClassifier
     ct3 = ColumnTransformer([("lsa", make_pipeline(TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 3)),
                                                    TruncatedSVD(10, random_state=0)), "body"),

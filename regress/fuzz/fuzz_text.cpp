@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.analyzer.stop_words = {"the", "σας", "北京"};
     spec.vocabulary = {"the", "ca", "caf", "café", "σ", " a", "ab", "é", "北京"};
     spec.ops = {text::TextOp::Sublinear, text::TextOp::Idf, text::TextOp::NormL2};
-    spec.idf.assign(spec.vocabulary.size(), 1.5);
+    spec.idf = {std::vector<double>(spec.vocabulary.size(), 1.5)};
+    spec.float32 = (c >> 3) & 1;
     try {
         std::vector<text::SparseEntry> row;
         text::Vectorizer counted(spec);
@@ -35,8 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         text::VectorizerSpec hashed = spec;
         hashed.vocabulary.clear();
         hashed.hash_features = 1 + c;
-        hashed.idf.assign(static_cast<size_t>(hashed.hash_features), 2.0);
-        hashed.ops = {text::TextOp::Binary, text::TextOp::NormL1};
+        hashed.idf = {std::vector<double>(static_cast<size_t>(hashed.hash_features), 2.0)};
+        hashed.ops = {text::TextOp::Binary, text::TextOp::Idf, text::TextOp::NormL1, text::TextOp::Threshold};
+        hashed.threshold = 0.25;
         text::Vectorizer(hashed).transform(doc, row);
         for (const text::SparseEntry& e : row)
             if (e.index < 0 || e.index >= hashed.hash_features) {

@@ -10,7 +10,8 @@ import os
 import random
 
 import numpy as np
-from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfVectorizer
+from sklearn.preprocessing import Binarizer
 from sklearn.utils import murmurhash3_32
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -107,9 +108,36 @@ def main():
         hashing.append({"n_features": kwargs["n_features"], "alternate_sign": kwargs.get("alternate_sign", True),
                         "binary": kwargs.get("binary", False), "analyzer": kwargs.get("analyzer", "word"),
                         "ngram_range": list(kwargs.get("ngram_range", (1, 1))), "rows": rows})
+    # Whole rows of the TF-IDF transforms, in float32 (rounded as scikit-learn's float32 code
+    # rounds) and float64, with a Binarizer after some.
+    weighted, some = [], docs[:35]
+    for kwargs, threshold in [({"dtype": np.float32}, None),
+                              ({"dtype": np.float32, "sublinear_tf": True, "norm": "l1", "ngram_range": (1, 2)}, None),
+                              ({"dtype": np.float32, "smooth_idf": False, "binary": True, "analyzer": "char_wb",
+                                "ngram_range": (2, 3)}, None),
+                              ({"dtype": np.float32}, 0.1),
+                              ({}, 0.1),
+                              ({"dtype": np.float32, "sublinear_tf": True, "use_idf": False}, None)]:
+        tv = TfidfVectorizer(**kwargs).fit(some)
+        X = tv.transform(some)
+        if threshold is not None:
+            X = Binarizer(threshold=threshold).transform(X)
+        X = X.tocsr()
+        X.sort_indices()
+        vocabulary = [None] * len(tv.vocabulary_)
+        for term, i in tv.vocabulary_.items():
+            vocabulary[i] = term
+        ops = (["binary"] if tv.binary else []) + (["sublinear"] if tv.sublinear_tf else []) + \
+            (["idf"] if tv.use_idf else []) + ([tv.norm] if tv.norm else []) + (["threshold"] if threshold else [])
+        rows = [[[int(j), float(x)] for j, x in zip(X.indices[X.indptr[i]:X.indptr[i + 1]],
+                                                     X.data[X.indptr[i]:X.indptr[i + 1]])]
+                for i in range(len(some))]
+        weighted.append({"analyzer": tv.analyzer, "ngram_range": list(tv.ngram_range), "vocabulary": vocabulary,
+                         "idf": [float(x) for x in tv.idf_] if tv.use_idf else [], "ops": ops,
+                         "float32": np.dtype(tv.dtype) == np.float32, "threshold": threshold or 0.0, "rows": rows})
     tokens = sorted({t for d in docs for t in CountVectorizer(analyzer="char_wb", ngram_range=(1, 3)).build_analyzer()(d)})
     murmur = [[t, int(np.int64(murmurhash3_32(t, seed=0)))] for t in tokens[:400]]
-    doc = {"documents": docs, "cases": cases, "hashing": hashing, "murmur": murmur}
+    doc = {"documents": docs, "cases": cases, "hashing": hashing, "weighted": weighted, "murmur": murmur}
     text = json.dumps(doc, ensure_ascii=True)
     chunks = [text[i:i + 12000] for i in range(0, len(text), 12000)]
     with open(os.path.join(HERE, "text_fixtures.hpp"), "w") as f:

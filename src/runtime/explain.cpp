@@ -46,6 +46,8 @@ char* explain_model(const char* name, const char* spec_json, size_t length,
             v["description"] = text::describe_vectorizer(body);
             for (const char* key : {"vocabulary", "idf"})
                 if (body.contains(key)) body[key] = std::to_string(body[key].size()) + " values";
+            if (body.contains("idfs"))
+                for (json& idf : body["idfs"]) idf = std::to_string(idf.size()) + " values";
             if (body.contains("projection"))
                 for (const char* key : {"term_begin", "column", "weight"})
                     body["projection"][key] = std::to_string(body["projection"][key].size()) + " values";

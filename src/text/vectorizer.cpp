@@ -182,12 +182,33 @@ Vectorizer::Vectorizer(const VectorizerSpec& spec)
       alternate_sign_(spec.alternate_sign),
       ops_(spec.ops),
       idf_(spec.idf),
+      threshold_(spec.threshold),
+      float32_(spec.float32),
       width_(spec.width()) {
+    size_t idfs = 0;
     for (TextOp op : ops_)
-        if (op == TextOp::Idf && static_cast<int64_t>(idf_.size()) != width_)
-            fail(ErrorCategory::InvalidModel, "text vectorizer: idf has " + std::to_string(idf_.size()) +
-                                                  " values for " + std::to_string(width_) + " terms");
+        if (op == TextOp::Idf) {
+            if (idfs == idf_.size() || static_cast<int64_t>(idf_[idfs].size()) != width_)
+                fail(ErrorCategory::InvalidModel, "text vectorizer: idf weighting " + std::to_string(idfs + 1) +
+                                                      " does not have one value for each of its " +
+                                                      std::to_string(width_) + " terms");
+            ++idfs;
+        }
+    if (idfs != idf_.size()) fail(ErrorCategory::InvalidModel, "text vectorizer: more idf weightings than idf steps");
 }
+
+namespace {
+
+// x > t ? 1 : 0, the zeros dropped from the row as scikit-learn's binarize drops them (what
+// follows, a sublinear tf or an idf's document count, sees only the ones).
+void threshold_row(std::vector<SparseEntry>& row, double t) {
+    size_t kept = 0;
+    for (const SparseEntry& e : row)
+        if (e.value > t) row[kept++] = {e.index, 1.0};
+    row.resize(kept);
+}
+
+}  // namespace
 
 void Vectorizer::transform(std::string_view document, std::vector<SparseEntry>& row) {
     row.clear();
@@ -221,6 +242,11 @@ void Vectorizer::transform(std::string_view document, std::vector<SparseEntry>& 
             if (index >= 0) add(index, 1.0);
     }
     for (const SparseEntry& e : row) entry_of_[static_cast<size_t>(e.index)] = -1;
+    if (float32_) {
+        apply_float32_ops(row);
+        return;
+    }
+    const std::vector<double>* idf = idf_.data();
     for (TextOp op : ops_) {
         switch (op) {
             case TextOp::Binary:
@@ -230,7 +256,8 @@ void Vectorizer::transform(std::string_view document, std::vector<SparseEntry>& 
                 for (SparseEntry& e : row) e.value = std::log(e.value) + 1.0;
                 break;
             case TextOp::Idf:
-                for (SparseEntry& e : row) e.value *= idf_[e.index];
+                for (SparseEntry& e : row) e.value *= (*idf)[e.index];
+                ++idf;
                 break;
             case TextOp::NormL1:
             case TextOp::NormL2: {
@@ -241,6 +268,46 @@ void Vectorizer::transform(std::string_view document, std::vector<SparseEntry>& 
                 for (SparseEntry& e : row) e.value /= sum;
                 break;
             }
+            case TextOp::Threshold:
+                threshold_row(row, threshold_);
+                break;
+        }
+    }
+}
+
+// The same ops over float32 data, as scikit-learn computes them there: numpy's float32 log
+// and +1, scipy's float32 product by the idf diagonal, sklearn's row norms (the squares in
+// float, their sum and the division in double, the quotient stored as float), binarize
+// comparing with the threshold cast to float32. Counts and hashed signs are exact in float.
+void Vectorizer::apply_float32_ops(std::vector<SparseEntry>& row) const {
+    auto f = [](double x) { return static_cast<float>(x); };
+    const std::vector<double>* idf = idf_.data();
+    for (TextOp op : ops_) {
+        switch (op) {
+            case TextOp::Binary:
+                for (SparseEntry& e : row) e.value = 1.0;
+                break;
+            case TextOp::Sublinear:
+                for (SparseEntry& e : row) e.value = std::log(f(e.value)) + 1.0f;
+                break;
+            case TextOp::Idf:
+                for (SparseEntry& e : row) e.value = f(e.value) * f((*idf)[e.index]);
+                ++idf;
+                break;
+            case TextOp::NormL1:
+            case TextOp::NormL2: {
+                double sum = 0.0;
+                for (const SparseEntry& e : row)
+                    sum += op == TextOp::NormL1 ? std::fabs(e.value) : static_cast<double>(f(e.value) * f(e.value));
+                if (sum == 0.0) break;
+                if (op == TextOp::NormL2) sum = std::sqrt(sum);
+                for (SparseEntry& e : row) e.value = f(e.value / sum);
+                break;
+            }
+            case TextOp::Threshold:
+                // numpy compares a float32 array with a Python float in float32
+                threshold_row(row, f(threshold_));
+                break;
         }
     }
 }

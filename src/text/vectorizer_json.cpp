@@ -1,4 +1,5 @@
 // spec::TextVectorizer's JSON -> a text::Vectorizer and its projection (text/vectorizer.hpp).
+#include <cmath>
 #include <string>
 
 #include "pg_predict/common/error.hpp"
@@ -53,9 +54,15 @@ ParsedVectorizer parse_vectorizer(const nlohmann::json& v) {
             else if (name == "idf") s.ops.push_back(TextOp::Idf);
             else if (name == "l1") s.ops.push_back(TextOp::NormL1);
             else if (name == "l2") s.ops.push_back(TextOp::NormL2);
+            else if (name == "threshold") s.ops.push_back(TextOp::Threshold);
             else malformed("transform \"" + name + "\"");
         }
-        if (v.contains("idf")) s.idf = v["idf"].get<std::vector<double>>();
+        if (v.contains("idfs")) s.idf = v["idfs"].get<std::vector<std::vector<double>>>();
+        else if (v.contains("idf")) s.idf = {v["idf"].get<std::vector<double>>()};  // written before 0.x: one
+        if (v.contains("threshold")) s.threshold = v["threshold"];
+        if (!(s.threshold >= 0.0) || !std::isfinite(s.threshold))
+            malformed("threshold must be finite and >= 0 (a term absent from the text stays 0)");
+        if (v.contains("float32")) s.float32 = v["float32"];
         const nlohmann::json& p = v.at("projection");
         Projection& pr = out.projection;
         pr.width = p.at("width");
@@ -88,7 +95,8 @@ std::string describe_vectorizer(const nlohmann::json& v) {
         return std::string(v.contains("hashing") ? "hashing" : "vocabulary") + " " + a.at("analyzer").get<std::string>() +
                " " + std::to_string(a.at("ngram_range").at(0).get<int>()) + "-" +
                std::to_string(a.at("ngram_range").at(1).get<int>()) + "-grams, " + std::to_string(n) +
-               (v.contains("hashing") ? " features" : " terms") + (ops.empty() ? "" : ", " + ops) + " -> " +
+               (v.contains("hashing") ? " features" : " terms") + (ops.empty() ? "" : ", " + ops) +
+               (v.value("float32", false) ? ", float32" : "") + " -> " +
                std::to_string(v.at("projection").at("width").get<int>()) + " columns";
     } catch (const nlohmann::json::exception&) {
         return "text vectorizer";

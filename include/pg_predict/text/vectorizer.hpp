@@ -61,6 +61,7 @@ enum class TextOp {
     Idf,        // x * idf[index]
     NormL1,     // x / sum |x| (a zero row stays)
     NormL2,     // x / sqrt(sum x^2)
+    Threshold,  // x > threshold ? 1 : 0, the zeros dropped (Binarizer, BernoulliNB's binarize)
 };
 
 struct VectorizerSpec {
@@ -69,7 +70,11 @@ struct VectorizerSpec {
     int64_t hash_features = 0;            // HashingVectorizer's n_features (> 0: hashing)
     bool alternate_sign = true;
     std::vector<TextOp> ops;
-    std::vector<double> idf;              // by index, for TextOp::Idf
+    std::vector<std::vector<double>> idf;  // the k-th TextOp::Idf's weights, by index
+    double threshold = 0.0;               // TextOp::Threshold's, >= 0
+    // dtype=np.float32: every stored value is rounded to float32 after each op, and each op
+    // computes as scikit-learn's float32 code does (products in float, the norm's sum in double).
+    bool float32 = false;
 
     int64_t width() const { return hash_features > 0 ? hash_features : static_cast<int64_t>(vocabulary.size()); }
 };
@@ -104,12 +109,16 @@ public:
     const Vocabulary* vocabulary() const { return vocabulary_.get(); }
 
 private:
+    void apply_float32_ops(std::vector<SparseEntry>& row) const;
+
     Analyzer analyzer_;
     std::shared_ptr<const Vocabulary> vocabulary_;
     int64_t hash_features_;
     bool alternate_sign_;
     std::vector<TextOp> ops_;
-    std::vector<double> idf_;
+    std::vector<std::vector<double>> idf_;
+    double threshold_;
+    bool float32_;
     int64_t width_;
     std::string pending_;                                  // the document's terms, back to back
     std::vector<std::pair<uint32_t, uint32_t>> pending_at_;  // (offset, length) into pending_
@@ -121,7 +130,9 @@ private:
 // A vectorizer and its projection as spec::TextVectorizer::vectorizer holds them (the scikit-learn
 // importer writes it, src/importers/sklearn/text.cpp): {"analyzer": {...}, "vocabulary": [...] or
 // "hashing": {"n_features", "alternate_sign"}, "ops": ["binary" | "sublinear" | "idf" | "l1" |
-// "l2", ...], "idf": [...], "projection": {"width", "term_begin", "column", "weight", "offset"}}.
+// "l2" | "threshold", ...], "idfs": [[...] per "idf" op] (or one "idf": [...]), "threshold": t,
+// "float32": bool (absent: false),
+// "projection": {"width", "term_begin", "column", "weight", "offset"}}.
 // Throws Error(InvalidModel) naming what is malformed.
 struct ParsedVectorizer {
     VectorizerSpec spec;

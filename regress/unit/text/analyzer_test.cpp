@@ -1,6 +1,7 @@
 // The text analyzers and HashingVectorizer against scikit-learn's own (text_fixtures.hpp,
 // written by gen_text_fixtures.py): every term of every document, every hashed row.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,49 @@ TEST(TextVectorizer, HashingRowsAreScikitLearns) {
             for (size_t k = 0; k < row.size(); ++k) {
                 EXPECT_EQ(row[k].index, want[k][0].get<int64_t>()) << "document " << d;
                 EXPECT_EQ(row[k].value, want[k][1].get<double>()) << "document " << d;
+            }
+        }
+    }
+}
+
+// TF-IDF rows in float32 are bit for bit scikit-learn's: each product rounded as float, the
+// norm's sum of float squares exact in double whatever its order. (numpy's float32 log may be
+// its own SIMD one: sublinear tf is allowed one float32 ulp.) Float64 rows agree to rounding.
+TEST(TextVectorizer, WeightedRowsAreScikitLearns) {
+    const json& f = fixture();
+    auto docs = f.at("documents").get<std::vector<std::string>>();
+    for (const json& w : f.at("weighted")) {
+        const json what = {{"ops", w.at("ops")}, {"float32", w.at("float32")}, {"analyzer", w.at("analyzer")}};
+        SCOPED_TRACE(what.dump());
+        text::VectorizerSpec spec;
+        spec.analyzer = config_of({{"analyzer", w.at("analyzer")}, {"ngram_range", w.at("ngram_range")}});
+        spec.vocabulary = w.at("vocabulary").get<std::vector<std::string>>();
+        const auto ops = w.at("ops").get<std::vector<std::string>>();
+        const bool sublinear = std::find(ops.begin(), ops.end(), "sublinear") != ops.end();
+        for (const std::string& op : ops)
+            spec.ops.push_back(op == "binary" ? text::TextOp::Binary : op == "sublinear" ? text::TextOp::Sublinear
+                               : op == "idf" ? text::TextOp::Idf : op == "l1" ? text::TextOp::NormL1
+                               : op == "l2" ? text::TextOp::NormL2 : text::TextOp::Threshold);
+        if (!w.at("idf").empty()) spec.idf = {w.at("idf").get<std::vector<double>>()};
+        spec.threshold = w.at("threshold");
+        spec.float32 = w.at("float32");
+        text::Vectorizer v(spec);
+        std::vector<text::SparseEntry> row;
+        const json& rows = w.at("rows");
+        for (size_t d = 0; d < rows.size(); ++d) {
+            v.transform(docs[d], row);
+            std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+            const json& want = rows[d];
+            ASSERT_EQ(row.size(), want.size()) << "document " << d;
+            for (size_t k = 0; k < row.size(); ++k) {
+                EXPECT_EQ(row[k].index, want[k][0].get<int64_t>()) << "document " << d;
+                const double x = want[k][1];
+                if (spec.float32 && !sublinear)
+                    EXPECT_EQ(row[k].value, x) << "document " << d;
+                else if (spec.float32)
+                    EXPECT_LE(std::fabs(row[k].value - x), std::fabs(x) * 1.2e-7) << "document " << d;
+                else
+                    EXPECT_NEAR(row[k].value, x, std::fabs(x) * 1e-14) << "document " << d;
             }
         }
     }

@@ -221,10 +221,12 @@ void Document::convert(const JsonReader& raw, Columns& cols, std::vector<spec::S
     if (h->featurizer == nullptr)
         step.unsupported(type + " is an estimator; only the last step may be one");
     if (type == "TruncatedSVD" && !cols.empty() && cols[0] <= -2) return project_text(*this, step, cols, out);
+    if (type == "ColumnSelector" && !cols.empty() && cols[0] <= -2) return select_text(*this, step, cols, out);
+    if (type == "Binarizer" && !cols.empty() && cols[0] <= -2) return binarize_text(*this, step, cols, out);
     if (type != "TfidfTransformer" && std::any_of(cols.begin(), cols.end(), [](int32_t c) { return c <= -2; }))
-        refuse(step, type + " after a text vectorizer (what reads a vectorizer's columns: TfidfTransformer, "
-                            "TruncatedSVD, or a linear model or MultinomialNB as the last step, directly or beside "
-                            "other columns in a ColumnTransformer or FeatureUnion)");
+        refuse(step, type + " after a text vectorizer (what reads a vectorizer's columns: TfidfTransformer, a column "
+                            "selection such as SelectKBest, TruncatedSVD, or as the last step a linear model, naive "
+                            "Bayes or trees, directly or beside other columns in a ColumnTransformer or FeatureUnion)");
     h->featurizer(*this, step, cols, out);
 }
 

@@ -82,7 +82,13 @@ public:
     // lower_text_vectorizers() replaces both by a projection (spec::TextVectorizer).
     int32_t add_vectorizer(int32_t input, nlohmann::json vectorizer, int64_t width);
     nlohmann::json& vectorizer_json(int32_t id) { return vectorizers_[static_cast<size_t>(id)].json; }
-    int64_t vectorizer_width(int32_t id) const { return vectorizers_[static_cast<size_t>(id)].width; }
+    // Its columns: every term, or the terms a selection after it kept (select_terms).
+    int64_t vectorizer_width(int32_t id) const;
+    bool vectorizer_selected(int32_t id) const { return !vectorizers_[static_cast<size_t>(id)].selected.empty(); }
+    // keep: indices into its current columns, increasing.
+    void select_terms(int32_t id, const std::vector<int32_t>& keep);
+    // By term: the column that holds it, or -1 where a selection dropped it.
+    std::vector<int64_t> column_of_term(int32_t id) const;
     static int32_t vectorizer_column(int32_t id) { return -2 - id; }
     static int32_t vectorizer_of(int32_t column) { return column <= -2 ? -2 - column : -1; }
     static spec::Step vectorizer_marker(int32_t id);
@@ -107,8 +113,11 @@ private:
     struct Vectorizer {
         int32_t input;
         nlohmann::json json;
-        int64_t width;
+        int64_t width;                  // its terms (or hashed features)
+        std::vector<int64_t> selected;  // the terms its columns hold, when a selection followed
     };
+    void push_threshold_into_text(std::vector<spec::Step>& steps, const spec::Step& threshold,
+                                  const JsonReader& model);
     std::vector<Vectorizer> vectorizers_;
 
     JsonReader root_;
@@ -178,6 +187,10 @@ void feature_union(Document&, const JsonReader&, Columns&, std::vector<spec::Ste
 // text.cpp: CountVectorizer, TfidfVectorizer and HashingVectorizer (one function), TfidfTransformer
 void count_vectorizer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 void tfidf_transformer(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+// A column selection (SelectKBest, ...) right after a vectorizer: the terms it keeps.
+void select_text(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
+// A Binarizer right after a vectorizer: its last transform.
+void binarize_text(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 // TruncatedSVD right after a vectorizer (Document::convert sends it here, not to pca())
 void project_text(Document&, const JsonReader&, Columns&, std::vector<spec::Step>&);
 

@@ -4,9 +4,10 @@
 // A vectorizer's output is as wide as its vocabulary (10^5 - 10^6 columns) and is never made
 // dense: what reads it must be linear in it, and lower_text_vectorizers() folds the reader's
 // coefficients into a projection of the sparse row (spec::TextVectorizer), computed while the
-// batch is filled. Supported readers now: a linear model or a linear naive Bayes
-// (MultinomialNB) as the last step, directly or through a ColumnTransformer or
-// FeatureUnion that puts the vectorizer's columns beside others.
+// batch is filled. Supported readers: a linear model or naive Bayes (MultinomialNB,
+// ComplementNB, BernoulliNB: its binarize becomes the vectorizer's last transform), or trees, as
+// the last step, directly or through a ColumnTransformer or FeatureUnion that puts the
+// vectorizer's columns beside others; TruncatedSVD (LSA); a column selection of its terms.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -51,7 +52,7 @@ void add_tfidf(const JsonReader& step, json& v, int64_t width) {
         const std::vector<double> idf = step.array("idf").finite_numbers();
         if (static_cast<int64_t>(idf.size()) != width)
             step.need("idf").invalid("has " + std::to_string(idf.size()) + " values for " + std::to_string(width) + " terms");
-        v["idf"] = idf;
+        v["idfs"].push_back(idf);  // one per idf step (a TfidfTransformer after a TfidfVectorizer)
         ops.push_back("idf");
     }
     if (auto norm = step.optional("norm")) ops.push_back(string_choice(step, "norm", "l2", {"l1", "l2"}));
@@ -66,6 +67,7 @@ void vectorizer(Document& doc, const JsonReader& step, Columns& cols, std::vecto
     json v;
     v["analyzer"] = analyzer_json(step);
     v["ops"] = json::array();
+    if (string_choice(step, "dtype", "float64", {"float64", "float32"}) == "float32") v["float32"] = true;
     int64_t width;
     if (type == "HashingVectorizer") {
         width = step.need("n_features").integer(1, spec::kMaxStepWidth);
@@ -96,31 +98,65 @@ void vectorizer(Document& doc, const JsonReader& step, Columns& cols, std::vecto
 // projection, and its k outputs are ordinary numbers for whatever follows (any estimator).
 void project_text(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     const int32_t id = cols.empty() ? -1 : Document::vectorizer_of(cols[0]);
-    const int64_t V = id < 0 ? 0 : doc.vectorizer_width(id);
+    const int64_t width = id < 0 ? 0 : doc.vectorizer_width(id);
     if (id < 0 || out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
-        static_cast<int64_t>(cols.size()) != V)
+        static_cast<int64_t>(cols.size()) != width)
         refuse(step, "TruncatedSVD other than right after a text vectorizer (and its TfidfTransformer)");
     if (auto mean = step.optional("mean"); mean && mean->size() > 0)
         refuse(step, "a centred projection (PCA) of a text vectorizer's columns");
     if (step.boolean("whiten")) refuse(step, "whiten=True after a text vectorizer");
-    const Matrix components = finite_matrix(step.need("components"), SIZE_MAX, static_cast<size_t>(V));
+    const Matrix components = finite_matrix(step.need("components"), SIZE_MAX, static_cast<size_t>(width));
     const size_t k = components.size();
     std::vector<int64_t> term_begin;
     std::vector<int32_t> column;
     std::vector<double> weight;
-    term_begin.reserve(static_cast<size_t>(V) + 1);
-    for (int64_t t = 0; t < V; ++t) {
+    const std::vector<int64_t> column_of_term = doc.column_of_term(id);
+    term_begin.reserve(column_of_term.size() + 1);
+    for (const int64_t c : column_of_term) {
         term_begin.push_back(static_cast<int64_t>(column.size()));
+        if (c < 0) continue;
         for (size_t j = 0; j < k; ++j)
-            if (components[j][static_cast<size_t>(t)] != 0.0) {
+            if (components[j][static_cast<size_t>(c)] != 0.0) {
                 column.push_back(static_cast<int32_t>(j));
-                weight.push_back(components[j][static_cast<size_t>(t)]);
+                weight.push_back(components[j][static_cast<size_t>(c)]);
             }
     }
     term_begin.push_back(static_cast<int64_t>(column.size()));
     doc.vectorizer_json(id)["projection"] = {{"width", k}, {"term_begin", term_begin}, {"column", column},
                                              {"weight", weight}, {"offset", std::vector<double>(k, 0.0)}};
     cols.assign(k, -1);  // numbers from here on
+}
+
+// VarianceThreshold, SelectKBest, SelectPercentile, SelectFromModel, ... over a vectorizer's
+// columns alone: the vectorizer keeps only the selected terms' columns. Its norm is still taken
+// over every term, as scikit-learn normalizes the row before the selection sees it.
+void select_text(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    const int32_t id = Document::vectorizer_of(cols[0]);
+    if (out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
+        static_cast<int64_t>(cols.size()) != doc.vectorizer_width(id))
+        refuse(step, "a column selection over a text vectorizer's columns and others together (select right "
+                     "after the vectorizer, in its own pipeline)");
+    const std::vector<int32_t> keep = step.array("columns").integers(0, static_cast<int64_t>(cols.size()) - 1);
+    if (keep.empty()) refuse(step, "selecting no column");
+    for (size_t i = 1; i < keep.size(); ++i)
+        if (keep[i] <= keep[i - 1]) step.need("columns").invalid("must be increasing after a text vectorizer");
+    doc.select_terms(id, keep);
+    cols.assign(keep.size(), cols[0]);
+}
+
+// Binarizer over a vectorizer's columns alone: its row thresholded (an absent term stays 0, so
+// the threshold must be >= 0, as scikit-learn requires of a sparse input).
+void binarize_text(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
+    const int32_t id = Document::vectorizer_of(cols[0]);
+    if (out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
+        static_cast<int64_t>(cols.size()) != doc.vectorizer_width(id))
+        refuse(step, "a Binarizer over a text vectorizer's columns and others together (binarize right after the "
+                     "vectorizer, in its own pipeline)");
+    const double t = step.need("threshold").finite();
+    if (!(t >= 0.0)) refuse(step, "threshold below 0 after a text vectorizer (every absent term would be 1)");
+    json& v = doc.vectorizer_json(id);
+    v["ops"].push_back("threshold");
+    v["threshold"] = t;
 }
 
 void count_vectorizer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
@@ -132,7 +168,7 @@ void count_vectorizer(Document& doc, const JsonReader& step, Columns& cols, std:
 void tfidf_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     const int32_t id = cols.empty() ? -1 : Document::vectorizer_of(cols[0]);
     if (id < 0 || out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
-        static_cast<int64_t>(cols.size()) != doc.vectorizer_width(id))
+        static_cast<int64_t>(cols.size()) != doc.vectorizer_width(id) || doc.vectorizer_selected(id))
         refuse(step, "TfidfTransformer other than right after a CountVectorizer or HashingVectorizer");
     add_tfidf(step, doc.vectorizer_json(id), doc.vectorizer_width(id));
 }
@@ -142,8 +178,32 @@ void tfidf_transformer(Document& doc, const JsonReader& step, Columns& cols, std
 namespace pg_predict::importers::sklearn {
 
 int32_t Document::add_vectorizer(int32_t input, nlohmann::json v, int64_t width) {
-    vectorizers_.push_back({input, std::move(v), width});
+    vectorizers_.push_back({input, std::move(v), width, {}});
     return static_cast<int32_t>(vectorizers_.size() - 1);
+}
+
+int64_t Document::vectorizer_width(int32_t id) const {
+    const Vectorizer& v = vectorizers_[static_cast<size_t>(id)];
+    return v.selected.empty() ? v.width : static_cast<int64_t>(v.selected.size());
+}
+
+void Document::select_terms(int32_t id, const std::vector<int32_t>& keep) {
+    Vectorizer& v = vectorizers_[static_cast<size_t>(id)];
+    std::vector<int64_t> terms;
+    terms.reserve(keep.size());
+    for (const int32_t k : keep) terms.push_back(v.selected.empty() ? k : v.selected[static_cast<size_t>(k)]);
+    v.selected = std::move(terms);
+}
+
+std::vector<int64_t> Document::column_of_term(int32_t id) const {
+    const Vectorizer& v = vectorizers_[static_cast<size_t>(id)];
+    std::vector<int64_t> out(static_cast<size_t>(v.width), v.selected.empty() ? 0 : -1);
+    if (v.selected.empty()) {
+        for (size_t t = 0; t < out.size(); ++t) out[t] = static_cast<int64_t>(t);
+    } else {
+        for (size_t c = 0; c < v.selected.size(); ++c) out[static_cast<size_t>(v.selected[c])] = static_cast<int64_t>(c);
+    }
+    return out;
 }
 
 spec::Step Document::vectorizer_marker(int32_t id) {
@@ -184,7 +244,39 @@ bool has_marker(const std::vector<spec::Step>& steps) {
     return false;
 }
 
+int32_t marker_of(const spec::Step& s) {
+    return s.op == spec::Op::None && s.params.is_object() ? s.params.value("text_vectorizer", -1) : -1;
+}
+
 }  // namespace
+
+// steps end in a vectorizer's marker or in a concat (a ColumnTransformer, a FeatureUnion):
+// the threshold goes into each vectorizer reached, and at the end of each other part.
+void Document::push_threshold_into_text(std::vector<spec::Step>& steps, const spec::Step& threshold,
+                                        const JsonReader& model) {
+    const double t = threshold.params.at("threshold").get<double>();
+    auto into_vectorizer = [&](int32_t id) {
+        json& v = vectorizers_[static_cast<size_t>(id)].json;
+        if (v.contains("projection"))
+            refuse(model, "binarize over a TruncatedSVD of text beside a text vectorizer's own columns");
+        if (!(t >= 0.0)) refuse(model, "binarize below 0 after a text vectorizer (every absent term would be 1)");
+        if (v.contains("threshold")) refuse(model, "binarize after a Binarizer of a text vectorizer's columns");
+        v["ops"].push_back("threshold");
+        v["threshold"] = t;
+    };
+    if (steps.empty()) fail(ErrorCategory::Internal, "scikit-learn: a text vectorizer reached by no step");
+    if (const int32_t id = marker_of(steps.back()); id >= 0) return into_vectorizer(id);
+    if (steps.back().op != spec::Op::Concat)
+        refuse(model, "binarize after a text vectorizer and a step that is not a ColumnTransformer or FeatureUnion");
+    for (spec::Step::Part& part : steps.back().parts) {
+        if (part.steps.size() == 1 && marker_of(part.steps[0]) >= 0)
+            into_vectorizer(marker_of(part.steps[0]));
+        else if (has_marker(part.steps))
+            push_threshold_into_text(part.steps, threshold, model);
+        else
+            part.steps.push_back(threshold);
+    }
+}
 
 // The estimator reads each vectorizer's columns as one block of its input: its coefficients
 // there become the vectorizer's projection (one column per output group, terms with a zero
@@ -196,6 +288,14 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
     // others are read by the estimator, which must be linear.
     bool linear_readers = false;
     for (const Vectorizer& v : vectorizers_) linear_readers = linear_readers || !v.json.contains("projection");
+    if (linear_readers && p_.estimator.op == spec::Op::Linear && p_.steps.size() == steps_before_model + 1 &&
+        p_.steps.back().op == spec::Op::Threshold) {
+        // BernoulliNB's binarize: each vectorizer thresholds its own row (before its projection);
+        // the other columns keep the step.
+        const spec::Step threshold = std::move(p_.steps.back());
+        p_.steps.pop_back();
+        push_threshold_into_text(p_.steps, threshold, model);
+    }
     const bool own_steps = p_.steps.size() != steps_before_model;  // the estimator's own featurizers
     const bool linear = p_.estimator.op == spec::Op::Linear && !own_steps;
     const bool trees = p_.estimator.op == spec::Op::None && !p_.model.trees.empty() && !own_steps;
@@ -227,11 +327,12 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
     for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
         const int32_t id = b->first;  // not a structured binding: a lambda below captures start
         const size_t start = b->second;
-        const size_t V = static_cast<size_t>(vectorizer_width(id));
+        const size_t V = static_cast<size_t>(vectorizer_width(id));  // its columns here
+        const std::vector<int64_t> column_of = column_of_term(id);     // by term (-1: not selected)
         std::vector<int64_t> term_begin;
         std::vector<int32_t> column;
         std::vector<double> weight;
-        term_begin.reserve(V + 1);
+        term_begin.reserve(column_of.size() + 1);
         if (trees) {
             // The terms the splits read, each its own column (weight 1); the splits renumbered.
             std::vector<int32_t> used;
@@ -244,10 +345,10 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
             used.erase(std::unique(used.begin(), used.end()), used.end());
             if (used.empty()) used.push_back(0);  // no split reads the text: one column nobody reads
             const int32_t K = static_cast<int32_t>(used.size());
-            size_t u = 0;
-            for (size_t t = 0; t < V; ++t) {
+            size_t u = 0;  // selected columns increase with their terms
+            for (const int64_t c : column_of) {
                 term_begin.push_back(static_cast<int64_t>(column.size()));
-                if (u < used.size() && used[u] == static_cast<int32_t>(t)) {
+                if (c >= 0 && u < used.size() && used[u] == static_cast<int32_t>(c)) {
                     column.push_back(static_cast<int32_t>(u++));
                     weight.push_back(1.0);
                 }
@@ -273,12 +374,13 @@ void Document::lower_text_vectorizers(const JsonReader& model, const Columns& co
             num_features += K - static_cast<int64_t>(V);
             continue;
         }
-        for (size_t t = 0; t < V; ++t) {
+        for (const int64_t c : column_of) {
             term_begin.push_back(static_cast<int64_t>(column.size()));
+            if (c < 0) continue;  // a term the selection dropped: still in the norm, no weight
             for (size_t g = 0; g < G; ++g)
-                if (coef[g][start + t] != 0.0) {
+                if (coef[g][start + static_cast<size_t>(c)] != 0.0) {
                     column.push_back(static_cast<int32_t>(g));
-                    weight.push_back(coef[g][start + t]);
+                    weight.push_back(coef[g][start + static_cast<size_t>(c)]);
                 }
         }
         term_begin.push_back(static_cast<int64_t>(column.size()));
