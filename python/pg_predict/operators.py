@@ -92,27 +92,30 @@ OPERATORS = [
     Operator("CountVectorizer", "featurizer", "a text vectorizer (`text_vectorizers`)",
              "one **text** column; analyzers `word`, `char`, `char_wb`; `ngram_range`, `lowercase`, "
              "`strip_accents` (ascii, unicode), `stop_words` (a list, 'english'), `binary`, the fitted "
-             "`vocabulary_`; as scikit-learn 1.2 over Unicode (Python's `str.lower`, `\\w`, NFKD); "
-             "read by a linear model or MultinomialNB (its coefficients become a sparse projection of "
+             "`vocabulary_`, `dtype` (float64, float32, int64, int32); as scikit-learn 1.2 over Unicode "
+             "(Python's `str.lower`, `\\w`, NFKD); "
+             "read by a linear model or naive Bayes (its coefficients become a sparse projection of "
              "the row: never a dense row of the vocabulary's width), by trees (the terms their splits "
-             "read) or by a TruncatedSVD (LSA), directly or in a ColumnTransformer / FeatureUnion; "
+             "read) or by a TruncatedSVD (LSA), directly or in a ColumnTransformer / FeatureUnion, after a "
+             "column selection (SelectKBest, ...) or a Binarizer if any; "
              "NULL text is missing in every column it gives",
              family="text",
              refuses="a callable analyzer, tokenizer, preprocessor or strip_accents; a `token_pattern` "
                      "other than the maximal runs of `\\w` or `\\S` (`\\b\\w\\w+\\b`, `\\w+`, `\\w{n,}`, `\\S+`); "
-                     "`input` other than 'content'; any step between it and the model but TfidfTransformer and TruncatedSVD"),
+                     "`input` other than 'content'; a `dtype` narrower than 32 bits; any step between it and the model "
+                     "but TfidfTransformer, a column selection, Binarizer and TruncatedSVD"),
     Operator("TfidfVectorizer", "featurizer", "a text vectorizer (`text_vectorizers`)",
              "as CountVectorizer, then `use_idf` (the fitted `idf_`), `smooth_idf`, `sublinear_tf`, "
              "`norm` (l1, l2, None)",
              family="text",
-             refuses="as CountVectorizer; `dtype` other than float64"),
+             refuses="as CountVectorizer; `dtype` other than float64 and float32"),
     Operator("HashingVectorizer", "featurizer", "a text vectorizer (`text_vectorizers`)",
              "as CountVectorizer, terms hashed by MurmurHash3 of their UTF-8 into `n_features` "
              "(`alternate_sign`), then `binary`, `norm`",
              family="text",
-             refuses="as CountVectorizer; `dtype` other than float64"),
+             refuses="as CountVectorizer; `dtype` other than float64 and float32"),
     Operator("TfidfTransformer", "featurizer", "joins the vectorizer before it",
-             "right after a CountVectorizer or HashingVectorizer: `use_idf`, `sublinear_tf`, `norm`",
+             "right after a vectorizer: `use_idf`, `sublinear_tf`, `norm` (in the vectorizer's dtype)",
              family="text",
              refuses="anywhere else"),
     Operator("FunctionTransformer", "featurizer", "`elementwise`",
