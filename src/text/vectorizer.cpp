@@ -199,13 +199,54 @@ Vectorizer::Vectorizer(const VectorizerSpec& spec)
 
 namespace {
 
-// x > t ? 1 : 0, the zeros dropped from the row as scikit-learn's binarize drops them (what
-// follows, a sublinear tf or an idf's document count, sees only the ones).
-void threshold_row(std::vector<SparseEntry>& row, double t) {
-    size_t kept = 0;
-    for (const SparseEntry& e : row)
-        if (e.value > t) row[kept++] = {e.index, 1.0};
-    row.resize(kept);
+// The transforms in float64, or over float32 data as scikit-learn computes them there (kFloat32:
+// numpy's float32 log and +1, scipy's float32 product by the idf diagonal, sklearn's row norms
+// with the squares in float and their sum and the division in double, the quotient stored as
+// float, binarize comparing with the threshold cast to float32). Counts and hashed signs are
+// exact in float.
+template <bool kFloat32>
+void apply_ops(const std::vector<TextOp>& ops, const std::vector<std::vector<double>>& idfs, double threshold,
+               std::vector<SparseEntry>& row) {
+    auto round = [](double x) { return kFloat32 ? static_cast<double>(static_cast<float>(x)) : x; };
+    auto product = [](double a, double b) {
+        return kFloat32 ? static_cast<double>(static_cast<float>(a) * static_cast<float>(b)) : a * b;
+    };
+    const std::vector<double>* idf = idfs.data();
+    for (TextOp op : ops) {
+        switch (op) {
+            case TextOp::Binary:
+                for (SparseEntry& e : row) e.value = 1.0;
+                break;
+            case TextOp::Sublinear:
+                for (SparseEntry& e : row)
+                    e.value = kFloat32 ? static_cast<double>(std::log(static_cast<float>(e.value)) + 1.0f)
+                                       : std::log(e.value) + 1.0;
+                break;
+            case TextOp::Idf:
+                for (SparseEntry& e : row) e.value = product(e.value, (*idf)[e.index]);
+                ++idf;
+                break;
+            case TextOp::NormL1:
+            case TextOp::NormL2: {
+                double sum = 0.0;
+                for (const SparseEntry& e : row) sum += op == TextOp::NormL1 ? std::fabs(e.value) : product(e.value, e.value);
+                if (sum == 0.0) break;
+                if (op == TextOp::NormL2) sum = std::sqrt(sum);
+                for (SparseEntry& e : row) e.value = round(e.value / sum);
+                break;
+            }
+            case TextOp::Threshold: {
+                // x > t ? 1 : 0, the zeros dropped from the row as scikit-learn's binarize drops
+                // them (what follows, a sublinear tf or an idf's document count, sees the ones).
+                const double t = round(threshold);
+                size_t kept = 0;
+                for (const SparseEntry& e : row)
+                    if (e.value > t) row[kept++] = {e.index, 1.0};
+                row.resize(kept);
+                break;
+            }
+        }
+    }
 }
 
 }  // namespace
@@ -242,74 +283,10 @@ void Vectorizer::transform(std::string_view document, std::vector<SparseEntry>& 
             if (index >= 0) add(index, 1.0);
     }
     for (const SparseEntry& e : row) entry_of_[static_cast<size_t>(e.index)] = -1;
-    if (float32_) {
-        apply_float32_ops(row);
-        return;
-    }
-    const std::vector<double>* idf = idf_.data();
-    for (TextOp op : ops_) {
-        switch (op) {
-            case TextOp::Binary:
-                for (SparseEntry& e : row) e.value = 1.0;
-                break;
-            case TextOp::Sublinear:
-                for (SparseEntry& e : row) e.value = std::log(e.value) + 1.0;
-                break;
-            case TextOp::Idf:
-                for (SparseEntry& e : row) e.value *= (*idf)[e.index];
-                ++idf;
-                break;
-            case TextOp::NormL1:
-            case TextOp::NormL2: {
-                double sum = 0.0;
-                for (const SparseEntry& e : row) sum += op == TextOp::NormL1 ? std::fabs(e.value) : e.value * e.value;
-                if (sum == 0.0) break;
-                if (op == TextOp::NormL2) sum = std::sqrt(sum);
-                for (SparseEntry& e : row) e.value /= sum;
-                break;
-            }
-            case TextOp::Threshold:
-                threshold_row(row, threshold_);
-                break;
-        }
-    }
-}
-
-// The same ops over float32 data, as scikit-learn computes them there: numpy's float32 log
-// and +1, scipy's float32 product by the idf diagonal, sklearn's row norms (the squares in
-// float, their sum and the division in double, the quotient stored as float), binarize
-// comparing with the threshold cast to float32. Counts and hashed signs are exact in float.
-void Vectorizer::apply_float32_ops(std::vector<SparseEntry>& row) const {
-    auto f = [](double x) { return static_cast<float>(x); };
-    const std::vector<double>* idf = idf_.data();
-    for (TextOp op : ops_) {
-        switch (op) {
-            case TextOp::Binary:
-                for (SparseEntry& e : row) e.value = 1.0;
-                break;
-            case TextOp::Sublinear:
-                for (SparseEntry& e : row) e.value = std::log(f(e.value)) + 1.0f;
-                break;
-            case TextOp::Idf:
-                for (SparseEntry& e : row) e.value = f(e.value) * f((*idf)[e.index]);
-                ++idf;
-                break;
-            case TextOp::NormL1:
-            case TextOp::NormL2: {
-                double sum = 0.0;
-                for (const SparseEntry& e : row)
-                    sum += op == TextOp::NormL1 ? std::fabs(e.value) : static_cast<double>(f(e.value) * f(e.value));
-                if (sum == 0.0) break;
-                if (op == TextOp::NormL2) sum = std::sqrt(sum);
-                for (SparseEntry& e : row) e.value = f(e.value / sum);
-                break;
-            }
-            case TextOp::Threshold:
-                // numpy compares a float32 array with a Python float in float32
-                threshold_row(row, f(threshold_));
-                break;
-        }
-    }
+    if (float32_)
+        apply_ops<true>(ops_, idf_, threshold_, row);
+    else
+        apply_ops<false>(ops_, idf_, threshold_, row);
 }
 
 }  // namespace pg_predict::text

@@ -109,8 +109,6 @@ public:
     const Vocabulary* vocabulary() const { return vocabulary_.get(); }
 
 private:
-    void apply_float32_ops(std::vector<SparseEntry>& row) const;
-
     Analyzer analyzer_;
     std::shared_ptr<const Vocabulary> vocabulary_;
     int64_t hash_features_;

@@ -92,16 +92,24 @@ void vectorizer(Document& doc, const JsonReader& step, Columns& cols, std::vecto
     out.push_back(Document::vectorizer_marker(id));
 }
 
+// The vectorizer whose columns `cols` are, when its marker is the last step (nothing but a
+// TfidfTransformer, a selection or a Binarizer between): its id, or -1.
+int32_t vectorizer_just_before(const Document& doc, const Columns& cols, const std::vector<spec::Step>& out) {
+    const int32_t id = cols.empty() ? -1 : Document::vectorizer_of(cols[0]);
+    if (id < 0 || out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
+        static_cast<int64_t>(cols.size()) != doc.vectorizer_width(id))
+        return -1;
+    return id;
+}
+
 }  // namespace
 
 // TruncatedSVD right after a vectorizer (LSA): its components become the vectorizer's
 // projection, and its k outputs are ordinary numbers for whatever follows (any estimator).
 void project_text(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
-    const int32_t id = cols.empty() ? -1 : Document::vectorizer_of(cols[0]);
-    const int64_t width = id < 0 ? 0 : doc.vectorizer_width(id);
-    if (id < 0 || out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
-        static_cast<int64_t>(cols.size()) != width)
-        refuse(step, "TruncatedSVD other than right after a text vectorizer (and its TfidfTransformer)");
+    const int32_t id = vectorizer_just_before(doc, cols, out);
+    if (id < 0) refuse(step, "TruncatedSVD other than right after a text vectorizer (and its TfidfTransformer)");
+    const int64_t width = doc.vectorizer_width(id);
     if (auto mean = step.optional("mean"); mean && mean->size() > 0)
         refuse(step, "a centred projection (PCA) of a text vectorizer's columns");
     if (step.boolean("whiten")) refuse(step, "whiten=True after a text vectorizer");
@@ -131,9 +139,8 @@ void project_text(Document& doc, const JsonReader& step, Columns& cols, std::vec
 // columns alone: the vectorizer keeps only the selected terms' columns. Its norm is still taken
 // over every term, as scikit-learn normalizes the row before the selection sees it.
 void select_text(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
-    const int32_t id = Document::vectorizer_of(cols[0]);
-    if (out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
-        static_cast<int64_t>(cols.size()) != doc.vectorizer_width(id))
+    const int32_t id = vectorizer_just_before(doc, cols, out);
+    if (id < 0)
         refuse(step, "a column selection over a text vectorizer's columns and others together (select right "
                      "after the vectorizer, in its own pipeline)");
     const std::vector<int32_t> keep = step.array("columns").integers(0, static_cast<int64_t>(cols.size()) - 1);
@@ -147,9 +154,8 @@ void select_text(Document& doc, const JsonReader& step, Columns& cols, std::vect
 // Binarizer over a vectorizer's columns alone: its row thresholded (an absent term stays 0, so
 // the threshold must be >= 0, as scikit-learn requires of a sparse input).
 void binarize_text(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
-    const int32_t id = Document::vectorizer_of(cols[0]);
-    if (out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
-        static_cast<int64_t>(cols.size()) != doc.vectorizer_width(id))
+    const int32_t id = vectorizer_just_before(doc, cols, out);
+    if (id < 0)
         refuse(step, "a Binarizer over a text vectorizer's columns and others together (binarize right after the "
                      "vectorizer, in its own pipeline)");
     const double t = step.need("threshold").finite();
@@ -166,9 +172,8 @@ void count_vectorizer(Document& doc, const JsonReader& step, Columns& cols, std:
 // After a vectorizer alone (CountVectorizer or HashingVectorizer, in a Pipeline): its
 // transforms join the vectorizer's.
 void tfidf_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
-    const int32_t id = cols.empty() ? -1 : Document::vectorizer_of(cols[0]);
-    if (id < 0 || out.empty() || !Document::is_vectorizer_marker(out.back(), id) ||
-        static_cast<int64_t>(cols.size()) != doc.vectorizer_width(id) || doc.vectorizer_selected(id))
+    const int32_t id = vectorizer_just_before(doc, cols, out);
+    if (id < 0 || doc.vectorizer_selected(id))
         refuse(step, "TfidfTransformer other than right after a CountVectorizer or HashingVectorizer");
     add_tfidf(step, doc.vectorizer_json(id), doc.vectorizer_width(id));
 }
