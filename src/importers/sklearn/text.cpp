@@ -169,12 +169,13 @@ void count_vectorizer(Document& doc, const JsonReader& step, Columns& cols, std:
     vectorizer(doc, step, cols, out);
 }
 
-// After a vectorizer alone (CountVectorizer or HashingVectorizer, in a Pipeline): its
-// transforms join the vectorizer's.
+// Right after a vectorizer (a Binarizer between allowed): its transforms join the vectorizer's,
+// after those it has, with their own idf weights.
 void tfidf_transformer(Document& doc, const JsonReader& step, Columns& cols, std::vector<spec::Step>& out) {
     const int32_t id = vectorizer_just_before(doc, cols, out);
     if (id < 0 || doc.vectorizer_selected(id))
-        refuse(step, "TfidfTransformer other than right after a CountVectorizer or HashingVectorizer");
+        refuse(step, "TfidfTransformer other than right after a text vectorizer (before any column selection of "
+                     "its terms)");
     add_tfidf(step, doc.vectorizer_json(id), doc.vectorizer_width(id));
 }
 
