@@ -12,4 +12,4 @@ from .deploy import deploy
 from .export import export, supported
 
 __all__ = ["export", "deploy", "supported", "ExportError"]
-__version__ = "0.8.0"  # = default_version in control/pg_predict.control
+__version__ = "0.9.0"  # = default_version in control/pg_predict.control

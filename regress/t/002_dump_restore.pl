@@ -39,6 +39,13 @@ my $privileges = $source->safe_psql('src', $privileges_sql);
 is($privileges, 'churn model_owner {model_reader}, city model_owner {public}, forest model_owner {}, segment model_owner {}',
    'owners and grants on the source');
 
+# 0.9.0: a version's cascade (create_cascade) is kept in its catalog row: dumped and restored.
+$source->safe_psql('src', q{SELECT create_cascade('churn', 'SELECT s.* FROM scored_rows s, generate_series(1, 5)', 0.05)});
+my $cascade_sql = q{SELECT string_agg(format('%s %s %s', name, version, md5(cascade::text)), ', ' ORDER BY name)
+                      FROM model_catalog WHERE cascade IS NOT NULL};
+my $cascades = $source->safe_psql('src', $cascade_sql);
+like($cascades, qr/^churn 1 \w{32}$/, 'churn has a cascade');
+
 my $custom = "$tmp/src.dump";
 my $plain = "$tmp/src.sql";
 $source->command_ok(['pg_dump', '-Fc', '-f', $custom, '-d', $source->connstr('src')], 'pg_dump -Fc');
@@ -63,6 +70,7 @@ for my $db ('restored', 'restored_plain') {
     is(score_all($target, $db), $scores, "$db: every model scores identically");
     is($target->safe_psql($db, $privileges_sql), $privileges, "$db: owners and grants kept by name");
     is($target->safe_psql($db, $versions_sql), $versions, "$db: every version, the deployed one marked");
+    is($target->safe_psql($db, $cascade_sql), $cascades, "$db: the cascade restored with its version");
 }
 # The restored staged version is whole: deployed there, it scores as the segment model.
 $target->safe_psql('restored', q{SELECT deploy_model('churn', 2)});

@@ -840,6 +840,35 @@ int catalog_delete(const char* name) {
     return removed;
 }
 
+int catalog_set_cascade(const char* name, int version, const char* cascade_json) {
+    CatalogTable table = catalog_table();
+    require_privileges(table);
+    OwnerSwitch saved = lock_owned_model(table, name);
+    // The deployed version's row, if it is still `version` (0: any): whether it had a cascade.
+    char* statement = psprintf(
+        "WITH old AS (SELECT id, cascade IS NOT NULL AS had FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
+        "AND deployed AND ($3 OPERATOR(pg_catalog.=) 0 OR version OPERATOR(pg_catalog.=) $3)) "
+        "UPDATE %s c SET cascade = $2::pg_catalog.jsonb FROM old WHERE c.id OPERATOR(pg_catalog.=) old.id "
+        "RETURNING old.had",
+        table.qualified_table, table.qualified_table);
+    Oid types[3] = {TEXTOID, TEXTOID, INT4OID};
+    Datum values[3] = {CStringGetTextDatum(name), cascade_json ? CStringGetTextDatum(cascade_json) : (Datum)0,
+                       Int32GetDatum(version)};
+    const char nulls[3] = {' ', cascade_json ? ' ' : 'n', ' '};
+    int rc = SPI_execute_with_args(statement, 3, types, values, nulls, false, 0);
+    if (rc != SPI_OK_UPDATE_RETURNING)
+        elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    int result = -1;
+    if (SPI_processed == 1) {
+        bool isnull;
+        result = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) ? 1 : 0;
+    }
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+    return result;
+}
+
 bool catalog_has_versions() { return catalog_table().versions; }
 
 namespace {

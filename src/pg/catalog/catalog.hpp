@@ -140,6 +140,10 @@ void check_model_name(const char* name);
 // Locks model `name`, checks that the current user owns it, and runs `set_clause` on its row
 // (an UPDATE's SET list; $1 is the model name, $2 `argument`). For grants and owner changes.
 void catalog_update_model(const char* name, const char* set_clause, const char* argument);
+// Sets (cascade_json) or clears (NULL) the cascade of `name`'s deployed version, when that is
+// still `version` (0: whichever is deployed): -1 when no such row, else whether it had one.
+// Only the model's owner (or a superuser) may; the catalog must be 0.9.0.
+int catalog_set_cascade(const char* name, int version, const char* cascade_json);
 
 // What the role named `role` has in this database's catalog: the comma-separated names of the
 // models it owns and of those granted to it (NULL when none). For DROP ROLE.

@@ -1,0 +1,68 @@
+-- pg_predict 0.8.0 -> 0.9.0
+\echo Use "ALTER EXTENSION pg_predict UPDATE TO '0.9.0'" to load this file. \quit
+
+-- ---- 0.9.0: cascades (issue 48) --------------------------------------------------------------
+
+-- A version's cascade (create_cascade): the small model, its inputs and threshold, and what was
+-- measured. It lives in the version's own catalog row, so it belongs to that version (a new
+-- version has none; a rollback brings the old one back with its cascade), and it is dumped and
+-- replicated with the catalog. On Citus the coordinator's ALTER TABLE reaches every node's copy;
+-- a worker's own run finds the column (IF NOT EXISTS).
+ALTER TABLE @extschema@.model_catalog ADD COLUMN IF NOT EXISTS cascade jsonb;
+
+CREATE FUNCTION @extschema@.create_cascade(name text, query text, max_disagreement float8 DEFAULT 0.001,
+                                           options jsonb DEFAULT '{}')
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'pg_predict_create_cascade'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.create_cascade(text, text, float8, jsonb) IS
+'Builds a cascade for the deployed version of classifier name from the query''s rows (labelled by the model itself): a small model on its cheap, informative inputs and the confidence above which its label stands, chosen so that it differs from the model on at most max_disagreement of the rows; options: seed, trees, depth, gamma. Returns what it chose and measured';
+
+CREATE FUNCTION @extschema@.drop_cascade(name text)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'pg_predict_drop_cascade'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.drop_cascade(text) IS
+'Drops the cascade of the deployed version of model name; true if it had one';
+
+-- The models view: whether the deployed version has a cascade.
+CREATE OR REPLACE VIEW @extschema@.models AS
+SELECT name,
+       owner,
+       usable_by,
+       @extschema@.model_usable(owner, usable_by) AS usable,  -- by the current role
+       format,
+       -- the SQL type the artifact was given as (the catalog keeps it as given)
+       CASE WHEN source IS NOT NULL THEN 'jsonb'
+            WHEN source_text IS NOT NULL THEN 'text'
+            ELSE 'bytea' END AS source_type,
+       task,
+       class_labels AS classes,  -- as text, predict_proba's column order
+       features,
+       columns,
+       -- the columns a query really fetches: those of inputs the optimized model reads
+       ARRAY(SELECT c FROM pg_catalog.unnest(columns) WITH ORDINALITY AS u(c, i)
+              WHERE (i - 1)::int4 OPERATOR(pg_catalog.<>) ALL (unused_features) ORDER BY i) AS columns_read,
+       strategy,
+       (summary OPERATOR(pg_catalog.->>) 'objective') AS objective,
+       (summary OPERATOR(pg_catalog.->>) 'trees')::int AS trees,
+       (summary OPERATOR(pg_catalog.->>) 'depth')::int AS depth,
+       -- the model's shape: input features, output values (one per class for a classifier, the
+       -- columns transform() returns for a transformer), what computes them (tree_ensemble,
+       -- linear, torchscript, ..., none for a transformer) after how many featurizer steps
+       pg_catalog.cardinality(features) AS inputs,
+       CASE WHEN coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::int, 1) OPERATOR(pg_catalog.>) 1
+                 THEN (summary OPERATOR(pg_catalog.->>) 'outputs')::int
+            WHEN task OPERATOR(pg_catalog.=) 'classification' THEN pg_catalog.cardinality(class_labels)
+            WHEN task OPERATOR(pg_catalog.=) 'transformer' THEN (summary OPERATOR(pg_catalog.->>) 'num_groups')::int
+            ELSE 1 END AS outputs,
+       (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
+       coalesce((summary OPERATOR(pg_catalog.->>) 'steps')::int, 0) AS steps,
+       pg_catalog.octet_length(program) AS program_bytes,
+       created_at,  -- of the deployed version
+       version,     -- the deployed version
+       (SELECT pg_catalog.count(*) FROM @extschema@.model_catalog v
+         WHERE v.name OPERATOR(pg_catalog.=) c.name)::int4 AS versions,
+       cascade IS NOT NULL AS cascade  -- the deployed version has one (create_cascade)
+  FROM @extschema@.model_catalog c
+ WHERE deployed;

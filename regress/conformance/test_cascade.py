@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+"""Conformance: create_cascade() and drop_cascade() (issue 48), checked from the stored pieces.
+
+A seeded table of 6,000 rows (eight numeric columns, two of them informative and cheap to
+tell apart, NULLs in one) scores a 150-tree XGBoost classifier trained here by the xgboost
+library, and a text pipeline (TF-IDF + numbers + logistic regression). create_cascade builds a
+cascade from the table's rows. Everything it reports is recomputed in Python from what it
+stored: the three-way split from its documented hash of (seed, row), the full model's labels
+from the xgboost library, the small model's probabilities from its stored booster (loaded by
+the xgboost library), the decided rows and the disagreement on the reported part, and the
+threshold as the lowest of 0.50, 0.51, ..., 1.00 within max_disagreement on the threshold part.
+Then the catalog: models shows the cascade, a new version has none, a rollback brings it back,
+drop_cascade drops it; and every bad input is an ERROR that names it and changes nothing.
+
+Run: /usr/bin/python3 regress/conformance/test_cascade.py [-k name] [--list]
+"""
+
+import contextlib
+import json
+
+import numpy as np
+import pandas as pd
+import psycopg
+import xgboost as xgb
+
+import sklearn_cases  # noqa: F401  (puts python/ on sys.path)
+import pg_predict
+from harness import Failure, add_test, assert_equal, main
+from pgcluster import Cluster
+
+N_ROWS = 6000
+COLUMNS = [f"c{i}" for i in range(8)]
+M64 = (1 << 64) - 1
+
+
+def splitmix64(x):
+    x = (x + 0x9E3779B97F4A7C15) & M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+def below(seed, row, share):
+    h = splitmix64(splitmix64(seed & M64) ^ row)
+    return (h >> 11) * 2.0 ** -53 < share
+
+
+def cascade_part(seed, row):
+    """include/pg_predict/training/cascade.hpp: half, a quarter, a quarter."""
+    if below(seed, row, 0.5):
+        return 0
+    return 1 if below(seed, row, 0.75) else 2
+
+
+def table(seed=48):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 1, (N_ROWS, len(COLUMNS)))
+    z = 2.5 * x[:, 0] - 2.0 * x[:, 1] + 0.4 * x[:, 2] * x[:, 3] + 0.2 * np.sin(3 * x[:, 4]) + rng.normal(0, 0.3, N_ROWS)
+    y = np.digitize(z, [-1.5, 1.5])  # three classes
+    x[rng.random(N_ROWS) < 0.05, 5] = np.nan
+    df = pd.DataFrame(x, columns=COLUMNS)
+    df.insert(0, "id", np.arange(1, N_ROWS + 1))
+    words = np.array("refund broken crash error great love fast slow invoice ticket login password".split())
+    df["body"] = [" ".join(rng.choice(words, rng.integers(1, 12))) for _ in range(N_ROWS)]
+    df["y"] = y
+    return df
+
+
+DF = table()
+
+
+class Env:
+    def __init__(self, pg):
+        self.pg = pg
+        self.conn = pg.connect()
+
+    def query(self, sql, params=None):
+        return self.conn.execute(sql, params).fetchall()
+
+    def error(self, sql, params=None, conn=None):
+        try:
+            with (conn or self.conn).transaction():
+                (conn or self.conn).execute(sql, params)
+        except psycopg.Error as e:
+            return str(e)
+        raise Failure(f"no error from {sql}")
+
+
+@contextlib.contextmanager
+def make_env():
+    with Cluster() as pg:
+        env = Env(pg)
+        env.conn.execute("CREATE EXTENSION pg_predict")
+        env.conn.execute("CREATE TABLE t (id int PRIMARY KEY, " + ", ".join(f"{c} float8" for c in COLUMNS)
+                         + ", body text, y int)")
+        with env.conn.cursor() as cur:
+            with cur.copy("COPY t FROM STDIN") as cp:
+                for r in DF.itertuples(index=False):
+                    cp.write_row([int(r.id)] + [None if np.isnan(v) else float(v) for v in r[1:9]]
+                                 + [r.body, int(r.y)])
+        env.conn.execute("ANALYZE t")
+        X = DF[COLUMNS].to_numpy()
+        env.full = xgb.XGBClassifier(n_estimators=150, max_depth=6, learning_rate=0.1, random_state=0,
+                                     tree_method="hist", n_jobs=1).fit(DF[COLUMNS], DF["y"])
+        pg_predict.deploy(env.conn, "full", env.full, feature_names=COLUMNS)
+        try:
+            yield env
+        finally:
+            env.conn.close()
+
+
+def stored_cascade(env, name):
+    (c,), = env.query("SELECT cascade FROM model_catalog WHERE name = %s AND deployed", (name,))
+    return c
+
+
+def small_booster(stored):
+    steps = stored["model"]["steps"]
+    booster = xgb.Booster()
+    booster.load_model(bytearray(json.dumps(steps[-1]["booster"]).encode()))
+    return booster
+
+
+def test_recomputed_from_stored_pieces(env):
+    """Every reported figure, recomputed from the stored small model and the full model."""
+    (result,), = env.query("SELECT create_cascade('full', 'SELECT * FROM t ORDER BY id', 0.01, "
+                           "'{\"seed\": 5}')")
+    stored = stored_cascade(env, "full")
+    for key in ("version", "inputs", "trees", "threshold", "disagreement", "decided", "speedup", "rows"):
+        if key not in result:
+            raise Failure(f"create_cascade's result lacks {key}: {result}")
+        assert_equal(f"stored {key}", stored[key], result[key])
+    assert_equal("version", result["version"], 1)
+    part = np.array([cascade_part(5, i) for i in range(N_ROWS)])
+    assert_equal("rows", result["rows"], {"train": int((part == 0).sum()), "threshold": int((part == 1).sum()),
+                                          "report": int((part == 2).sum())})
+    # The informative columns are chosen, and only columns the model reads.
+    inputs = result["inputs"]
+    if not set(inputs) <= set(COLUMNS) or "c0" not in inputs or "c1" not in inputs or len(inputs) > 4:
+        raise Failure(f"inputs {inputs}: expected c0 and c1 among at most half of the 8 columns")
+    assert_equal("the small model's columns", [COLUMNS[f] for f in stored["features"]], inputs)
+    X = DF[COLUMNS].to_numpy(dtype=np.float32)
+    full_label = env.full.predict(DF[COLUMNS].astype(np.float32))
+    booster = small_booster(stored)
+    p = booster.predict(xgb.DMatrix(X[:, stored["features"]], missing=np.nan))
+    if p.ndim == 1:
+        p = np.stack([1 - p, p], axis=1)
+    small_label = np.array(stored["classes"])[p.argmax(axis=1)].astype(int)
+    confidence = p.max(axis=1)
+    agree = small_label == full_label
+
+    def outcome(rows, t):
+        decided = confidence[rows] >= t
+        return decided.mean(), (decided & ~agree[rows]).mean()
+
+    grid = [s / 100 for s in range(50, 101)]
+    want_t = next(t for t in grid if outcome(part == 1, t)[1] <= 0.01)
+    assert_equal("threshold", result["threshold"], want_t)
+    decided, disagreement = outcome(part == 2, want_t)
+    if abs(decided - result["decided"]) > 2 / N_ROWS or abs(disagreement - result["disagreement"]) > 2 / N_ROWS:
+        raise Failure(f"reported decided {result['decided']}, disagreement {result['disagreement']}; "
+                      f"recomputed {decided}, {disagreement}")
+    if not (result["decided"] > 0.3 and result["speedup"] > 1.0):
+        raise Failure(f"a cascade that decides {result['decided']} at speedup {result['speedup']}")
+    (flag,), = env.query("SELECT cascade FROM models WHERE name = 'full'")
+    assert_equal("models.cascade", flag, True)
+
+
+def test_versions_and_drop(env):
+    """A new version has no cascade; a rollback brings the old one back; drop_cascade drops it."""
+    env.query("SELECT create_cascade('full', 'SELECT * FROM t', 0.02)")
+    pg_predict.deploy(env.conn, "full", env.full, feature_names=COLUMNS, replace=True)
+    assert_equal("new version's cascade", env.query("SELECT version, cascade FROM models WHERE name = 'full'")[0],
+                 (2, False))
+    env.query("SELECT rollback_model('full')")
+    assert_equal("after rollback", env.query("SELECT version, cascade FROM models WHERE name = 'full'")[0], (1, True))
+    assert_equal("drop", env.query("SELECT drop_cascade('full')")[0][0], True)
+    assert_equal("drop again", env.query("SELECT drop_cascade('full')")[0][0], False)
+    assert_equal("models", env.query("SELECT cascade FROM models WHERE name = 'full'")[0][0], False)
+    env.query("SELECT drop_model('full', 2)")
+
+
+def test_text_pipeline(env):
+    """A pipeline with a text vectorizer: its cost is measured apart, and the result is sound."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    ct = ColumnTransformer([("body", TfidfVectorizer(), "body"), ("num", "passthrough", COLUMNS[:4])])
+    pipe = make_pipeline(ct, LogisticRegression(max_iter=1000)).fit(DF[["body"] + COLUMNS[:4]].fillna(0), DF["y"])
+    pg_predict.deploy(env.conn, "texty", pipe)
+    (result,), = env.query("SELECT create_cascade('texty', 'SELECT * FROM t WHERE c5 IS NOT NULL', 0.01)")
+    costs = result["seconds_per_row"]["inputs"]
+    if set(costs) != {"body"} | set(COLUMNS[:4]):
+        raise Failure(f"costs of {sorted(costs)}")
+    if not costs["body"] > 5 * max(costs[c] for c in COLUMNS[:4]):
+        raise Failure(f"the vectorizer's measured cost {costs['body']} is not above the numbers' {costs}")
+    if "body" in result["inputs"]:
+        raise Failure(f"the costly text was chosen: {result['inputs']}")
+
+
+def test_bad_input(env):
+    """Each an ERROR naming the problem; the catalog unchanged."""
+    env.query("SELECT create_cascade('full', 'SELECT * FROM t', 0.01)")
+    before = stored_cascade(env, "full")
+    cases = [
+        ("SELECT create_cascade('full', 'SELECT * FROM t', 0)", "max_disagreement must be in (0, 0.5)"),
+        ("SELECT create_cascade('full', 'SELECT * FROM t', 0.5)", "max_disagreement must be in (0, 0.5)"),
+        ("SELECT create_cascade('full', 'SELECT * FROM t', NULL)", "must not be NULL"),
+        ("SELECT create_cascade('full', 'SELECT * FROM t', 0.01, '{\"tres\": 3}')", "unknown option \"tres\""),
+        ("SELECT create_cascade('full', 'SELECT * FROM t', 0.01, '{\"trees\": 0}')", "option \"trees\""),
+        ("SELECT create_cascade('full', 'SELECT * FROM t WHERE false', 0.01)", "needs at least 200 rows"),
+        ("SELECT create_cascade('full', 'SELECT id, c0 FROM t', 0.01)", "c1"),
+        ("SELECT create_cascade('full', 'DELETE FROM t', 0.01)", "syntax error"),
+        ("SELECT create_cascade('nosuch', 'SELECT * FROM t', 0.01)", "nosuch"),
+        ("SELECT drop_cascade('nosuch')", "nosuch"),
+    ]
+    for sql, needle in cases:
+        message = env.error(sql)
+        if needle not in message:
+            raise Failure(f"{sql}: error {message!r} lacks {needle!r}")
+    # A regression model: no cascade (the top-K filter is not built yet).
+    env.query("SELECT create_model('reg', %s::jsonb)",
+              (json.dumps({"format": "sklearn", "version": 1, "task": "regression",
+                           "inputs": [{"name": "c0", "type": "numeric"}, {"name": "c1", "type": "numeric"}],
+                           "steps": [{"type": "LinearRegression", "coef": [1.0, 2.0], "intercept": 0.5}]}),))
+    message = env.error("SELECT create_cascade('reg', 'SELECT * FROM t', 0.01)")
+    if "not a classifier" not in message:
+        raise Failure(f"regressor: {message}")
+    # Only the owner builds or drops a cascade; USAGE is not enough.
+    for sql in ("CREATE ROLE someone LOGIN", "GRANT SELECT ON t TO someone",
+                "SELECT grant_model_usage('full', 'someone')"):
+        env.conn.execute(sql)
+    other = env.pg.connect(user="someone")
+    for sql in ("SELECT create_cascade('full', 'SELECT * FROM t', 0.01)", "SELECT drop_cascade('full')"):
+        message = env.error(sql, conn=other)
+        if "owner" not in message and "permission" not in message:
+            raise Failure(f"{sql} as a user of the model: {message}")
+    other.close()
+    assert_equal("the cascade after the errors", stored_cascade(env, "full"), before)
+
+
+add_test("recomputed_from_stored_pieces", test_recomputed_from_stored_pieces)
+add_test("versions_and_drop", test_versions_and_drop)
+add_test("text_pipeline", test_text_pipeline)
+add_test("bad_input", test_bad_input)
+
+if __name__ == "__main__":
+    main(fixture=make_env)

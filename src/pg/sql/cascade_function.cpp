@@ -1,0 +1,456 @@
+// create_cascade(name, query, max_disagreement, options) and drop_cascade(name) (issue 48):
+// Willump's end-to-end cascade for the deployed version of a classifier, built from a query's
+// rows and labelled by the full model itself (no labels needed). The rows are read as the
+// per-row path reads them (make_row_reader, read_row), so the small model's inputs are columns of
+// the full model's own batch; the arithmetic is training/cascade.hpp, the small model is fitted
+// by train()'s trainer. docs/design.md, "Cascades".
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sql/arguments.hpp"
+#include "catalog/catalog.hpp"
+#include "exec/model_binding.hpp"
+#include "features.hpp"
+#include "guard.hpp"
+#include "heap_trim.hpp"
+#include "pg_predict/runtime/api.hpp"
+#include "pg_predict/training/cascade.hpp"
+#include "pg_predict/training/trainer.hpp"
+
+extern "C" {
+#include "access/htup_details.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/jsonb.h"
+#include "utils/typcache.h"
+}
+
+namespace pg_predict::pg {
+
+namespace {
+
+namespace training = pg_predict::training;
+
+constexpr long kFetchRows = 10000;
+constexpr int64 kCostSample = 1000;  // rows whose reading is timed, input by input
+constexpr int64 kMinimumRows = 200;
+
+struct CascadeOptions {
+    int64_t seed = 0;
+    int trees = 20;
+    int depth = 3;
+    double gamma = 0.5;  // Algorithm 1's stop: an input below gamma x the set's importance per cost
+};
+
+CascadeOptions parse_options(const std::string& text) {
+    CascadeOptions o;
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_object()) fail(ErrorCategory::InvalidParameter, "create_cascade: options must be a JSON object");
+    for (const auto& [key, value] : j.items()) {
+        auto integer = [&](int64_t lo, int64_t hi) {
+            if (!value.is_number_integer() || value.get<int64_t>() < lo || value.get<int64_t>() > hi)
+                fail(ErrorCategory::InvalidParameter, "create_cascade: option \"" + key + "\" must be an integer in [" +
+                                                          std::to_string(lo) + ", " + std::to_string(hi) + "]");
+            return value.get<int64_t>();
+        };
+        if (key == "seed") o.seed = integer(INT64_MIN, INT64_MAX);
+        else if (key == "trees") o.trees = static_cast<int>(integer(1, 1000));
+        else if (key == "depth") o.depth = static_cast<int>(integer(1, 10));
+        else if (key == "gamma") {
+            if (!value.is_number() || !(value.get<double>() >= 0.0 && value.get<double>() <= 1.0))
+                fail(ErrorCategory::InvalidParameter, "create_cascade: option \"gamma\" must be a number in [0, 1]");
+            o.gamma = value.get<double>();
+        } else {
+            fail(ErrorCategory::InvalidParameter,
+                 "create_cascade: unknown option \"" + key + "\" (options: seed, trees, depth, gamma)");
+        }
+    }
+    return o;
+}
+
+// The rows as the full model's batch holds them, and what reading them cost.
+struct ReadRows {
+    int64 rows = 0;
+    double* x = nullptr;           // rows x features
+    double sample_seconds = 0.0;   // read_row over the first kCostSample rows
+    int64 sample_rows = 0;
+    double* text_seconds = nullptr;  // per feature: its vectorizer over those rows (0: none)
+};
+
+// The first column's whole-row values of the query, read into the model's features.
+ReadRows read_query_rows(BoundModel* model, const char* query) {
+    const CatalogEntry* entry = model->entry;
+    const int F = entry->num_features;
+    MemoryContext call = CurrentMemoryContext;
+    ReadRows r;
+    r.text_seconds = (double*)palloc0(sizeof(double) * Max(F, 1));
+    int64 capacity = 4096;
+    r.x = (double*)palloc(sizeof(double) * capacity * Max(F, 1));
+    Datum* sample = (Datum*)palloc(sizeof(Datum) * kCostSample);
+
+    // The query as the FROM item of one SELECT: a statement of another kind is a syntax error.
+    char* body = pstrdup(query);
+    for (size_t n = strlen(body); n > 0 && (body[n - 1] == ';' || isspace((unsigned char)body[n - 1])); n--)
+        body[n - 1] = '\0';
+    if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    SPIPlanPtr plan = SPI_prepare(psprintf("SELECT q FROM (%s\n) AS q", body), 0, NULL);
+    if (plan == NULL)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("create_cascade could not prepare its query: %s", SPI_result_code_string(SPI_result))));
+    Portal portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+    RowReader* reader = NULL;
+    float* x32 = (float*)MemoryContextAlloc(call, sizeof(float) * Max(F, 1));
+    const bool float64 = model->program != NULL && guarded([&] { return runtime::program_reads_float64(model->program); });
+    for (;;) {
+        CHECK_FOR_INTERRUPTS();
+        SPI_cursor_fetch(portal, true, kFetchRows);
+        if (SPI_processed == 0) break;
+        for (uint64 i = 0; i < SPI_processed; i++) {
+            bool isnull;
+            Datum value = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+            if (isnull) continue;
+            HeapTupleHeader row = DatumGetHeapTupleHeader(value);
+            if (reader == NULL)
+                reader = make_row_reader(model, HeapTupleHeaderGetTypeId(row), HeapTupleHeaderGetTypMod(row), call);
+            if (r.rows == capacity) {
+                capacity *= 2;
+                r.x = (double*)repalloc_huge(r.x, sizeof(double) * capacity * Max(F, 1));
+            }
+            double* out = r.x + r.rows * F;
+            auto start = std::chrono::steady_clock::now();
+            if (float64) {
+                read_row(model, reader, row, out);
+            } else {
+                read_row(model, reader, row, x32);
+                for (int f = 0; f < F; f++) out[f] = x32[f];
+            }
+            if (r.rows < kCostSample) {
+                r.sample_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                MemoryContext old = MemoryContextSwitchTo(call);
+                sample[r.rows] = datumCopy(value, false, -1);
+                MemoryContextSwitchTo(old);
+                r.sample_rows++;
+            }
+            r.rows++;
+        }
+        SPI_freetuptable(SPI_tuptable);
+    }
+    SPI_cursor_close(portal);
+    SPI_finish();
+    if (reader == NULL) return r;
+
+    // Each text vectorizer's own time over the sample (its first slot writes all of them).
+    double* scratch = (double*)palloc(sizeof(double) * Max(F, 1));
+    for (int f = 0; f < F; f++) {
+        if (entry->is_unused[f] || reader->convert[f] != NULL || !is_vectorized_feature(model, f)) continue;
+        auto start = std::chrono::steady_clock::now();
+        for (int64 s = 0; s < r.sample_rows; s++) {
+            HeapTupleHeader row = DatumGetHeapTupleHeader(sample[s]);
+            HeapTupleData tuple;
+            tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+            tuple.t_data = row;
+            bool isnull;
+            Datum v = heap_getattr(&tuple, reader->attnums[f], reader->tupdesc, &isnull);
+            read_text_feature(model, f, v, isnull, entry->columns[f], reader->blank_padded[f], scratch);
+        }
+        r.text_seconds[f] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return r;
+}
+
+// Runs `program` over rows x cols of x (double), in float where the program reads float.
+double run_timed(runtime::Program* program, const double* x, int64_t rows, int64_t cols, float* out) {
+    const bool float64 = runtime::program_reads_float64(program);
+    std::vector<float> x32;
+    const auto start = std::chrono::steady_clock::now();
+    if (float64) {
+        runtime::run_program(program, x, rows, cols, out);
+    } else {
+        x32.assign(x, x + rows * cols);
+        runtime::run_program(program, x32.data(), rows, cols, out);
+    }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+size_t argmax(const float* p, int k) {
+    size_t best = 0;
+    for (int c = 1; c < k; c++)
+        if (p[c] > p[best]) best = static_cast<size_t>(c);  // the first of ties, as numpy
+    return best;
+}
+
+// Everything after the rows are read: torch, XGBoost and JSON, inside guarded(). Returns the
+// catalog's cascade document (with the small model) and create_cascade's result.
+struct Built {
+    std::string stored;
+    std::string result;
+};
+
+// A backend-unique cache id for a program no catalog row holds (catalog ids are positive).
+int64_t scratch_program_id() {
+    static int64_t next = -1000;
+    return next--;
+}
+
+Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba_width, int label_offset,
+                    int output_width, const ReadRows& r, double max_disagreement, const CascadeOptions& o) {
+    const int F = entry->num_features;
+    const int64_t n = r.rows;
+    // The full model's labels (its class indices) and its time per row.
+    std::vector<float> out(static_cast<size_t>(n) * output_width);
+    const double full_seconds = run_timed(full, r.x, n, F, out.data()) / static_cast<double>(n);
+    std::vector<int32_t> label(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; i++)
+        label[i] = static_cast<int32_t>(argmax(out.data() + i * output_width + label_offset, proba_width));
+
+    // The inputs: the model's columns (a vectorizer's slots are one input), those it reads.
+    std::vector<std::string> names;
+    std::vector<std::vector<int>> columns_of;
+    for (int f = 0; f < F; f++) {
+        if (entry->is_unused[f]) continue;
+        const std::string name = entry->columns[f][0] ? entry->columns[f] : entry->features[f];
+        auto at = std::find(names.begin(), names.end(), name);
+        if (at == names.end()) {
+            names.push_back(name);
+            columns_of.emplace_back();
+            at = names.end() - 1;
+        }
+        columns_of[static_cast<size_t>(at - names.begin())].push_back(f);
+    }
+    if (names.empty()) fail(ErrorCategory::InvalidParameter, "create_cascade: the model reads no input");
+    // Costs, measured: a vectorizer's own time; the rest of the row's reading shared equally.
+    const double sample = static_cast<double>(std::max<int64_t>(r.sample_rows, 1));
+    std::vector<double> cost(names.size(), 0.0);
+    double text_total = 0.0;
+    size_t plain = 0;
+    for (size_t i = 0; i < names.size(); i++) {
+        for (int f : columns_of[i]) cost[i] += r.text_seconds[f] / sample;
+        text_total += cost[i];
+        plain += cost[i] == 0.0 ? 1 : 0;
+    }
+    const double rest = std::max(r.sample_seconds / sample - text_total, 0.0);
+    for (double& c : cost)
+        if (c == 0.0) c = std::max(rest / static_cast<double>(std::max<size_t>(plain, 1)), 1e-9);
+
+    // The parts, and the columns a model over `inputs` reads.
+    std::vector<int> part(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; i++) part[i] = training::cascade_part(o.seed, i);
+    auto fit = [&](const std::vector<size_t>& inputs, int trees, int depth, std::vector<int>& cols) {
+        cols.clear();
+        for (size_t i : inputs) cols.insert(cols.end(), columns_of[i].begin(), columns_of[i].end());
+        std::vector<training::Column> spec;
+        for (int c : cols) spec.push_back({"x" + std::to_string(c), training::ColumnKind::Number});
+        const std::string hyper = nlohmann::json{{"n_estimators", trees}, {"max_depth", depth},
+                                                 {"objective", proba_width == 2 ? "binary:logistic" : "multi:softprob"}}
+                                      .dump();
+        training::Dataset* d = training::new_dataset(
+            training::Request{"xgboost", hyper, "label", training::ColumnKind::Number, 0.0, o.seed, 1}, spec);
+        try {
+            std::vector<training::Cell> cells(cols.size());
+            for (int64_t i = 0; i < n; i++) {
+                if (part[i] != 0) continue;
+                for (size_t k = 0; k < cols.size(); k++) cells[k] = {r.x[i * F + cols[k]], nullptr, 0};
+                training::add_row(d, cells.data(), training::Cell{static_cast<double>(label[i]), nullptr, 0});
+            }
+            training::Trained t = training::train(d);
+            training::free_dataset(d);
+            return t;
+        } catch (...) {
+            training::free_dataset(d);
+            throw;
+        }
+    };
+    std::vector<int32_t> seen(static_cast<size_t>(proba_width), 0);
+    for (int64_t i = 0; i < n; i++)
+        if (part[i] == 0) seen[label[i]] = 1;
+    if (std::count(seen.begin(), seen.end(), 1) < 2)
+        fail(ErrorCategory::InvalidParameter,
+             "create_cascade: the model gives one class to every row of the query's training part; a cascade "
+             "needs rows of at least two classes");
+
+    // Importance: a probe over every input (Willump's fallback for any model), then Algorithm 1.
+    std::vector<size_t> all(names.size());
+    for (size_t i = 0; i < all.size(); i++) all[i] = i;
+    std::vector<int> probe_cols;
+    const training::Trained probe = fit(all, 30, 4, probe_cols);
+    const std::vector<double> gain = training::gain_by_feature(probe.document_json, probe_cols.size());
+    std::vector<training::InputValue> value(names.size(), {0.0, 0.0});
+    double gain_total = 0.0;
+    for (size_t k = 0; k < probe_cols.size(); k++) gain_total += gain[k];
+    {
+        size_t k = 0;
+        for (size_t i = 0; i < names.size(); i++) {
+            for (size_t c = 0; c < columns_of[i].size(); c++, k++) value[i].importance += gain[k];
+            value[i].cost = cost[i];
+        }
+    }
+    const std::vector<size_t> chosen = training::efficient_inputs(value, o.gamma);
+    if (chosen.empty())
+        fail(ErrorCategory::InvalidParameter,
+             "create_cascade: no input of the model tells its classes apart on the query's rows");
+
+    // The small model, its confidence on every row, and its time per row.
+    std::vector<int> small_cols;
+    const training::Trained small = fit(chosen, o.trees, o.depth, small_cols);
+    const nlohmann::json small_doc = nlohmann::json::parse(small.document_json);
+    const Artifact artifact{ArtifactKind::Json, small.document_json};
+    runtime::BuiltModel* built = runtime::build_model(artifact, "sklearn", "{}");
+    std::string bytes;
+    std::vector<double> small_classes;
+    try {
+        bytes = built->program;
+        small_classes = built->classes;
+    } catch (...) {
+        runtime::free_built_model(built);
+        throw;
+    }
+    runtime::free_built_model(built);
+    runtime::Program* small_program = runtime::load_program(scratch_program_id(), bytes.data(), bytes.size());
+    std::vector<double> xs(static_cast<size_t>(n) * small_cols.size());
+    for (int64_t i = 0; i < n; i++)
+        for (size_t k = 0; k < small_cols.size(); k++) xs[i * small_cols.size() + k] = r.x[i * F + small_cols[k]];
+    const int small_width = runtime::program_output_width(small_program);
+    std::vector<float> small_out(static_cast<size_t>(n) * small_width);
+    double small_seconds = 0.0;
+    try {
+        small_seconds = run_timed(small_program, xs.data(), n, static_cast<int64_t>(small_cols.size()),
+                                  small_out.data()) / static_cast<double>(n);
+    } catch (...) {
+        runtime::release_program(small_program);
+        throw;
+    }
+    runtime::release_program(small_program);
+    if (small_width != static_cast<int>(small_classes.size()))
+        fail(ErrorCategory::Internal, "create_cascade: the small model's outputs are not its classes");
+
+    std::vector<float> confidence[3];
+    std::vector<uint8_t> agrees[3];
+    for (int64_t i = 0; i < n; i++) {
+        const float* p = small_out.data() + i * small_width;
+        const size_t c = argmax(p, small_width);
+        confidence[part[i]].push_back(p[c]);
+        agrees[part[i]].push_back(static_cast<int32_t>(small_classes[c]) == label[i]);
+    }
+    const training::ThresholdChoice choice = training::choose_threshold(confidence[1], agrees[1], max_disagreement);
+    if (!choice.found)
+        fail(ErrorCategory::InvalidParameter,
+             "create_cascade: even the small model's surest rows disagree with the model on more than max_disagreement "
+             "of the rows; no cascade is built (try more rows, more trees or a larger max_disagreement)");
+    const training::CascadeOutcome report = training::cascade_outcome(confidence[2], agrees[2], choice.outcome.threshold);
+
+    // Per row: every input read and the full model, against the chosen inputs and the small
+    // model, then the rest for the undecided rows.
+    double all_inputs = 0.0, chosen_inputs = 0.0;
+    for (size_t i = 0; i < names.size(); i++) all_inputs += cost[i];
+    for (size_t i : chosen) chosen_inputs += cost[i];
+    const double exact = all_inputs + full_seconds;
+    const double cascade = chosen_inputs + small_seconds + (1.0 - report.decided) * (all_inputs - chosen_inputs + full_seconds);
+
+    nlohmann::json inputs = nlohmann::json::array(), costs = nlohmann::json::object(),
+                   importance = nlohmann::json::object();
+    for (size_t i : chosen) inputs.push_back(names[i]);
+    for (size_t i = 0; i < names.size(); i++) {
+        costs[names[i]] = cost[i];
+        importance[names[i]] = gain_total > 0 ? value[i].importance / gain_total : 0.0;
+    }
+    nlohmann::json result = {
+        {"version", entry->version},
+        {"inputs", inputs},
+        {"trees", o.trees},
+        {"depth", o.depth},
+        {"threshold", choice.outcome.threshold},
+        {"max_disagreement", max_disagreement},
+        {"disagreement", report.disagreement},
+        {"decided", report.decided},
+        {"speedup", exact / cascade},
+        {"rows", {{"train", std::count(part.begin(), part.end(), 0)},
+                  {"threshold", confidence[1].size()},
+                  {"report", confidence[2].size()}}},
+        {"seed", o.seed},
+        {"seconds_per_row", {{"inputs", costs}, {"full_model", full_seconds}, {"small_model", small_seconds}}},
+        {"importance", importance},
+    };
+    nlohmann::json stored = result;
+    stored["features"] = small_cols;  // the full model's batch columns the small model reads
+    stored["classes"] = small_classes;  // the full model's class index of each small output
+    stored["model"] = small_doc;
+    return {stored.dump(), result.dump()};
+}
+
+}  // namespace
+
+}  // namespace pg_predict::pg
+
+using namespace pg_predict::pg;
+
+extern "C" {
+
+PG_PREDICT_SQL_FUNCTION(pg_predict_create_cascade);
+PG_PREDICT_SQL_FUNCTION(pg_predict_drop_cascade);
+
+Datum pg_predict_create_cascade(PG_FUNCTION_ARGS) {
+    prevent_catalog_change("create_cascade()");
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    char* query = required_text_arg(fcinfo, 1, "query");
+    if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
+        ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("max_disagreement and options must not be NULL")));
+    double max_disagreement = PG_GETARG_FLOAT8(2);
+    if (!(max_disagreement > 0.0 && max_disagreement < 0.5))
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("max_disagreement must be in (0, 0.5), not %g", max_disagreement),
+                        errdetail("It is the share of rows on which the cascade may give another label than the model.")));
+    Jsonb* options_jsonb = PG_GETARG_JSONB_P(3);
+    char* options_text = JsonbToCString(NULL, &options_jsonb->root, VARSIZE(options_jsonb));
+    CascadeOptions options = guarded([&] { return parse_options(options_text); });
+
+    CatalogEntry* entry = catalog_lookup(name, false);
+    check_model_owner(name, entry->owner);
+    if (!entry->classification)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("create_cascade: model \"%s\" is not a classifier", name),
+                        errdetail("A cascade gives a classifier's label where a small model is sure of it; the top-K "
+                                  "filter for other models is not built yet.")));
+    trim_heap_at_transaction_end();
+    BoundModel* model = bind_model_entry(name, CurrentMemoryContext);
+    load_bound_program(model);
+    entry = model->entry;  // the version bound (the deployed one)
+    if (!entry->has_probabilities)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("create_cascade: model \"%s\" gives no class probabilities", name)));
+    ReadRows rows = read_query_rows(model, query);
+    if (rows.rows < kMinimumRows)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("create_cascade needs at least %ld rows; the query returned %ld", (long)kMinimumRows,
+                               (long)rows.rows),
+                        errhint("A quarter of the rows chooses the threshold and another measures it.")));
+    pg_predict::runtime::Program* full = model->program;
+    int proba_width = model->proba_width, label_offset = model->label_offset, width = model->output_width;
+    Built* built = guarded([&] {
+        return new Built(build_cascade(entry, full, proba_width, label_offset, width, rows, max_disagreement, options));
+    });
+    char* stored = pstrdup(built->stored.c_str());
+    char* result = pstrdup(built->result.c_str());
+    delete built;
+    if (catalog_set_cascade(name, entry->version, stored) < 0)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("create_cascade: version %d of model \"%s\" is no longer deployed", entry->version, name),
+                        errhint("Build the cascade again for the version deployed now.")));
+    PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(result)));
+}
+
+Datum pg_predict_drop_cascade(PG_FUNCTION_ARGS) {
+    prevent_catalog_change("drop_cascade()");
+    char* name = required_text_arg(fcinfo, 0, "model name");
+    CatalogEntry* entry = catalog_lookup(name, false);
+    check_model_owner(name, entry->owner);
+    PG_RETURN_BOOL(catalog_set_cascade(name, 0, NULL) == 1);
+}
+
+}  // extern "C"
