@@ -166,6 +166,55 @@ def test_recomputed_from_stored_pieces(env):
     assert_equal("models.cascade", flag, True)
 
 
+def test_scoring(env):
+    """pg_predict.cascades: the small model's label where it is sure (and no input the model reads
+    is NULL), the model's elsewhere; off, or predict_proba, the model bit for bit; batched, in
+    parallel workers, and counted in EXPLAIN ANALYZE."""
+    env.query("SELECT create_cascade('full', 'SELECT * FROM t ORDER BY id', 0.01, '{\"seed\": 5}')")
+    stored = stored_cascade(env, "full")
+    X = DF[COLUMNS].to_numpy(dtype=np.float32)
+    full_label = env.full.predict(DF[COLUMNS].astype(np.float32))
+    p = small_booster(stored).predict(xgb.DMatrix(X[:, stored["features"]], missing=np.nan))
+    if p.ndim == 1:
+        p = np.stack([1 - p, p], axis=1)
+    sure = (p.max(axis=1) >= stored["threshold"]) & ~np.isnan(X).any(axis=1)
+    want = np.where(sure, np.array(stored["classes"])[p.argmax(axis=1)], full_label).astype(int)
+    sql = "SELECT predict('full', t)::int FROM t ORDER BY id"
+    exact = [r[0] for r in env.query(sql)]
+    assert_equal("off: the model's labels", exact, [int(v) for v in full_label])
+    proba_off = env.query("SELECT predict_proba('full', t) FROM t ORDER BY id")
+    env.conn.execute("SET pg_predict.cascades = on")
+    try:
+        got = [r[0] for r in env.query(sql)]
+        mismatch = int((np.array(got) != want).sum())
+        if mismatch:
+            raise Failure(f"{mismatch} of {N_ROWS} labels differ from the cascade computed in Python")
+        assert_equal("predict_label", [r[0] for r in env.query("SELECT predict_label('full', t) FROM t ORDER BY id")],
+                     [str(v) for v in want])
+        assert_equal("predict_proba stays exact", env.query("SELECT predict_proba('full', t) FROM t ORDER BY id"),
+                     proba_off)
+        plan = "\n".join(r[0] for r in env.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "
+                                                   "SELECT sum(predict('full', t)) FROM t"))
+        if f"Cascade: 20 trees on {len(stored['inputs'])} inputs, confidence >= {stored['threshold']:.2f}" not in plan:
+            raise Failure(f"EXPLAIN lacks the cascade:\n{plan}")
+        decided = int(plan.split("Rows Decided by Cascade: ")[1].split()[0])
+        full = int(plan.split("Rows Scored by the Full Model: ")[1].split()[0])
+        assert_equal("decided and full-model rows", (decided, full), (int(sure.sum()), N_ROWS - int(sure.sum())))
+        for k, v in {"max_parallel_workers_per_gather": 2, "parallel_setup_cost": 0, "parallel_tuple_cost": 0,
+                     "min_parallel_table_scan_size": 0}.items():
+            env.conn.execute(f"SET {k} = {v}")
+        plan = "\n".join(r[0] for r in env.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "
+                                                   "SELECT sum(predict('full', t)) FROM t"))
+        if "Workers Launched" not in plan:
+            raise Failure(f"no parallel plan:\n{plan}")
+        assert_equal("parallel: decided rows of every process",
+                     int(plan.split("Rows Decided by Cascade: ")[1].split()[0]), int(sure.sum()))
+        (total,), = env.query("SELECT sum(predict('full', t)) FROM t")
+        assert_equal("parallel sum", total, float(want.sum()))
+    finally:
+        env.conn.execute("RESET ALL")
+
+
 def test_versions_and_drop(env):
     """A new version has no cascade; a rollback brings the old one back; drop_cascade drops it."""
     env.query("SELECT create_cascade('full', 'SELECT * FROM t', 0.02)")
@@ -241,6 +290,7 @@ def test_bad_input(env):
 
 
 add_test("recomputed_from_stored_pieces", test_recomputed_from_stored_pieces)
+add_test("scoring", test_scoring)
 add_test("versions_and_drop", test_versions_and_drop)
 add_test("text_pipeline", test_text_pipeline)
 add_test("bad_input", test_bad_input)

@@ -18,6 +18,7 @@ int max_batch_size = kDefaultMaxBatchSize;
 int keep_versions = 0;
 int stats_max = 1000;
 bool early_exit_enabled = true;
+bool cascades_enabled = false;
 bool prune_models = true;
 bool overlap_batches = true;
 bool share_featurizers = true;
@@ -110,6 +111,11 @@ void define_settings() {
         "for rows that cannot pass a WHERE threshold or reach an ORDER BY ... LIMIT; results are "
         "the same either way. Applies at execution: cached plans follow the setting.",
         &early_exit_enabled, true, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomBoolVariable(
+        "pg_predict.cascades", "Score a classifier's predict() and predict_label() through its cascade.",
+        "A version with a cascade (create_cascade) gives the small model's label where it is at least as sure as "
+        "the cascade's threshold, and the model's elsewhere: approximate, so off by default.",
+        &cascades_enabled, false, PGC_USERSET, 0, NULL, NULL, NULL);
     DefineCustomBoolVariable(
         "pg_predict.enable_batching", "Score predict() calls in batches with a PredictBatch plan node.",
         "When off, every call runs the model for one row at a time.", &batching_enabled, true,

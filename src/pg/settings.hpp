@@ -20,6 +20,7 @@ extern int max_gpu_backends;    // pg_predict.max_gpu_backends (enforced when pr
 
 extern int keep_versions;       // pg_predict.keep_versions: versions a name keeps (0: all)
 extern int stats_max;           // pg_predict.stats_max: model versions the usage statistics keep
+extern bool cascades_enabled;   // pg_predict.cascades: predict through a version's cascade (off)
 extern bool early_exit_enabled; // pg_predict.early_exit: thresholds and top-K stop rows early
 extern bool prune_models;       // pg_predict.prune_models: specialize models for the WHERE clause
 extern bool overlap_batches;    // pg_predict.overlap: score a batch while the next one is read

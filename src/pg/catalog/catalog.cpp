@@ -61,6 +61,7 @@ struct CatalogTable {
     const char* deployed_only;  // " AND deployed" for lookups by name, "" before 0.6.0
     // 0.8.0 keeps each version's deployment times (deployments): the history rollback undoes.
     bool deploy_history;
+    bool cascades;  // 0.9.0: a version's cascade (create_cascade)
 };
 
 // The catalog's privileges need 0.2.0; a 0.1.0 catalog errors clearly instead.
@@ -113,6 +114,7 @@ CatalogTable catalog_table() {
     table.versions = get_attnum(relation, "deployed") != InvalidAttrNumber;
     table.deployed_only = table.versions ? " AND deployed" : "";
     table.deploy_history = get_attnum(relation, "deployments") != InvalidAttrNumber;
+    table.cascades = get_attnum(relation, "cascade") != InvalidAttrNumber;
     if (table.legacy) {
         table.owner_name = "(SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
                            "WHERE r.oid OPERATOR(pg_catalog.=) owner::pg_catalog.oid)";
@@ -564,6 +566,24 @@ char* catalog_spec(int64 id) {
     return TextDatumGetCString(read_column_by_id(id, "spec::pg_catalog.text"));
 }
 
+char* catalog_cascade(int64 id) {
+    CatalogTable table = catalog_table();
+    if (!table.cascades) return NULL;
+    MemoryContext caller = CurrentMemoryContext;
+    char* query = psprintf("SELECT cascade::pg_catalog.text FROM %s WHERE id OPERATOR(pg_catalog.=) $1", table.read_table);
+    char* result = NULL;
+    read_catalog(table, query, INT8OID, Int64GetDatum(id), [&] {
+        if (SPI_processed == 0) return;
+        bool isnull;
+        Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        if (isnull) return;
+        MemoryContext spi = MemoryContextSwitchTo(caller);
+        result = TextDatumGetCString(value);
+        MemoryContextSwitchTo(spi);
+    });
+    return result;
+}
+
 char* catalog_text_inputs(int64 id) {
     return TextDatumGetCString(read_column_by_id(id, "text_inputs::pg_catalog.text"));
 }
@@ -843,14 +863,19 @@ int catalog_delete(const char* name) {
 int catalog_set_cascade(const char* name, int version, const char* cascade_json) {
     CatalogTable table = catalog_table();
     require_privileges(table);
+    if (!table.cascades)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database has no cascades (before 0.9.0)"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
     OwnerSwitch saved = lock_owned_model(table, name);
     // The deployed version's row, if it is still `version` (0: any): whether it had a cascade.
     char* statement = psprintf(
         "WITH old AS (SELECT id, cascade IS NOT NULL AS had FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
         "AND deployed AND ($3 OPERATOR(pg_catalog.=) 0 OR version OPERATOR(pg_catalog.=) $3)) "
-        "UPDATE %s c SET cascade = $2::pg_catalog.jsonb FROM old WHERE c.id OPERATOR(pg_catalog.=) old.id "
-        "RETURNING old.had",
-        table.qualified_table, table.qualified_table);
+        "UPDATE %s c SET cascade = $2::pg_catalog.jsonb OPERATOR(pg_catalog.||) "
+        "pg_catalog.jsonb_build_object('program_id', pg_catalog.nextval('%s')) "
+        "FROM old WHERE c.id OPERATOR(pg_catalog.=) old.id RETURNING old.had",
+        table.qualified_table, table.qualified_table, table.qualified_sequence);
     Oid types[3] = {TEXTOID, TEXTOID, INT4OID};
     Datum values[3] = {CStringGetTextDatum(name), cascade_json ? CStringGetTextDatum(cascade_json) : (Datum)0,
                        Int32GetDatum(version)};

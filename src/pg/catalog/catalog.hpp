@@ -80,6 +80,9 @@ char* catalog_spec(int64 id);
 
 // The dictionaries of row `id`'s text inputs as JSON text.
 char* catalog_text_inputs(int64 id);
+// Model version `id`'s cascade (create_cascade's document, with "program_id": a catalog id of
+// its own for the program cache), or NULL when it has none or the catalog predates 0.9.0.
+char* catalog_cascade(int64 id);
 
 // Whether a new version becomes the deployed one: always, never (staged: deploy_model() later),
 // or best: when `better` says its metrics beat the deployed version's (or that one has none).

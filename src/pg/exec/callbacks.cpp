@@ -1,6 +1,7 @@
 // The PredictBatch node's executor callbacks: create, begin (plan → state), exec (a batch at a
 // time: load the programs, read the batch (fill.cpp), screen it, score it, hand rows up), end
 // and rescan; EXPLAIN's part is explain.cpp.
+#include "exec/cascade.hpp"
 #include "exec/scan_methods.hpp"
 
 #include <cmath>
@@ -189,6 +190,7 @@ void load_programs(PredictBatchState* state) {
         runtime::Program* program = input->model->program;
         input->reads_float64 = guarded([&] { return runtime::program_reads_float64(program); });
         input->pinned = !input->reads_float64 && state->gpu_possible;
+        cascade_activate(state, i);
         if (input->pinned) {
             MemoryContextCallback* release =
                 (MemoryContextCallback*)MemoryContextAllocZero(state->buffer_context, sizeof(MemoryContextCallback));
@@ -432,7 +434,7 @@ void score_batch(PredictBatchState* state) {
         runtime::Program* program = program_for(input->model, gpu);
         instr_time start, elapsed;
         INSTR_TIME_SET_CURRENT(start);
-        score_input(state, i, program);
+        if (!cascade_score(state, i, program, gpu)) score_input(state, i, program);
         INSTR_TIME_SET_CURRENT(elapsed);
         state->scoring_input = -1;
         INSTR_TIME_SUBTRACT(elapsed, start);

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "plan/node_private.hpp"
+#include "exec/cascade.hpp"
 #include "exec/state.hpp"
 #include "exec/per_row_models.hpp"
 #include "exec/early_exit.hpp"
@@ -105,6 +106,7 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
             appendStringInfoString(&columns, deparse_expression((Node*)lfirst(lc), context, use_prefix, false));
         }
         ExplainPropertyText(label, columns.data, es);
+        cascade_explain(state, i, suffix, es);
         if (in->pruned_note != NULL) {  // specialized for the scan's WHERE clause (plan/predicate_specialization.hpp)
             snprintf(label, sizeof(label), "Pruned%s", suffix);
             ExplainPropertyText(label, in->pruned_note, es);
@@ -122,6 +124,11 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
         const NodeCounters& workers = state->worker_counters;
         ExplainPropertyInteger("Batches", NULL, state->batches + workers.batches, es);
         ExplainPropertyInteger("Rows Scored", NULL, state->rows_scored + workers.rows_scored, es);
+        if (state->rows_decided + workers.rows_decided + state->rows_full_model + workers.rows_full_model > 0) {
+            ExplainPropertyInteger("Rows Decided by Cascade", NULL, state->rows_decided + workers.rows_decided, es);
+            ExplainPropertyInteger("Rows Scored by the Full Model", NULL, state->rows_full_model + workers.rows_full_model,
+                                   es);
+        }
         if (state->overlap || workers.overlapped_batches > 0)
             ExplainPropertyInteger("Batches Overlapped", NULL, state->overlapped_batches + workers.overlapped_batches, es);
         if (es->timing)

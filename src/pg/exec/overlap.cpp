@@ -133,7 +133,7 @@ bool overlap_wanted(PredictBatchState* state) {
         state->early.active)
         return false;
     const InputState* input = &state->inputs[0];
-    if (input->per_row != NULL || input->reads_float64 || input->pinned) return false;
+    if (input->per_row != NULL || input->reads_float64 || input->pinned || input->cascade != NULL) return false;
     const runtime::Program* program = input->model->program;
     return guarded([&] { return runtime::program_splits(program); });
 }

@@ -24,6 +24,7 @@ struct DirectRead {
 };
 
 struct PerRowModels;  // exec/per_row_models.hpp
+struct CascadeScoring;  // exec/cascade.hpp
 
 struct InputState {
     const BatchInput* plan;
@@ -62,6 +63,7 @@ struct InputState {
     double* x64;
     float* out;                  // allocated_rows × width
     bool* row_null;              // allocated_rows: the row or array argument was NULL
+    CascadeScoring* cascade;     // scoring through the version's cascade (pg_predict.cascades), or NULL
 };
 
 // One batch's rows and buffers, as the overlap exchanges them (swap_batches): the live set is
@@ -136,6 +138,8 @@ struct PredictBatchState {
     int64 gpu_batches;
     int64 batches;
     int64 rows_scored;
+    int64 rows_decided;          // by a cascade's small model (exec/cascade.hpp)
+    int64 rows_full_model;       // ... and left to the full model
     instr_time model_time;
     // ... and the parallel workers' (exec/worker_counters.hpp): their shared memory while the
     // node runs under a Gather, and in the leader, what they scored

@@ -20,6 +20,8 @@ NodeCounters own_counters(const PredictBatchState* state) {
     own.rows_scored = state->rows_scored;
     own.overlapped_batches = state->overlapped_batches;
     own.gpu_batches = state->gpu_batches;
+    own.rows_decided = state->rows_decided;
+    own.rows_full_model = state->rows_full_model;
     own.model_ms = INSTR_TIME_GET_MILLISEC(state->model_time) + state->overlap_model_ms;
     return own;
 }
@@ -29,6 +31,8 @@ void add(NodeCounters* sum, const NodeCounters& more) {
     sum->rows_scored += more.rows_scored;
     sum->overlapped_batches += more.overlapped_batches;
     sum->gpu_batches += more.gpu_batches;
+    sum->rows_decided += more.rows_decided;
+    sum->rows_full_model += more.rows_full_model;
     sum->model_ms += more.model_ms;
     sum->models_scored += more.models_scored;
     sum->model_runs += more.model_runs;

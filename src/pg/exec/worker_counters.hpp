@@ -19,6 +19,8 @@ struct NodeCounters {
     int64 rows_scored;
     int64 overlapped_batches;
     int64 gpu_batches;
+    int64 rows_decided;     // cascades (exec/cascade.hpp)
+    int64 rows_full_model;
     double model_ms;
     // Models named per row (exec/per_row_models.hpp), over every such input: distinct names
     // scored (per process), programs run, groups whose program was bound or cached (hits) or read

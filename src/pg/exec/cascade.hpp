@@ -1,0 +1,29 @@
+// Scoring through a version's cascade (issue 48; create_cascade builds it, sql/cascade_function.cpp):
+// the small model over every row of the batch, then the full model only over the rows it is not
+// sure of. Only where the result is a label (predict, predict_label of a classifier), with
+// pg_predict.cascades on; predict_proba and everything else keep the full model.
+#pragma once
+
+#include "exec/state.hpp"
+
+extern "C" {
+#include "commands/explain.h"
+}
+
+namespace pg_predict::pg {
+
+struct CascadeScoring;
+
+// At the first batch (load_programs): input i's cascade, when the setting is on, every output
+// of the input is a label, the early exit does not screen it, and its version has one. Reads
+// the catalog once and the small program from the backend's cache (built there once).
+void cascade_activate(PredictBatchState* state, int i);
+
+// Scores input i's batch into its `out` through the cascade; false when the batch is scored
+// on the GPU (the full model then scores every row).
+bool cascade_score(PredictBatchState* state, int i, runtime::Program* full, bool gpu);
+
+// "Cascade: 20 trees on 2 of 8 inputs, confidence >= 0.84" for an active cascade.
+void cascade_explain(const PredictBatchState* state, int i, const char* suffix, ExplainState* es);
+
+}  // namespace pg_predict::pg
