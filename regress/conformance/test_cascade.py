@@ -246,6 +246,30 @@ def test_text_pipeline(env):
         raise Failure(f"the vectorizer's measured cost {costs['body']} is not above the numbers' {costs}")
     if "body" in result["inputs"]:
         raise Failure(f"the costly text was chosen: {result['inputs']}")
+    # Scored through it: the text is vectorized for the undecided rows only, and those rows get
+    # the pipeline's own labels (a NULL text is never decided: the model's rule).
+    env.conn.execute("UPDATE t SET body = NULL WHERE id % 97 = 0")
+    rows = env.query("SELECT id, body, " + ", ".join(COLUMNS[:4]) + " FROM t ORDER BY id")
+    df = pd.DataFrame(rows, columns=["id", "body"] + COLUMNS[:4])
+    stored = stored_cascade(env, "texty")
+    (features,), = env.query("SELECT features FROM models WHERE name = 'texty'")
+    small_x = df[[features[f] for f in stored["features"]]].to_numpy(dtype=np.float32)
+    p = small_booster(stored).predict(xgb.DMatrix(small_x, missing=np.nan))
+    if p.ndim == 1:
+        p = np.stack([1 - p, p], axis=1)
+    sure = (p.max(axis=1) >= stored["threshold"]) & df["body"].notna().to_numpy()
+    full = pipe.predict(df.assign(body=df["body"].fillna("")))
+    env.conn.execute("SET pg_predict.cascades = on")
+    try:
+        got = np.array([r[0] for r in env.query("SELECT predict('texty', t)::int FROM t ORDER BY id")])
+    finally:
+        env.conn.execute("RESET pg_predict.cascades")
+        env.conn.execute("UPDATE t SET body = %s WHERE id %% 97 = 0", (None,))
+    decided = np.where(sure, np.array(stored["classes"])[p.argmax(axis=1)], -1)
+    undecided_rows = ~sure & df["body"].notna().to_numpy()
+    bad = int((got[sure] != decided[sure]).sum()) + int((got[undecided_rows] != full[undecided_rows]).sum())
+    if bad or not sure.any() or not undecided_rows.any():
+        raise Failure(f"{bad} labels differ ({int(sure.sum())} decided, {int(undecided_rows.sum())} left)")
 
 
 def test_bad_input(env):

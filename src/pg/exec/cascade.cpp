@@ -2,15 +2,21 @@
 #include "exec/cascade.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "catalog/catalog.hpp"
+#include "features.hpp"
 #include "exec/model_binding.hpp"
 #include "guard.hpp"
 #include "settings.hpp"
+
+extern "C" {
+#include "utils/datum.h"
+}
 
 namespace pg_predict::pg {
 
@@ -21,8 +27,17 @@ struct CascadeScoring {
     int* class_of;              // per small-model output: the full model's class index
     int num_classes;
     double threshold;           // decided: the largest small-model probability >= threshold
-    int* read;                  // the full model's read features: a NaN among them is never decided
-    int num_read;
+    int* read;                  // the full model's read features filled for every row: a NaN among
+    int num_read;               // them is never decided
+    // Text vectorizers the small model does not read, filled for the undecided rows only (a
+    // Columns input): per feature whether it is one, the list, and the values of those read
+    // while the child's tuple is current (held: allocated rows x num_deferred).
+    bool* deferred;
+    int* deferred_list;
+    int num_deferred;
+    Datum* held;
+    bool* held_null;
+    int held_rows;
     const char* description;    // for EXPLAIN
     int rows_allocated;         // of the scratch buffers below
     float* small_x;
@@ -131,14 +146,72 @@ void cascade_activate(PredictBatchState* state, int i) {
     MemoryContextRegisterResetCallback(context, release);
     c->program = program;
     c->description = psprintf("%s%.2f", c->description, c->threshold);
+    // A vectorizer the small model reads none of the slots of: all its slots skipped by the
+    // fill, its first slot (which writes them all) filled for the undecided rows.
+    c->deferred = (bool*)MemoryContextAllocZero(context, sizeof(bool) * Max(F, 1));
+    c->deferred_list = (int*)MemoryContextAlloc(context, sizeof(int) * Max(F, 1));
+    runtime::TextEncoder* encoder = input->model->text_encoder;
+    if (input->plan->source == FeatureSource::Columns && encoder != NULL)
+        for (int f = 0; f < F; f++) {
+            const int32* slots = NULL;
+            const int k = runtime::text_vectorizer_slots(encoder, f, &slots);
+            if (k <= 0 || entry->is_unused[f] || input->convert[f] != NULL) continue;  // not a first slot
+            bool small_reads = false;
+            for (int s = 0; s < k; s++)
+                for (int j = 0; j < c->num_features; j++) small_reads = small_reads || c->features[j] == slots[s];
+            if (small_reads) continue;
+            for (int s = 0; s < k; s++) c->deferred[slots[s]] = true;
+            c->deferred_list[c->num_deferred++] = f;
+        }
     c->read = (int*)MemoryContextAlloc(context, sizeof(int) * Max(F, 1));
     for (int f = 0; f < F; f++)
-        if (!entry->is_unused[f]) c->read[c->num_read++] = f;
+        if (!entry->is_unused[f] && !c->deferred[f]) c->read[c->num_read++] = f;
     input->cascade = c;
     pfree(text);
 }
 
+bool cascade_defers(const InputState* input, int f) { return input->cascade != NULL && input->cascade->deferred[f]; }
+
+void cascade_hold(PredictBatchState* state, InputState* input, int f, int row, Datum value, bool isnull) {
+    CascadeScoring* c = input->cascade;
+    int slot = 0;
+    while (slot < c->num_deferred && c->deferred_list[slot] != f) slot++;
+    if (slot == c->num_deferred) return;  // a later slot: its first one holds the text
+    if (c->held_rows < state->allocated_rows) {
+        const size_t n = (size_t)state->allocated_rows * c->num_deferred;
+        c->held = c->held == NULL ? (Datum*)MemoryContextAllocHuge(state->buffer_context, sizeof(Datum) * n)
+                                  : (Datum*)repalloc_huge(c->held, sizeof(Datum) * n);
+        c->held_null = c->held_null == NULL ? (bool*)MemoryContextAllocHuge(state->buffer_context, n)
+                                            : (bool*)repalloc_huge(c->held_null, n);
+        c->held_rows = state->allocated_rows;
+    }
+    const size_t at = (size_t)row * c->num_deferred + slot;
+    c->held_null[at] = isnull;
+    // The child's tuple changes with the next row: a copy for the batch.
+    if (isnull) {
+        c->held[at] = (Datum)0;
+        return;
+    }
+    MemoryContext old = MemoryContextSwitchTo(state->batch_context);  // reset with the batch
+    c->held[at] = datumCopy(value, false, -1);
+    MemoryContextSwitchTo(old);
+}
+
 namespace {
+
+// A deferred feature's value for row r: kept with the batch's columns, or held.
+void deferred_value(const PredictBatchState* state, const InputState* input, const CascadeScoring* c, int slot,
+                    int64 r, Datum* value, bool* isnull) {
+    const int f = c->deferred_list[slot];
+    if (input->column[f] != 0) {
+        const size_t at = (size_t)r * state->row_stride + (input->column[f] - 1);
+        *value = state->values[at];
+        *isnull = state->nulls[at];
+    } else {
+        *value = c->held[(size_t)r * c->num_deferred + slot];
+        *isnull = c->held_null[(size_t)r * c->num_deferred + slot];
+    }
+}
 
 void reserve(PredictBatchState* state, InputState* input, CascadeScoring* c) {
     const int rows = state->allocated_rows;
@@ -159,22 +232,35 @@ void reserve(PredictBatchState* state, InputState* input, CascadeScoring* c) {
 // Decides the rows the small model is sure of (their outputs: the class one-hot, which predict
 // and predict_label read as that class), packs the others. Returns how many are undecided.
 template <typename Feature>
-int64 decide(const CascadeScoring* c, const Feature* x, int64 rows, int F, float* out, int width, int label_offset,
-             Feature* packed) {
+int64 decide(const PredictBatchState* state, const InputState* input, const CascadeScoring* c, Feature* x, int64 rows,
+             int F, float* out, int width, int label_offset, Feature* packed) {
     int64 undecided = 0;
     for (int64 r = 0; r < rows; r++) {
         const float* p = c->small_out + r * c->num_classes;
         int best = 0;
         for (int k = 1; k < c->num_classes; k++)
             if (p[k] > p[best]) best = k;  // the first of ties, as numpy
-        const Feature* row = x + r * F;
+        Feature* row = x + r * F;
         bool sure = p[best] >= c->threshold;
         for (int k = 0; sure && k < c->num_read; k++) sure = !std::isnan(row[c->read[k]]);
+        for (int k = 0; sure && k < c->num_deferred; k++) {  // NULL text: the model's rule decides
+            Datum value;
+            bool isnull;
+            deferred_value(state, input, c, k, r, &value, &isnull);
+            sure = !isnull;
+        }
         if (sure) {
             float* o = out + r * width;
             for (int k = 0; k < width; k++) o[k] = 0.0f;
             o[label_offset + c->class_of[best]] = 1.0f;
         } else {
+            for (int k = 0; k < c->num_deferred; k++) {  // the text the small model did not need
+                Datum value;
+                bool isnull;
+                deferred_value(state, input, c, k, r, &value, &isnull);
+                const int f = c->deferred_list[k];
+                read_text_feature(input->model, f, value, isnull, input->text_column[f], input->blank_padded[f], row);
+            }
             c->undecided[undecided] = r;
             memcpy(packed + undecided * F, row, sizeof(Feature) * F);
             undecided++;
@@ -199,10 +285,13 @@ bool cascade_score(PredictBatchState* state, int i, runtime::Program* full, bool
     guarded([&] { runtime::run_program(c->program, c->small_x, rows, c->num_features, c->small_out); });
     const int width = input->width;
     const int label_offset = input->model->label_offset;
+    // Detoasted text lives with the batch, as the fill's.
+    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
     int64 undecided =
         input->x64 != NULL
-            ? decide(c, input->x64, rows, F, input->out, width, label_offset, (double*)c->packed_x)
-            : decide(c, input->x32, rows, F, input->out, width, label_offset, (float*)c->packed_x);
+            ? decide(state, input, c, input->x64, rows, F, input->out, width, label_offset, (double*)c->packed_x)
+            : decide(state, input, c, input->x32, rows, F, input->out, width, label_offset, (float*)c->packed_x);
+    MemoryContextSwitchTo(old);
     if (undecided > 0) {
         const void* packed = c->packed_x;
         float* packed_out = c->packed_out;

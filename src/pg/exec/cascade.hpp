@@ -23,6 +23,12 @@ void cascade_activate(PredictBatchState* state, int i);
 // on the GPU (the full model then scores every row).
 bool cascade_score(PredictBatchState* state, int i, runtime::Program* full, bool gpu);
 
+// A text vectorizer the small model does not read is filled only for the rows it leaves to the
+// full model: the fill skips it (cascade_defers) and, for a column read while the child's tuple
+// is current, keeps the value for later (cascade_hold).
+bool cascade_defers(const InputState* input, int f);
+void cascade_hold(PredictBatchState* state, InputState* input, int f, int row, Datum value, bool isnull);
+
 // "Cascade: 20 trees on 2 of 8 inputs, confidence >= 0.84" for an active cascade.
 void cascade_explain(const PredictBatchState* state, int i, const char* suffix, ExplainState* es);
 

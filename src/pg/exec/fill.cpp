@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "plan/node_private.hpp"
+#include "exec/cascade.hpp"
 #include "exec/state.hpp"
 #include "exec/per_row_models.hpp"
 #include "exec/early_exit.hpp"
@@ -168,6 +169,8 @@ void read_input_row(PredictBatchState* state, InputState* input, TupleTableSlot*
             }
             if (input->convert[f] != NULL)
                 x[f] = isnull ? (Feature)NAN : (Feature)input->convert[f](value);
+            else if (cascade_defers(input, f))
+                cascade_hold(state, input, f, row, value, isnull);
             else
                 read_text_feature(input->model, f, value, isnull, input->text_column[f], input->blank_padded[f], x);
         }
@@ -236,6 +239,7 @@ void fill_columns(PredictBatchState* state, InputState* input, Feature* x) {
             AttrNumber column = input->column[f];
             if (column == 0) continue;
             if (input->convert[f] == NULL && is_vectorized_feature(input->model, f)) {
+                if (cascade_defers(input, f)) continue;  // filled for the rows the cascade leaves
                 // a vectorizer: its K values into the row's slots (nothing at a later slot)
                 const int width = state->row_stride;
                 for (int r = first; r < last; r++) {

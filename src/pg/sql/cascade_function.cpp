@@ -82,6 +82,7 @@ struct ReadRows {
     double sample_seconds = 0.0;   // read_row over the first kCostSample rows
     int64 sample_rows = 0;
     double* text_seconds = nullptr;  // per feature: its vectorizer over those rows (0: none)
+    int* vectorizer = nullptr;       // per feature: the first slot of the vectorizer writing it, or -1
 };
 
 // The first column's whole-row values of the query, read into the model's features.
@@ -91,6 +92,13 @@ ReadRows read_query_rows(BoundModel* model, const char* query) {
     MemoryContext call = CurrentMemoryContext;
     ReadRows r;
     r.text_seconds = (double*)palloc0(sizeof(double) * Max(F, 1));
+    r.vectorizer = (int*)palloc(sizeof(int) * Max(F, 1));
+    for (int f = 0; f < F; f++) r.vectorizer[f] = -1;
+    for (int f = 0; f < F && model->text_encoder != NULL; f++) {
+        const int32* slots = NULL;
+        const int k = runtime::text_vectorizer_slots(model->text_encoder, f, &slots);
+        for (int s = 0; s < k; s++) r.vectorizer[slots[s]] = f;
+    }
     int64 capacity = 4096;
     r.x = (double*)palloc(sizeof(double) * capacity * Max(F, 1));
     Datum* sample = (Datum*)palloc(sizeof(Datum) * kCostSample);
@@ -210,12 +218,22 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
     for (int64_t i = 0; i < n; i++)
         label[i] = static_cast<int32_t>(argmax(out.data() + i * output_width + label_offset, proba_width));
 
-    // The inputs: the model's columns (a vectorizer's slots are one input), those it reads.
+    // The inputs: the model's columns, those it reads; a text vectorizer (its slots) is one input
+    // of its own, "body" or, where a column feeds several, "body (vectorizer 2)".
     std::vector<std::string> names;
     std::vector<std::vector<int>> columns_of;
+    std::map<std::string, std::vector<int>> vectorizers_of_column;
+    for (int f = 0; f < F; f++)
+        if (!entry->is_unused[f] && r.vectorizer[f] == f)
+            vectorizers_of_column[entry->columns[f][0] ? entry->columns[f] : entry->features[f]].push_back(f);
     for (int f = 0; f < F; f++) {
         if (entry->is_unused[f]) continue;
-        const std::string name = entry->columns[f][0] ? entry->columns[f] : entry->features[f];
+        std::string name = entry->columns[f][0] ? entry->columns[f] : entry->features[f];
+        if (r.vectorizer[f] >= 0 && vectorizers_of_column[name].size() > 1) {
+            const auto& firsts = vectorizers_of_column[name];
+            name += " (vectorizer " +
+                    std::to_string(std::find(firsts.begin(), firsts.end(), r.vectorizer[f]) - firsts.begin() + 1) + ")";
+        }
         auto at = std::find(names.begin(), names.end(), name);
         if (at == names.end()) {
             names.push_back(name);
