@@ -28,7 +28,7 @@ std::vector<size_t> efficient_inputs(const std::vector<InputValue>& inputs, doub
     for (size_t i : order) {
         if (!(inputs[i].importance > 0.0)) break;
         if (!chosen.empty() && value(i) < gamma * importance / cost) break;
-        if (!chosen.empty() && cost + inputs[i].cost > total_cost / 2) continue;
+        if (cost + inputs[i].cost > total_cost / 2) continue;
         chosen.push_back(i);
         importance += inputs[i].importance;
         cost += inputs[i].cost;

@@ -22,8 +22,8 @@ struct InputValue {
 
 // Willump's Algorithm 1: inputs by decreasing importance / cost, added while the set costs at
 // most half of all inputs together, stopping at the first whose importance per cost is below
-// gamma times the set's. Indices into `inputs`, ascending; never empty when some input has
-// importance (the most cost-effective one fits: it costs at most half, or it is the only one).
+// gamma times the set's. Indices into `inputs`, ascending; empty when no input with importance
+// costs at most half of all (a single input, or one costly input beside cheap useless ones).
 std::vector<size_t> efficient_inputs(const std::vector<InputValue>& inputs, double gamma);
 
 // Per feature column, the summed gain (loss_changes) of the splits on it in the XGBoost booster

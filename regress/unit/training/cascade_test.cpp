@@ -40,8 +40,10 @@ TEST(Cascade, EfficientInputsAreCheapAndImportant) {
     EXPECT_EQ(tr::efficient_inputs(steep, 0.0), (std::vector<size_t>{0, 1}));
     // No importance anywhere: nothing to decide with.
     EXPECT_TRUE(tr::efficient_inputs({{0, 1}, {0, 2}}, 0.5).empty());
-    // One input only: it is the set.
-    EXPECT_EQ(tr::efficient_inputs({{2, 3}}, 0.5), (std::vector<size_t>{0}));
+    // One input only, or the important one costing more than half: nothing cheaper decides.
+    EXPECT_TRUE(tr::efficient_inputs({{2, 3}}, 0.5).empty());
+    // Willump's Toxic shape: the char n-grams matter most but cost more than half; the words go.
+    EXPECT_EQ(tr::efficient_inputs({{0.02, 12.4}, {0.98, 31.9}}, 0.5), (std::vector<size_t>{0}));
 }
 
 TEST(Cascade, ThresholdIsTheLowestWithinTheBound) {
