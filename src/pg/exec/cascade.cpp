@@ -106,7 +106,8 @@ bool label_outputs_only(const PredictBatchState* state, int i) {
 void cascade_activate(PredictBatchState* state, int i) {
     InputState* input = &state->inputs[i];
     input->cascade = NULL;
-    if (!cascades_enabled || input->per_row != NULL || input->model == NULL) return;
+    // Not where the GPU may score a batch: the fill would have skipped the deferred text.
+    if (!cascades_enabled || input->per_row != NULL || input->model == NULL || state->gpu_possible) return;
     const CatalogEntry* entry = input->model->entry;
     if (!entry->classification || !entry->has_probabilities || !label_outputs_only(state, i)) return;
     const EarlyExitPlan* early = &state->plan->early_exit;
@@ -274,7 +275,8 @@ int64 decide(const PredictBatchState* state, const InputState* input, const Casc
 bool cascade_score(PredictBatchState* state, int i, runtime::Program* full, bool gpu) {
     InputState* input = &state->inputs[i];
     CascadeScoring* c = input->cascade;
-    if (c == NULL || gpu) return false;
+    if (c == NULL) return false;
+    if (gpu) elog(ERROR, "pg_predict: a cascade on a batch the GPU scores");  // cascade_activate prevents it
     reserve(state, input, c);
     const int64 rows = state->count;
     const int F = input->num_features;

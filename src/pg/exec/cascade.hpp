@@ -19,8 +19,8 @@ struct CascadeScoring;
 // the catalog once and the small program from the backend's cache (built there once).
 void cascade_activate(PredictBatchState* state, int i);
 
-// Scores input i's batch into its `out` through the cascade; false when the batch is scored
-// on the GPU (the full model then scores every row).
+// Scores input i's batch into its `out` through the cascade; false when it has none. Never
+// active where the GPU may score (cascade_activate).
 bool cascade_score(PredictBatchState* state, int i, runtime::Program* full, bool gpu);
 
 // A text vectorizer the small model does not read is filled only for the rows it leaves to the
