@@ -35,7 +35,7 @@ my $scores_sql = q{SELECT string_agg(concat(id, ':', predict('churn', r), ':', p
 my $before = $coordinator->safe_psql('postgres', sprintf($scores_sql, 'scored_rows'));
 is($coordinator->safe_psql('postgres', sprintf($scores_sql, 'dist')), $before, '0.7.0: distributed = local');
 
-$coordinator->safe_psql('postgres', 'ALTER EXTENSION pg_predict UPDATE');
+$coordinator->safe_psql('postgres', q{ALTER EXTENSION pg_predict UPDATE TO '0.8.0'});
 is($coordinator->safe_psql('postgres', $version_sql), '0.8.0', 'the coordinator is at 0.8.0');
 is($worker->safe_psql('postgres', $version_sql), '0.8.0', 'Citus took the update to the worker');
 
@@ -59,5 +59,17 @@ is($worker->safe_psql('postgres', $catalog_sql), $coordinator->safe_psql('postgr
 is($coordinator->safe_psql('postgres', sprintf($scores_sql, 'dist')),
    $coordinator->safe_psql('postgres', sprintf($scores_sql, 'scored_rows')),
    'the workers score with version 1, as the coordinator does');
+
+# 0.9.0: the cascade column reaches the workers' copies, and a cascade built on the coordinator
+# is in the workers' catalog.
+$coordinator->safe_psql('postgres', q{ALTER EXTENSION pg_predict UPDATE TO '0.9.0'});
+is($worker->safe_psql('postgres', $version_sql), '0.9.0', 'Citus took the 0.9.0 update to the worker');
+$coordinator->safe_psql('postgres',
+    q{SELECT create_cascade('churn', 'SELECT s.* FROM scored_rows s, generate_series(1, 5)', 0.05)});
+my $cascade_sql = q{SELECT string_agg(format('%s %s %s', name, version, md5(cascade::text)), '; ' ORDER BY name, version)
+                      FROM model_catalog WHERE cascade IS NOT NULL};
+like($coordinator->safe_psql('postgres', $cascade_sql), qr/^churn 1 \w{32}$/, 'churn version 1 has a cascade');
+is($worker->safe_psql('postgres', $cascade_sql), $coordinator->safe_psql('postgres', $cascade_sql),
+   'the worker has the cascade');
 
 done_testing();

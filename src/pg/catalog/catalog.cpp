@@ -868,19 +868,29 @@ int catalog_set_cascade(const char* name, int version, const char* cascade_json)
                         errmsg("pg_predict's catalog in this database has no cascades (before 0.9.0)"),
                         errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
     OwnerSwitch saved = lock_owned_model(table, name);
+    // The cascade's own program id, from the catalog's sequence: read first, as Citus refuses a
+    // volatile function in an UPDATE of a reference table.
+    int64 program_id = 0;
+    if (cascade_json != NULL) {
+        int rc = SPI_execute(psprintf("SELECT pg_catalog.nextval('%s')", table.qualified_sequence), false, 1);
+        if (rc != SPI_OK_SELECT || SPI_processed != 1)
+            elog(ERROR, "pg_predict: reading the catalog's sequence failed: %s", SPI_result_code_string(rc));
+        bool isnull;
+        program_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+    }
     // The deployed version's row, if it is still `version` (0: any): whether it had a cascade.
     char* statement = psprintf(
         "WITH old AS (SELECT id, cascade IS NOT NULL AS had FROM %s WHERE name OPERATOR(pg_catalog.=) $1 "
         "AND deployed AND ($3 OPERATOR(pg_catalog.=) 0 OR version OPERATOR(pg_catalog.=) $3)) "
         "UPDATE %s c SET cascade = $2::pg_catalog.jsonb OPERATOR(pg_catalog.||) "
-        "pg_catalog.jsonb_build_object('program_id', pg_catalog.nextval('%s')) "
+        "pg_catalog.jsonb_build_object('program_id', $4::pg_catalog.int8) "
         "FROM old WHERE c.id OPERATOR(pg_catalog.=) old.id RETURNING old.had",
-        table.qualified_table, table.qualified_table, table.qualified_sequence);
-    Oid types[3] = {TEXTOID, TEXTOID, INT4OID};
-    Datum values[3] = {CStringGetTextDatum(name), cascade_json ? CStringGetTextDatum(cascade_json) : (Datum)0,
-                       Int32GetDatum(version)};
-    const char nulls[3] = {' ', cascade_json ? ' ' : 'n', ' '};
-    int rc = SPI_execute_with_args(statement, 3, types, values, nulls, false, 0);
+        table.qualified_table, table.qualified_table);
+    Oid types[4] = {TEXTOID, TEXTOID, INT4OID, INT8OID};
+    Datum values[4] = {CStringGetTextDatum(name), cascade_json ? CStringGetTextDatum(cascade_json) : (Datum)0,
+                       Int32GetDatum(version), Int64GetDatum(program_id)};
+    const char nulls[4] = {' ', cascade_json ? ' ' : 'n', ' ', ' '};
+    int rc = SPI_execute_with_args(statement, 4, types, values, nulls, false, 0);
     if (rc != SPI_OK_UPDATE_RETURNING)
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     int result = -1;

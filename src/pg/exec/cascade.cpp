@@ -52,6 +52,8 @@ namespace {
 void release_program_callback(void* arg) { runtime::release_program(static_cast<runtime::Program*>(arg)); }
 
 struct ParsedCascade {
+    runtime::Program* program = nullptr;
+    std::string description;
     std::vector<int> features;
     std::vector<int> classes;
     double threshold;
@@ -118,34 +120,45 @@ void cascade_activate(PredictBatchState* state, int i) {
     const int F = input->num_features;
     MemoryContext context = state->buffer_context;
     CascadeScoring* c = (CascadeScoring*)MemoryContextAllocZero(context, sizeof(CascadeScoring));
-    runtime::Program* program = guarded([&] {
-        ParsedCascade parsed = parse_cascade(text);
-        for (int f : parsed.features)
-            if (f < 0 || f >= F) fail(ErrorCategory::InvalidModel, "the cascade reads a column the model does not have");
-        for (int k : parsed.classes)
-            if (k < 0 || k >= proba_width) fail(ErrorCategory::InvalidModel, "the cascade gives a class the model does not have");
-        runtime::Program* p = small_program(parsed);
-        if (runtime::program_output_width(p) != static_cast<int>(parsed.classes.size()) ||
-            runtime::program_reads_float64(p)) {
-            runtime::release_program(p);
-            fail(ErrorCategory::InvalidModel, "the cascade's small model does not fit its classes");
+    MemoryContextCallback* release = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
+    MemoryContextCallback* forget = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
+    // C++ work alone in the guard; PostgreSQL's allocations after it, from the parsed copy.
+    ParsedCascade* parsed = guarded([&] {
+        ParsedCascade* p = new ParsedCascade(parse_cascade(text));
+        try {
+            for (int f : p->features)
+                if (f < 0 || f >= F) fail(ErrorCategory::InvalidModel, "the cascade reads a column the model does not have");
+            for (int k : p->classes)
+                if (k < 0 || k >= proba_width)
+                    fail(ErrorCategory::InvalidModel, "the cascade gives a class the model does not have");
+            p->program = small_program(*p);
+            if (runtime::program_output_width(p->program) != static_cast<int>(p->classes.size()) ||
+                runtime::program_reads_float64(p->program)) {
+                runtime::release_program(p->program);
+                fail(ErrorCategory::InvalidModel, "the cascade's small model does not fit its classes");
+            }
+            p->description = std::to_string(p->trees) + " trees on " + p->inputs + " inputs, confidence >= ";
+        } catch (...) {
+            delete p;
+            throw;
         }
-        c->threshold = parsed.threshold;
-        c->num_features = static_cast<int>(parsed.features.size());
-        c->num_classes = static_cast<int>(parsed.classes.size());
-        c->features = (int*)MemoryContextAlloc(context, sizeof(int) * std::max(c->num_features, 1));
-        c->class_of = (int*)MemoryContextAlloc(context, sizeof(int) * std::max(c->num_classes, 1));
-        std::copy(parsed.features.begin(), parsed.features.end(), c->features);
-        std::copy(parsed.classes.begin(), parsed.classes.end(), c->class_of);
-        const std::string text = std::to_string(parsed.trees) + " trees on " + parsed.inputs + " inputs, confidence >= ";
-        c->description = MemoryContextStrdup(context, text.c_str());
         return p;
     });
-    MemoryContextCallback* release = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
     release->func = release_program_callback;
-    release->arg = program;
+    release->arg = parsed->program;
     MemoryContextRegisterResetCallback(context, release);
-    c->program = program;
+    forget->func = [](void* arg) { delete static_cast<ParsedCascade*>(arg); };
+    forget->arg = parsed;
+    MemoryContextRegisterResetCallback(context, forget);
+    c->program = parsed->program;
+    c->threshold = parsed->threshold;
+    c->num_features = (int)parsed->features.size();
+    c->num_classes = (int)parsed->classes.size();
+    c->features = (int*)MemoryContextAlloc(context, sizeof(int) * Max(c->num_features, 1));
+    c->class_of = (int*)MemoryContextAlloc(context, sizeof(int) * Max(c->num_classes, 1));
+    for (int k = 0; k < c->num_features; k++) c->features[k] = parsed->features[k];
+    for (int k = 0; k < c->num_classes; k++) c->class_of[k] = parsed->classes[k];
+    c->description = MemoryContextStrdup(context, parsed->description.c_str());
     c->description = psprintf("%s%.2f", c->description, c->threshold);
     // A vectorizer the small model reads none of the slots of: all its slots skipped by the
     // fill, its first slot (which writes them all) filled for the undecided rows.
