@@ -215,6 +215,55 @@ def test_scoring(env):
         env.conn.execute("RESET ALL")
 
 
+def test_query_shapes(env):
+    """No query shape changes what a cascade gives: the per-row function (batching off), an array
+    argument, a model name computed per row (per-tenant models, in the node and per row), a
+    subquery and a view give the labels the node gives, computed in Python."""
+    env.query("SELECT create_cascade('full', 'SELECT * FROM t ORDER BY id', 0.01, '{\"seed\": 5}')")
+    stored = stored_cascade(env, "full")
+    X = DF[COLUMNS].to_numpy(dtype=np.float32)
+    full_label = env.full.predict(DF[COLUMNS].astype(np.float32))
+    p = small_booster(stored).predict(xgb.DMatrix(X[:, stored["features"]], missing=np.nan))
+    if p.ndim == 1:
+        p = np.stack([1 - p, p], axis=1)
+    sure = (p.max(axis=1) >= stored["threshold"]) & ~np.isnan(X).any(axis=1)
+    want = [int(v) for v in np.where(sure, np.array(stored["classes"])[p.argmax(axis=1)], full_label)]
+    if want == [int(v) for v in full_label]:
+        raise Failure("the cascade agrees with the model on every row: no shape could show a difference")
+    array = "ARRAY[" + ", ".join(COLUMNS) + "]::real[]"
+    env.conn.execute("CREATE VIEW tv AS SELECT * FROM t")
+    shapes = {
+        "row": "SELECT predict('full', t)::int FROM t ORDER BY id",
+        "array": f"SELECT predict('full', {array})::int FROM t ORDER BY id",
+        "name per row": "SELECT predict(CASE WHEN id > 0 THEN 'full' END, t)::int FROM t ORDER BY id",
+        "subquery": "SELECT predict('full', s)::int FROM (SELECT * FROM t WHERE id > 0) s ORDER BY id",
+        "view": "SELECT predict('full', v)::int FROM tv v ORDER BY id",
+        "predict_label": "SELECT predict_label('full', t)::int FROM t ORDER BY id",
+    }
+    env.conn.execute("SET pg_predict.cascades = on")
+    try:
+        for batching in ("on", "off"):
+            env.conn.execute(f"SET pg_predict.enable_batching = {batching}")
+            for shape, sql in shapes.items():
+                got = [r[0] for r in env.query(sql)]
+                bad = sum(a != b for a, b in zip(got, want))
+                if bad or len(got) != len(want):
+                    raise Failure(f"batching {batching}, {shape}: {bad} of {N_ROWS} labels differ from the cascade's")
+        # Counted for per-tenant models in the node too.
+        env.conn.execute("SET pg_predict.enable_batching = on")
+        plan = "\n".join(r[0] for r in env.query(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT sum(predict(CASE WHEN id > 0 THEN 'full' END, t)) FROM t"))
+        assert_equal("per-tenant decided rows", int(plan.split("Rows Decided by Cascade: ")[1].split()[0]),
+                     int(sure.sum()))
+        # A call site that outlives a SET: turned off, the model's own labels.
+        env.conn.execute("SET pg_predict.cascades = off")
+        env.conn.execute("SET pg_predict.enable_batching = off")
+        assert_equal("per row, off", [r[0] for r in env.query(shapes["row"])], [int(v) for v in full_label])
+    finally:
+        env.conn.execute("RESET ALL")
+        env.conn.execute("DROP VIEW tv")
+
+
 def test_versions_and_drop(env):
     """A new version has no cascade; a rollback brings the old one back; drop_cascade drops it."""
     env.query("SELECT create_cascade('full', 'SELECT * FROM t', 0.02)")
@@ -315,6 +364,7 @@ def test_bad_input(env):
 
 add_test("recomputed_from_stored_pieces", test_recomputed_from_stored_pieces)
 add_test("scoring", test_scoring)
+add_test("query_shapes", test_query_shapes)
 add_test("versions_and_drop", test_versions_and_drop)
 add_test("text_pipeline", test_text_pipeline)
 add_test("bad_input", test_bad_input)

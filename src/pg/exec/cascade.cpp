@@ -20,15 +20,32 @@ extern "C" {
 
 namespace pg_predict::pg {
 
-struct CascadeScoring {
-    runtime::Program* program;  // the small model, reading `features` of the batch as float
-    int* features;              // the full model's batch columns it reads
+// What every path scores a cascade with: the small program, what it reads, its classes and
+// threshold, and scratch for the rows of one run.
+struct CascadeModel {
+    runtime::Program* program;  // the small model, reading `features` of the full model's row as float
+    int* features;              // the full model's feature columns it reads
     int num_features;
     int* class_of;              // per small-model output: the full model's class index
     int num_classes;
     double threshold;           // decided: the largest small-model probability >= threshold
-    int* read;                  // the full model's read features filled for every row: a NaN among
-    int num_read;               // them is never decided
+    int* used;                  // the full model's features that are read: a row with a NaN among
+    int num_used;               // them (a NULL) is never decided
+    const char* description;    // for EXPLAIN
+    MemoryContext context;      // of the scratch
+    int64 rows_allocated;
+    size_t feature_bytes;       // of the packed rows' features
+    float* small_x;
+    float* small_out;
+    int64* undecided;
+    void* packed_x;             // the undecided rows' full model rows (float or double)
+    float* packed_out;
+};
+
+struct CascadeScoring {
+    CascadeModel* model;
+    int* read;                  // the used features filled for every row (the rest are deferred)
+    int num_read;
     // Text vectorizers the small model does not read, filled for the undecided rows only (a
     // Columns input): per feature whether it is one, the list, and the values of those read
     // while the child's tuple is current (held: allocated rows x num_deferred).
@@ -38,13 +55,6 @@ struct CascadeScoring {
     Datum* held;
     bool* held_null;
     int held_rows;
-    const char* description;    // for EXPLAIN
-    int rows_allocated;         // of the scratch buffers below
-    float* small_x;
-    float* small_out;
-    int64* undecided;
-    void* packed_x;             // the undecided rows' full batch rows (float or double)
-    float* packed_out;
 };
 
 namespace {
@@ -92,34 +102,16 @@ runtime::Program* small_program(const ParsedCascade& c) {
     return runtime::load_program(c.program_id, bytes.data(), bytes.size());
 }
 
-bool label_outputs_only(const PredictBatchState* state, int i) {
-    bool any = false;
-    for (int j = 0; j < state->plan->num_outputs; j++) {
-        const BatchOutput* output = &state->plan->outputs[j];
-        if (output->input != i) continue;
-        if (output->kind != PredictCallKind::Predict && output->kind != PredictCallKind::PredictLabel) return false;
-        any = true;
-    }
-    return any;
-}
-
-}  // namespace
-
-void cascade_activate(PredictBatchState* state, int i) {
-    InputState* input = &state->inputs[i];
-    input->cascade = NULL;
-    // Not where the GPU may score a batch: the fill would have skipped the deferred text.
-    if (!cascades_enabled || input->per_row != NULL || input->model == NULL || state->gpu_possible) return;
-    const CatalogEntry* entry = input->model->entry;
-    if (!entry->classification || !entry->has_probabilities || !label_outputs_only(state, i)) return;
-    const EarlyExitPlan* early = &state->plan->early_exit;
-    if (early->output >= 0 && state->plan->outputs[early->output].input == i) return;
+// The model's cascade from the catalog, or NULL where it has none; in `context`, which releases
+// the small program.
+CascadeModel* load_cascade(const BoundModel* model, MemoryContext context) {
+    const CatalogEntry* entry = model->entry;
+    if (!entry->classification || !entry->has_probabilities) return NULL;
     char* text = catalog_cascade(entry->id);
-    if (text == NULL) return;
-    const int proba_width = input->model->proba_width;
-    const int F = input->num_features;
-    MemoryContext context = state->buffer_context;
-    CascadeScoring* c = (CascadeScoring*)MemoryContextAllocZero(context, sizeof(CascadeScoring));
+    if (text == NULL) return NULL;
+    const int proba_width = model->proba_width;
+    const int F = entry->num_features;
+    CascadeModel* c = (CascadeModel*)MemoryContextAllocZero(context, sizeof(CascadeModel));
     MemoryContextCallback* release = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
     MemoryContextCallback* forget = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
     // C++ work alone in the guard; PostgreSQL's allocations after it, from the parsed copy.
@@ -158,8 +150,137 @@ void cascade_activate(PredictBatchState* state, int i) {
     c->class_of = (int*)MemoryContextAlloc(context, sizeof(int) * Max(c->num_classes, 1));
     for (int k = 0; k < c->num_features; k++) c->features[k] = parsed->features[k];
     for (int k = 0; k < c->num_classes; k++) c->class_of[k] = parsed->classes[k];
-    c->description = MemoryContextStrdup(context, parsed->description.c_str());
-    c->description = psprintf("%s%.2f", c->description, c->threshold);
+    c->description = psprintf("%s%.2f", parsed->description.c_str(), c->threshold);
+    c->used = (int*)MemoryContextAlloc(context, sizeof(int) * Max(F, 1));
+    for (int f = 0; f < F; f++)
+        if (!entry->is_unused[f]) c->used[c->num_used++] = f;
+    c->context = context;
+    pfree(text);
+    return c;
+}
+
+// Scratch for `rows` rows of F features of `feature_bytes` each and outputs `width` wide.
+void reserve(CascadeModel* c, int64 rows, int F, size_t feature_bytes, int width) {
+    if (c->rows_allocated >= rows && c->feature_bytes == feature_bytes) return;
+    rows = Max(rows, c->rows_allocated);
+    auto grow = [&](void* old, size_t bytes) {
+        return old == NULL ? MemoryContextAllocHuge(c->context, bytes) : repalloc_huge(old, bytes);
+    };
+    c->small_x = (float*)grow(c->small_x, sizeof(float) * rows * Max(c->num_features, 1));
+    c->small_out = (float*)grow(c->small_out, sizeof(float) * rows * c->num_classes);
+    c->undecided = (int64*)grow(c->undecided, sizeof(int64) * rows);
+    c->packed_x = grow(c->packed_x, feature_bytes * rows * Max(F, 1));
+    c->packed_out = (float*)grow(c->packed_out, sizeof(float) * rows * Max(width, 1));
+    c->rows_allocated = rows;
+    c->feature_bytes = feature_bytes;
+}
+
+// The small model over every row's chosen features (into small_out).
+template <typename Feature>
+void run_small(CascadeModel* c, const Feature* x, int64 rows, int F) {
+    for (int64 r = 0; r < rows; r++)
+        for (int k = 0; k < c->num_features; k++)
+            c->small_x[r * c->num_features + k] = (float)x[r * F + c->features[k]];
+    guarded([&] { runtime::run_program(c->program, c->small_x, rows, c->num_features, c->small_out); });
+}
+
+// The small model's class for row r where it is sure of it (by its probability), else -1.
+int sure_class(const CascadeModel* c, int64 r) {
+    const float* p = c->small_out + r * c->num_classes;
+    int best = 0;
+    for (int k = 1; k < c->num_classes; k++)
+        if (p[k] > p[best]) best = k;  // the first of ties, as numpy
+    return p[best] >= c->threshold ? best : -1;
+}
+
+// A decided row's output: the class one-hot, which predict and predict_label read as that class.
+void write_class(const CascadeModel* c, int best, float* o, int width, int label_offset) {
+    for (int k = 0; k < width; k++) o[k] = 0.0f;
+    o[label_offset + c->class_of[best]] = 1.0f;
+}
+
+// The full program over the `undecided` packed rows, their outputs copied back into `out`.
+template <typename Feature>
+void run_full(CascadeModel* c, runtime::Program* full, int64 undecided, int F, float* out, int width) {
+    if (undecided == 0) return;
+    const Feature* packed = (const Feature*)c->packed_x;
+    float* packed_out = c->packed_out;
+    guarded([&] { runtime::run_program(full, packed, undecided, F, packed_out); });
+    for (int64 u = 0; u < undecided; u++)
+        memcpy(out + c->undecided[u] * width, c->packed_out + u * width, sizeof(float) * width);
+}
+
+template <typename Feature>
+int64 run_rows(CascadeModel* c, const BoundModel* model, runtime::Program* full, const Feature* x, int64 rows,
+               float* out) {
+    const int F = model->entry->num_features;
+    const int width = model->output_width;
+    reserve(c, rows, F, sizeof(Feature), width);
+    run_small(c, x, rows, F);
+    int64 undecided = 0;
+    for (int64 r = 0; r < rows; r++) {
+        const Feature* row = x + r * F;
+        int best = sure_class(c, r);
+        for (int k = 0; best >= 0 && k < c->num_used; k++)
+            if (std::isnan(row[c->used[k]])) best = -1;
+        if (best >= 0) {
+            write_class(c, best, out + r * width, width, model->label_offset);
+        } else {
+            c->undecided[undecided] = r;
+            memcpy((Feature*)c->packed_x + undecided * F, row, sizeof(Feature) * F);
+            undecided++;
+        }
+    }
+    run_full<Feature>(c, full, undecided, F, out, width);
+    return rows - undecided;
+}
+
+bool label_outputs_only(const PredictBatchState* state, int i) {
+    bool any = false;
+    for (int j = 0; j < state->plan->num_outputs; j++) {
+        const BatchOutput* output = &state->plan->outputs[j];
+        if (output->input != i) continue;
+        if (output->kind != PredictCallKind::Predict && output->kind != PredictCallKind::PredictLabel) return false;
+        any = true;
+    }
+    return any;
+}
+
+}  // namespace
+
+CascadeModel* cascade_load(const BoundModel* model, const PredictCallKind* kinds, int num_kinds,
+                           MemoryContext context) {
+    if (!cascades_enabled || num_kinds == 0) return NULL;
+    for (int k = 0; k < num_kinds; k++)
+        if (kinds[k] != PredictCallKind::Predict && kinds[k] != PredictCallKind::PredictLabel) return NULL;
+    return load_cascade(model, context);
+}
+
+int64 cascade_run(CascadeModel* c, const BoundModel* model, runtime::Program* full, const float* x, int64 rows,
+                  float* out) {
+    return run_rows(c, model, full, x, rows, out);
+}
+
+int64 cascade_run(CascadeModel* c, const BoundModel* model, runtime::Program* full, const double* x, int64 rows,
+                  float* out) {
+    return run_rows(c, model, full, x, rows, out);
+}
+
+void cascade_activate(PredictBatchState* state, int i) {
+    InputState* input = &state->inputs[i];
+    input->cascade = NULL;
+    // Not where the GPU may score a batch: the fill would have skipped the deferred text.
+    if (!cascades_enabled || input->per_row != NULL || input->model == NULL || state->gpu_possible) return;
+    if (!label_outputs_only(state, i)) return;
+    const EarlyExitPlan* early = &state->plan->early_exit;
+    if (early->output >= 0 && state->plan->outputs[early->output].input == i) return;
+    MemoryContext context = state->buffer_context;
+    CascadeModel* model = load_cascade(input->model, context);
+    if (model == NULL) return;
+    const CatalogEntry* entry = input->model->entry;
+    const int F = input->num_features;
+    CascadeScoring* c = (CascadeScoring*)MemoryContextAllocZero(context, sizeof(CascadeScoring));
+    c->model = model;
     // A vectorizer the small model reads none of the slots of: all its slots skipped by the
     // fill, its first slot (which writes them all) filled for the undecided rows.
     c->deferred = (bool*)MemoryContextAllocZero(context, sizeof(bool) * Max(F, 1));
@@ -172,7 +293,7 @@ void cascade_activate(PredictBatchState* state, int i) {
             if (k <= 0 || entry->is_unused[f] || input->convert[f] != NULL) continue;  // not a first slot
             bool small_reads = false;
             for (int s = 0; s < k; s++)
-                for (int j = 0; j < c->num_features; j++) small_reads = small_reads || c->features[j] == slots[s];
+                for (int j = 0; j < model->num_features; j++) small_reads = small_reads || model->features[j] == slots[s];
             if (small_reads) continue;
             for (int s = 0; s < k; s++) c->deferred[slots[s]] = true;
             c->deferred_list[c->num_deferred++] = f;
@@ -181,7 +302,6 @@ void cascade_activate(PredictBatchState* state, int i) {
     for (int f = 0; f < F; f++)
         if (!entry->is_unused[f] && !c->deferred[f]) c->read[c->num_read++] = f;
     input->cascade = c;
-    pfree(text);
 }
 
 bool cascade_defers(const InputState* input, int f) { return input->cascade != NULL && input->cascade->deferred[f]; }
@@ -227,59 +347,55 @@ void deferred_value(const PredictBatchState* state, const InputState* input, con
     }
 }
 
-void reserve(PredictBatchState* state, InputState* input, CascadeScoring* c) {
-    const int rows = state->allocated_rows;
-    if (c->rows_allocated >= rows) return;
-    MemoryContext context = state->buffer_context;
-    const size_t feature = input->x64 != NULL ? sizeof(double) : sizeof(float);
-    auto grow = [&](void* old, size_t bytes) {
-        return old == NULL ? MemoryContextAllocHuge(context, bytes) : repalloc_huge(old, bytes);
-    };
-    c->small_x = (float*)grow(c->small_x, sizeof(float) * rows * Max(c->num_features, 1));
-    c->small_out = (float*)grow(c->small_out, sizeof(float) * rows * c->num_classes);
-    c->undecided = (int64*)grow(c->undecided, sizeof(int64) * rows);
-    c->packed_x = grow(c->packed_x, feature * rows * Max(input->num_features, 1));
-    c->packed_out = (float*)grow(c->packed_out, sizeof(float) * rows * Max(input->width, 1));
-    c->rows_allocated = rows;
-}
-
-// Decides the rows the small model is sure of (their outputs: the class one-hot, which predict
-// and predict_label read as that class), packs the others. Returns how many are undecided.
+// The batch's rows the small model is sure of get their class; the others get their deferred
+// text filled and are packed for the full model. Returns how many are undecided.
 template <typename Feature>
-int64 decide(const PredictBatchState* state, const InputState* input, const CascadeScoring* c, Feature* x, int64 rows,
-             int F, float* out, int width, int label_offset, Feature* packed) {
+int64 decide(const PredictBatchState* state, const InputState* input, const CascadeScoring* c, Feature* x,
+             int64 rows) {
+    CascadeModel* m = c->model;
+    const int F = input->num_features;
     int64 undecided = 0;
     for (int64 r = 0; r < rows; r++) {
-        const float* p = c->small_out + r * c->num_classes;
-        int best = 0;
-        for (int k = 1; k < c->num_classes; k++)
-            if (p[k] > p[best]) best = k;  // the first of ties, as numpy
         Feature* row = x + r * F;
-        bool sure = p[best] >= c->threshold;
-        for (int k = 0; sure && k < c->num_read; k++) sure = !std::isnan(row[c->read[k]]);
-        for (int k = 0; sure && k < c->num_deferred; k++) {  // NULL text: the model's rule decides
+        int best = sure_class(m, r);
+        for (int k = 0; best >= 0 && k < c->num_read; k++)
+            if (std::isnan(row[c->read[k]])) best = -1;
+        for (int k = 0; best >= 0 && k < c->num_deferred; k++) {  // NULL text: the model's rule decides
             Datum value;
             bool isnull;
             deferred_value(state, input, c, k, r, &value, &isnull);
-            sure = !isnull;
+            if (isnull) best = -1;
         }
-        if (sure) {
-            float* o = out + r * width;
-            for (int k = 0; k < width; k++) o[k] = 0.0f;
-            o[label_offset + c->class_of[best]] = 1.0f;
-        } else {
-            for (int k = 0; k < c->num_deferred; k++) {  // the text the small model did not need
-                Datum value;
-                bool isnull;
-                deferred_value(state, input, c, k, r, &value, &isnull);
-                const int f = c->deferred_list[k];
-                read_text_feature(input->model, f, value, isnull, input->text_column[f], input->blank_padded[f], row);
-            }
-            c->undecided[undecided] = r;
-            memcpy(packed + undecided * F, row, sizeof(Feature) * F);
-            undecided++;
+        if (best >= 0) {
+            write_class(m, best, input->out + r * input->width, input->width, input->model->label_offset);
+            continue;
         }
+        for (int k = 0; k < c->num_deferred; k++) {  // the text the small model did not need
+            Datum value;
+            bool isnull;
+            deferred_value(state, input, c, k, r, &value, &isnull);
+            const int f = c->deferred_list[k];
+            read_text_feature(input->model, f, value, isnull, input->text_column[f], input->blank_padded[f], row);
+        }
+        m->undecided[undecided] = r;
+        memcpy((Feature*)m->packed_x + undecided * F, row, sizeof(Feature) * F);
+        undecided++;
     }
+    return undecided;
+}
+
+template <typename Feature>
+int64 score_batch_rows(PredictBatchState* state, InputState* input, runtime::Program* full, Feature* x) {
+    CascadeModel* m = input->cascade->model;
+    const int64 rows = state->count;
+    const int F = input->num_features;
+    reserve(m, rows, F, sizeof(Feature), input->width);
+    run_small(m, x, rows, F);
+    // Detoasted text lives with the batch, as the fill's.
+    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+    const int64 undecided = decide(state, input, input->cascade, x, rows);
+    MemoryContextSwitchTo(old);
+    run_full<Feature>(m, full, undecided, F, input->out, input->width);
     return undecided;
 }
 
@@ -287,40 +403,11 @@ int64 decide(const PredictBatchState* state, const InputState* input, const Casc
 
 bool cascade_score(PredictBatchState* state, int i, runtime::Program* full, bool gpu) {
     InputState* input = &state->inputs[i];
-    CascadeScoring* c = input->cascade;
-    if (c == NULL) return false;
+    if (input->cascade == NULL) return false;
     if (gpu) elog(ERROR, "pg_predict: a cascade on a batch the GPU scores");  // cascade_activate prevents it
-    reserve(state, input, c);
-    const int64 rows = state->count;
-    const int F = input->num_features;
-    for (int64 r = 0; r < rows; r++)
-        for (int k = 0; k < c->num_features; k++)
-            c->small_x[r * c->num_features + k] = input->x64 != NULL ? (float)input->x64[r * F + c->features[k]]
-                                                                     : input->x32[r * F + c->features[k]];
-    guarded([&] { runtime::run_program(c->program, c->small_x, rows, c->num_features, c->small_out); });
-    const int width = input->width;
-    const int label_offset = input->model->label_offset;
-    // Detoasted text lives with the batch, as the fill's.
-    MemoryContext old = MemoryContextSwitchTo(state->batch_context);
-    int64 undecided =
-        input->x64 != NULL
-            ? decide(state, input, c, input->x64, rows, F, input->out, width, label_offset, (double*)c->packed_x)
-            : decide(state, input, c, input->x32, rows, F, input->out, width, label_offset, (float*)c->packed_x);
-    MemoryContextSwitchTo(old);
-    if (undecided > 0) {
-        const void* packed = c->packed_x;
-        float* packed_out = c->packed_out;
-        const bool float64 = input->x64 != NULL;
-        guarded([&] {
-            if (float64)
-                runtime::run_program(full, (const double*)packed, undecided, F, packed_out);
-            else
-                runtime::run_program(full, (const float*)packed, undecided, F, packed_out);
-        });
-        for (int64 u = 0; u < undecided; u++)
-            memcpy(input->out + c->undecided[u] * width, c->packed_out + u * width, sizeof(float) * width);
-    }
-    state->rows_decided += rows - undecided;
+    const int64 undecided = input->x64 != NULL ? score_batch_rows(state, input, full, input->x64)
+                                               : score_batch_rows(state, input, full, input->x32);
+    state->rows_decided += state->count - undecided;
     state->rows_full_model += undecided;
     return true;
 }
@@ -330,7 +417,7 @@ void cascade_explain(const PredictBatchState* state, int i, const char* suffix, 
     if (input->cascade == NULL) return;
     char label[64];
     snprintf(label, sizeof(label), "Cascade%s", suffix);
-    ExplainPropertyText(label, input->cascade->description, es);
+    ExplainPropertyText(label, input->cascade->model->description, es);
 }
 
 }  // namespace pg_predict::pg

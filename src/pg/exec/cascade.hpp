@@ -1,10 +1,13 @@
 // Scoring through a version's cascade (issue 48; create_cascade builds it, sql/cascade_function.cpp):
 // the small model over every row of the batch, then the full model only over the rows it is not
 // sure of. Only where the result is a label (predict, predict_label of a classifier), with
-// pg_predict.cascades on; predict_proba and everything else keep the full model.
+// pg_predict.cascades on; predict_proba and everything else keep the full model. Every path
+// that scores a label applies it alike (the node, the predict functions, per-tenant models):
+// no query shape changes what a cascade gives.
 #pragma once
 
 #include "exec/state.hpp"
+#include "exec/model_binding.hpp"
 
 extern "C" {
 #include "commands/explain.h"
@@ -13,6 +16,20 @@ extern "C" {
 namespace pg_predict::pg {
 
 struct CascadeScoring;
+struct CascadeModel;
+
+// For the paths that score a bound model row by row or by group (the predict functions,
+// per-tenant models in the node): the version's cascade when pg_predict.cascades is on and every
+// call of `kinds` is a label; NULL otherwise. Lives in `context`, which releases it.
+CascadeModel* cascade_load(const BoundModel* model, const PredictCallKind* kinds, int num_kinds,
+                           MemoryContext context);
+
+// Scores `rows` rows of the model's features into `out` (rows x output_width): the small model's
+// class where it is sure, `full` over the rest. Returns the rows the small model decided.
+int64 cascade_run(CascadeModel* c, const BoundModel* model, runtime::Program* full, const float* x, int64 rows,
+                  float* out);
+int64 cascade_run(CascadeModel* c, const BoundModel* model, runtime::Program* full, const double* x, int64 rows,
+                  float* out);
 
 // At the first batch (load_programs): input i's cascade, when the setting is on, every output
 // of the input is a label, the early exit does not screen it, and its version has one. Reads

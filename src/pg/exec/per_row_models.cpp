@@ -1,5 +1,7 @@
 #include "exec/per_row_models.hpp"
 
+#include "exec/cascade.hpp"
+
 #include "features.hpp"
 #include "guard.hpp"
 #include "pg_predict/runtime/api.hpp"
@@ -46,6 +48,7 @@ struct RowModel {
     RowReader* reader;       // for the last row type seen
     bool reads_float64;
     const void* featurizer;  // the program's shared featurizer (runtime::program_featurizer)
+    CascadeModel* cascade;   // the bound version's cascade (pg_predict.cascades), or NULL
     size_t bytes;            // what the program cache counts for its program
     bool scored;             // counted in PerRowCounters::models
     bool fresh;              // bound since its last group: its next group counts a hit or a load
@@ -191,6 +194,7 @@ void release_model(PerRowModels* p, RowModel* m) {
     m->model = NULL;
     m->reader = NULL;
     m->featurizer = NULL;
+    m->cascade = NULL;
     MemoryContextReset(m->context);  // releases the program
     p->counters.released++;
 }
@@ -205,6 +209,7 @@ void bind_row_model(PerRowModels* p, RowModel* m) {
     for (int o = 0; o < p->num_outputs; o++) check_call(model->entry, p->kinds[o]);
     load_bound_program(model);
     MemoryContextSwitchTo(old);
+    m->cascade = cascade_load(model, p->kinds, p->num_outputs, m->context);
     m->model = model;  // only once bound: an error leaves it to bind again
     flush_usage_when_freed(m);
     m->fresh = true;
@@ -325,15 +330,22 @@ void score_rows(PredictBatchState* state, PerRowModels* p, RowModel* m, int firs
     float* out = p->out;
     instr_time start, elapsed;
     INSTR_TIME_SET_CURRENT(start);
-    guarded([&] {
-        if (x32 != NULL && rows <= one_row_group && runtime::program_scores_one_row(program)) {
-            for (int64 k = 0; k < rows; k++) runtime::run_one_row(program, x32 + k * cols, out + k * width);
-        } else if (x64 != NULL) {
-            runtime::run_program(program, x64, rows, cols, out);
-        } else {
-            runtime::run_program(program, x32, rows, cols, out);
-        }
-    });
+    if (m->cascade != NULL) {
+        const int64 decided = x64 != NULL ? cascade_run(m->cascade, m->model, program, x64, rows, out)
+                                          : cascade_run(m->cascade, m->model, program, x32, rows, out);
+        state->rows_decided += decided;
+        state->rows_full_model += rows - decided;
+    } else {
+        guarded([&] {
+            if (x32 != NULL && rows <= one_row_group && runtime::program_scores_one_row(program)) {
+                for (int64 k = 0; k < rows; k++) runtime::run_one_row(program, x32 + k * cols, out + k * width);
+            } else if (x64 != NULL) {
+                runtime::run_program(program, x64, rows, cols, out);
+            } else {
+                runtime::run_program(program, x32, rows, cols, out);
+            }
+        });
+    }
     INSTR_TIME_SET_CURRENT(elapsed);
     INSTR_TIME_SUBTRACT(elapsed, start);
     INSTR_TIME_ADD(state->model_time, elapsed);

@@ -6,6 +6,7 @@
 #include "features.hpp"
 #include "guard.hpp"
 #include "heap_trim.hpp"
+#include "exec/cascade.hpp"
 #include "exec/model_binding.hpp"
 #include "plan/invalidation.hpp"
 #include "catalog/jsonb_text.hpp"
@@ -63,6 +64,10 @@ struct CallSiteModel {
     MemoryContext context;  // holds what is bound to the current version (model, reader, buffers)
     uint64 generation;      // catalog_generation() when bound
     PendingUsage* usage;    // the usage statistics' record of the bound version (check its model_id)
+    // The version's cascade (pg_predict.cascades), looked up at the first call with the setting
+    // on: as the node scores a label, so does this path.
+    CascadeModel* cascade;
+    bool cascade_checked;
 };
 
 // Binds the version the statement sees, releasing the one bound before (its context's reset
@@ -79,6 +84,8 @@ void bind_call_site_model(CallSiteModel* m) {
     m->reader = NULL;
     m->x32 = NULL;
     m->x64 = NULL;
+    m->cascade = NULL;
+    m->cascade_checked = false;
     MemoryContext old = MemoryContextSwitchTo(m->context);
     m->model = bind_model_entry(m->name, m->context, model_output(m->kind));
     check_call(m->model->entry, m->kind);  // also for a new version: a replace may change its kind
@@ -225,6 +232,19 @@ void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
     int64 cols = m->model->entry->num_features;
     float* out = m->out;
     if (read != NULL) INSTR_TIME_SET_CURRENT(*read);
+    if (cascades_enabled) {
+        if (!m->cascade_checked) {
+            m->cascade = cascade_load(m->model, &m->kind, 1, m->context);
+            m->cascade_checked = true;
+        }
+        if (m->cascade != NULL) {
+            if (m->x64 != NULL)
+                cascade_run(m->cascade, m->model, program, m->x64, 1, out);
+            else
+                cascade_run(m->cascade, m->model, program, m->x32, 1, out);
+            return;
+        }
+    }
     if (m->x32 != NULL && runtime::program_scores_one_row(program)) {
         const float* x = m->x32;
         guarded([&] { runtime::run_one_row(program, x, out); });  // no torch: see runtime/row_shortcut.cpp
