@@ -321,6 +321,99 @@ def test_text_pipeline(env):
         raise Failure(f"{bad} labels differ ({int(sure.sum())} decided, {int(undecided_rows.sum())} left)")
 
 
+def top_k_check(env, sql_value, sql_order, k, estimate, exact, descending, label):
+    """ORDER BY <value> LIMIT k through the filter: every score exact, the rows the exact top k
+    of a kept set that holds the filter's best 10 x k, and as many rows as asked."""
+    sql = f"SELECT id, {sql_value} AS v FROM t ORDER BY v {sql_order}, id LIMIT {k}"
+    got = env.query(sql)
+    assert_equal(f"{label}: rows", len(got), k)
+    for i, v in got:
+        if v != exact[i - 1]:
+            raise Failure(f"{label}: row {i} scored {v}, the model gives {exact[i - 1]}")
+    sign = 1.0 if descending else -1.0
+    order = np.argsort(-sign * estimate, kind="stable")
+    surely_kept = set(int(r) + 1 for r in order[:10 * k])
+    worst = min(sign * v for _, v in got)
+    returned = {i for i, _ in got}
+    for i in surely_kept - returned:
+        if sign * exact[i - 1] > worst:
+            raise Failure(f"{label}: row {i}, among the filter's best {10 * k}, scores {exact[i - 1]} and beats "
+                          f"a returned row ({sign * worst})")
+    return got
+
+
+def test_top_k_filter(env):
+    """pg_predict.approximate_top_k: a regressor's filter (create_cascade builds only it) and a
+    classifier's cascade as the filter of predict_proba[k]; descending and ascending, in
+    parallel workers; EXPLAIN says which applied and why not; off, the exact order."""
+    rng = np.random.default_rng(7)
+    X = DF[COLUMNS].to_numpy(dtype=np.float32)
+    y = 3 * DF["c0"].fillna(0) - 2 * DF["c1"].fillna(0) + DF["c2"].fillna(0) * DF["c3"].fillna(0) \
+        + rng.normal(0, 0.2, N_ROWS)
+    reg = xgb.XGBRegressor(n_estimators=120, max_depth=5, random_state=0, tree_method="hist", n_jobs=1)
+    reg.fit(DF[COLUMNS], y)
+    pg_predict.deploy(env.conn, "reg", reg, feature_names=COLUMNS)
+    (result,), = env.query("SELECT create_cascade('reg', 'SELECT * FROM t', 0.01, '{\"seed\": 3}')")
+    assert_equal("uses", result["uses"], ["top_k_filter"])
+    assert_equal("no threshold", (result["threshold"], result["decided"]), (None, None))
+    if not result["recall"]["descending"] > 0.5:
+        raise Failure(f"the filter's recall {result['recall']}")
+    stored = stored_cascade(env, "reg")
+    estimate = small_booster(stored).predict(xgb.DMatrix(X[:, stored["features"]], missing=np.nan))
+    exact = [r[0] for r in env.query("SELECT predict('reg', t) FROM t ORDER BY id")]
+    exact_proba = [r[0] for r in env.query("SELECT (predict_proba('full', t))[3] FROM t ORDER BY id")]
+    env.query("SELECT create_cascade('full', 'SELECT * FROM t', 0.01, '{\"seed\": 5}')")
+    cstored = stored_cascade(env, "full")
+    p = small_booster(cstored).predict(xgb.DMatrix(X[:, cstored["features"]], missing=np.nan))
+    proba_estimate = p[:, cstored["classes"].index(2)]
+    plain = "SELECT id FROM t ORDER BY predict('reg', t) DESC LIMIT 10"
+    exact_top = [r[0] for r in env.query(plain)]
+    env.conn.execute("SET pg_predict.approximate_top_k = on")
+    try:
+        for descending in (True, False):
+            order = "DESC" if descending else "ASC"
+            got = top_k_check(env, "predict('reg', t)", order, 10, estimate, exact, descending, f"regressor {order}")
+            if descending:
+                recall = len({i for i, _ in got} & set(exact_top)) / 10
+                if recall < 0.8:
+                    raise Failure(f"recall {recall} of the exact top 10")
+            top_k_check(env, "(predict_proba('full', t))[3]", order, 10, proba_estimate, exact_proba, descending,
+                        f"classifier {order}")
+        plan = "\n".join(r[0] for r in env.query(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM t ORDER BY predict('reg', t) DESC LIMIT 10"))
+        if f"Top-K Filter: 10 x 10 rows ({result['trees']} trees on {len(result['inputs'])} inputs)" not in plan:
+            raise Failure(f"EXPLAIN lacks the filter:\n{plan}")
+        assert_equal("rows filtered", int(plan.split("Rows Scored by the Filter: ")[1].split()[0]), N_ROWS)
+        kept = int(plan.split("Rows Kept by the Filter: ")[1].split()[0])
+        if not 100 <= kept <= N_ROWS // 20:
+            raise Failure(f"kept {kept} rows: expected 100 to 5% of {N_ROWS}")
+        assert_equal("rows scored by the model", int(plan.split("Rows Scored: ")[1].split()[0]), kept)
+        plan = "\n".join(r[0] for r in env.query(
+            "EXPLAIN (COSTS OFF) SELECT id FROM t ORDER BY predict('full', t) DESC LIMIT 10"))
+        if "Top-K Filter: not used" not in plan and "Top-K Filter" in plan:
+            raise Failure(f"a label's top-K:\n{plan}")
+        env.conn.execute("SELECT drop_cascade('reg')")
+        plan = "\n".join(r[0] for r in env.query(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM t ORDER BY predict('reg', t) DESC LIMIT 10"))
+        if "Top-K Filter: not used: the model has no filter" not in plan:
+            raise Failure(f"EXPLAIN without a filter:\n{plan}")
+        assert_equal("no filter: the exact top 10", [r[0] for r in env.query(plain)], exact_top)
+        for k, v in {"max_parallel_workers_per_gather": 2, "parallel_setup_cost": 0, "parallel_tuple_cost": 0,
+                     "min_parallel_table_scan_size": 0}.items():
+            env.conn.execute(f"SET {k} = {v}")
+        plan = "\n".join(r[0] for r in env.query(
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM t ORDER BY (predict_proba('full', t))[3] DESC LIMIT 10"))
+        if "Workers Launched" not in plan or "Rows Kept by the Filter" not in plan:
+            raise Failure(f"no parallel filter:\n{plan}")
+        assert_equal("parallel: rows filtered", int(plan.split("Rows Scored by the Filter: ")[1].split()[0]), N_ROWS)
+        top_k_check(env, "(predict_proba('full', t))[3]", "DESC", 10, proba_estimate, exact_proba, True, "parallel")
+        env.conn.execute("RESET ALL")
+        assert_equal("off: the exact top 10", [r[0] for r in env.query(plain)], exact_top)
+    finally:
+        env.conn.execute("RESET ALL")
+        env.query("SELECT drop_model('reg')")
+
+
 def test_bad_input(env):
     """Each an ERROR naming the problem; the catalog unchanged."""
     env.query("SELECT create_cascade('full', 'SELECT * FROM t', 0.01)")
@@ -341,14 +434,6 @@ def test_bad_input(env):
         message = env.error(sql)
         if needle not in message:
             raise Failure(f"{sql}: error {message!r} lacks {needle!r}")
-    # A regression model: no cascade (the top-K filter is not built yet).
-    env.query("SELECT create_model('reg', %s::jsonb)",
-              (json.dumps({"format": "sklearn", "version": 1, "task": "regression",
-                           "inputs": [{"name": "c0", "type": "numeric"}, {"name": "c1", "type": "numeric"}],
-                           "steps": [{"type": "LinearRegression", "coef": [1.0, 2.0], "intercept": 0.5}]}),))
-    message = env.error("SELECT create_cascade('reg', 'SELECT * FROM t', 0.01)")
-    if "not a classifier" not in message:
-        raise Failure(f"regressor: {message}")
     # Only the owner builds or drops a cascade; USAGE is not enough.
     for sql in ("CREATE ROLE someone LOGIN", "GRANT SELECT ON t TO someone",
                 "SELECT grant_model_usage('full', 'someone')"):
@@ -367,6 +452,7 @@ add_test("scoring", test_scoring)
 add_test("query_shapes", test_query_shapes)
 add_test("versions_and_drop", test_versions_and_drop)
 add_test("text_pipeline", test_text_pipeline)
+add_test("top_k_filter", test_top_k_filter)
 add_test("bad_input", test_bad_input)
 
 if __name__ == "__main__":

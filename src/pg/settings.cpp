@@ -19,6 +19,8 @@ int keep_versions = 0;
 int stats_max = 1000;
 bool early_exit_enabled = true;
 bool cascades_enabled = false;
+bool approximate_top_k = false;
+int top_k_filter_factor = 10;
 bool prune_models = true;
 bool overlap_batches = true;
 bool share_featurizers = true;
@@ -116,6 +118,16 @@ void define_settings() {
         "A version with a cascade (create_cascade) gives the small model's label where it is at least as sure as "
         "the cascade's threshold, and the model's elsewhere: approximate, so off by default.",
         &cascades_enabled, false, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomBoolVariable(
+        "pg_predict.approximate_top_k", "Answer ORDER BY a score LIMIT K through the model's top-K filter.",
+        "A version with a filter (create_cascade) scores every row with it, keeps the best "
+        "max(top_k_filter_factor x K, 5% of the rows) and scores only those with the model: the top K by the "
+        "model's exact score among them. Approximate, so off by default.",
+        &approximate_top_k, false, PGC_USERSET, 0, NULL, NULL, NULL);
+    DefineCustomIntVariable(
+        "pg_predict.top_k_filter_factor", "Rows a top-K filter keeps per row the query asks for.",
+        "The filter keeps at least this many times K rows (Willump's c), more where 5% of the rows is more.",
+        &top_k_filter_factor, 10, 1, 100000, PGC_USERSET, 0, NULL, NULL, NULL);
     DefineCustomBoolVariable(
         "pg_predict.enable_batching", "Score predict() calls in batches with a PredictBatch plan node.",
         "When off, every call runs the model for one row at a time.", &batching_enabled, true,

@@ -20,6 +20,8 @@ extern int max_gpu_backends;    // pg_predict.max_gpu_backends (enforced when pr
 
 extern int keep_versions;       // pg_predict.keep_versions: versions a name keeps (0: all)
 extern int stats_max;           // pg_predict.stats_max: model versions the usage statistics keep
+extern bool approximate_top_k;  // pg_predict.approximate_top_k: ORDER BY a score LIMIT K through a filter (off)
+extern int top_k_filter_factor;  // pg_predict.top_k_filter_factor: rows kept per row asked for (10)
 extern bool cascades_enabled;   // pg_predict.cascades: predict through a version's cascade (off)
 extern bool early_exit_enabled; // pg_predict.early_exit: thresholds and top-K stop rows early
 extern bool prune_models;       // pg_predict.prune_models: specialize models for the WHERE clause

@@ -2,6 +2,7 @@
 // time: load the programs, read the batch (fill.cpp), screen it, score it, hand rows up), end
 // and rescan; EXPLAIN's part is explain.cpp.
 #include "exec/cascade.hpp"
+#include "exec/top_k_filter.hpp"
 #include "exec/scan_methods.hpp"
 
 #include <cmath>
@@ -207,6 +208,7 @@ void load_programs(PredictBatchState* state) {
                             model->entry->classification || model->output_width != 1 ? -1 : 0, model->proba_width,
                             state->gpu_possible, state->inputs[i].reads_float64, state->buffer_context);
     }
+    top_k_filter_activate(state);
     if (overlap_wanted(state)) start_overlap(state);
     // The overlap keeps two batches, and the kernel's margins for each.
     const size_t per_row = state->overlap ? 2 * (row_bytes(state) + sizeof(float)) : row_bytes(state);
@@ -456,13 +458,14 @@ namespace {
 // Pulls the next batch from the child and scores it. False when the child had no more rows.
 bool pull_batch(PredictBatchState* state) {
     if (state->overlap) return pull_batch_overlapped(state);
-    if (state->child_done) return false;
+    if (state->child_done && !top_k_filter_active(state)) return false;
     CHECK_FOR_INTERRUPTS();
     if (!state->programs_loaded) {
         load_programs(state);
         if (state->overlap) return pull_batch_overlapped(state);
     }
-    if (!read_batch(state)) return false;
+    // With a top-K filter, the batches are the rows it kept (the child is read through it first).
+    if (top_k_filter_active(state) ? !top_k_filter_next_batch(state) : !read_batch(state)) return false;
     // An error while an input's program runs counts against that model version.
     PG_TRY();
     {
@@ -562,6 +565,7 @@ void rescan(CustomScanState* node) {
     state->target = Min(first_batch_rows, state->capacity);
     state->screened = false;
     early_exit_rescan(&state->early);
+    top_k_filter_rescan(state);
     if (state->batch_context != NULL) MemoryContextReset(state->batch_context);
     PlanState* child = outerPlanState(node);
     if (child->chgParam == NULL) ExecReScan(child);

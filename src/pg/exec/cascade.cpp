@@ -31,10 +31,13 @@ struct CascadeModel {
     double threshold;           // decided: the largest small-model probability >= threshold
     int* used;                  // the full model's features that are read: a row with a NaN among
     int num_used;               // them (a NULL) is never decided
-    const char* description;    // for EXPLAIN
+    bool classification;        // a classifier's cascade (else a regressor's filter: one value)
+    const char* description;    // for EXPLAIN: "20 trees on 2 inputs, confidence >= 0.84"
+    const char* filter_description;  // "20 trees on 2 inputs"
     MemoryContext context;      // of the scratch
     int64 rows_allocated;
     size_t feature_bytes;       // of the packed rows' features
+    int width_allocated;        // of the packed rows' outputs
     float* small_x;
     float* small_out;
     int64* undecided;
@@ -78,7 +81,8 @@ ParsedCascade parse_cascade(const char* text) {
     ParsedCascade c;
     c.features = j.at("features").get<std::vector<int>>();
     for (double v : j.at("classes").get<std::vector<double>>()) c.classes.push_back(static_cast<int>(v));
-    c.threshold = j.at("threshold").get<double>();
+    // A regressor's filter has no threshold (JSON null).
+    c.threshold = j.at("threshold").is_number() ? j.at("threshold").get<double>() : 1.0;
     c.program_id = j.at("program_id").get<int64_t>();
     c.trees = j.at("trees").get<int>();
     c.document = j.at("model").dump();
@@ -102,11 +106,12 @@ runtime::Program* small_program(const ParsedCascade& c) {
     return runtime::load_program(c.program_id, bytes.data(), bytes.size());
 }
 
-// The model's cascade from the catalog, or NULL where it has none; in `context`, which releases
-// the small program.
-CascadeModel* load_cascade(const BoundModel* model, MemoryContext context) {
+}  // namespace
+
+CascadeModel* cascade_model(const BoundModel* model, MemoryContext context) {
     const CatalogEntry* entry = model->entry;
-    if (!entry->classification || !entry->has_probabilities) return NULL;
+    if (entry->classification && !entry->has_probabilities) return NULL;
+    const bool classification = entry->classification;
     char* text = catalog_cascade(entry->id);
     if (text == NULL) return NULL;
     const int proba_width = model->proba_width;
@@ -123,13 +128,16 @@ CascadeModel* load_cascade(const BoundModel* model, MemoryContext context) {
             for (int k : p->classes)
                 if (k < 0 || k >= proba_width)
                     fail(ErrorCategory::InvalidModel, "the cascade gives a class the model does not have");
+            if (classification == p->classes.empty())
+                fail(ErrorCategory::InvalidModel, "the cascade's classes do not fit the model");
             p->program = small_program(*p);
-            if (runtime::program_output_width(p->program) != static_cast<int>(p->classes.size()) ||
-                runtime::program_reads_float64(p->program)) {
+            // A classifier's: one probability per class; a regressor's filter: one value.
+            const int width = classification ? static_cast<int>(p->classes.size()) : 1;
+            if (runtime::program_output_width(p->program) != width || runtime::program_reads_float64(p->program)) {
                 runtime::release_program(p->program);
                 fail(ErrorCategory::InvalidModel, "the cascade's small model does not fit its classes");
             }
-            p->description = std::to_string(p->trees) + " trees on " + p->inputs + " inputs, confidence >= ";
+            p->description = std::to_string(p->trees) + " trees on " + p->inputs + " inputs";
         } catch (...) {
             delete p;
             throw;
@@ -150,7 +158,10 @@ CascadeModel* load_cascade(const BoundModel* model, MemoryContext context) {
     c->class_of = (int*)MemoryContextAlloc(context, sizeof(int) * Max(c->num_classes, 1));
     for (int k = 0; k < c->num_features; k++) c->features[k] = parsed->features[k];
     for (int k = 0; k < c->num_classes; k++) c->class_of[k] = parsed->classes[k];
-    c->description = psprintf("%s%.2f", parsed->description.c_str(), c->threshold);
+    c->classification = classification;
+    c->description = classification ? psprintf("%s, confidence >= %.2f", parsed->description.c_str(), c->threshold)
+                                    : pstrdup(parsed->description.c_str());
+    c->filter_description = pstrdup(parsed->description.c_str());
     c->used = (int*)MemoryContextAlloc(context, sizeof(int) * Max(F, 1));
     for (int f = 0; f < F; f++)
         if (!entry->is_unused[f]) c->used[c->num_used++] = f;
@@ -159,20 +170,24 @@ CascadeModel* load_cascade(const BoundModel* model, MemoryContext context) {
     return c;
 }
 
+namespace {
+
 // Scratch for `rows` rows of F features of `feature_bytes` each and outputs `width` wide.
 void reserve(CascadeModel* c, int64 rows, int F, size_t feature_bytes, int width) {
-    if (c->rows_allocated >= rows && c->feature_bytes == feature_bytes) return;
+    if (c->rows_allocated >= rows && c->feature_bytes == feature_bytes && c->width_allocated >= width) return;
     rows = Max(rows, c->rows_allocated);
+    width = Max(Max(width, c->width_allocated), 1);
     auto grow = [&](void* old, size_t bytes) {
         return old == NULL ? MemoryContextAllocHuge(c->context, bytes) : repalloc_huge(old, bytes);
     };
     c->small_x = (float*)grow(c->small_x, sizeof(float) * rows * Max(c->num_features, 1));
-    c->small_out = (float*)grow(c->small_out, sizeof(float) * rows * c->num_classes);
+    c->small_out = (float*)grow(c->small_out, sizeof(float) * rows * Max(c->num_classes, 1));
     c->undecided = (int64*)grow(c->undecided, sizeof(int64) * rows);
     c->packed_x = grow(c->packed_x, feature_bytes * rows * Max(F, 1));
-    c->packed_out = (float*)grow(c->packed_out, sizeof(float) * rows * Max(width, 1));
+    c->packed_out = (float*)grow(c->packed_out, sizeof(float) * rows * width);
     c->rows_allocated = rows;
     c->feature_bytes = feature_bytes;
+    c->width_allocated = width;
 }
 
 // The small model over every row's chosen features (into small_out).
@@ -250,10 +265,10 @@ bool label_outputs_only(const PredictBatchState* state, int i) {
 
 CascadeModel* cascade_load(const BoundModel* model, const PredictCallKind* kinds, int num_kinds,
                            MemoryContext context) {
-    if (!cascades_enabled || num_kinds == 0) return NULL;
+    if (!cascades_enabled || num_kinds == 0 || !model->entry->classification) return NULL;
     for (int k = 0; k < num_kinds; k++)
         if (kinds[k] != PredictCallKind::Predict && kinds[k] != PredictCallKind::PredictLabel) return NULL;
-    return load_cascade(model, context);
+    return cascade_model(model, context);
 }
 
 int64 cascade_run(CascadeModel* c, const BoundModel* model, runtime::Program* full, const float* x, int64 rows,
@@ -266,16 +281,39 @@ int64 cascade_run(CascadeModel* c, const BoundModel* model, runtime::Program* fu
     return run_rows(c, model, full, x, rows, out);
 }
 
+int cascade_filter_output(const CascadeModel* c, int column) {
+    if (!c->classification) return column < 0 ? 0 : -1;
+    for (int k = 0; k < c->num_classes; k++)
+        if (c->class_of[k] == column) return k;
+    return -1;
+}
+
+const float* cascade_small_scores(CascadeModel* c, const float* x, int64 rows, int F, int* width) {
+    reserve(c, rows, F, sizeof(float), 1);
+    run_small(c, x, rows, F);
+    *width = c->classification ? c->num_classes : 1;
+    return c->small_out;
+}
+
+const float* cascade_small_scores(CascadeModel* c, const double* x, int64 rows, int F, int* width) {
+    reserve(c, rows, F, sizeof(double), 1);
+    run_small(c, x, rows, F);
+    *width = c->classification ? c->num_classes : 1;
+    return c->small_out;
+}
+
+const char* cascade_filter_description(const CascadeModel* c) { return c->filter_description; }
+
 void cascade_activate(PredictBatchState* state, int i) {
     InputState* input = &state->inputs[i];
     input->cascade = NULL;
     // Not where the GPU may score a batch: the fill would have skipped the deferred text.
     if (!cascades_enabled || input->per_row != NULL || input->model == NULL || state->gpu_possible) return;
-    if (!label_outputs_only(state, i)) return;
+    if (!input->model->entry->classification || !label_outputs_only(state, i)) return;
     const EarlyExitPlan* early = &state->plan->early_exit;
     if (early->output >= 0 && state->plan->outputs[early->output].input == i) return;
     MemoryContext context = state->buffer_context;
-    CascadeModel* model = load_cascade(input->model, context);
+    CascadeModel* model = cascade_model(input->model, context);
     if (model == NULL) return;
     const CatalogEntry* entry = input->model->entry;
     const int F = input->num_features;

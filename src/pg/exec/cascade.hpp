@@ -46,6 +46,19 @@ bool cascade_score(PredictBatchState* state, int i, runtime::Program* full, bool
 bool cascade_defers(const InputState* input, int f);
 void cascade_hold(PredictBatchState* state, InputState* input, int f, int row, Datum value, bool isnull);
 
+// The version's small model (a classifier's cascade, or a regressor's filter), whatever the
+// settings; NULL where the version has none. Lives in `context`, which releases it.
+CascadeModel* cascade_model(const BoundModel* model, MemoryContext context);
+
+// For a top-K filter (exec/top_k_filter.hpp): the small model's output that estimates the full
+// model's `column` (predict_proba's element; -1: a regressor's predict), or -1 where it has none;
+// its outputs over `rows` rows of the model's features (rows x width, valid until its next run);
+// and "20 trees on 2 inputs" for EXPLAIN.
+int cascade_filter_output(const CascadeModel* c, int column);
+const float* cascade_small_scores(CascadeModel* c, const float* x, int64 rows, int F, int* width);
+const float* cascade_small_scores(CascadeModel* c, const double* x, int64 rows, int F, int* width);
+const char* cascade_filter_description(const CascadeModel* c);
+
 // "Cascade: 20 trees on 2 of 8 inputs, confidence >= 0.84" for an active cascade.
 void cascade_explain(const PredictBatchState* state, int i, const char* suffix, ExplainState* es);
 

@@ -5,6 +5,7 @@
 
 #include "plan/node_private.hpp"
 #include "exec/cascade.hpp"
+#include "exec/top_k_filter.hpp"
 #include "exec/state.hpp"
 #include "exec/per_row_models.hpp"
 #include "exec/early_exit.hpp"
@@ -118,6 +119,7 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
         const char* call = psprintf("%s(%s)", output->kind == PredictCallKind::Predict ? "predict" : "predict_proba",
                                     state->plan->inputs[output->input].model);
         early_exit_explain(&state->early, call, es->analyze, es);
+        top_k_filter_explain(state, es);
     }
     if (es->analyze) {
         // This process's and, under a Gather, the parallel workers' (exec/worker_counters.hpp).
@@ -128,6 +130,10 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
             ExplainPropertyInteger("Rows Decided by Cascade", NULL, state->rows_decided + workers.rows_decided, es);
             ExplainPropertyInteger("Rows Scored by the Full Model", NULL, state->rows_full_model + workers.rows_full_model,
                                    es);
+        }
+        if (state->rows_filtered + workers.rows_filtered > 0) {
+            ExplainPropertyInteger("Rows Scored by the Filter", NULL, state->rows_filtered + workers.rows_filtered, es);
+            ExplainPropertyInteger("Rows Kept by the Filter", NULL, state->rows_kept + workers.rows_kept, es);
         }
         if (state->overlap || workers.overlapped_batches > 0)
             ExplainPropertyInteger("Batches Overlapped", NULL, state->overlapped_batches + workers.overlapped_batches, es);

@@ -130,7 +130,7 @@ void score_live_now(PredictBatchState* state) {
 // Whether this node scores with the overlap (decided when the programs load).
 bool overlap_wanted(PredictBatchState* state) {
     if (!overlap_batches || threads_setting < 2 || state->plan->num_inputs != 1 || state->gpu_possible ||
-        state->early.active)
+        state->early.active || state->filter != NULL)
         return false;
     const InputState* input = &state->inputs[0];
     if (input->per_row != NULL || input->reads_float64 || input->pinned || input->cascade != NULL) return false;

@@ -25,6 +25,7 @@ struct DirectRead {
 
 struct PerRowModels;  // exec/per_row_models.hpp
 struct CascadeScoring;  // exec/cascade.hpp
+struct TopKFilter;      // exec/top_k_filter.hpp
 
 struct InputState {
     const BatchInput* plan;
@@ -124,6 +125,9 @@ struct PredictBatchState {
     EarlyExit early;
     ExprState* owned_qual;
     bool screened;
+    // The top-K filter (pg_predict.approximate_top_k): every row scored by the filter first, the
+    // best kept, then those handed to the batches as if the child gave only them. NULL: none.
+    TopKFilter* filter;
     // The overlap (pg_predict.overlap, pg_predict.threads ≥ 2): a filled batch's trees are walked
     // on the background thread (runtime::start_background_kernel) while the next batch is read
     // into the other set of buffers. One input, a program that splits, CPU, no early exit.
@@ -140,6 +144,8 @@ struct PredictBatchState {
     int64 rows_scored;
     int64 rows_decided;          // by a cascade's small model (exec/cascade.hpp)
     int64 rows_full_model;       // ... and left to the full model
+    int64 rows_filtered;         // by a top-K filter (exec/top_k_filter.hpp)
+    int64 rows_kept;             // ... and kept for the full model
     instr_time model_time;
     // ... and the parallel workers' (exec/worker_counters.hpp): their shared memory while the
     // node runs under a Gather, and in the leader, what they scored

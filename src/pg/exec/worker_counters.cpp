@@ -22,6 +22,8 @@ NodeCounters own_counters(const PredictBatchState* state) {
     own.gpu_batches = state->gpu_batches;
     own.rows_decided = state->rows_decided;
     own.rows_full_model = state->rows_full_model;
+    own.rows_filtered = state->rows_filtered;
+    own.rows_kept = state->rows_kept;
     own.model_ms = INSTR_TIME_GET_MILLISEC(state->model_time) + state->overlap_model_ms;
     return own;
 }
@@ -33,6 +35,8 @@ void add(NodeCounters* sum, const NodeCounters& more) {
     sum->gpu_batches += more.gpu_batches;
     sum->rows_decided += more.rows_decided;
     sum->rows_full_model += more.rows_full_model;
+    sum->rows_filtered += more.rows_filtered;
+    sum->rows_kept += more.rows_kept;
     sum->model_ms += more.model_ms;
     sum->models_scored += more.models_scored;
     sum->model_runs += more.model_runs;

@@ -21,6 +21,8 @@ struct NodeCounters {
     int64 gpu_batches;
     int64 rows_decided;     // cascades (exec/cascade.hpp)
     int64 rows_full_model;
+    int64 rows_filtered;    // top-K filters (exec/top_k_filter.hpp): rows the filter scored
+    int64 rows_kept;        // ... and kept for the full model
     double model_ms;
     // Models named per row (exec/per_row_models.hpp), over every such input: distinct names
     // scored (per process), programs run, groups whose program was bound or cached (hits) or read

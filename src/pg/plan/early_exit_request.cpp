@@ -130,6 +130,7 @@ void mark_top_k(Limit* limit) {
     e->column = column;
     e->top_k = count + offset;
     e->descending = descending;
+    e->nulls_first = sort->nullsFirst[0];
     batch_plan_store(plan, &batch->custom_private, &batch->custom_exprs);
 }
 

@@ -9,7 +9,7 @@ namespace pg_predict::pg {
 //            (format, strategy, trees, depth, output, layout, named_per_row)
 //   (model_version as a decimal string: an Integer node holds only 32 bits)
 //   output = (input, kind)
-// early_exit = (output, column, lower, upper, strictness, owned, top_k, descending), the doubles as
+// early_exit = (output, column, lower, upper, strictness, owned, (top_k, descending, nulls_first)), the doubles as
 //   strings ("%.17g", exact) and top_k as a decimal string
 // custom_exprs = every input's exprs, concatenated in input order.
 // After the four: ("pruned", (bounds, note) per input) when predicate pruning specialized one.
@@ -20,7 +20,8 @@ List* early_exit_store(const EarlyExitPlan* e) {
     return list_make4(list_make4(makeInteger(e->output), makeInteger(e->column),
                                  makeString(psprintf("%.17g", e->lower)), makeString(psprintf("%.17g", e->upper))),
                       makeInteger((e->lower_strict ? 1 : 0) | (e->upper_strict ? 2 : 0)), list_copy(e->owned),
-                      list_make2(makeString(psprintf(INT64_FORMAT, e->top_k)), makeInteger(e->descending ? 1 : 0)));
+                      list_make3(makeString(psprintf(INT64_FORMAT, e->top_k)), makeInteger(e->descending ? 1 : 0),
+                                 makeInteger(e->nulls_first ? 1 : 0)));
 }
 
 void early_exit_load(List* stored, EarlyExitPlan* e) {
@@ -36,6 +37,7 @@ void early_exit_load(List* stored, EarlyExitPlan* e) {
     List* last = (List*)lfourth(stored);
     e->top_k = pg_strtoint64(strVal(linitial(last)));
     e->descending = intVal(lsecond(last)) != 0;
+    e->nulls_first = intVal(lthird(last)) != 0;
 }
 
 }  // namespace

@@ -57,6 +57,7 @@ struct EarlyExitPlan {
                           // itself (rows certain to pass skip them and their scores); NIL: none
     int64 top_k;          // rows the ORDER BY ... LIMIT above needs (limit + offset); 0: none
     bool descending;
+    bool nulls_first;     // the sort's first key puts NULLs first (a NULL argument's row is among the best)
 };
 
 struct BatchPlan {

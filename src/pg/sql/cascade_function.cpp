@@ -207,16 +207,45 @@ int64_t scratch_program_id() {
     return next--;
 }
 
+// The share of the `part` rows' top 1% by the model's value (descending, or ascending) that are
+// among their top c x 1% by the filter's estimate: what a top-K filter keeps of the exact top.
+double filter_recall(const std::vector<double>& value, const std::vector<float>& estimate,
+                     const std::vector<int>& part, int which, bool descending, int factor) {
+    std::vector<int64_t> rows;
+    for (size_t i = 0; i < part.size(); i++)
+        if (part[i] == which) rows.push_back(static_cast<int64_t>(i));
+    const size_t k = std::max<size_t>(1, rows.size() / 100);
+    const size_t kept = std::min(rows.size(), k * static_cast<size_t>(factor));
+    const double sign = descending ? 1.0 : -1.0;
+    std::vector<int64_t> by_value = rows, by_estimate = rows;
+    std::stable_sort(by_value.begin(), by_value.end(), [&](int64_t a, int64_t b) { return sign * value[a] > sign * value[b]; });
+    std::stable_sort(by_estimate.begin(), by_estimate.end(),
+                     [&](int64_t a, int64_t b) { return sign * estimate[a] > sign * estimate[b]; });
+    std::vector<uint8_t> is_kept(part.size(), 0);
+    for (size_t i = 0; i < kept; i++) is_kept[by_estimate[i]] = 1;
+    size_t found = 0;
+    for (size_t i = 0; i < k; i++) found += is_kept[by_value[i]];
+    return static_cast<double>(found) / static_cast<double>(k);
+}
+
+// A classifier gets a cascade (its small model also the filter of its probabilities); a
+// regressor (proba_width 0) only a filter, a small regressor of the model's value.
 Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba_width, int label_offset,
                     int output_width, const ReadRows& r, double max_disagreement, const CascadeOptions& o) {
     const int F = entry->num_features;
     const int64_t n = r.rows;
-    // The full model's labels (its class indices) and its time per row.
+    const bool regression = !entry->classification;
+    // The full model's labels (its class indices) or values, and its time per row.
     std::vector<float> out(static_cast<size_t>(n) * output_width);
     const double full_seconds = run_timed(full, r.x, n, F, out.data()) / static_cast<double>(n);
     std::vector<int32_t> label(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; i++)
-        label[i] = static_cast<int32_t>(argmax(out.data() + i * output_width + label_offset, proba_width));
+    std::vector<double> value_of(regression ? static_cast<size_t>(n) : 0);
+    for (int64_t i = 0; i < n; i++) {
+        if (regression)
+            value_of[i] = out[i * output_width];
+        else
+            label[i] = static_cast<int32_t>(argmax(out.data() + i * output_width + label_offset, proba_width));
+    }
 
     // The inputs: the model's columns, those it reads; a text vectorizer (its slots) is one input
     // of its own, "body" or, where a column feeds several, "body (vectorizer 2)".
@@ -265,9 +294,9 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
         for (size_t i : inputs) cols.insert(cols.end(), columns_of[i].begin(), columns_of[i].end());
         std::vector<training::Column> spec;
         for (int c : cols) spec.push_back({"x" + std::to_string(c), training::ColumnKind::Number});
-        const std::string hyper = nlohmann::json{{"n_estimators", trees}, {"max_depth", depth},
-                                                 {"objective", proba_width == 2 ? "binary:logistic" : "multi:softprob"}}
-                                      .dump();
+        const char* objective = regression ? "reg:squarederror" : proba_width == 2 ? "binary:logistic" : "multi:softprob";
+        const std::string hyper =
+            nlohmann::json{{"n_estimators", trees}, {"max_depth", depth}, {"objective", objective}}.dump();
         training::Dataset* d = training::new_dataset(
             training::Request{"xgboost", hyper, "label", training::ColumnKind::Number, 0.0, o.seed, 1}, spec);
         try {
@@ -275,7 +304,8 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
             for (int64_t i = 0; i < n; i++) {
                 if (part[i] != 0) continue;
                 for (size_t k = 0; k < cols.size(); k++) cells[k] = {r.x[i * F + cols[k]], nullptr, 0};
-                training::add_row(d, cells.data(), training::Cell{static_cast<double>(label[i]), nullptr, 0});
+                const double target = regression ? value_of[i] : static_cast<double>(label[i]);
+                training::add_row(d, cells.data(), training::Cell{target, nullptr, 0});
             }
             training::Trained t = training::train(d);
             training::free_dataset(d);
@@ -285,10 +315,10 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
             throw;
         }
     };
-    std::vector<int32_t> seen(static_cast<size_t>(proba_width), 0);
+    std::vector<int32_t> seen(static_cast<size_t>(std::max(proba_width, 1)), 0);
     for (int64_t i = 0; i < n; i++)
-        if (part[i] == 0) seen[label[i]] = 1;
-    if (std::count(seen.begin(), seen.end(), 1) < 2)
+        if (part[i] == 0 && !regression) seen[label[i]] = 1;
+    if (!regression && std::count(seen.begin(), seen.end(), 1) < 2)
         fail(ErrorCategory::InvalidParameter,
              "create_cascade: the model gives one class to every row of the query's training part; a cascade "
              "needs rows of at least two classes");
@@ -346,8 +376,51 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
         throw;
     }
     runtime::release_program(small_program);
-    if (small_width != static_cast<int>(small_classes.size()))
+    if (small_width != (regression ? 1 : static_cast<int>(small_classes.size())))
         fail(ErrorCategory::Internal, "create_cascade: the small model's outputs are not its classes");
+
+    // The filter's recall on the report part (Willump's c = 10), and its cost for a top-K.
+    double all_inputs = 0.0, chosen_inputs = 0.0;
+    for (size_t i = 0; i < names.size(); i++) all_inputs += cost[i];
+    for (size_t i : chosen) chosen_inputs += cost[i];
+    const double exact = all_inputs + full_seconds;
+    nlohmann::json inputs = nlohmann::json::array(), costs = nlohmann::json::object(),
+                   importance = nlohmann::json::object();
+    for (size_t i : chosen) inputs.push_back(names[i]);
+    for (size_t i = 0; i < names.size(); i++) {
+        costs[names[i]] = cost[i];
+        importance[names[i]] = gain_total > 0 ? value[i].importance / gain_total : 0.0;
+    }
+    nlohmann::json result = {
+        {"version", entry->version},
+        {"inputs", inputs},
+        {"trees", o.trees},
+        {"depth", o.depth},
+        {"rows", {{"train", std::count(part.begin(), part.end(), 0)},
+                  {"threshold", std::count(part.begin(), part.end(), 1)},
+                  {"report", std::count(part.begin(), part.end(), 2)}}},
+        {"seed", o.seed},
+        {"seconds_per_row", {{"inputs", costs}, {"full_model", full_seconds}, {"small_model", small_seconds}}},
+        {"importance", importance},
+    };
+    if (regression) {
+        std::vector<float> estimate(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; i++) estimate[i] = small_out[i];
+        // Every row's features are read and filtered; 5% of them scored by the model.
+        result["uses"] = {"top_k_filter"};
+        result["note"] = "a regressor: only the top-K filter is built (pg_predict.approximate_top_k); max_disagreement does not apply";
+        result["threshold"] = nullptr;
+        result["disagreement"] = nullptr;
+        result["decided"] = nullptr;
+        result["recall"] = {{"descending", filter_recall(value_of, estimate, part, 2, true, 10)},
+                            {"ascending", filter_recall(value_of, estimate, part, 2, false, 10)}};
+        result["speedup"] = exact / (all_inputs + small_seconds + 0.05 * full_seconds);
+        nlohmann::json stored = result;
+        stored["features"] = small_cols;
+        stored["classes"] = nlohmann::json::array();
+        stored["model"] = small_doc;
+        return {stored.dump(), result.dump()};
+    }
 
     std::vector<float> confidence[3];
     std::vector<uint8_t> agrees[3];
@@ -366,36 +439,14 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
 
     // Per row: every input read and the full model, against the chosen inputs and the small
     // model, then the rest for the undecided rows.
-    double all_inputs = 0.0, chosen_inputs = 0.0;
-    for (size_t i = 0; i < names.size(); i++) all_inputs += cost[i];
-    for (size_t i : chosen) chosen_inputs += cost[i];
-    const double exact = all_inputs + full_seconds;
     const double cascade = chosen_inputs + small_seconds + (1.0 - report.decided) * (all_inputs - chosen_inputs + full_seconds);
 
-    nlohmann::json inputs = nlohmann::json::array(), costs = nlohmann::json::object(),
-                   importance = nlohmann::json::object();
-    for (size_t i : chosen) inputs.push_back(names[i]);
-    for (size_t i = 0; i < names.size(); i++) {
-        costs[names[i]] = cost[i];
-        importance[names[i]] = gain_total > 0 ? value[i].importance / gain_total : 0.0;
-    }
-    nlohmann::json result = {
-        {"version", entry->version},
-        {"inputs", inputs},
-        {"trees", o.trees},
-        {"depth", o.depth},
-        {"threshold", choice.outcome.threshold},
-        {"max_disagreement", max_disagreement},
-        {"disagreement", report.disagreement},
-        {"decided", report.decided},
-        {"speedup", exact / cascade},
-        {"rows", {{"train", std::count(part.begin(), part.end(), 0)},
-                  {"threshold", confidence[1].size()},
-                  {"report", confidence[2].size()}}},
-        {"seed", o.seed},
-        {"seconds_per_row", {{"inputs", costs}, {"full_model", full_seconds}, {"small_model", small_seconds}}},
-        {"importance", importance},
-    };
+    result["uses"] = {"cascade", "top_k_filter"};
+    result["threshold"] = choice.outcome.threshold;
+    result["max_disagreement"] = max_disagreement;
+    result["disagreement"] = report.disagreement;
+    result["decided"] = report.decided;
+    result["speedup"] = exact / cascade;
     nlohmann::json stored = result;
     stored["features"] = small_cols;  // the full model's batch columns the small model reads
     stored["classes"] = small_classes;  // the full model's class index of each small output
@@ -431,16 +482,11 @@ Datum pg_predict_create_cascade(PG_FUNCTION_ARGS) {
 
     CatalogEntry* entry = catalog_lookup(name, false);
     check_model_owner(name, entry->owner);
-    if (!entry->classification)
-        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-                        errmsg("create_cascade: model \"%s\" is not a classifier", name),
-                        errdetail("A cascade gives a classifier's label where a small model is sure of it; the top-K "
-                                  "filter for other models is not built yet.")));
     trim_heap_at_transaction_end();
     BoundModel* model = bind_model_entry(name, CurrentMemoryContext);
     load_bound_program(model);
     entry = model->entry;  // the version bound (the deployed one)
-    if (!entry->has_probabilities)
+    if (entry->classification && !entry->has_probabilities)
         ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                         errmsg("create_cascade: model \"%s\" gives no class probabilities", name)));
     ReadRows rows = read_query_rows(model, query);
@@ -450,7 +496,11 @@ Datum pg_predict_create_cascade(PG_FUNCTION_ARGS) {
                                (long)rows.rows),
                         errhint("A quarter of the rows chooses the threshold and another measures it.")));
     pg_predict::runtime::Program* full = model->program;
-    int proba_width = model->proba_width, label_offset = model->label_offset, width = model->output_width;
+    if (!entry->classification && model->output_width != 1)
+        ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                        errmsg("create_cascade: model \"%s\" predicts %d values a row; a filter estimates one", name,
+                               model->output_width)));
+    int proba_width = entry->classification ? model->proba_width : 0, label_offset = model->label_offset, width = model->output_width;
     Built* built = guarded([&] {
         return new Built(build_cascade(entry, full, proba_width, label_offset, width, rows, max_disagreement, options));
     });
