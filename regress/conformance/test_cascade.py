@@ -388,6 +388,18 @@ def test_top_k_filter(env):
         if not 100 <= kept <= N_ROWS // 20:
             raise Failure(f"kept {kept} rows: expected 100 to 5% of {N_ROWS}")
         assert_equal("rows scored by the model", int(plan.split("Rows Scored: ")[1].split()[0]), kept)
+        # Past work_mem the kept rows go to a temporary file (the text passed up serialized), and
+        # come back the same.
+        wide = "SELECT id, body, predict('reg', t) AS v FROM t ORDER BY v DESC, id LIMIT 100"
+        in_memory = env.query(wide)
+        env.conn.execute("SET work_mem = '64kB'")
+        assert_equal("spilled", env.query(wide), in_memory)
+        bodies = dict(zip(DF["id"], DF["body"]))
+        assert_equal("spilled text", [b for _, b, _ in in_memory], [bodies[i] for i, _, _ in in_memory])
+        plan = "\n".join(r[0] for r in env.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + wide))
+        if "Rows Written to Disk by the Filter" not in plan:
+            raise Failure(f"nothing spilled at work_mem 64kB:\n{plan}")
+        env.conn.execute("RESET work_mem")
         plan = "\n".join(r[0] for r in env.query(
             "EXPLAIN (COSTS OFF) SELECT id FROM t ORDER BY predict('full', t) DESC LIMIT 10"))
         if "Top-K Filter: not used" not in plan and "Top-K Filter" in plan:

@@ -552,6 +552,7 @@ TupleTableSlot* exec(CustomScanState* node) {
 void end(CustomScanState* node) {
     PredictBatchState* state = (PredictBatchState*)node;
     stop_overlap(state);
+    top_k_filter_end(state);
     if (state->inputs != NULL)
         for (int i = 0; i < state->plan->num_inputs; i++) per_row_models_end(&state->inputs[i]);
     ExecEndNode(outerPlanState(node));

@@ -134,6 +134,9 @@ void explain_node(CustomScanState* node, List* ancestors, ExplainState* es) {
         if (state->rows_filtered + workers.rows_filtered > 0) {
             ExplainPropertyInteger("Rows Scored by the Filter", NULL, state->rows_filtered + workers.rows_filtered, es);
             ExplainPropertyInteger("Rows Kept by the Filter", NULL, state->rows_kept + workers.rows_kept, es);
+            if (state->rows_spilled + workers.rows_spilled > 0)
+                ExplainPropertyInteger("Rows Written to Disk by the Filter", NULL,
+                                       state->rows_spilled + workers.rows_spilled, es);
         }
         if (state->overlap || workers.overlapped_batches > 0)
             ExplainPropertyInteger("Batches Overlapped", NULL, state->overlapped_batches + workers.overlapped_batches, es);

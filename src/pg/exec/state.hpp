@@ -146,6 +146,7 @@ struct PredictBatchState {
     int64 rows_full_model;       // ... and left to the full model
     int64 rows_filtered;         // by a top-K filter (exec/top_k_filter.hpp)
     int64 rows_kept;             // ... and kept for the full model
+    int64 rows_spilled;          // ... written to its temporary file (past work_mem)
     instr_time model_time;
     // ... and the parallel workers' (exec/worker_counters.hpp): their shared memory while the
     // node runs under a Gather, and in the leader, what they scored

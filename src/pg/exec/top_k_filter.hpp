@@ -5,7 +5,7 @@
 // max(top_k_filter_factor x K, 5% of the rows read) and then hands only those on, as batches
 // that the full model scores exactly: the Sort above returns the top K by the model's own score
 // among them. The c x K best by the filter are always kept (as a bounded sort keeps its K rows);
-// the 5% beyond them stops growing at work_mem.
+// past work_mem, the kept rows go to a temporary file, as a sort spills.
 #pragma once
 
 #include "exec/state.hpp"
@@ -29,8 +29,9 @@ bool top_k_filter_active(const PredictBatchState* state);
 // batch, filled as read_batch fills it, for score_batch. False when none is left.
 bool top_k_filter_next_batch(PredictBatchState* state);
 
-// A rescan reads the child again.
+// A rescan reads the child again; the node's end closes the temporary file.
 void top_k_filter_rescan(PredictBatchState* state);
+void top_k_filter_end(PredictBatchState* state);
 
 // "Top-K Filter: 10 x 100 rows (20 trees on 2 inputs)", or why it is not used.
 void top_k_filter_explain(const PredictBatchState* state, ExplainState* es);

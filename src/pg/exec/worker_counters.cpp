@@ -24,6 +24,7 @@ NodeCounters own_counters(const PredictBatchState* state) {
     own.rows_full_model = state->rows_full_model;
     own.rows_filtered = state->rows_filtered;
     own.rows_kept = state->rows_kept;
+    own.rows_spilled = state->rows_spilled;
     own.model_ms = INSTR_TIME_GET_MILLISEC(state->model_time) + state->overlap_model_ms;
     return own;
 }
@@ -37,6 +38,7 @@ void add(NodeCounters* sum, const NodeCounters& more) {
     sum->rows_full_model += more.rows_full_model;
     sum->rows_filtered += more.rows_filtered;
     sum->rows_kept += more.rows_kept;
+    sum->rows_spilled += more.rows_spilled;
     sum->model_ms += more.model_ms;
     sum->models_scored += more.models_scored;
     sum->model_runs += more.model_runs;

@@ -23,6 +23,7 @@ struct NodeCounters {
     int64 rows_full_model;
     int64 rows_filtered;    // top-K filters (exec/top_k_filter.hpp): rows the filter scored
     int64 rows_kept;        // ... and kept for the full model
+    int64 rows_spilled;     // ... of which written to its temporary file
     double model_ms;
     // Models named per row (exec/per_row_models.hpp), over every such input: distinct names
     // scored (per process), programs run, groups whose program was bound or cached (hits) or read
