@@ -249,6 +249,12 @@ def test_query_shapes(env):
                 bad = sum(a != b for a, b in zip(got, want))
                 if bad or len(got) != len(want):
                     raise Failure(f"batching {batching}, {shape}: {bad} of {N_ROWS} labels differ from the cascade's")
+        # evaluate_model measures what the session gets, and says so.
+        (m,), = env.query("SELECT evaluate_model('full', 'SELECT * FROM t', 'y')")
+        assert_equal("evaluate_model scored_by", m.get("scored_by"), "cascade")
+        accuracy = float(np.mean(np.array(want) == DF["y"].to_numpy()))
+        if abs(m["accuracy"] - accuracy) > 1e-9:
+            raise Failure(f"evaluate_model accuracy {m['accuracy']}, the cascade's {accuracy}")
         # Counted for per-tenant models in the node too.
         env.conn.execute("SET pg_predict.enable_batching = on")
         plan = "\n".join(r[0] for r in env.query(
@@ -259,6 +265,9 @@ def test_query_shapes(env):
         env.conn.execute("SET pg_predict.cascades = off")
         env.conn.execute("SET pg_predict.enable_batching = off")
         assert_equal("per row, off", [r[0] for r in env.query(shapes["row"])], [int(v) for v in full_label])
+        (m,), = env.query("SELECT evaluate_model('full', 'SELECT * FROM t', 'y')")
+        assert_equal("evaluate_model off", ("scored_by" in m, m["accuracy"]),
+                     (False, float(np.mean(full_label == DF["y"].to_numpy()))))
     finally:
         env.conn.execute("RESET ALL")
         env.conn.execute("DROP VIEW tv")
@@ -313,7 +322,8 @@ def test_text_pipeline(env):
         got = np.array([r[0] for r in env.query("SELECT predict('texty', t)::int FROM t ORDER BY id")])
     finally:
         env.conn.execute("RESET pg_predict.cascades")
-        env.conn.execute("UPDATE t SET body = %s WHERE id %% 97 = 0", (None,))
+        for i in range(97, N_ROWS + 1, 97):  # the table as it was
+            env.conn.execute("UPDATE t SET body = %s WHERE id = %s", (DF["body"][i - 1], i))
     decided = np.where(sure, np.array(stored["classes"])[p.argmax(axis=1)], -1)
     undecided_rows = ~sure & df["body"].notna().to_numpy()
     bad = int((got[sure] != decided[sure]).sum()) + int((got[undecided_rows] != full[undecided_rows]).sum())
@@ -394,7 +404,7 @@ def test_top_k_filter(env):
         in_memory = env.query(wide)
         env.conn.execute("SET work_mem = '64kB'")
         assert_equal("spilled", env.query(wide), in_memory)
-        bodies = dict(zip(DF["id"], DF["body"]))
+        bodies = dict(env.query("SELECT id, body FROM t"))
         assert_equal("spilled text", [b for _, b, _ in in_memory], [bodies[i] for i, _, _ in in_memory])
         plan = "\n".join(r[0] for r in env.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + wide))
         if "Rows Written to Disk by the Filter" not in plan:

@@ -47,6 +47,7 @@ struct CascadeOptions {
     int trees = 20;
     int depth = 3;
     double gamma = 0.5;  // Algorithm 1's stop: an input below gamma x the set's importance per cost
+    bool gamma_given = false;  // else 0.5, 0.25, 0.1 and 0.05 are tried
 };
 
 CascadeOptions parse_options(const std::string& text) {
@@ -67,6 +68,7 @@ CascadeOptions parse_options(const std::string& text) {
             if (!value.is_number() || !(value.get<double>() >= 0.0 && value.get<double>() <= 1.0))
                 fail(ErrorCategory::InvalidParameter, "create_cascade: option \"gamma\" must be a number in [0, 1]");
             o.gamma = value.get<double>();
+            o.gamma_given = true;
         } else {
             fail(ErrorCategory::InvalidParameter,
                  "create_cascade: unknown option \"" + key + "\" (options: seed, trees, depth, gamma)");
@@ -339,54 +341,100 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
             value[i].cost = cost[i];
         }
     }
-    const std::vector<size_t> chosen = training::efficient_inputs(value, o.gamma);
-    if (chosen.empty())
+    double all_inputs = 0.0;
+    for (size_t i = 0; i < names.size(); i++) all_inputs += cost[i];
+    const double exact = all_inputs + full_seconds;
+
+    // A small model per candidate input set (Algorithm 1 at several gammas, unless the options
+    // name one): the one that would save the most on the threshold part is kept; the report part
+    // stays untouched by the choice.
+    struct Candidate {
+        double gamma = 0.0;
+        std::vector<size_t> chosen;
+        std::vector<int> cols;
+        nlohmann::json doc;
+        std::vector<double> classes;
+        std::vector<float> out;
+        int width = 0;
+        double seconds = 0.0;
+        double chosen_cost = 0.0;
+        training::ThresholdChoice choice{};
+        double score = -1.0;
+    };
+    const std::vector<double> gammas = o.gamma_given ? std::vector<double>{o.gamma}
+                                                     : std::vector<double>{0.5, 0.25, 0.1, 0.05};
+    std::vector<std::vector<size_t>> tried;
+    Candidate best;
+    for (double gamma : gammas) {
+        Candidate c;
+        c.gamma = gamma;
+        c.chosen = training::efficient_inputs(value, gamma);
+        if (c.chosen.empty() || std::find(tried.begin(), tried.end(), c.chosen) != tried.end()) continue;
+        tried.push_back(c.chosen);
+        // The small model, its outputs on every row, and its time per row.
+        const training::Trained small = fit(c.chosen, o.trees, o.depth, c.cols);
+        c.doc = nlohmann::json::parse(small.document_json);
+        const Artifact artifact{ArtifactKind::Json, small.document_json};
+        runtime::BuiltModel* built = runtime::build_model(artifact, "sklearn", "{}");
+        std::string bytes;
+        try {
+            bytes = built->program;
+            c.classes = built->classes;
+        } catch (...) {
+            runtime::free_built_model(built);
+            throw;
+        }
+        runtime::free_built_model(built);
+        runtime::Program* small_program = runtime::load_program(scratch_program_id(), bytes.data(), bytes.size());
+        std::vector<double> xs(static_cast<size_t>(n) * c.cols.size());
+        for (int64_t i = 0; i < n; i++)
+            for (size_t k = 0; k < c.cols.size(); k++) xs[i * c.cols.size() + k] = r.x[i * F + c.cols[k]];
+        c.width = runtime::program_output_width(small_program);
+        c.out.resize(static_cast<size_t>(n) * c.width);
+        try {
+            c.seconds = run_timed(small_program, xs.data(), n, static_cast<int64_t>(c.cols.size()), c.out.data()) /
+                        static_cast<double>(n);
+        } catch (...) {
+            runtime::release_program(small_program);
+            throw;
+        }
+        runtime::release_program(small_program);
+        if (c.width != (regression ? 1 : static_cast<int>(c.classes.size())))
+            fail(ErrorCategory::Internal, "create_cascade: the small model's outputs are not its classes");
+        for (size_t i : c.chosen) c.chosen_cost += cost[i];
+        if (regression) {
+            // The filter keeping the most of the threshold part's top; the cheaper of equals.
+            std::vector<float> estimate(c.out.begin(), c.out.end());
+            c.score = filter_recall(value_of, estimate, part, 1, true, 10) - 1e-9 * c.chosen_cost / all_inputs;
+        } else {
+            std::vector<float> confidence;
+            std::vector<uint8_t> agrees;
+            for (int64_t i = 0; i < n; i++) {
+                if (part[i] != 1) continue;
+                const float* p = c.out.data() + i * c.width;
+                const size_t k = argmax(p, c.width);
+                confidence.push_back(p[k]);
+                agrees.push_back(static_cast<int32_t>(c.classes[k]) == label[i]);
+            }
+            c.choice = training::choose_threshold(confidence, agrees, max_disagreement);
+            if (c.choice.found)
+                c.score = exact / (c.chosen_cost + c.seconds +
+                                   (1.0 - c.choice.outcome.decided) * (all_inputs - c.chosen_cost + full_seconds));
+        }
+        if (c.score > best.score) best = std::move(c);
+    }
+    if (tried.empty())
         fail(ErrorCategory::InvalidParameter,
              "create_cascade: no input of the model that tells its classes apart costs at most half of reading "
              "them all; a cascade would save nothing");
+    if (best.score < 0.0)
+        fail(ErrorCategory::InvalidParameter,
+             "create_cascade: even the small model's surest rows disagree with the model on more than max_disagreement "
+             "of the rows; no cascade is built (try more rows, more trees or a larger max_disagreement)");
 
-    // The small model, its confidence on every row, and its time per row.
-    std::vector<int> small_cols;
-    const training::Trained small = fit(chosen, o.trees, o.depth, small_cols);
-    const nlohmann::json small_doc = nlohmann::json::parse(small.document_json);
-    const Artifact artifact{ArtifactKind::Json, small.document_json};
-    runtime::BuiltModel* built = runtime::build_model(artifact, "sklearn", "{}");
-    std::string bytes;
-    std::vector<double> small_classes;
-    try {
-        bytes = built->program;
-        small_classes = built->classes;
-    } catch (...) {
-        runtime::free_built_model(built);
-        throw;
-    }
-    runtime::free_built_model(built);
-    runtime::Program* small_program = runtime::load_program(scratch_program_id(), bytes.data(), bytes.size());
-    std::vector<double> xs(static_cast<size_t>(n) * small_cols.size());
-    for (int64_t i = 0; i < n; i++)
-        for (size_t k = 0; k < small_cols.size(); k++) xs[i * small_cols.size() + k] = r.x[i * F + small_cols[k]];
-    const int small_width = runtime::program_output_width(small_program);
-    std::vector<float> small_out(static_cast<size_t>(n) * small_width);
-    double small_seconds = 0.0;
-    try {
-        small_seconds = run_timed(small_program, xs.data(), n, static_cast<int64_t>(small_cols.size()),
-                                  small_out.data()) / static_cast<double>(n);
-    } catch (...) {
-        runtime::release_program(small_program);
-        throw;
-    }
-    runtime::release_program(small_program);
-    if (small_width != (regression ? 1 : static_cast<int>(small_classes.size())))
-        fail(ErrorCategory::Internal, "create_cascade: the small model's outputs are not its classes");
-
-    // The filter's recall on the report part (Willump's c = 10), and its cost for a top-K.
-    double all_inputs = 0.0, chosen_inputs = 0.0;
-    for (size_t i = 0; i < names.size(); i++) all_inputs += cost[i];
-    for (size_t i : chosen) chosen_inputs += cost[i];
-    const double exact = all_inputs + full_seconds;
     nlohmann::json inputs = nlohmann::json::array(), costs = nlohmann::json::object(),
                    importance = nlohmann::json::object();
-    for (size_t i : chosen) inputs.push_back(names[i]);
+    for (size_t i : best.chosen) inputs.push_back(names[i]);
     for (size_t i = 0; i < names.size(); i++) {
         costs[names[i]] = cost[i];
         importance[names[i]] = gain_total > 0 ? value[i].importance / gain_total : 0.0;
@@ -396,61 +444,56 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
         {"inputs", inputs},
         {"trees", o.trees},
         {"depth", o.depth},
+        {"gamma", best.gamma},
         {"rows", {{"train", std::count(part.begin(), part.end(), 0)},
                   {"threshold", std::count(part.begin(), part.end(), 1)},
                   {"report", std::count(part.begin(), part.end(), 2)}}},
         {"seed", o.seed},
-        {"seconds_per_row", {{"inputs", costs}, {"full_model", full_seconds}, {"small_model", small_seconds}}},
+        {"seconds_per_row", {{"inputs", costs}, {"full_model", full_seconds}, {"small_model", best.seconds}}},
         {"importance", importance},
     };
+    nlohmann::json stored;
     if (regression) {
-        std::vector<float> estimate(static_cast<size_t>(n));
-        for (int64_t i = 0; i < n; i++) estimate[i] = small_out[i];
         // Every row's features are read and filtered; 5% of them scored by the model.
+        std::vector<float> estimate(best.out.begin(), best.out.end());
         result["uses"] = {"top_k_filter"};
-        result["note"] = "a regressor: only the top-K filter is built (pg_predict.approximate_top_k); max_disagreement does not apply";
+        result["note"] =
+            "a regressor: only the top-K filter is built (pg_predict.approximate_top_k); max_disagreement does not apply";
         result["threshold"] = nullptr;
         result["disagreement"] = nullptr;
         result["decided"] = nullptr;
         result["recall"] = {{"descending", filter_recall(value_of, estimate, part, 2, true, 10)},
                             {"ascending", filter_recall(value_of, estimate, part, 2, false, 10)}};
-        result["speedup"] = exact / (all_inputs + small_seconds + 0.05 * full_seconds);
-        nlohmann::json stored = result;
-        stored["features"] = small_cols;
+        result["speedup"] = exact / (all_inputs + best.seconds + 0.05 * full_seconds);
+        stored = result;
         stored["classes"] = nlohmann::json::array();
-        stored["model"] = small_doc;
-        return {stored.dump(), result.dump()};
+    } else {
+        std::vector<float> confidence;
+        std::vector<uint8_t> agrees;
+        for (int64_t i = 0; i < n; i++) {
+            if (part[i] != 2) continue;
+            const float* p = best.out.data() + i * best.width;
+            const size_t k = argmax(p, best.width);
+            confidence.push_back(p[k]);
+            agrees.push_back(static_cast<int32_t>(best.classes[k]) == label[i]);
+        }
+        const double threshold = best.choice.outcome.threshold;
+        const training::CascadeOutcome report = training::cascade_outcome(confidence, agrees, threshold);
+        // Per row: every input read and the full model, against the chosen inputs and the small
+        // model, then the rest for the undecided rows.
+        const double cascade = best.chosen_cost + best.seconds +
+                               (1.0 - report.decided) * (all_inputs - best.chosen_cost + full_seconds);
+        result["uses"] = {"cascade", "top_k_filter"};
+        result["threshold"] = threshold;
+        result["max_disagreement"] = max_disagreement;
+        result["disagreement"] = report.disagreement;
+        result["decided"] = report.decided;
+        result["speedup"] = exact / cascade;
+        stored = result;
+        stored["classes"] = best.classes;  // the full model's class index of each small output
     }
-
-    std::vector<float> confidence[3];
-    std::vector<uint8_t> agrees[3];
-    for (int64_t i = 0; i < n; i++) {
-        const float* p = small_out.data() + i * small_width;
-        const size_t c = argmax(p, small_width);
-        confidence[part[i]].push_back(p[c]);
-        agrees[part[i]].push_back(static_cast<int32_t>(small_classes[c]) == label[i]);
-    }
-    const training::ThresholdChoice choice = training::choose_threshold(confidence[1], agrees[1], max_disagreement);
-    if (!choice.found)
-        fail(ErrorCategory::InvalidParameter,
-             "create_cascade: even the small model's surest rows disagree with the model on more than max_disagreement "
-             "of the rows; no cascade is built (try more rows, more trees or a larger max_disagreement)");
-    const training::CascadeOutcome report = training::cascade_outcome(confidence[2], agrees[2], choice.outcome.threshold);
-
-    // Per row: every input read and the full model, against the chosen inputs and the small
-    // model, then the rest for the undecided rows.
-    const double cascade = chosen_inputs + small_seconds + (1.0 - report.decided) * (all_inputs - chosen_inputs + full_seconds);
-
-    result["uses"] = {"cascade", "top_k_filter"};
-    result["threshold"] = choice.outcome.threshold;
-    result["max_disagreement"] = max_disagreement;
-    result["disagreement"] = report.disagreement;
-    result["decided"] = report.decided;
-    result["speedup"] = exact / cascade;
-    nlohmann::json stored = result;
-    stored["features"] = small_cols;  // the full model's batch columns the small model reads
-    stored["classes"] = small_classes;  // the full model's class index of each small output
-    stored["model"] = small_doc;
+    stored["features"] = best.cols;  // the full model's batch columns the small model reads
+    stored["model"] = best.doc;
     return {stored.dump(), result.dump()};
 }
 

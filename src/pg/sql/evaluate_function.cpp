@@ -15,6 +15,7 @@
 #include "sql/arguments.hpp"
 #include "catalog/catalog.hpp"
 #include "guard.hpp"
+#include "settings.hpp"
 #include "pg_predict/evaluation/metrics.hpp"
 #include "catalog/privileges.hpp"
 
@@ -384,11 +385,13 @@ char* metrics_text(const Evaluation* e) {
 }
 
 // The metrics document, with the model's name and version in front.
-Datum metrics_document(const CatalogEntry* entry, const char* metrics) {
+Datum metrics_document(const CatalogEntry* entry, const char* metrics, bool cascade) {
     StringInfoData doc;
     initStringInfo(&doc);
     appendStringInfoString(&doc, "{\"model\": ");
     escape_json(&doc, entry->name);
+    // Scored through the version's cascade (pg_predict.cascades): said, since its labels are approximate.
+    if (cascade) appendStringInfoString(&doc, ", \"scored_by\": \"cascade\"");
     appendStringInfo(&doc, ", \"version\": %d, %s", entry->version, metrics + 1);  // the metrics' '{' dropped
     return DirectFunctionCall1(jsonb_in, CStringGetDatum(doc.data));
 }
@@ -418,6 +421,17 @@ Datum pg_predict_evaluate_model(PG_FUNCTION_ARGS) {
     e.target = target;
     e.threshold = threshold;
     e.scoring = scoring_for(entry, threshold);
+    // With pg_predict.cascades on, the labels a query gets are the cascade's: measured as such
+    // (labels only, since probabilities stay the model's), and said in the result.
+    char* cascade = cascades_enabled && entry->classification ? catalog_cascade(entry->id) : NULL;
+    if (cascade != NULL) {
+        if (threshold != 0.5)
+            ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+                            errmsg("evaluate_model(): model \"%s\" is scored through its cascade, which gives labels, "
+                                   "not probabilities for a threshold", name),
+                            errhint("SET pg_predict.cascades = off to evaluate the model's probabilities.")));
+        e.scoring = Scoring::Labels;
+    }
     e.classes = entry->classification ? entry->num_classes : 0;
     e.index = entry->classification ? make_class_index(entry) : NULL;
     e.context = CurrentMemoryContext;
@@ -440,7 +454,7 @@ Datum pg_predict_evaluate_model(PG_FUNCTION_ARGS) {
     check_rows(&e);
     char* metrics = metrics_text(&e);
     SPI_finish();
-    PG_RETURN_DATUM(metrics_document(entry, metrics));
+    PG_RETURN_DATUM(metrics_document(entry, metrics, cascade != NULL));
 }
 
 }  // extern "C"
