@@ -249,6 +249,10 @@ def test_query_shapes(env):
                 bad = sum(a != b for a, b in zip(got, want))
                 if bad or len(got) != len(want):
                     raise Failure(f"batching {batching}, {shape}: {bad} of {N_ROWS} labels differ from the cascade's")
+            # ORDER BY the label LIMIT k (the node's top-K plan): the cascade's labels still.
+            top = [r[0] for r in env.query(f"SELECT id FROM t ORDER BY predict('full', t) DESC, id LIMIT {N_ROWS - 1}")]
+            assert_equal(f"batching {batching}, ORDER BY the label LIMIT", top,
+                         [int(i) for i in sorted(range(1, N_ROWS + 1), key=lambda i: (-want[i - 1], i))[:N_ROWS - 1]])
         # evaluate_model measures what the session gets, and says so.
         (m,), = env.query("SELECT evaluate_model('full', 'SELECT * FROM t', 'y')")
         assert_equal("evaluate_model scored_by", m.get("scored_by"), "cascade")

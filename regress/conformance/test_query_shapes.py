@@ -14,7 +14,8 @@ feature, aggregates, windows, a cursor read in pieces, several calls and models 
 
 Each query runs per row (pg_predict.enable_batching = off: the reference) and batched, under
 settings drawn at random that change the plan but must not change a score (threads, batch_size,
-parallel workers, strategy, overlap, prune_models, early_exit, the CPU kernel, generic plans;
+parallel workers, strategy, overlap, prune_models, early_exit, the CPU kernel, cascades (the
+classifiers have one), generic plans;
 the same for both runs), and, for models over numbers only, once more with every call given the
 explicit ARRAY[...]::float8[] of the same values. All must agree bit for bit, or all fail with
 the same error. Scores are compared as sorted rows (a multiset) unless the query orders them.
@@ -63,7 +64,7 @@ MODELS = [
     Model("sh_reg", ["b", "e", "s"], "predict"),
     Model("sh_lin", ["a", "d"], "predict"),  # no rule for a missing value: NULL in, NULL out
     Model("sh_text", ["city", "a", "c"], "proba", text=["city"]),
-    Model("sh_multi", ["a", "b", "d"], "proba"),  # softmax over three classes
+    Model("sh_multi", ["a", "b", "d"], "predict"),  # softmax over three classes: its label (and cascade)
 ]
 
 
@@ -167,6 +168,10 @@ def train_models(conn, rng):
                          LogisticRegression(max_iter=500))
     text.fit(frame, label[keep])
     pg_predict.deploy(conn, "sh_text", text)
+    # Cascades (pg_predict.cascades, a drawn setting): every path applies them alike.
+    for name in ("sh_bin", "sh_multi", "sh_text"):
+        conn.execute("SELECT create_cascade(%s, 'SELECT s.* FROM sh_rows s, generate_series(1, 5)', 0.05, '{\"trees\": 5, \"gamma\": 0.1}')",
+                     [name])
 
 
 @contextlib.contextmanager
@@ -414,6 +419,7 @@ SETTINGS = {
     "pg_predict.prune_models": ["on", "off"],
     "pg_predict.early_exit": ["on", "off"],
     "pg_predict.cpu_kernel": ["auto", "portable"],
+    "pg_predict.cascades": ["off", "on"],
     "plan_cache_mode": ["auto", "force_generic_plan"],
 }
 PARALLEL = ["SET max_parallel_workers_per_gather = 2", "SET parallel_setup_cost = 0", "SET parallel_tuple_cost = 0",

@@ -309,9 +309,9 @@ void cascade_activate(PredictBatchState* state, int i) {
     input->cascade = NULL;
     // Not where the GPU may score a batch: the fill would have skipped the deferred text.
     if (!cascades_enabled || input->per_row != NULL || input->model == NULL || state->gpu_possible) return;
+    // (The early exit never screens a label, so a WHERE or ORDER BY ... LIMIT on one is no reason
+    // to leave the cascade out: the per-row path would still use it.)
     if (!input->model->entry->classification || !label_outputs_only(state, i)) return;
-    const EarlyExitPlan* early = &state->plan->early_exit;
-    if (early->output >= 0 && state->plan->outputs[early->output].input == i) return;
     MemoryContext context = state->buffer_context;
     CascadeModel* model = cascade_model(input->model, context);
     if (model == NULL) return;

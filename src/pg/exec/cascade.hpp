@@ -32,7 +32,7 @@ int64 cascade_run(CascadeModel* c, const BoundModel* model, runtime::Program* fu
                   float* out);
 
 // At the first batch (load_programs): input i's cascade, when the setting is on, every output
-// of the input is a label, the early exit does not screen it, and its version has one. Reads
+// of the input is a label, and its version has one. Reads
 // the catalog once and the small program from the backend's cache (built there once).
 void cascade_activate(PredictBatchState* state, int i);
 
