@@ -280,7 +280,11 @@ def test_query_shapes(env):
 def test_versions_and_drop(env):
     """A new version has no cascade; a rollback brings the old one back; drop_cascade drops it."""
     env.query("SELECT create_cascade('full', 'SELECT * FROM t', 0.02)")
+    notices = []
+    env.conn.add_notice_handler(lambda d: notices.append(d.message_primary))
     pg_predict.deploy(env.conn, "full", env.full, feature_names=COLUMNS, replace=True)
+    if not any("version 2 of model \"full\" has no cascade; version 1" in n for n in notices):
+        raise Failure(f"create_model's notices: {notices}")
     assert_equal("new version's cascade", env.query("SELECT version, cascade FROM models WHERE name = 'full'")[0],
                  (2, False))
     env.query("SELECT rollback_model('full')")

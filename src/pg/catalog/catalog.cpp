@@ -584,6 +584,17 @@ char* catalog_cascade(int64 id) {
     return result;
 }
 
+void notice_cascade_not_carried(const char* name, const CatalogEntry* before, int version) {
+    if (before == NULL || before->version == version) return;
+    char* cascade = catalog_cascade(before->id);
+    if (cascade == NULL) return;
+    pfree(cascade);
+    ereport(NOTICE, (errmsg("version %d of model \"%s\" has no cascade; version %d, deployed before, had one",
+                            version, name, before->version),
+                     errhint("create_cascade('%s', ...) builds one for the new version; rollback_model brings version "
+                             "%d back with its cascade.", name, before->version)));
+}
+
 char* catalog_text_inputs(int64 id) {
     return TextDatumGetCString(read_column_by_id(id, "text_inputs::pg_catalog.text"));
 }

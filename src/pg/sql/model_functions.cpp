@@ -367,6 +367,7 @@ Datum create_model(FunctionCallInfo fcinfo, pg_predict::ArtifactKind kind) {
     // This backend's programs of the version deployed before are garbage now (other backends
     // free theirs when they next look the model up: runtime::note_model_version).
     if (existing != NULL && stored.deployed) guarded([&] { pg_predict::runtime::forget_model(name); });
+    if (stored.deployed) notice_cascade_not_carried(name, existing, stored.version);
     PG_RETURN_INT32(stored.version);  // 0.8.0 returns it; void before
 }
 

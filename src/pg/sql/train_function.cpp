@@ -336,6 +336,7 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     StoredVersion stored = store_trained_model(name, built, source, metrics, deploy);
     // This backend's programs of the version no longer deployed are garbage now.
     if (existing != NULL && stored.deployed) guarded([&] { pg_predict::runtime::forget_model(name); });
+    if (stored.deployed) notice_cascade_not_carried(name, existing, stored.version);
     StringInfoData summary;
     initStringInfo(&summary);
     appendStringInfoString(&summary, "{\"name\": ");
