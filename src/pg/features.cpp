@@ -100,6 +100,49 @@ float encode_text_feature(const BoundModel* model, int feature, Datum value, con
 
 namespace {
 
+// A text value's bytes as the vectorizers read them: detoasted, a char(n)'s padding trimmed, and
+// in UTF-8 (scikit-learn reads Unicode: a database in another encoding is converted; SQL_ASCII
+// has no encoding to convert from, so its bytes must be UTF-8, or the row is an error).
+struct Utf8Text {
+    const char* bytes;
+    size_t length;
+    text* string;           // detoasted (a copy where it differs from the value's pointer)
+    const char* converted;  // a converted copy, or NULL
+};
+
+Utf8Text utf8_text(Datum value, bool blank_padded) {
+    Utf8Text t;
+    t.string = DatumGetTextPP(value);
+    t.bytes = VARDATA_ANY(t.string);
+    t.length = VARSIZE_ANY_EXHDR(t.string);
+    if (blank_padded) t.length = (size_t)bpchartruelen((char*)t.bytes, (int)t.length);
+    t.converted = NULL;
+    const int encoding = GetDatabaseEncoding();
+    if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII) {
+        t.converted = pg_server_to_any(t.bytes, (int)t.length, PG_UTF8);
+        if (t.converted == t.bytes) t.converted = NULL;  // nothing to convert (ASCII)
+        else t.bytes = t.converted, t.length = strlen(t.converted);
+    }
+    return t;
+}
+
+// Copies of a row (converted, or a long document detoasted): not left for the query's end.
+void release_utf8_text(const Utf8Text& t, Datum value) {
+    if (t.converted != NULL) pfree((void*)t.converted);
+    if ((Pointer)t.string != DatumGetPointer(value)) pfree(t.string);
+}
+
+double* scratch_values(int n) {
+    static double* out = NULL;  // one row at a time (a backend is one thread)
+    static int32 out_size = 0;
+    if (n > out_size) {
+        out = out == NULL ? (double*)MemoryContextAlloc(TopMemoryContext, sizeof(double) * n)
+                          : (double*)repalloc(out, sizeof(double) * n);
+        out_size = n;
+    }
+    return out;
+}
+
 template <typename Feature>
 void read_text_into(const BoundModel* model, int f, Datum value, bool isnull, const char* column, bool blank_padded,
                     Feature* x) {
@@ -110,39 +153,54 @@ void read_text_into(const BoundModel* model, int f, Datum value, bool isnull, co
         return;
     }
     if (k == 0) return;
+    // A cascade's own projection of the same terms, where the row's side values are wanted.
+    CascadeText* cascade = model->cascade_text;
+    runtime::TextProjection* projection = cascade != NULL && cascade->side != NULL ? cascade->projection[f] : NULL;
     if (isnull) {
         for (int i = 0; i < k; i++) x[slots[i]] = (Feature)NAN;
+        if (projection != NULL)
+            for (int i = 0; i < cascade->width_of[f]; i++) cascade->side[cascade->column[f] + i] = NAN;
         return;
     }
-    text* string = DatumGetTextPP(value);
-    const char* bytes = VARDATA_ANY(string);
-    size_t length = VARSIZE_ANY_EXHDR(string);
-    if (blank_padded) length = (size_t)bpchartruelen((char*)bytes, (int)length);
-    // scikit-learn reads Unicode: a database in another encoding is converted to UTF-8 (SQL_ASCII
-    // has no encoding to convert from: its bytes must be UTF-8, or the row is an error).
-    const char* converted = NULL;
-    const int encoding = GetDatabaseEncoding();
-    if (encoding != PG_UTF8 && encoding != PG_SQL_ASCII) {
-        converted = pg_server_to_any(bytes, (int)length, PG_UTF8);
-        if (converted == bytes) converted = NULL;  // nothing to convert (ASCII)
-        else bytes = converted, length = strlen(converted);
-    }
-    static double* out = NULL;  // K values, one row at a time (a backend is one thread)
-    static int32 out_size = 0;
-    if (k > out_size) {
-        out = out == NULL ? (double*)MemoryContextAlloc(TopMemoryContext, sizeof(double) * k)
-                          : (double*)repalloc(out, sizeof(double) * k);
-        out_size = k;
-    }
-    double* values = out;
-    guarded([&] { runtime::vectorize_text(model->text_encoder, f, bytes, length, values); });
-    // Copies a row (converted, or a long document detoasted): not left for the query's end.
-    if (converted != NULL) pfree((void*)converted);
-    if ((Pointer)string != DatumGetPointer(value)) pfree(string);
+    const Utf8Text t = utf8_text(value, blank_padded);
+    double* values = scratch_values(k + (projection != NULL ? cascade->width_of[f] : 0));
+    runtime::TextEncoder* encoder = model->text_encoder;
+    guarded([&] {
+        if (projection != NULL)
+            runtime::vectorize_text_twice(encoder, f, t.bytes, t.length, values, projection, values + k);
+        else
+            runtime::vectorize_text(encoder, f, t.bytes, t.length, values);
+    });
+    release_utf8_text(t, value);
     for (int i = 0; i < k; i++) x[slots[i]] = (Feature)values[i];
+    if (projection != NULL)
+        for (int i = 0; i < cascade->width_of[f]; i++) cascade->side[cascade->column[f] + i] = (float)values[k + i];
 }
 
 }  // namespace
+
+void read_text_projected(const BoundModel* model, int f, Datum value, bool isnull, bool blank_padded,
+                         runtime::TextProjection* projection, int width, float* out) {
+    if (isnull) {
+        for (int i = 0; i < width; i++) out[i] = NAN;
+        return;
+    }
+    const Utf8Text t = utf8_text(value, blank_padded);
+    double* values = scratch_values(width);
+    runtime::TextEncoder* encoder = model->text_encoder;
+    guarded([&] { runtime::vectorize_text_twice(encoder, f, t.bytes, t.length, NULL, projection, values); });
+    release_utf8_text(t, value);
+    for (int i = 0; i < width; i++) out[i] = (float)values[i];
+}
+
+std::string_view text_bytes_copy(Datum value, bool blank_padded, MemoryContext context) {
+    const Utf8Text t = utf8_text(value, blank_padded);
+    char* copy = (char*)MemoryContextAlloc(context, t.length + 1);
+    memcpy(copy, t.bytes, t.length);
+    copy[t.length] = '\0';
+    release_utf8_text(t, value);
+    return std::string_view(copy, t.length);
+}
 
 void read_text_feature(const BoundModel* model, int f, Datum value, bool isnull, const char* column, bool blank_padded,
                        float* x) {

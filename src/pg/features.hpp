@@ -5,6 +5,8 @@
 // those unrounded.
 #pragma once
 
+#include <string_view>
+
 #include "exec/model_binding.hpp"
 
 namespace pg_predict::pg {
@@ -38,6 +40,16 @@ void read_text_feature(const BoundModel* model, int f, Datum value, bool isnull,
                        bool blank_padded, double* x);
 // Whether feature f is written by a vectorizer (not read by itself, a value a column).
 bool is_vectorized_feature(const BoundModel* model, int f);
+
+// A cascade's own projection (width values into out) of the vectorizer at first slot f on one
+// text value, without the model's: NaN for a NULL. exec/cascade.cpp fills its small model's text
+// inputs with it where the batch holds the text for later.
+void read_text_projected(const BoundModel* model, int f, Datum value, bool isnull, bool blank_padded,
+                         runtime::TextProjection* projection, int width, float* out);
+
+// A text value's bytes as the vectorizers read them (UTF-8, a char(n)'s padding trimmed), copied
+// into `context`: what create_cascade trains its text small model on.
+std::string_view text_bytes_copy(Datum value, bool blank_padded, MemoryContext context);
 
 // A feature the model never reads stands in a node's feature list as this marker: a NULL of
 // type void, which no feature can have. Never a plain Const: a subquery's or view's constant

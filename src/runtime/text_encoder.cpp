@@ -226,6 +226,52 @@ void vectorize_text(TextEncoder* encoder, int32_t input, const char* value, size
     v.projection.apply(v.row, out);
 }
 
+struct TextProjection {
+    text::Projection projection;
+};
+
+TextProjection* make_text_projection(const TextEncoder* encoder, int32_t input, const char* json, size_t length) {
+    if (input < 0 || (size_t)input >= encoder->vectorizer_at.size() || encoder->vectorizer_at[input] < 0)
+        fail(ErrorCategory::InvalidModel, "a cascade's text projection names no vectorizer of the model");
+    const VectorizerInput& v = *encoder->vectorizers[encoder->vectorizer_at[input]];
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(json, json + length);
+    } catch (const nlohmann::json::exception& e) {
+        fail(ErrorCategory::InvalidModel, std::string("a cascade's text projection: ") + e.what());
+    }
+    return new TextProjection{text::parse_projection(doc, v.vectorizer.width())};
+}
+
+void free_text_projection(TextProjection* p) noexcept { delete p; }
+
+int32_t text_projection_width(const TextProjection* p) noexcept { return p->projection.width; }
+
+void vectorize_text_twice(TextEncoder* encoder, int32_t input, const char* value, size_t length, double* out,
+                          const TextProjection* p, double* extra) {
+    VectorizerInput& v = *encoder->vectorizers[encoder->vectorizer_at[input]];
+    v.vectorizer.transform(std::string_view(value, length), v.row);
+    if (out != nullptr) v.projection.apply(v.row, out);
+    p->projection.apply(v.row, extra);
+}
+
+void vectorize_text_sparse(TextEncoder* encoder, int32_t input, const char* value, size_t length,
+                           std::vector<int64_t>& index, std::vector<double>& values) {
+    VectorizerInput& v = *encoder->vectorizers[encoder->vectorizer_at[input]];
+    v.vectorizer.transform(std::string_view(value, length), v.row);
+    index.clear();
+    values.clear();
+    for (const text::SparseEntry& e : v.row) {
+        index.push_back(e.index);
+        values.push_back(e.value);
+    }
+}
+
+int64_t text_vectorizer_width(const TextEncoder* encoder, int32_t input) noexcept {
+    if (input < 0 || (size_t)input >= encoder->vectorizer_at.size() || encoder->vectorizer_at[input] < 0) return 0;
+    return encoder->vectorizers[encoder->vectorizer_at[input]]->vectorizer.width();
+}
+
 namespace {
 
 // The vectorizer writing `slot` and the slot's column of its projection, or nullptr.

@@ -63,26 +63,33 @@ ParsedVectorizer parse_vectorizer(const nlohmann::json& v) {
         if (!(s.threshold >= 0.0) || !std::isfinite(s.threshold))
             malformed("threshold must be finite and >= 0 (a term absent from the text stays 0)");
         if (v.contains("float32")) s.float32 = v["float32"];
-        const nlohmann::json& p = v.at("projection");
-        Projection& pr = out.projection;
+        out.projection = parse_projection(v.at("projection"), s.width());
+    } catch (const nlohmann::json::exception& e) {
+        malformed(e.what());
+    }
+    return out;
+}
+
+Projection parse_projection(const nlohmann::json& p, int64_t V) {
+    Projection pr;
+    try {
         pr.width = p.at("width");
         pr.term_begin = p.at("term_begin").get<std::vector<int64_t>>();
         pr.column = p.at("column").get<std::vector<int32_t>>();
         pr.weight = p.at("weight").get<std::vector<double>>();
         pr.offset = p.at("offset").get<std::vector<double>>();
-        const int64_t V = s.width();
-        if (pr.width < 1 || static_cast<int64_t>(pr.term_begin.size()) != V + 1 || pr.term_begin.front() != 0 ||
-            pr.term_begin.back() != static_cast<int64_t>(pr.column.size()) || pr.column.size() != pr.weight.size() ||
-            static_cast<int64_t>(pr.offset.size()) != pr.width)
-            malformed("the projection's arrays do not fit " + std::to_string(V) + " terms");
-        for (size_t i = 0; i + 1 < pr.term_begin.size(); ++i)
-            if (pr.term_begin[i] > pr.term_begin[i + 1]) malformed("the projection's term_begin decreases");
-        for (int32_t c : pr.column)
-            if (c < 0 || c >= pr.width) malformed("a projection column is outside [0, " + std::to_string(pr.width) + ")");
     } catch (const nlohmann::json::exception& e) {
         malformed(e.what());
     }
-    return out;
+    if (pr.width < 1 || static_cast<int64_t>(pr.term_begin.size()) != V + 1 || pr.term_begin.front() != 0 ||
+        pr.term_begin.back() != static_cast<int64_t>(pr.column.size()) || pr.column.size() != pr.weight.size() ||
+        static_cast<int64_t>(pr.offset.size()) != pr.width)
+        malformed("the projection's arrays do not fit " + std::to_string(V) + " terms");
+    for (size_t i = 0; i + 1 < pr.term_begin.size(); ++i)
+        if (pr.term_begin[i] > pr.term_begin[i + 1]) malformed("the projection's term_begin decreases");
+    for (int32_t c : pr.column)
+        if (c < 0 || c >= pr.width) malformed("a projection column is outside [0, " + std::to_string(pr.width) + ")");
+    return pr;
 }
 
 std::string describe_vectorizer(const nlohmann::json& v) {

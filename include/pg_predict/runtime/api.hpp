@@ -189,6 +189,21 @@ int32_t text_vectorizer_slots(const TextEncoder*, int32_t input, const int32_t**
 // The vectorizer at first slot `input` on one text value: its K projected values into out.
 // Throws Error(InvalidParameter) for bytes that are not UTF-8.
 void vectorize_text(TextEncoder*, int32_t input, const char* value, size_t length, double* out);
+// A cascade's own projection of a model's vectorizer (create_cascade's small model reads the
+// vectorizer's terms through its own weights): {"width", "term_begin", "column", "weight",
+// "offset"} over the vectorizer at first slot `input`'s terms. Throws Error(InvalidModel).
+struct TextProjection;
+TextProjection* make_text_projection(const TextEncoder*, int32_t input, const char* json, size_t length);
+void free_text_projection(TextProjection*) noexcept;
+int32_t text_projection_width(const TextProjection*) noexcept;
+// The vectorizer at first slot `input` on one text value, once: its K projected values into
+// `out` (unless null) and p's into `extra`.
+void vectorize_text_twice(TextEncoder*, int32_t input, const char* value, size_t length, double* out,
+                          const TextProjection* p, double* extra);
+// Its row as term indices and values (what create_cascade trains on), and its number of terms.
+void vectorize_text_sparse(TextEncoder*, int32_t input, const char* value, size_t length,
+                           std::vector<int64_t>& index, std::vector<double>& values);
+int64_t text_vectorizer_width(const TextEncoder*, int32_t input) noexcept;
 // Whether a vectorizer writes input `slot` (any of its slots).
 bool is_vectorizer_slot(const TextEncoder*, int32_t slot) noexcept;
 // explain_prediction's terms: the terms of one text value by |contribution| to input `slot` (a

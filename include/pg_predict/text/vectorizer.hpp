@@ -137,6 +137,8 @@ struct ParsedVectorizer {
     Projection projection;
 };
 ParsedVectorizer parse_vectorizer(const nlohmann::json& v);
+// A projection alone ({"width", "term_begin", "column", "weight", "offset"}) over V terms.
+Projection parse_projection(const nlohmann::json& p, int64_t V);
 // One line for EXPLAIN and explain_model: "tfidf word 1-2-grams, 12,345 terms".
 std::string describe_vectorizer(const nlohmann::json& v);
 

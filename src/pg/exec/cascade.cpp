@@ -34,8 +34,18 @@ struct CascadeModel {
     bool classification;        // a classifier's cascade (else a regressor's filter: one value)
     const char* description;    // for EXPLAIN: "20 trees on 2 inputs, confidence >= 0.84"
     const char* filter_description;  // "20 trees on 2 inputs"
+    // The text inputs the small model reads through its own projection of a vectorizer's terms
+    // (create_cascade's logistic regression): side values after the model's F columns.
+    int side_width;             // side values a row
+    int num_text;
+    int* text_feature;          // per text input: the vectorizer's first slot
+    int* text_column;           // ... its first side value
+    int* text_width;
+    runtime::TextProjection** text_projection;
+    CascadeText hook;           // the same by feature, for read_text_feature (the per-row paths)
     MemoryContext context;      // of the scratch
     int64 rows_allocated;
+    float* side;                // rows_allocated x side_width
     size_t feature_bytes;       // of the packed rows' features
     int width_allocated;        // of the packed rows' outputs
     float* small_x;
@@ -64,8 +74,16 @@ namespace {
 
 void release_program_callback(void* arg) { runtime::release_program(static_cast<runtime::Program*>(arg)); }
 
+struct ParsedText {
+    int input;
+    int column;
+    std::string projection;
+    runtime::TextProjection* made = nullptr;
+};
+
 struct ParsedCascade {
     runtime::Program* program = nullptr;
+    std::vector<ParsedText> text;
     std::string description;
     std::vector<int> features;
     std::vector<int> classes;
@@ -87,6 +105,9 @@ ParsedCascade parse_cascade(const char* text) {
     c.trees = j.at("trees").get<int>();
     c.document = j.at("model").dump();
     c.inputs = std::to_string(j.at("inputs").size());
+    if (j.contains("text"))
+        for (const auto& t : j.at("text"))
+            c.text.push_back({t.at("input").get<int>(), t.at("column").get<int>(), t.at("projection").dump()});
     return c;
 }
 
@@ -120,11 +141,21 @@ CascadeModel* cascade_model(const BoundModel* model, MemoryContext context) {
     MemoryContextCallback* release = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
     MemoryContextCallback* forget = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
     // C++ work alone in the guard; PostgreSQL's allocations after it, from the parsed copy.
+    runtime::TextEncoder* encoder = model->text_encoder;
     ParsedCascade* parsed = guarded([&] {
         ParsedCascade* p = new ParsedCascade(parse_cascade(text));
         try {
+            // Its text inputs' projections, over the model's own vectorizers; side columns F on.
+            int side = 0;
+            for (ParsedText& t : p->text) {
+                if (encoder == nullptr) fail(ErrorCategory::InvalidModel, "the cascade reads text the model does not");
+                t.made = runtime::make_text_projection(encoder, t.input, t.projection.data(), t.projection.size());
+                if (t.column != F + side) fail(ErrorCategory::InvalidModel, "the cascade's text columns are out of order");
+                side += runtime::text_projection_width(t.made);
+            }
             for (int f : p->features)
-                if (f < 0 || f >= F) fail(ErrorCategory::InvalidModel, "the cascade reads a column the model does not have");
+                if (f < 0 || f >= F + side)
+                    fail(ErrorCategory::InvalidModel, "the cascade reads a column the model does not have");
             for (int k : p->classes)
                 if (k < 0 || k >= proba_width)
                     fail(ErrorCategory::InvalidModel, "the cascade gives a class the model does not have");
@@ -139,6 +170,7 @@ CascadeModel* cascade_model(const BoundModel* model, MemoryContext context) {
             }
             p->description = std::to_string(p->trees) + " trees on " + p->inputs + " inputs";
         } catch (...) {
+            for (ParsedText& t : p->text) runtime::free_text_projection(t.made);
             delete p;
             throw;
         }
@@ -147,7 +179,11 @@ CascadeModel* cascade_model(const BoundModel* model, MemoryContext context) {
     release->func = release_program_callback;
     release->arg = parsed->program;
     MemoryContextRegisterResetCallback(context, release);
-    forget->func = [](void* arg) { delete static_cast<ParsedCascade*>(arg); };
+    forget->func = [](void* arg) {
+        ParsedCascade* p = static_cast<ParsedCascade*>(arg);
+        for (ParsedText& t : p->text) runtime::free_text_projection(t.made);
+        delete p;
+    };
     forget->arg = parsed;
     MemoryContextRegisterResetCallback(context, forget);
     c->program = parsed->program;
@@ -162,6 +198,27 @@ CascadeModel* cascade_model(const BoundModel* model, MemoryContext context) {
     c->description = classification ? psprintf("%s, confidence >= %.2f", parsed->description.c_str(), c->threshold)
                                     : pstrdup(parsed->description.c_str());
     c->filter_description = pstrdup(parsed->description.c_str());
+    const int num_text = (int)parsed->text.size();
+    c->num_text = num_text;
+    c->text_feature = (int*)MemoryContextAlloc(context, sizeof(int) * Max(num_text, 1));
+    c->text_column = (int*)MemoryContextAlloc(context, sizeof(int) * Max(num_text, 1));
+    c->text_width = (int*)MemoryContextAlloc(context, sizeof(int) * Max(num_text, 1));
+    c->text_projection = (runtime::TextProjection**)MemoryContextAlloc(context, sizeof(void*) * Max(num_text, 1));
+    c->hook.projection = (runtime::TextProjection**)MemoryContextAllocZero(context, sizeof(void*) * Max(F, 1));
+    c->hook.width_of = (int*)MemoryContextAllocZero(context, sizeof(int) * Max(F, 1));
+    c->hook.column = (int*)MemoryContextAllocZero(context, sizeof(int) * Max(F, 1));
+    for (int t = 0; t < num_text; t++) {
+        const ParsedText& p = parsed->text[t];
+        c->text_feature[t] = p.input;
+        c->text_column[t] = p.column - F;
+        c->text_width[t] = runtime::text_projection_width(p.made);
+        c->text_projection[t] = p.made;
+        c->hook.projection[p.input] = p.made;
+        c->hook.width_of[p.input] = c->text_width[t];
+        c->hook.column[p.input] = c->text_column[t];
+        c->side_width += c->text_width[t];
+    }
+    c->hook.width = c->side_width;
     c->used = (int*)MemoryContextAlloc(context, sizeof(int) * Max(F, 1));
     for (int f = 0; f < F; f++)
         if (!entry->is_unused[f]) c->used[c->num_used++] = f;
@@ -181,6 +238,7 @@ void reserve(CascadeModel* c, int64 rows, int F, size_t feature_bytes, int width
         return old == NULL ? MemoryContextAllocHuge(c->context, bytes) : repalloc_huge(old, bytes);
     };
     c->small_x = (float*)grow(c->small_x, sizeof(float) * rows * Max(c->num_features, 1));
+    c->side = (float*)grow(c->side, sizeof(float) * rows * Max(c->side_width, 1));
     c->small_out = (float*)grow(c->small_out, sizeof(float) * rows * Max(c->num_classes, 1));
     c->undecided = (int64*)grow(c->undecided, sizeof(int64) * rows);
     c->packed_x = grow(c->packed_x, feature_bytes * rows * Max(F, 1));
@@ -190,12 +248,16 @@ void reserve(CascadeModel* c, int64 rows, int F, size_t feature_bytes, int width
     c->width_allocated = width;
 }
 
-// The small model over every row's chosen features (into small_out).
+// The small model over every row's chosen features (into small_out): the model's batch
+// columns, and the side values of its text inputs (in c->side).
 template <typename Feature>
 void run_small(CascadeModel* c, const Feature* x, int64 rows, int F) {
+    const int E = c->side_width;
     for (int64 r = 0; r < rows; r++)
-        for (int k = 0; k < c->num_features; k++)
-            c->small_x[r * c->num_features + k] = (float)x[r * F + c->features[k]];
+        for (int k = 0; k < c->num_features; k++) {
+            const int f = c->features[k];
+            c->small_x[r * c->num_features + k] = f < F ? (float)x[r * F + f] : c->side[r * E + (f - F)];
+        }
     guarded([&] { runtime::run_program(c->program, c->small_x, rows, c->num_features, c->small_out); });
 }
 
@@ -280,6 +342,22 @@ int64 cascade_run(CascadeModel* c, const BoundModel* model, runtime::Program* fu
                   float* out) {
     return run_rows(c, model, full, x, rows, out);
 }
+
+bool cascade_reads_text(const CascadeModel* c) { return c->num_text > 0; }
+
+void cascade_read_rows(CascadeModel* c, BoundModel* model, int64 rows) {
+    reserve(c, rows, model->entry->num_features, c->feature_bytes == 0 ? sizeof(float) : c->feature_bytes,
+            model->output_width);
+    model->cascade_text = &c->hook;
+    c->hook.side = NULL;
+}
+
+void cascade_reading_row(CascadeModel* c, BoundModel* model, int64 row) {
+    model->cascade_text = &c->hook;
+    c->hook.side = c->side_width > 0 ? c->side + row * c->side_width : NULL;
+}
+
+void cascade_read_done(CascadeModel* c) { c->hook.side = NULL; }
 
 int cascade_filter_output(const CascadeModel* c, int column) {
     if (!c->classification) return column < 0 ? 0 : -1;
@@ -422,15 +500,36 @@ int64 decide(const PredictBatchState* state, const InputState* input, const Casc
     return undecided;
 }
 
+// The small model's text inputs from the text the batch holds for later (a Columns input; a
+// row argument's were read with the row, through the hook).
+void fill_side(PredictBatchState* state, InputState* input, CascadeScoring* c) {
+    CascadeModel* m = c->model;
+    if (m->num_text == 0 || input->plan->source != FeatureSource::Columns) return;
+    for (int t = 0; t < m->num_text; t++) {
+        const int f = m->text_feature[t];
+        int slot = 0;
+        while (slot < c->num_deferred && c->deferred_list[slot] != f) slot++;
+        if (slot == c->num_deferred) elog(ERROR, "pg_predict: a cascade's text input is not held for it");
+        for (int64 r = 0; r < state->count; r++) {
+            Datum value;
+            bool isnull;
+            deferred_value(state, input, c, slot, r, &value, &isnull);
+            read_text_projected(input->model, f, value, isnull, input->blank_padded[f], m->text_projection[t],
+                                m->text_width[t], m->side + r * m->side_width + m->text_column[t]);
+        }
+    }
+}
+
 template <typename Feature>
 int64 score_batch_rows(PredictBatchState* state, InputState* input, runtime::Program* full, Feature* x) {
     CascadeModel* m = input->cascade->model;
     const int64 rows = state->count;
     const int F = input->num_features;
     reserve(m, rows, F, sizeof(Feature), input->width);
-    run_small(m, x, rows, F);
     // Detoasted text lives with the batch, as the fill's.
     MemoryContext old = MemoryContextSwitchTo(state->batch_context);
+    fill_side(state, input, input->cascade);
+    run_small(m, x, rows, F);
     const int64 undecided = decide(state, input, input->cascade, x, rows);
     MemoryContextSwitchTo(old);
     run_full<Feature>(m, full, undecided, F, input->out, input->width);
@@ -438,6 +537,18 @@ int64 score_batch_rows(PredictBatchState* state, InputState* input, runtime::Pro
 }
 
 }  // namespace
+
+void cascade_batch_row(PredictBatchState* state, InputState* input, int row) {
+    if (input->cascade == NULL || input->cascade->model->num_text == 0) return;
+    CascadeModel* m = input->cascade->model;
+    reserve(m, state->allocated_rows, input->num_features, input->x64 != NULL ? sizeof(double) : sizeof(float),
+            input->width);
+    cascade_reading_row(m, input->model, row);
+}
+
+void cascade_batch_row_done(InputState* input) {
+    if (input->cascade != NULL) cascade_read_done(input->cascade->model);
+}
 
 bool cascade_score(PredictBatchState* state, int i, runtime::Program* full, bool gpu) {
     InputState* input = &state->inputs[i];

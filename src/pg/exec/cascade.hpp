@@ -59,6 +59,21 @@ const float* cascade_small_scores(CascadeModel* c, const float* x, int64 rows, i
 const float* cascade_small_scores(CascadeModel* c, const double* x, int64 rows, int F, int* width);
 const char* cascade_filter_description(const CascadeModel* c);
 
+// A cascade whose small model reads text through its own projection of a vectorizer's terms
+// (create_cascade's text inputs): those values are computed as the model's row is read, from the
+// same terms, into the cascade's side rows. The per-row paths reserve `rows` side rows
+// (cascade_read_rows), point the model's reading at row r (cascade_reading_row) before reading
+// it, stop when done (cascade_read_done), and then cascade_run reads rows 0 .. rows - 1.
+bool cascade_reads_text(const CascadeModel* c);
+void cascade_read_rows(CascadeModel* c, BoundModel* model, int64 rows);
+void cascade_reading_row(CascadeModel* c, BoundModel* model, int64 row);
+void cascade_read_done(CascadeModel* c);
+
+// The same for the node's input read through a row argument (a Columns input's text is held
+// and projected when the batch is scored).
+void cascade_batch_row(PredictBatchState* state, InputState* input, int row);
+void cascade_batch_row_done(InputState* input);
+
 // "Cascade: 20 trees on 2 of 8 inputs, confidence >= 0.84" for an active cascade.
 void cascade_explain(const PredictBatchState* state, int i, const char* suffix, ExplainState* es);
 

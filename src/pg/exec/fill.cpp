@@ -186,7 +186,9 @@ void read_input_row(PredictBatchState* state, InputState* input, TupleTableSlot*
         int32 typmod = HeapTupleHeaderGetTypMod(tuple);
         if (input->reader == NULL || input->reader->type_id != type_id || input->reader->typmod != typmod)
             input->reader = make_row_reader(input->model, type_id, typmod, state->css.ss.ps.state->es_query_cxt);
+        cascade_batch_row(state, input, row);  // a cascade's text inputs, from the same terms
         read_row(input->model, input->reader, tuple, x);
+        cascade_batch_row_done(input);
     } else {
         read_array(input->model, DatumGetArrayTypeP(value), x);
     }

@@ -8,9 +8,22 @@
 namespace pg_predict::runtime {
 struct Program;
 struct TextEncoder;
+struct TextProjection;
 }
 
 namespace pg_predict::pg {
+
+// A cascade's own projections of the model's text vectorizers (exec/cascade.cpp), computed from
+// the same terms as the model's whenever a text feature is read while `side` is set: per
+// feature, the projection of the vectorizer at that first slot (or NULL), its width and where
+// its values start in a side row.
+struct CascadeText {
+    runtime::TextProjection** projection;
+    int* width_of;
+    int* column;
+    int width;    // side values a row
+    float* side;  // the row being read's side values; NULL: none wanted
+};
 
 struct BoundModel {
     CatalogEntry* entry;
@@ -21,6 +34,7 @@ struct BoundModel {
     int proba_width;    // the columns predict_proba() returns: output_width, or the classes
     int label_offset;   // where the columns predict() takes the argmax of begin
     runtime::TextEncoder* text_encoder;  // NULL unless the model has text inputs
+    CascadeText* cascade_text;           // set while a cascade with text inputs scores it (NULL: none)
     Datum* label_texts;  // a classifier's labels as text datums, built once: predict_label()
     ModelOutput output;  // which program: the stored one, or decision_function / score_samples
     // Predicate pruning: the bounds the program is specialized for (BatchInput::pruned_bounds),

@@ -275,12 +275,16 @@ void read_features(PerRowModels* p, RowModel* m, Datum argument, Feature* x);
 void read_group_features(PredictBatchState* state, PerRowModels* p, RowModel* m, int first, int rows, void* x) {
     const int64 cols = m->model->entry->num_features;
     MemoryContext old = MemoryContextSwitchTo(state->batch_context);  // detoasted arrays
+    const bool text = m->cascade != NULL && cascade_reads_text(m->cascade);
+    if (text) cascade_read_rows(m->cascade, m->model, rows);
     for (int k = 0; k < rows; k++) {
+        if (text) cascade_reading_row(m->cascade, m->model, k);
         if (m->reads_float64)
             read_features(p, m, m->arguments[first + k], (double*)x + k * cols);
         else
             read_features(p, m, m->arguments[first + k], (float*)x + k * cols);
     }
+    if (text) cascade_read_done(m->cascade);
     MemoryContextSwitchTo(old);
 }
 
@@ -699,7 +703,9 @@ void per_row_models_read(PredictBatchState* state, InputState* input, int row) {
     bool isnull;
     Datum argument = ExecEvalExpr(p->argument, econtext, &isnull);
     if (isnull) return;
-    if (m->count == 0 && m->capacity == 0) m->read_early = m->model != NULL;  // the batch's first row of it
+    // (A cascade's text inputs are read with the rows when the group is scored: its side rows.)
+    if (m->count == 0 && m->capacity == 0)  // the batch's first row of it
+        m->read_early = m->model != NULL && (m->cascade == NULL || !cascade_reads_text(m->cascade));
     grow_group(state, m);
     MemoryContext old = MemoryContextSwitchTo(state->batch_context);
     if (m->read_early) {

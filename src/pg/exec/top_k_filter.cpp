@@ -354,6 +354,10 @@ void top_k_filter_activate(PredictBatchState* state) {
         f->reason = "not used: the model has no filter (create_cascade)";
         return;
     }
+    if (cascade_reads_text(f->model)) {
+        f->reason = "not used: the filter reads text through its own terms (a cascade's text inputs)";
+        return;
+    }
     f->output = cascade_filter_output(f->model, plan->column);
     if (f->output < 0) {
         f->reason = "not used: the filter does not estimate this value";

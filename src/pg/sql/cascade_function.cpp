@@ -22,6 +22,7 @@
 #include "heap_trim.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/training/cascade.hpp"
+#include "pg_predict/training/sparse_logistic.hpp"
 #include "pg_predict/training/trainer.hpp"
 
 extern "C" {
@@ -41,6 +42,8 @@ namespace training = pg_predict::training;
 constexpr long kFetchRows = 10000;
 constexpr int64 kCostSample = 1000;  // rows whose reading is timed, input by input
 constexpr int64 kMinimumRows = 200;
+constexpr int64_t kTextTrainRows = 50000;  // rows a text small model's logistic regression is fitted on, at most
+constexpr double kTextL2 = 0.01;           // its L2 penalty: scikit-learn's C = 100 (it must follow the model closely)
 
 struct CascadeOptions {
     int64_t seed = 0;
@@ -85,6 +88,11 @@ struct ReadRows {
     int64 sample_rows = 0;
     double* text_seconds = nullptr;  // per feature: its vectorizer over those rows (0: none)
     int* vectorizer = nullptr;       // per feature: the first slot of the vectorizer writing it, or -1
+    // Per vectorizer (text_feature: its first slot), each row's text as the vectorizers read it
+    // (data NULL: NULL): the small model on text is trained on the vectorizer's terms.
+    int num_texts = 0;
+    int* text_feature = nullptr;
+    std::string_view* texts = nullptr;  // rows x num_texts
 };
 
 // The first column's whole-row values of the query, read into the model's features.
@@ -101,8 +109,12 @@ ReadRows read_query_rows(BoundModel* model, const char* query) {
         const int k = runtime::text_vectorizer_slots(model->text_encoder, f, &slots);
         for (int s = 0; s < k; s++) r.vectorizer[slots[s]] = f;
     }
+    r.text_feature = (int*)palloc(sizeof(int) * Max(F, 1));
+    for (int f = 0; f < F; f++)
+        if (r.vectorizer[f] == f && !entry->is_unused[f]) r.text_feature[r.num_texts++] = f;
     int64 capacity = 4096;
     r.x = (double*)palloc(sizeof(double) * capacity * Max(F, 1));
+    r.texts = (std::string_view*)palloc(sizeof(std::string_view) * capacity * Max(r.num_texts, 1));
     Datum* sample = (Datum*)palloc(sizeof(Datum) * kCostSample);
 
     // The query as the FROM item of one SELECT: a statement of another kind is a syntax error.
@@ -132,6 +144,7 @@ ReadRows read_query_rows(BoundModel* model, const char* query) {
             if (r.rows == capacity) {
                 capacity *= 2;
                 r.x = (double*)repalloc_huge(r.x, sizeof(double) * capacity * Max(F, 1));
+                r.texts = (std::string_view*)repalloc_huge(r.texts, sizeof(std::string_view) * capacity * Max(r.num_texts, 1));
             }
             double* out = r.x + r.rows * F;
             auto start = std::chrono::steady_clock::now();
@@ -140,6 +153,18 @@ ReadRows read_query_rows(BoundModel* model, const char* query) {
             } else {
                 read_row(model, reader, row, x32);
                 for (int f = 0; f < F; f++) out[f] = x32[f];
+            }
+            if (r.num_texts > 0) {
+                HeapTupleData tuple;
+                tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+                tuple.t_data = row;
+                for (int t = 0; t < r.num_texts; t++) {
+                    const int f = r.text_feature[t];
+                    bool null_text;
+                    Datum v = heap_getattr(&tuple, reader->attnums[f], reader->tupdesc, &null_text);
+                    r.texts[r.rows * r.num_texts + t] =
+                        null_text ? std::string_view() : text_bytes_copy(v, reader->blank_padded[f], call);
+                }
             }
             if (r.rows < kCostSample) {
                 r.sample_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -232,8 +257,26 @@ double filter_recall(const std::vector<double>& value, const std::vector<float>&
 
 // A classifier gets a cascade (its small model also the filter of its probabilities); a
 // regressor (proba_width 0) only a filter, a small regressor of the model's value.
-Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba_width, int label_offset,
-                    int output_width, const ReadRows& r, double max_disagreement, const CascadeOptions& o) {
+// The projection document of a sparse logistic regression over V terms (runtime::TextProjection).
+nlohmann::json projection_json(const training::SparseLogistic& m, int64_t V) {
+    std::vector<int64_t> term_begin{0};
+    std::vector<int32_t> column;
+    std::vector<double> weight;
+    for (int64_t t = 0; t < V; t++) {
+        for (int k = 0; k < m.outputs; k++) {
+            const double w = m.weight[t * m.outputs + k];
+            if (w == 0.0) continue;
+            column.push_back(k);
+            weight.push_back(w);
+        }
+        term_begin.push_back(static_cast<int64_t>(column.size()));
+    }
+    return {{"width", m.outputs}, {"term_begin", term_begin}, {"column", column}, {"weight", weight}, {"offset", m.bias}};
+}
+
+Built build_cascade(const CatalogEntry* entry, runtime::Program* full, runtime::TextEncoder* encoder, int proba_width,
+                    int label_offset, int output_width, const ReadRows& r, double max_disagreement,
+                    const CascadeOptions& o) {
     const int F = entry->num_features;
     const int64_t n = r.rows;
     const bool regression = !entry->classification;
@@ -274,6 +317,9 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
         columns_of[static_cast<size_t>(at - names.begin())].push_back(f);
     }
     if (names.empty()) fail(ErrorCategory::InvalidParameter, "create_cascade: the model reads no input");
+    std::vector<int> part(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; i++) part[i] = training::cascade_part(o.seed, i);
+
     // Costs, measured: a vectorizer's own time; the rest of the row's reading shared equally.
     const double sample = static_cast<double>(std::max<int64_t>(r.sample_rows, 1));
     std::vector<double> cost(names.size(), 0.0);
@@ -288,9 +334,72 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
     for (double& c : cost)
         if (c == 0.0) c = std::max(rest / static_cast<double>(std::max<size_t>(plain, 1)), 1e-9);
 
-    // The parts, and the columns a model over `inputs` reads.
-    std::vector<int> part(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; i++) part[i] = training::cascade_part(o.seed, i);
+    // A classifier's text vectorizers, as the small model reads them: a logistic regression on the
+    // vectorizer's terms, fitted on the training part to give the model's label, its margins side
+    // columns F, F + 1, ... (Willump trains the small model on the cheap features themselves; the
+    // model's own projection of one vectorizer alone decides almost nothing).
+    struct TextSide {
+        int feature;
+        int column;  // its first side column (F + ...)
+        nlohmann::json projection;
+    };
+    std::vector<TextSide> sides;
+    int E = 0;
+    std::vector<double> side;  // n x E, filled once E is known
+    std::vector<training::SparseLogistic> side_models;
+    std::vector<int64_t> index;
+    std::vector<double> values;
+    for (int t = 0; t < r.num_texts && !regression && encoder != nullptr; t++) {
+        const int f = r.text_feature[t];
+        const int64_t V = runtime::text_vectorizer_width(encoder, f);
+        training::SparseRows x;
+        std::vector<int32_t> y;
+        std::vector<uint8_t> seen(static_cast<size_t>(proba_width), 0);
+        for (int64_t i = 0; i < n && x.rows() < kTextTrainRows; i++) {
+            const std::string_view s = r.texts[i * r.num_texts + t];
+            if (part[i] != 0 || s.data() == nullptr) continue;
+            runtime::vectorize_text_sparse(encoder, f, s.data(), s.size(), index, values);
+            x.index.insert(x.index.end(), index.begin(), index.end());
+            for (double v : values) x.value.push_back(static_cast<float>(v));
+            x.begin.push_back(static_cast<int64_t>(x.index.size()));
+            y.push_back(label[i]);
+            seen[label[i]] = 1;
+        }
+        if (std::count(seen.begin(), seen.end(), 1) < 2) continue;
+        side_models.push_back(training::fit_sparse_logistic(x, y, proba_width, V, 200, kTextL2, static_cast<uint64_t>(o.seed)));
+        sides.push_back({f, F + E, projection_json(side_models.back(), V)});
+        E += side_models.back().outputs;
+        // The vectorizer's input reads the side columns instead of the model's projection.
+        for (auto& cols : columns_of)
+            if (!cols.empty() && r.vectorizer[cols[0]] == f) {
+                cols.clear();
+                for (int k = 0; k < side_models.back().outputs; k++) cols.push_back(sides.back().column + k);
+            }
+    }
+    if (E > 0) {
+        side.assign(static_cast<size_t>(n) * E, 0.0);
+        std::vector<float> v32;
+        for (size_t t = 0; t < sides.size(); t++) {
+            int slot = 0;
+            while (r.text_feature[slot] != sides[t].feature) slot++;
+            const int width = side_models[t].outputs, at = sides[t].column - F;
+            for (int64_t i = 0; i < n; i++) {
+                double* out = side.data() + i * E + at;
+                const std::string_view s = r.texts[i * r.num_texts + slot];
+                if (s.data() == nullptr) {
+                    for (int k = 0; k < width; k++) out[k] = std::nan("");
+                    continue;
+                }
+                runtime::vectorize_text_sparse(encoder, sides[t].feature, s.data(), s.size(), index, values);
+                v32.assign(values.begin(), values.end());
+                training::sparse_logistic_margins(side_models[t], index.data(), v32.data(), static_cast<int64_t>(index.size()), out);
+            }
+        }
+    }
+
+    // Column c of row i as the small model reads it: the model's batch column, or a side column.
+    auto cell = [&](int64_t i, int c) { return c < F ? r.x[i * F + c] : side[i * E + (c - F)]; };
+    // A small model over `inputs` (cols: the columns it reads).
     auto fit = [&](const std::vector<size_t>& inputs, int trees, int depth, std::vector<int>& cols) {
         cols.clear();
         for (size_t i : inputs) cols.insert(cols.end(), columns_of[i].begin(), columns_of[i].end());
@@ -305,7 +414,7 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
             std::vector<training::Cell> cells(cols.size());
             for (int64_t i = 0; i < n; i++) {
                 if (part[i] != 0) continue;
-                for (size_t k = 0; k < cols.size(); k++) cells[k] = {r.x[i * F + cols[k]], nullptr, 0};
+                for (size_t k = 0; k < cols.size(); k++) cells[k] = {cell(i, cols[k]), nullptr, 0};
                 const double target = regression ? value_of[i] : static_cast<double>(label[i]);
                 training::add_row(d, cells.data(), training::Cell{target, nullptr, 0});
             }
@@ -388,7 +497,7 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
         runtime::Program* small_program = runtime::load_program(scratch_program_id(), bytes.data(), bytes.size());
         std::vector<double> xs(static_cast<size_t>(n) * c.cols.size());
         for (int64_t i = 0; i < n; i++)
-            for (size_t k = 0; k < c.cols.size(); k++) xs[i * c.cols.size() + k] = r.x[i * F + c.cols[k]];
+            for (size_t k = 0; k < c.cols.size(); k++) xs[i * c.cols.size() + k] = cell(i, c.cols[k]);
         c.width = runtime::program_output_width(small_program);
         c.out.resize(static_cast<size_t>(n) * c.width);
         try {
@@ -492,8 +601,13 @@ Built build_cascade(const CatalogEntry* entry, runtime::Program* full, int proba
         stored = result;
         stored["classes"] = best.classes;  // the full model's class index of each small output
     }
-    stored["features"] = best.cols;  // the full model's batch columns the small model reads
+    stored["features"] = best.cols;  // the full model's batch columns the small model reads, or side columns
     stored["model"] = best.doc;
+    nlohmann::json text = nlohmann::json::array();  // the side columns' projections it reads
+    for (const TextSide& t : sides)
+        for (int c : best.cols)
+            if (c == t.column) text.push_back({{"input", t.feature}, {"column", t.column}, {"projection", t.projection}});
+    stored["text"] = text;
     return {stored.dump(), result.dump()};
 }
 
@@ -544,8 +658,10 @@ Datum pg_predict_create_cascade(PG_FUNCTION_ARGS) {
                         errmsg("create_cascade: model \"%s\" predicts %d values a row; a filter estimates one", name,
                                model->output_width)));
     int proba_width = entry->classification ? model->proba_width : 0, label_offset = model->label_offset, width = model->output_width;
+    pg_predict::runtime::TextEncoder* encoder = model->text_encoder;
     Built* built = guarded([&] {
-        return new Built(build_cascade(entry, full, proba_width, label_offset, width, rows, max_disagreement, options));
+        return new Built(
+            build_cascade(entry, full, encoder, proba_width, label_offset, width, rows, max_disagreement, options));
     });
     char* stored = pstrdup(built->stored.c_str());
     char* result = pstrdup(built->result.c_str());

@@ -213,6 +213,17 @@ ArgumentKind argument_kind(FunctionCallInfo fcinfo) {
 
 // Reads argument 1 of the call into the call site's features, then (read: the time now) runs the program.
 void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
+    if (cascades_enabled && !m->cascade_checked) {
+        m->cascade = cascade_load(m->model, &m->kind, 1, m->context);
+        m->cascade_checked = true;
+    }
+    CascadeModel* cascade = cascades_enabled ? m->cascade : NULL;
+    // A cascade's text inputs are projected from the same terms as the row is read.
+    const bool text = cascade != NULL && cascade_reads_text(cascade);
+    if (text) {
+        cascade_read_rows(cascade, m->model, 1);
+        cascade_reading_row(cascade, m->model, 0);
+    }
     if (argument_kind(fcinfo) == ArgumentKind::Row) {
         HeapTupleHeader row = PG_GETARG_HEAPTUPLEHEADER(1);
         Oid type_id = HeapTupleHeaderGetTypeId(row);
@@ -228,22 +239,17 @@ void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
     } else {
         read_array(m->model, PG_GETARG_ARRAYTYPE_P(1), m->x32);
     }
+    if (text) cascade_read_done(cascade);
     runtime::Program* program = program_for(m->model, m->gpu);
     int64 cols = m->model->entry->num_features;
     float* out = m->out;
     if (read != NULL) INSTR_TIME_SET_CURRENT(*read);
-    if (cascades_enabled) {
-        if (!m->cascade_checked) {
-            m->cascade = cascade_load(m->model, &m->kind, 1, m->context);
-            m->cascade_checked = true;
-        }
-        if (m->cascade != NULL) {
-            if (m->x64 != NULL)
-                cascade_run(m->cascade, m->model, program, m->x64, 1, out);
-            else
-                cascade_run(m->cascade, m->model, program, m->x32, 1, out);
-            return;
-        }
+    if (cascade != NULL) {
+        if (m->x64 != NULL)
+            cascade_run(cascade, m->model, program, m->x64, 1, out);
+        else
+            cascade_run(cascade, m->model, program, m->x32, 1, out);
+        return;
     }
     if (m->x32 != NULL && runtime::program_scores_one_row(program)) {
         const float* x = m->x32;
