@@ -77,6 +77,20 @@ for my $function (sort keys %calls) {
         is(scores('dist', $function, $model), $local, "$function($model): distributed = local, row for row");
     }
 }
+# A cascade (0.9.0) scores on the workers as per row on the coordinator. A session's SET stays on
+# the coordinator, so the setting is the database's, on every node (docs: Cascades).
+$coordinator->safe_psql('postgres',
+    q{SELECT create_cascade('churn', 'SELECT s.* FROM scored_rows s, generate_series(1, 5)', 0.05, '{"gamma": 0.05}')});
+$coordinator->safe_psql('postgres', 'ALTER DATABASE postgres SET pg_predict.cascades = on');  # Citus sends it to the workers
+my $cascade_labels = $coordinator->safe_psql('postgres', 'SET pg_predict.enable_batching = off; '
+    . q{SELECT string_agg(concat(id, ':', predict_label('churn', r)), ',' ORDER BY id) FROM scored_rows r});
+is(scores('dist', 'predict_label', 'churn'), $cascade_labels, 'cascades: distributed = per row on the coordinator');
+like($coordinator->safe_psql('postgres', q{EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+                                           SELECT predict_label('churn', r) FROM dist r}),
+     qr/Cascade: .*Rows Decided by Cascade: [1-9]/s, '... the workers decide rows through it');
+$coordinator->safe_psql('postgres', 'ALTER DATABASE postgres RESET pg_predict.cascades');
+$coordinator->safe_psql('postgres', q{SELECT drop_cascade('churn')});
+
 is($coordinator->safe_psql('postgres', q{SELECT string_agg(explain_prediction('churn', r)::text, ';' ORDER BY id) FROM dist r}),
    $coordinator->safe_psql('postgres', q{SELECT string_agg(explain_prediction('churn', r)::text, ';' ORDER BY id) FROM scored_rows r}),
    'explain_prediction: distributed = local');

@@ -595,6 +595,22 @@ void notice_cascade_not_carried(const char* name, const CatalogEntry* before, in
                              "%d back with its cascade.", name, before->version)));
 }
 
+int64 catalog_cascade_program_id(int64 id) {
+    CatalogTable table = catalog_table();
+    if (!table.cascades) return 0;
+    char* query = psprintf("SELECT (cascade OPERATOR(pg_catalog.->>) 'program_id')::pg_catalog.int8 FROM %s "
+                           "WHERE id OPERATOR(pg_catalog.=) $1",
+                           table.read_table);
+    int64 result = 0;
+    read_catalog(table, query, INT8OID, Int64GetDatum(id), [&] {
+        if (SPI_processed == 0) return;
+        bool isnull;
+        Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        if (!isnull) result = DatumGetInt64(value);
+    });
+    return result;
+}
+
 char* catalog_text_inputs(int64 id) {
     return TextDatumGetCString(read_column_by_id(id, "text_inputs::pg_catalog.text"));
 }

@@ -83,6 +83,8 @@ char* catalog_text_inputs(int64 id);
 // Model version `id`'s cascade (create_cascade's document, with "program_id": a catalog id of
 // its own for the program cache), or NULL when it has none or the catalog predates 0.9.0.
 char* catalog_cascade(int64 id);
+// Its program id alone (0: none), to find a cascade a backend has parsed before.
+int64 catalog_cascade_program_id(int64 id);
 // After a new version `version` of `name` was deployed over `before` (NULL: none): a NOTICE
 // when `before` had a cascade, since the new one has none until create_cascade builds it.
 void notice_cascade_not_carried(const char* name, const CatalogEntry* before, int version);

@@ -82,7 +82,6 @@ struct ParsedText {
 };
 
 struct ParsedCascade {
-    runtime::Program* program = nullptr;
     std::vector<ParsedText> text;
     std::string description;
     std::vector<int> features;
@@ -105,6 +104,7 @@ ParsedCascade parse_cascade(const char* text) {
     c.trees = j.at("trees").get<int>();
     c.document = j.at("model").dump();
     c.inputs = std::to_string(j.at("inputs").size());
+    c.description = std::to_string(c.trees) + " trees on " + c.inputs + " inputs";
     if (j.contains("text"))
         for (const auto& t : j.at("text"))
             c.text.push_back({t.at("input").get<int>(), t.at("column").get<int>(), t.at("projection").dump()});
@@ -129,64 +129,143 @@ runtime::Program* small_program(const ParsedCascade& c) {
 
 }  // namespace
 
+namespace {
+
+// A backend's parsed cascades by program id (a rebuilt cascade has a new one): a text cascade's
+// document holds its projections' weights (megabytes), parsed once rather than per query. Kept
+// while a query uses one; the least recently used beyond kKeptCascades go.
+struct KeptCascade {
+    int64_t program_id;
+    ParsedCascade* parsed;
+    int uses;
+    bool evicted;
+};
+constexpr size_t kKeptCascades = 8;
+
+std::vector<KeptCascade>& kept_cascades() {
+    static std::vector<KeptCascade> entries;  // most recently used last
+    return entries;
+}
+
+void delete_parsed(ParsedCascade* p) {
+    for (ParsedText& t : p->text) runtime::free_text_projection(t.made);
+    delete p;
+}
+
+ParsedCascade* acquire_parsed(int64_t program_id) {
+    auto& entries = kept_cascades();
+    for (size_t i = 0; i < entries.size(); i++) {
+        if (entries[i].program_id != program_id || entries[i].evicted) continue;
+        KeptCascade e = entries[i];
+        e.uses++;
+        entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
+        entries.push_back(e);
+        return e.parsed;
+    }
+    return nullptr;
+}
+
+void keep_parsed(ParsedCascade* parsed) {
+    auto& entries = kept_cascades();
+    entries.push_back({parsed->program_id, parsed, 1, false});
+    size_t live = 0;
+    for (const KeptCascade& e : entries) live += e.evicted ? 0 : 1;
+    for (size_t i = 0; live > kKeptCascades && i < entries.size(); i++) {
+        if (entries[i].evicted) continue;
+        entries[i].evicted = true;
+        live--;
+        if (entries[i].uses == 0) {
+            delete_parsed(entries[i].parsed);
+            entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
+            i--;
+        }
+    }
+}
+
+void release_parsed(void* arg) {
+    auto& entries = kept_cascades();
+    for (size_t i = 0; i < entries.size(); i++) {
+        if (entries[i].parsed != arg) continue;
+        if (--entries[i].uses == 0 && entries[i].evicted) {
+            delete_parsed(entries[i].parsed);
+            entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+        return;
+    }
+}
+
+// The document parsed, its text projections made over the model's vectorizers.
+ParsedCascade* parse_document(const char* text, runtime::TextEncoder* encoder) {
+    ParsedCascade* p = new ParsedCascade(parse_cascade(text));
+    try {
+        for (ParsedText& t : p->text) {
+            if (encoder == nullptr) fail(ErrorCategory::InvalidModel, "the cascade reads text the model does not");
+            t.made = runtime::make_text_projection(encoder, t.input, t.projection.data(), t.projection.size());
+            t.projection.clear();
+            t.projection.shrink_to_fit();
+        }
+    } catch (...) {
+        delete_parsed(p);
+        throw;
+    }
+    return p;
+}
+
+}  // namespace
+
 CascadeModel* cascade_model(const BoundModel* model, MemoryContext context) {
     const CatalogEntry* entry = model->entry;
     if (entry->classification && !entry->has_probabilities) return NULL;
     const bool classification = entry->classification;
-    char* text = catalog_cascade(entry->id);
-    if (text == NULL) return NULL;
+    const int64 program_id = catalog_cascade_program_id(entry->id);
+    if (program_id == 0) return NULL;
+    runtime::TextEncoder* encoder = model->text_encoder;
+    ParsedCascade* parsed = guarded([&] { return acquire_parsed(program_id); });
+    if (parsed == NULL) {
+        char* text = catalog_cascade(entry->id);
+        if (text == NULL) return NULL;
+        parsed = guarded([&] {
+            ParsedCascade* p = parse_document(text, encoder);
+            keep_parsed(p);
+            return p;
+        });
+        pfree(text);
+    }
+    MemoryContextCallback* forget = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
+    forget->func = release_parsed;
+    forget->arg = parsed;
+    MemoryContextRegisterResetCallback(context, forget);
     const int proba_width = model->proba_width;
     const int F = entry->num_features;
     CascadeModel* c = (CascadeModel*)MemoryContextAllocZero(context, sizeof(CascadeModel));
     MemoryContextCallback* release = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
-    MemoryContextCallback* forget = (MemoryContextCallback*)MemoryContextAllocZero(context, sizeof(MemoryContextCallback));
     // C++ work alone in the guard; PostgreSQL's allocations after it, from the parsed copy.
-    runtime::TextEncoder* encoder = model->text_encoder;
-    ParsedCascade* parsed = guarded([&] {
-        ParsedCascade* p = new ParsedCascade(parse_cascade(text));
-        try {
-            // Its text inputs' projections, over the model's own vectorizers; side columns F on.
-            int side = 0;
-            for (ParsedText& t : p->text) {
-                if (encoder == nullptr) fail(ErrorCategory::InvalidModel, "the cascade reads text the model does not");
-                t.made = runtime::make_text_projection(encoder, t.input, t.projection.data(), t.projection.size());
-                if (t.column != F + side) fail(ErrorCategory::InvalidModel, "the cascade's text columns are out of order");
-                side += runtime::text_projection_width(t.made);
-            }
-            for (int f : p->features)
-                if (f < 0 || f >= F + side)
-                    fail(ErrorCategory::InvalidModel, "the cascade reads a column the model does not have");
-            for (int k : p->classes)
-                if (k < 0 || k >= proba_width)
-                    fail(ErrorCategory::InvalidModel, "the cascade gives a class the model does not have");
-            if (classification == p->classes.empty())
-                fail(ErrorCategory::InvalidModel, "the cascade's classes do not fit the model");
-            p->program = small_program(*p);
-            // A classifier's: one probability per class; a regressor's filter: one value.
-            const int width = classification ? static_cast<int>(p->classes.size()) : 1;
-            if (runtime::program_output_width(p->program) != width || runtime::program_reads_float64(p->program)) {
-                runtime::release_program(p->program);
-                fail(ErrorCategory::InvalidModel, "the cascade's small model does not fit its classes");
-            }
-            p->description = std::to_string(p->trees) + " trees on " + p->inputs + " inputs";
-        } catch (...) {
-            for (ParsedText& t : p->text) runtime::free_text_projection(t.made);
-            delete p;
-            throw;
+    runtime::Program* program = guarded([&] {
+        int side = 0;  // its text inputs' values: side columns F on
+        for (const ParsedText& t : parsed->text) {
+            if (t.column != F + side) fail(ErrorCategory::InvalidModel, "the cascade's text columns are out of order");
+            side += runtime::text_projection_width(t.made);
+        }
+        for (int f : parsed->features)
+            if (f < 0 || f >= F + side) fail(ErrorCategory::InvalidModel, "the cascade reads a column the model does not have");
+        for (int k : parsed->classes)
+            if (k < 0 || k >= proba_width)
+                fail(ErrorCategory::InvalidModel, "the cascade gives a class the model does not have");
+        if (classification == parsed->classes.empty())
+            fail(ErrorCategory::InvalidModel, "the cascade's classes do not fit the model");
+        runtime::Program* p = small_program(*parsed);
+        // A classifier's: one probability per class; a regressor's filter: one value.
+        const int width = classification ? static_cast<int>(parsed->classes.size()) : 1;
+        if (runtime::program_output_width(p) != width || runtime::program_reads_float64(p)) {
+            runtime::release_program(p);
+            fail(ErrorCategory::InvalidModel, "the cascade's small model does not fit its classes");
         }
         return p;
     });
     release->func = release_program_callback;
-    release->arg = parsed->program;
+    release->arg = program;
     MemoryContextRegisterResetCallback(context, release);
-    forget->func = [](void* arg) {
-        ParsedCascade* p = static_cast<ParsedCascade*>(arg);
-        for (ParsedText& t : p->text) runtime::free_text_projection(t.made);
-        delete p;
-    };
-    forget->arg = parsed;
-    MemoryContextRegisterResetCallback(context, forget);
-    c->program = parsed->program;
+    c->program = program;
     c->threshold = parsed->threshold;
     c->num_features = (int)parsed->features.size();
     c->num_classes = (int)parsed->classes.size();
@@ -223,7 +302,6 @@ CascadeModel* cascade_model(const BoundModel* model, MemoryContext context) {
     for (int f = 0; f < F; f++)
         if (!entry->is_unused[f]) c->used[c->num_used++] = f;
     c->context = context;
-    pfree(text);
     return c;
 }
 
