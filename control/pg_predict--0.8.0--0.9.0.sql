@@ -16,7 +16,7 @@ RETURNS jsonb
 AS 'MODULE_PATHNAME', 'pg_predict_create_cascade'
 LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION @extschema@.create_cascade(text, text, float8, jsonb) IS
-'Builds a cascade for the deployed version of classifier name from the query''s rows (labelled by the model itself): a small model on its cheap, informative inputs and the confidence above which its label stands, chosen so that it differs from the model on at most max_disagreement of the rows; options: seed, trees, depth, gamma. Returns what it chose and measured';
+'Builds a cascade for the deployed version of classifier name from the query''s rows (labelled by the model itself): a small model on its cheap, informative inputs and the confidence above which its label stands, chosen so that it differs from the model on at most max_disagreement of the rows; the same small model is the top-K filter of its probabilities (pg_predict.approximate_top_k); for a regressor, only a top-K filter of its value; options: seed, trees, depth, gamma. Returns what it chose and measured';
 
 CREATE FUNCTION @extschema@.drop_cascade(name text)
 RETURNS boolean
