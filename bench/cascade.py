@@ -96,12 +96,34 @@ def connect(args):
     return c
 
 
-def sql(args):
+def timed_sum(args, table, model):
+    """Prints the seconds of SELECT sum(predict(model, t)) FROM table t (the connection's first
+    query, which loads the programs, run before and not timed)."""
     with connect(args) as c:
-        c.execute("SELECT sum(predict('m500', h)) FROM (SELECT * FROM higgs LIMIT 10) h").fetchall()
+        c.execute(f"SELECT sum(predict('{model}', t)) FROM (SELECT * FROM {table} LIMIT 10) t").fetchall()
         t0 = time.perf_counter()
-        c.execute("SELECT sum(predict('m500', h)) FROM higgs h").fetchall()
+        c.execute(f"SELECT sum(predict('{model}', t)) FROM {table} t").fetchall()
         print(f"{time.perf_counter() - t0:.3f}")
+
+
+def labels_agree(args, table, model, first_unused):
+    """The labels with and without the cascade, and both against the table's, on the rows from
+    id first_unused on (used neither to train the model nor to build the cascade)."""
+    import numpy as np
+    out = {}
+    for mode in ("off", "on"):
+        args.cascades = mode
+        with connect(args) as c:
+            rows = c.execute(f"SELECT predict('{model}', t)::int, label FROM {table} t WHERE id >= {first_unused} "
+                             "ORDER BY id").fetchall()
+            out[mode] = np.array([r[0] for r in rows])
+            truth = np.array([r[1] for r in rows])
+    print(f"rows {len(truth)}: cascade vs model disagreement {np.mean(out['on'] != out['off']):.5f}; accuracy "
+          f"against the label: model {np.mean(out['off'] == truth):.5f}, cascade {np.mean(out['on'] == truth):.5f}")
+
+
+def sql(args):
+    timed_sum(args, "higgs", "m500")
 
 
 def agree(args):
@@ -272,24 +294,11 @@ def shop_setup(args):
 
 
 def shop_sql(args):
-    with connect(args) as c:
-        c.execute("SELECT sum(predict('shop', t)) FROM (SELECT * FROM shop LIMIT 10) t").fetchall()
-        t0 = time.perf_counter()
-        c.execute("SELECT sum(predict('shop', t)) FROM shop t").fetchall()
-        print(f"{time.perf_counter() - t0:.3f}")
+    timed_sum(args, "shop", "shop")
 
 
 def shop_agree(args):
-    import numpy as np
-    out = {}
-    for mode in ("off", "on"):
-        args.cascades = mode
-        with connect(args) as c:
-            rows = c.execute("SELECT predict('shop', t)::int, label FROM shop t WHERE id > 300000 ORDER BY id").fetchall()
-            out[mode] = np.array([r[0] for r in rows])
-            truth = np.array([r[1] for r in rows])
-    print(f"rows {len(truth)}: cascade vs model disagreement {np.mean(out['on'] != out['off']):.5f}; accuracy "
-          f"against the label: model {np.mean(out['off'] == truth):.5f}, cascade {np.mean(out['on'] == truth):.5f}")
+    labels_agree(args, "shop", "shop", 300001)
 
 
 def stop(args):

@@ -166,10 +166,9 @@ def test_recomputed_from_stored_pieces(env):
     assert_equal("models.cascade", flag, True)
 
 
-def test_scoring(env):
-    """pg_predict.cascades: the small model's label where it is sure (and no input the model reads
-    is NULL), the model's elsewhere; off, or predict_proba, the model bit for bit; batched, in
-    parallel workers, and counted in EXPLAIN ANALYZE."""
+def cascade_labels(env):
+    """A cascade built on every row of t (seed 5), and what it gives, computed in Python from the
+    stored small model and the xgboost library's model: (stored, sure, labels, the model's)."""
     env.query("SELECT create_cascade('full', 'SELECT * FROM t ORDER BY id', 0.01, '{\"seed\": 5}')")
     stored = stored_cascade(env, "full")
     X = DF[COLUMNS].to_numpy(dtype=np.float32)
@@ -179,6 +178,14 @@ def test_scoring(env):
         p = np.stack([1 - p, p], axis=1)
     sure = (p.max(axis=1) >= stored["threshold"]) & ~np.isnan(X).any(axis=1)
     want = np.where(sure, np.array(stored["classes"])[p.argmax(axis=1)], full_label).astype(int)
+    return stored, sure, want, full_label
+
+
+def test_scoring(env):
+    """pg_predict.cascades: the small model's label where it is sure (and no input the model reads
+    is NULL), the model's elsewhere; off, or predict_proba, the model bit for bit; batched, in
+    parallel workers, and counted in EXPLAIN ANALYZE."""
+    stored, sure, want, full_label = cascade_labels(env)
     sql = "SELECT predict('full', t)::int FROM t ORDER BY id"
     exact = [r[0] for r in env.query(sql)]
     assert_equal("off: the model's labels", exact, [int(v) for v in full_label])
@@ -219,15 +226,8 @@ def test_query_shapes(env):
     """No query shape changes what a cascade gives: the per-row function (batching off), an array
     argument, a model name computed per row (per-tenant models, in the node and per row), a
     subquery and a view give the labels the node gives, computed in Python."""
-    env.query("SELECT create_cascade('full', 'SELECT * FROM t ORDER BY id', 0.01, '{\"seed\": 5}')")
-    stored = stored_cascade(env, "full")
-    X = DF[COLUMNS].to_numpy(dtype=np.float32)
-    full_label = env.full.predict(DF[COLUMNS].astype(np.float32))
-    p = small_booster(stored).predict(xgb.DMatrix(X[:, stored["features"]], missing=np.nan))
-    if p.ndim == 1:
-        p = np.stack([1 - p, p], axis=1)
-    sure = (p.max(axis=1) >= stored["threshold"]) & ~np.isnan(X).any(axis=1)
-    want = [int(v) for v in np.where(sure, np.array(stored["classes"])[p.argmax(axis=1)], full_label)]
+    stored, sure, want, full_label = cascade_labels(env)
+    want = [int(v) for v in want]
     if want == [int(v) for v in full_label]:
         raise Failure("the cascade agrees with the model on every row: no shape could show a difference")
     array = "ARRAY[" + ", ".join(COLUMNS) + "]::real[]"
