@@ -202,8 +202,17 @@ def test_scoring(env):
                      proba_off)
         plan = "\n".join(r[0] for r in env.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) "
                                                    "SELECT sum(predict('full', t)) FROM t"))
-        if f"Cascade: 20 trees on {len(stored['inputs'])} inputs, confidence >= {stored['threshold']:.2f}" not in plan:
-            raise Failure(f"EXPLAIN lacks the cascade:\n{plan}")
+        line = f"Cascade: 20 trees on {len(stored['inputs'])} of 8 inputs, confidence >= {stored['threshold']:.2f}"
+        if line not in plan:
+            raise Failure(f"EXPLAIN ANALYZE lacks the cascade:\n{plan}")
+        # Without ANALYZE too, and why not where another call reads the model.
+        plain = "\n".join(r[0] for r in env.query("EXPLAIN (COSTS OFF) SELECT sum(predict('full', t)) FROM t"))
+        if line not in plain:
+            raise Failure(f"EXPLAIN lacks the cascade:\n{plain}")
+        plain = "\n".join(r[0] for r in env.query(
+            "EXPLAIN (COSTS OFF) SELECT predict('full', t), predict_proba('full', t) FROM t"))
+        if "Cascade: not used: another call than predict or predict_label reads the model" not in plain:
+            raise Failure(f"EXPLAIN does not say why the cascade is not used:\n{plain}")
         decided = int(plan.split("Rows Decided by Cascade: ")[1].split()[0])
         full = int(plan.split("Rows Scored by the Full Model: ")[1].split()[0])
         assert_equal("decided and full-model rows", (decided, full), (int(sure.sum()), N_ROWS - int(sure.sum())))
@@ -484,7 +493,7 @@ def test_top_k_filter(env):
                         f"classifier {order}")
         plan = "\n".join(r[0] for r in env.query(
             "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM t ORDER BY predict('reg', t) DESC LIMIT 10"))
-        if f"Top-K Filter: 10 x 10 rows ({result['trees']} trees on {len(result['inputs'])} inputs)" not in plan:
+        if f"Top-K Filter: 10 x 10 rows ({result['trees']} trees on {len(result['inputs'])} of 8 inputs)" not in plan:
             raise Failure(f"EXPLAIN lacks the filter:\n{plan}")
         assert_equal("rows filtered", int(plan.split("Rows Scored by the Filter: ")[1].split()[0]), N_ROWS)
         kept = int(plan.split("Rows Kept by the Filter: ")[1].split()[0])

@@ -32,8 +32,8 @@ struct CascadeModel {
     int* used;                  // the full model's features that are read: a row with a NaN among
     int num_used;               // them (a NULL) is never decided
     bool classification;        // a classifier's cascade (else a regressor's filter: one value)
-    const char* description;    // for EXPLAIN: "20 trees on 2 inputs, confidence >= 0.84"
-    const char* filter_description;  // "20 trees on 2 inputs"
+    const char* description;    // for EXPLAIN: "20 trees on 2 of 8 inputs, confidence >= 0.84"
+    const char* filter_description;  // "20 trees on 2 of 8 inputs"
     // The text inputs the small model reads through its own projection of a vectorizer's terms
     // (create_cascade's logistic regression): side values after the model's F columns.
     int side_width;             // side values a row
@@ -83,7 +83,6 @@ struct ParsedText {
 
 struct ParsedCascade {
     std::vector<ParsedText> text;
-    std::string description;
     std::vector<int> features;
     std::vector<int> classes;
     double threshold;
@@ -91,6 +90,8 @@ struct ParsedCascade {
     int trees;
     std::string document;
     std::string inputs;
+    std::string description;          // "20 trees on 2 of 8 inputs"
+    std::string cascade_description;  // ... ", confidence >= 0.84" (a classifier's)
 };
 
 ParsedCascade parse_cascade(const char* text) {
@@ -104,7 +105,13 @@ ParsedCascade parse_cascade(const char* text) {
     c.trees = j.at("trees").get<int>();
     c.document = j.at("model").dump();
     c.inputs = std::to_string(j.at("inputs").size());
+    if (j.contains("importance")) c.inputs += " of " + std::to_string(j.at("importance").size());  // every input's
     c.description = std::to_string(c.trees) + " trees on " + c.inputs + " inputs";
+    if (j.at("threshold").is_number()) {
+        char threshold[32];
+        snprintf(threshold, sizeof(threshold), ", confidence >= %.2f", c.threshold);
+        c.cascade_description = c.description + threshold;
+    }
     if (j.contains("text"))
         for (const auto& t : j.at("text"))
             c.text.push_back({t.at("input").get<int>(), t.at("column").get<int>(), t.at("projection").dump()});
@@ -274,8 +281,7 @@ CascadeModel* cascade_model(const BoundModel* model, MemoryContext context) {
     for (int k = 0; k < c->num_features; k++) c->features[k] = parsed->features[k];
     for (int k = 0; k < c->num_classes; k++) c->class_of[k] = parsed->classes[k];
     c->classification = classification;
-    c->description = classification ? psprintf("%s, confidence >= %.2f", parsed->description.c_str(), c->threshold)
-                                    : pstrdup(parsed->description.c_str());
+    c->description = pstrdup(classification ? parsed->cascade_description.c_str() : parsed->description.c_str());
     c->filter_description = pstrdup(parsed->description.c_str());
     const int num_text = (int)parsed->text.size();
     c->num_text = num_text;
@@ -641,10 +647,30 @@ bool cascade_score(PredictBatchState* state, int i, runtime::Program* full, bool
 
 void cascade_explain(const PredictBatchState* state, int i, const char* suffix, ExplainState* es) {
     const InputState* input = &state->inputs[i];
-    if (input->cascade == NULL) return;
     char label[64];
     snprintf(label, sizeof(label), "Cascade%s", suffix);
-    ExplainPropertyText(label, input->cascade->model->description, es);
+    if (input->cascade != NULL) {
+        ExplainPropertyText(label, input->cascade->model->description, es);
+        return;
+    }
+    // Not active: with the setting on and a cascade in the catalog, what would apply or why not.
+    const BatchInput* in = &state->plan->inputs[i];
+    if (!cascades_enabled || in->named_per_row) return;
+    const CatalogEntry* entry =
+        input->model != NULL ? input->model->entry : catalog_lookup(unpinned_model_name(in->model), true);
+    if (entry == NULL || !entry->classification) return;
+    char* text = catalog_cascade(entry->id);
+    if (text == NULL) return;
+    const char* said;
+    if (!label_outputs_only(state, i))
+        said = "not used: another call than predict or predict_label reads the model (those stay exact)";
+    else if (state->gpu_possible)
+        said = "not used: the GPU may score this query";
+    else if (es->analyze)
+        return;  // scored no batch
+    else
+        said = pstrdup(guarded([&] { return parse_cascade(text).cascade_description; }).c_str());
+    ExplainPropertyText(label, said, es);
 }
 
 }  // namespace pg_predict::pg
