@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pg_predict/common/error.hpp"
+#include "pg_predict/common/kept_cache.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "pg_predict/text/vectorizer.hpp"
 
@@ -145,61 +146,19 @@ void free_text_encoder(TextEncoder* encoder) noexcept { delete encoder; }
 
 namespace {
 
-struct KeptEncoder {
-    int64_t id;
-    TextEncoder* encoder;
-    int uses;
-    bool evicted;
-};
-constexpr size_t kKeptEncoders = 8;
-std::vector<KeptEncoder>& kept() {
-    static std::vector<KeptEncoder> entries;  // most recently used last
-    return entries;
+// The encoders of the last few model versions used (runtime/api.hpp).
+KeptCache<int64_t, TextEncoder>& kept() {
+    static KeptCache<int64_t, TextEncoder> cache(8, free_text_encoder);
+    return cache;
 }
 
 }  // namespace
 
-TextEncoder* find_text_encoder(int64_t id) noexcept {
-    auto& entries = kept();
-    for (size_t i = 0; i < entries.size(); i++) {
-        if (entries[i].id != id || entries[i].evicted) continue;
-        KeptEncoder e = entries[i];
-        e.uses++;
-        entries.erase(entries.begin() + i);
-        entries.push_back(e);
-        return e.encoder;
-    }
-    return nullptr;
-}
+TextEncoder* find_text_encoder(int64_t id) noexcept { return kept().acquire(id); }
 
-void keep_text_encoder(int64_t id, TextEncoder* encoder) {
-    auto& entries = kept();
-    entries.push_back({id, encoder, 1, false});
-    size_t live = 0;
-    for (const KeptEncoder& e : entries) live += e.evicted ? 0 : 1;
-    for (size_t i = 0; live > kKeptEncoders && i < entries.size(); i++) {
-        if (entries[i].evicted) continue;
-        entries[i].evicted = true;  // deleted once no query uses it
-        live--;
-        if (entries[i].uses == 0) {
-            delete entries[i].encoder;
-            entries.erase(entries.begin() + i);
-            i--;
-        }
-    }
-}
+void keep_text_encoder(int64_t id, TextEncoder* encoder) { kept().keep(id, encoder); }
 
-void release_text_encoder(TextEncoder* encoder) noexcept {
-    auto& entries = kept();
-    for (size_t i = 0; i < entries.size(); i++) {
-        if (entries[i].encoder != encoder) continue;
-        if (--entries[i].uses == 0 && entries[i].evicted) {
-            delete entries[i].encoder;
-            entries.erase(entries.begin() + i);
-        }
-        return;
-    }
-}
+void release_text_encoder(TextEncoder* encoder) noexcept { kept().release(encoder); }
 
 int32_t encode_text(const TextEncoder* encoder, int32_t input, const char* value, size_t length) noexcept {
     if (input < 0 || (size_t)input >= encoder->by_input.size()) return -1;

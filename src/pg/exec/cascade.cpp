@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "catalog/catalog.hpp"
+#include "pg_predict/common/kept_cache.hpp"
 #include "features.hpp"
 #include "exec/model_binding.hpp"
 #include "guard.hpp"
@@ -138,68 +139,19 @@ runtime::Program* small_program(const ParsedCascade& c) {
 
 namespace {
 
-// A backend's parsed cascades by program id (a rebuilt cascade has a new one): a text cascade's
-// document holds its projections' weights (megabytes), parsed once rather than per query. Kept
-// while a query uses one; the least recently used beyond kKeptCascades go.
-struct KeptCascade {
-    int64_t program_id;
-    ParsedCascade* parsed;
-    int uses;
-    bool evicted;
-};
-constexpr size_t kKeptCascades = 8;
-
-std::vector<KeptCascade>& kept_cascades() {
-    static std::vector<KeptCascade> entries;  // most recently used last
-    return entries;
-}
-
-void delete_parsed(ParsedCascade* p) {
+void delete_parsed(ParsedCascade* p) noexcept {
     for (ParsedText& t : p->text) runtime::free_text_projection(t.made);
     delete p;
 }
 
-ParsedCascade* acquire_parsed(int64_t program_id) {
-    auto& entries = kept_cascades();
-    for (size_t i = 0; i < entries.size(); i++) {
-        if (entries[i].program_id != program_id || entries[i].evicted) continue;
-        KeptCascade e = entries[i];
-        e.uses++;
-        entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
-        entries.push_back(e);
-        return e.parsed;
-    }
-    return nullptr;
+// A backend's parsed cascades by program id (a rebuilt cascade has a new one): a text cascade's
+// document holds its projections' weights (megabytes), parsed once rather than per query.
+KeptCache<int64_t, ParsedCascade>& kept_cascades() {
+    static KeptCache<int64_t, ParsedCascade> cache(8, delete_parsed);
+    return cache;
 }
 
-void keep_parsed(ParsedCascade* parsed) {
-    auto& entries = kept_cascades();
-    entries.push_back({parsed->program_id, parsed, 1, false});
-    size_t live = 0;
-    for (const KeptCascade& e : entries) live += e.evicted ? 0 : 1;
-    for (size_t i = 0; live > kKeptCascades && i < entries.size(); i++) {
-        if (entries[i].evicted) continue;
-        entries[i].evicted = true;
-        live--;
-        if (entries[i].uses == 0) {
-            delete_parsed(entries[i].parsed);
-            entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
-            i--;
-        }
-    }
-}
-
-void release_parsed(void* arg) {
-    auto& entries = kept_cascades();
-    for (size_t i = 0; i < entries.size(); i++) {
-        if (entries[i].parsed != arg) continue;
-        if (--entries[i].uses == 0 && entries[i].evicted) {
-            delete_parsed(entries[i].parsed);
-            entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
-        }
-        return;
-    }
-}
+void release_parsed(void* arg) { kept_cascades().release(static_cast<ParsedCascade*>(arg)); }
 
 // The document parsed, its text projections made over the model's vectorizers.
 ParsedCascade* parse_document(const char* text, runtime::TextEncoder* encoder) {
@@ -227,13 +179,18 @@ CascadeModel* cascade_model(const BoundModel* model, MemoryContext context) {
     const int64 program_id = catalog_cascade_program_id(entry->id);
     if (program_id == 0) return NULL;
     runtime::TextEncoder* encoder = model->text_encoder;
-    ParsedCascade* parsed = guarded([&] { return acquire_parsed(program_id); });
+    ParsedCascade* parsed = guarded([&] { return kept_cascades().acquire(program_id); });
     if (parsed == NULL) {
         char* text = catalog_cascade(entry->id);
         if (text == NULL) return NULL;
         parsed = guarded([&] {
             ParsedCascade* p = parse_document(text, encoder);
-            keep_parsed(p);
+            try {
+                kept_cascades().keep(p->program_id, p);
+            } catch (...) {
+                delete_parsed(p);
+                throw;
+            }
             return p;
         });
         pfree(text);
