@@ -310,17 +310,23 @@ def test_text_pipeline(env):
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
-    ct = ColumnTransformer([("body", TfidfVectorizer(), "body"), ("num", "passthrough", COLUMNS[:4])])
+    # char_wb 1-5-grams: dozens of terms a row, so the text costs far more than a number to read
+    ct = ColumnTransformer([("body", TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 5)), "body"),
+                            ("num", "passthrough", COLUMNS[:4])])
     pipe = make_pipeline(ct, LogisticRegression(max_iter=1000)).fit(DF[["body"] + COLUMNS[:4]].fillna(0), DF["y"])
     pg_predict.deploy(env.conn, "texty", pipe)
     (result,), = env.query("SELECT create_cascade('texty', 'SELECT * FROM t WHERE c5 IS NOT NULL', 0.01)")
     costs = result["seconds_per_row"]["inputs"]
     if set(costs) != {"body"} | set(COLUMNS[:4]):
         raise Failure(f"costs of {sorted(costs)}")
-    if not costs["body"] > 5 * max(costs[c] for c in COLUMNS[:4]):
-        raise Failure(f"the vectorizer's measured cost {costs['body']} is not above the numbers' {costs}")
-    if "body" in result["inputs"]:
-        raise Failure(f"the costly text was chosen: {result['inputs']}")
+    # Measured apart: the numbers share the rest of reading a row, the vectorizer has its own time
+    # (no assertion on how the times compare: the machine is shared).
+    if len({costs[c] for c in COLUMNS[:4]}) != 1 or not costs["body"] > 0 or costs["body"] == costs["c0"]:
+        raise Failure(f"the vectorizer's cost is not measured apart from the numbers': {costs}")
+    if "body" in result["inputs"]:  # Algorithm 1 chooses nothing costing more than half of all
+        if costs["body"] > 0.5 * sum(costs.values()):
+            raise Failure(f"the text was chosen at more than half the cost of all inputs: {costs}")
+        raise Failure(f"the text was measured cheap on this run ({costs}): the deferral below needs it costly")
     # Scored through it: the text is vectorized for the undecided rows only, and those rows get
     # the pipeline's own labels (a NULL text is never decided: the model's rule).
     env.conn.execute("UPDATE t SET body = NULL WHERE id % 97 = 0")
