@@ -38,6 +38,15 @@ void run_one_row(const Program* p, const float* x, float* out) {
     score_row_natively(p, x, out);
 }
 
+void run_rows(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
+    if (rows > kFewRows || !program_scores_one_row(p)) {
+        run_program(p, x, rows, cols, out);
+        return;
+    }
+    const int width = program_output_width(p);
+    for (int64_t r = 0; r < rows; r++) score_row_natively(p, x + r * cols, out + r * width);
+}
+
 void score_row_natively(const Program* p, const float* x, float* out) {
     const int groups = p->native.num_groups;
     float m[kMaxOneRowGroups];

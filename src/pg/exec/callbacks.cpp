@@ -40,9 +40,6 @@ constexpr int first_batch_rows = 64;  // batches grow ×4 from here, so LIMIT 5 
 // What one node's batch buffers may take: rows per batch = min(batch size, budget / bytes per
 // row), so a model with very wide rows gets shorter batches instead of gigabytes (docs/semantics.md "Limits").
 constexpr size_t batch_memory_budget = (size_t)256 << 20;
-// A batch this small is scored a row at a time by the one-row shortcut where the program has one
-// (as per_row_models.cpp's groups are).
-constexpr int64 kOneRowBatch = 32;
 // A node with models named per row reads batches up to this many times batch_size, so that each
 // model's group is not a sliver of the batch (a group runs once it has batch_size rows), as far
 // as the rows' copied arguments (about the child's row width each) stay within the budget below.
@@ -398,18 +395,11 @@ void score_input(PredictBatchState* state, int i, runtime::Program* program) {
     const int64 rows = state->count;
     const int64 cols = input->num_features;
     if (state->screened && i == state->early.input) return;
-    const int width = input->width;
     guarded([&] {
-        // A few rows (a one-row query's batch) through the one-row shortcut where the program
-        // has one: no TorchScript call, whose 20-60 µs would be most of the statement; the same
-        // bits as run_program (runtime/row_shortcut.cpp).
-        if (x32 != NULL && rows <= kOneRowBatch && runtime::program_scores_one_row(program)) {
-            for (int64 r = 0; r < rows; r++) runtime::run_one_row(program, x32 + r * cols, out + r * width);
-        } else if (x64 != NULL) {
+        if (x64 != NULL)
             runtime::run_program(program, x64, rows, cols, out);
-        } else {
-            runtime::run_program(program, x32, rows, cols, out);
-        }
+        else
+            runtime::run_rows(program, x32, rows, cols, out);  // a one-row query's batch: no TorchScript call
     });
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -299,7 +300,7 @@ void run_small(CascadeModel* c, const Feature* x, int64 rows, int F) {
             const int f = c->features[k];
             c->small_x[r * c->num_features + k] = f < F ? (float)x[r * F + f] : c->side[r * E + (f - F)];
         }
-    guarded([&] { runtime::run_program(c->program, c->small_x, rows, c->num_features, c->small_out); });
+    guarded([&] { runtime::run_rows(c->program, c->small_x, rows, c->num_features, c->small_out); });
 }
 
 // The small model's class for row r where it is sure of it (by its probability), else -1.
@@ -323,7 +324,12 @@ void run_full(CascadeModel* c, runtime::Program* full, int64 undecided, int F, f
     if (undecided == 0) return;
     const Feature* packed = (const Feature*)c->packed_x;
     float* packed_out = c->packed_out;
-    guarded([&] { runtime::run_program(full, packed, undecided, F, packed_out); });
+    guarded([&] {
+        if constexpr (std::is_same_v<Feature, float>)
+            runtime::run_rows(full, packed, undecided, F, packed_out);  // one undecided row: no TorchScript call
+        else
+            runtime::run_program(full, packed, undecided, F, packed_out);
+    });
     for (int64 u = 0; u < undecided; u++)
         memcpy(out + c->undecided[u] * width, c->packed_out + u * width, sizeof(float) * width);
 }

@@ -34,9 +34,6 @@ struct PerRowCounters {
 
 constexpr int first_group_rows = 16;  // a group's buffers grow ×2 from here
 constexpr uint32 max_keys = 1 << 16;  // column values whose model is kept, at most
-// A group this small is scored a row at a time by the one-row shortcut where the program has one
-// (runtime::run_one_row: no TorchScript call, whose ~20-60 µs would dominate a few rows).
-constexpr int64 one_row_group = 32;
 
 // One model name the query has met; while bound, its model; and this batch's group of rows.
 struct RowModel {
@@ -325,7 +322,6 @@ void keep_results(PredictBatchState* state, PerRowModels* p, RowModel* m, int fi
 void score_rows(PredictBatchState* state, PerRowModels* p, RowModel* m, int first, int rows) {
     reserve_scratch(p, m->read_early ? 0 : feature_bytes(m, rows), output_bytes(m, rows));
     const int64 cols = m->model->entry->num_features;
-    const int width = m->model->output_width;
     void* x = m->read_early ? group_features(m, first) : p->x32;
     if (!m->read_early) read_group_features(state, p, m, first, rows, x);
     float* x32 = m->reads_float64 ? NULL : (float*)x;
@@ -341,13 +337,10 @@ void score_rows(PredictBatchState* state, PerRowModels* p, RowModel* m, int firs
         state->rows_full_model += rows - decided;
     } else {
         guarded([&] {
-            if (x32 != NULL && rows <= one_row_group && runtime::program_scores_one_row(program)) {
-                for (int64 k = 0; k < rows; k++) runtime::run_one_row(program, x32 + k * cols, out + k * width);
-            } else if (x64 != NULL) {
+            if (x64 != NULL)
                 runtime::run_program(program, x64, rows, cols, out);
-            } else {
-                runtime::run_program(program, x32, rows, cols, out);
-            }
+            else
+                runtime::run_rows(program, x32, rows, cols, out);  // a few rows: no TorchScript call
         });
     }
     INSTR_TIME_SET_CURRENT(elapsed);

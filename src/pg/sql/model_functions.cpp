@@ -251,16 +251,11 @@ void read_and_run(FunctionCallInfo fcinfo, CallSiteModel* m, instr_time* read) {
             cascade_run(cascade, m->model, program, m->x32, 1, out);
         return;
     }
-    if (m->x32 != NULL && runtime::program_scores_one_row(program)) {
-        const float* x = m->x32;
-        guarded([&] { runtime::run_one_row(program, x, out); });  // no torch: see runtime/row_shortcut.cpp
-        return;
-    }
     guarded([&] {
         if (m->x64 != NULL)
             runtime::run_program(program, m->x64, 1, cols, out);
         else
-            runtime::run_program(program, m->x32, 1, cols, out);
+            runtime::run_rows(program, m->x32, 1, cols, out);  // no torch: see runtime/row_shortcut.cpp
     });
 }
 
