@@ -66,3 +66,29 @@ SELECT name,
        cascade IS NOT NULL AS cascade  -- the deployed version has one (create_cascade)
   FROM @extschema@.model_catalog c
  WHERE deployed;
+
+-- ---- 0.9.0: programs shared between backends (issue 49) -----------------------------------
+-- With pg_predict preloaded, one backend's native program (trees, linear models) is kept once in
+-- shared memory (pg_predict.shared_programs_size) and other backends map it instead of loading
+-- their own copy (docs/execution.md "Programs shared between backends"). One row per image of
+-- this database's catalog: the model version (model_catalog.id), its bytes, and how many
+-- backends map it now. Empty without preloading. Every role sees them, as model_stats.
+CREATE FUNCTION @extschema@.shared_programs(OUT model_id bigint, OUT bytes bigint, OUT backends int4)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_predict_shared_programs'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.shared_programs() IS
+'Model programs kept once in shared memory for every backend: version id, bytes, backends mapping it';
+
+-- The area as a whole, every database's images together: its size, the bytes and images in it,
+-- images evicted to make room and programs that stayed private (no room; all 0 without
+-- preloading or with pg_predict.shared_programs_size = 0).
+CREATE FUNCTION @extschema@.shared_programs_info(OUT size_bytes bigint, OUT used_bytes bigint, OUT images bigint,
+                                                 OUT evicted bigint, OUT not_shared bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_predict_shared_programs_info'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION @extschema@.shared_programs_info() IS
+'The shared programs'' area: size, bytes and images used, images evicted, programs left private for want of room';

@@ -10,6 +10,7 @@
 #include "interrupts.hpp"
 #include "preload.hpp"
 #include "catalog/loaded_programs.hpp"
+#include "catalog/shared_programs.hpp"
 #include "plan/invalidation.hpp"
 #include "plan/planner_hook.hpp"
 #include "plan/predict_calls.hpp"
@@ -35,5 +36,6 @@ void _PG_init(void) {
     install_fast_exit();
     install_usage_stats();
     install_loaded_programs();
+    install_shared_programs();
     note_how_loaded();  // last: a WARNING when a statement loaded the library
 }

@@ -17,6 +17,7 @@ int max_gpu_backends = 8;
 int max_batch_size = kDefaultMaxBatchSize;
 int keep_versions = 0;
 int stats_max = 1000;
+int shared_programs_size_mb = 64;
 bool early_exit_enabled = true;
 bool cascades_enabled = false;
 bool approximate_top_k = false;
@@ -205,6 +206,13 @@ void define_settings() {
             "One entry per database and model version. When a new version is scored with every entry "
             "taken, the least recently used entry is dropped (model_stats_info() counts them).",
             &stats_max, 1000, 10, 1 << 20, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+    if (process_shared_preload_libraries_in_progress)
+        DefineCustomIntVariable(
+            "pg_predict.shared_programs_size", "Shared memory for model programs every backend maps.",
+            "A native program (trees, linear models) loaded by one backend is kept here once, and other "
+            "backends map it instead of loading their own copy. Images no backend maps are evicted, least "
+            "recently mapped first, when a new one needs room. 0 turns sharing off.",
+            &shared_programs_size_mb, 64, 0, 1 << 20, PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
     DefineCustomBoolVariable(
         "pg_predict.prune_models", "Specialize a model for the query's WHERE clause on its feature columns.",
         "Tree nodes that no row the scan's restrictions let through can reach are removed, and a "

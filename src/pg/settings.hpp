@@ -19,6 +19,7 @@ extern int gpu_batch_size;      // pg_predict.gpu_batch_size: rows per model cal
 extern int max_gpu_backends;    // pg_predict.max_gpu_backends (enforced when preloaded)
 
 extern int keep_versions;       // pg_predict.keep_versions: versions a name keeps (0: all)
+extern int shared_programs_size_mb;  // pg_predict.shared_programs_size: the shared programs' area
 extern int stats_max;           // pg_predict.stats_max: model versions the usage statistics keep
 extern bool approximate_top_k;  // pg_predict.approximate_top_k: ORDER BY a score LIMIT K through a filter (off)
 extern int top_k_filter_factor;  // pg_predict.top_k_filter_factor: rows kept per row asked for (10)

@@ -58,6 +58,9 @@ struct Cache {
 
 size_t limit_bytes = size_t(128) << 20;  // pg_predict.cache_size's default
 CacheListener listener = nullptr;
+UnmapListener unmap_listener = nullptr;
+// What a mapped program costs the backend: the record, its missing inputs, a staged copy.
+constexpr size_t kMappedOverhead = 4 << 10;
 bool contents_changed = false;  // since the listener was last told
 
 // At the end of each public call that may change the contents.
@@ -96,7 +99,9 @@ void destroy(Program* p) {
     contents_changed = true;
     cache().bytes -= p->bytes;
     free_module(p->module);
+    void* mapping = p->mapped ? p->mapping : nullptr;
     delete p;
+    if (mapping != nullptr && unmap_listener != nullptr) unmap_listener(mapping);
 }
 
 // Whether an idle program's model version is no longer the current one of its name.
@@ -167,6 +172,17 @@ Program* acquire(int64_t id, const std::string& strategy) {
     return it == cache().programs.end() ? nullptr : hold(it->second);
 }
 
+// p, just made, into the cache under (id, strategy), counted, with a reference held.
+Program* keep(Program* p) {
+    cache().bytes += p->bytes;
+    cache().programs.emplace(Key(p->id, p->strategy), p);
+    contents_changed = true;
+    hold(p);
+    evict_over_bound();
+    tell_listener();
+    return p;
+}
+
 Program* insert(int64_t id, const std::string& strategy, const void* bytes, size_t length) {
     auto* p = new Program;
     p->id = id;
@@ -179,13 +195,7 @@ Program* insert(int64_t id, const std::string& strategy, const void* bytes, size
     }
     // A shared featurizer's buffers count for the program that loaded them first only.
     p->bytes = length - std::min(length, p->shared_bytes) + kProgramOverhead;
-    cache().bytes += p->bytes;
-    cache().programs.emplace(Key(id, strategy), p);
-    contents_changed = true;
-    hold(p);
-    evict_over_bound();
-    tell_listener();
-    return p;
+    return keep(p);
 }
 
 // The canonical name of a variant's strategy; "auto" and unknown names are InvalidParameter.
@@ -206,6 +216,38 @@ Program* load_program(int64_t id, const void* bytes, size_t length) {
     // Ids are never reused for different bytes, so a cached one is the same program.
     if (Program* p = acquire(id, "")) return p;
     return insert(id, "", bytes, length);
+}
+
+Program* map_program(int64_t id, const void* image, size_t length, void* mapping) {
+    if (cache().programs.count(Key(id, "")) > 0) fail(ErrorCategory::Internal, "map_program: program already cached");
+    auto* p = new Program;
+    p->id = id;
+    try {
+        read_native_image(image, length, *p);
+    } catch (...) {
+        delete p;
+        throw;
+    }
+    p->mapping = mapping;
+    p->bytes = kMappedOverhead + p->missing_inputs.size() * sizeof(int32_t);
+    return keep(p);
+}
+
+void set_unmap_listener(UnmapListener l) noexcept { unmap_listener = l; }
+
+bool program_is_mapped(const Program* p) noexcept { return p != nullptr && p->mapped && p->module == nullptr; }
+
+void attach_module(Program* p, const void* bytes, size_t length) {
+    if (p == nullptr || !p->mapped) fail(ErrorCategory::Internal, "attach_module: not a mapped program");
+    if (p->module != nullptr) return;
+    Program scratch;  // the loaded module's own views: the mapped ones stay
+    p->module = load_module(bytes, length, scratch);
+    if (scratch.num_features != p->num_features || scratch.output_width != p->output_width)
+        fail(ErrorCategory::InvalidModel, "the stored program and its shared image disagree; register the model again");
+    cache().bytes += length;
+    p->bytes += length;
+    contents_changed = true;
+    tell_listener();
 }
 
 Program* acquire_cached_variant(int64_t id, const char* strategy) {
@@ -268,6 +310,8 @@ Program* acquire_on_device(Program* p, Device device) {
     if (p->device == device) return hold(p);
     if (p->device != Device::Cpu)
         fail(ErrorCategory::Internal, "acquire_on_device: the source program must be on the CPU");
+    if (p->module == nullptr)
+        fail(ErrorCategory::Internal, "acquire_on_device: a mapped program needs its module first (attach_module)");
     const std::string key = p->strategy + "@cuda:0";
     if (Program* q = acquire(p->id, key)) return q;
     auto* q = new Program;
@@ -284,13 +328,7 @@ Program* acquire_on_device(Program* p, Device device) {
         throw;
     }
     q->bytes = p->bytes;
-    cache().bytes += q->bytes;
-    cache().programs.emplace(Key(q->id, key), q);
-    contents_changed = true;
-    hold(q);
-    evict_over_bound();
-    tell_listener();
-    return q;
+    return keep(q);
 }
 
 Device program_device(const Program* p) {

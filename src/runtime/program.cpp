@@ -111,6 +111,8 @@ bool set_up_native(const torch::jit::Module& module, Program& shape, const char*
         !one_row_link(module.attr(link_attr).toStringRef(), view.num_groups, shape.output_width, &shape.link))
         return false;
     shape.native = view;
+    shape.native_meta = meta.data_ptr<int64_t>();
+    shape.native_meta_size = meta.numel();
     shape.base_margin = base.data_ptr<float>();
     return true;
 }
@@ -317,7 +319,9 @@ void run_on_device(LoadedModule* m, const float* x, int64_t rows, int64_t cols, 
 namespace {
 
 void check_batch(const Program* p, int64_t rows, int64_t cols) {
-    if (p == nullptr || p->module == nullptr) fail(ErrorCategory::Internal, "run_program: null program");
+    // A mapped program has no module: only the native path (program_splits) runs it.
+    if (p == nullptr || (p->module == nullptr && !(p->mapped && program_splits(p))))
+        fail(ErrorCategory::Internal, "run_program: null program");
     if (cols != p->num_features)
         fail(ErrorCategory::InvalidParameter, "the model reads " + std::to_string(p->num_features) +
                                                   " features but the batch has " + std::to_string(cols) +
@@ -554,6 +558,14 @@ void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols
 }
 
 void run_program(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
+    if (p != nullptr && p->mapped && p->module == nullptr) {
+        // No module: the rows as float32 (the module's input.to(kFloat32): round to nearest),
+        // then the native path every float32 batch of such a program takes.
+        check_batch(p, rows, cols);
+        std::vector<float> x32(static_cast<size_t>(rows * cols));
+        for (size_t i = 0; i < x32.size(); ++i) x32[i] = static_cast<float>(x[i]);
+        return run_program(p, x32.data(), rows, cols, out);
+    }
     const auto batch = [&] {
         const at::Tensor all = torch::from_blob(const_cast<double*>(x), {rows, cols}, torch::kFloat64);
         return p->reads_float64 ? all : all.to(torch::kFloat32);

@@ -49,6 +49,14 @@ struct Program {
     // margin, as forward() does (missing_rows.cpp). Empty for most models.
     std::vector<int32_t> missing_inputs;
     kernels::PackedView native;
+    // The packed ensemble's header (make_view's meta), beside `native`: what native_image.cpp
+    // writes out with its arrays.
+    const int64_t* native_meta = nullptr;
+    int64_t native_meta_size = 0;
+    // native_image.cpp: a program mapped from its native image (another backend's load, in
+    // shared memory) has no module; `mapping` is handed to the unmap listener when it is freed.
+    bool mapped = false;
+    void* mapping = nullptr;
     const float* base_margin = nullptr;
     spec::PostTransform link = spec::PostTransform::Identity;
     // screen.cpp: the one-row program's trees staged for the early exit, on first use.
@@ -74,6 +82,10 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape);
 void free_module(LoadedModule*);
 // A copy of a CPU module on `device` (Error(Runtime) on failure); the original is untouched.
 LoadedModule* copy_module_to_device(const LoadedModule*, Device);
+
+// native_image.cpp: p's native part from a native image (program_native_image's), viewed in
+// place; Error(InvalidModel) when the image is damaged.
+void read_native_image(const void* image, size_t length, Program& p);
 
 // threads.cpp: the thread count asked for since the last call, or 0 if none.
 int take_thread_request();

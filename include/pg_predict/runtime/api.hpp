@@ -107,6 +107,28 @@ void note_model_version(const char* name, int64_t id);
 // drop_model: frees the idle programs of every version of `name`.
 void forget_model(const char* name);
 
+// Programs shared between backends (src/pg keeps one native image per model version in shared
+// memory). A program that is the native kernel, its base margin and an elementwise link, with
+// one group and float32 inputs (program_maps_natively), writes its image; another backend maps
+// the image instead of loading the TorchScript archive: no module, nothing deserialized, views
+// into the image. The image must stay mapped and unchanged until the unmap listener is told.
+bool program_maps_natively(const Program*) noexcept;
+bool program_native_image(const Program*, std::string* image);
+// The image's length (0 when the program has none), and the image written to `out`, that
+// many bytes, 64-byte aligned: straight into shared memory, nothing allocated, nothing thrown.
+size_t native_image_length(const Program*) noexcept;
+void write_native_image(const Program*, void* out) noexcept;
+// Cached under (id, "") like load_program's, with a reference held; `mapping` is what the
+// unmap listener is given when the cache frees the program. Error(InvalidModel) for a damaged
+// image (nothing cached then, and the listener is not told).
+Program* map_program(int64_t id, const void* image, size_t length, void* mapping);
+using UnmapListener = void (*)(void* mapping) noexcept;
+void set_unmap_listener(UnmapListener listener) noexcept;
+// Whether the program was mapped and has no module (what needs one, a copy on the GPU,
+// attach_module first: it loads the stored program's bytes beside the mapped views).
+bool program_is_mapped(const Program*) noexcept;
+void attach_module(Program*, const void* bytes, size_t length);
+
 int program_output_width(const Program*);
 // Whether the program computes in float64 from its first step (featurizers, linear models,
 // SVMs, ...): then give run_program a float64 batch, and float8 columns reach it unrounded.

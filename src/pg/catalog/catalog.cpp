@@ -43,6 +43,7 @@ struct CatalogTable {
     // What lookups read: the table, or on a Citus node this node's copy of it (catalog/citus.hpp).
     char* read_table;
     Oid relation;              // read_table's OID: plans depend on it, changes invalidate it
+    Oid catalog;               // the table's own OID (relation is its Citus copy on a Citus node)
     Oid owner;
     // A 0.1.0 catalog (the library was updated, ALTER EXTENSION ... UPDATE not run yet): owners
     // are regrole, there are no grants and every role may use every model, as in 0.1.0.
@@ -90,7 +91,7 @@ Oid catalog_table_oid(Oid* schema_out) {
     return relation;
 }
 
-CatalogTable catalog_table() {
+CatalogTable look_up_catalog_table() {
     Oid schema;
     Oid relation = catalog_table_oid(&schema);
     const char* schema_name = quote_identifier(get_namespace_name(schema));
@@ -98,6 +99,7 @@ CatalogTable catalog_table() {
     if (!HeapTupleIsValid(tuple)) elog(ERROR, "cache lookup failed for relation %u", relation);
     CatalogTable table;
     table.relation = relation;
+    table.catalog = relation;
     table.owner = ((Form_pg_class)GETSTRUCT(tuple))->relowner;
     ReleaseSysCache(tuple);
     table.qualified_table = psprintf("%s.model_catalog", schema_name);
@@ -125,6 +127,60 @@ CatalogTable catalog_table() {
         table.usable_by = "usable_by";
         table.owner_value = "$13";
     }
+    return table;
+}
+
+// catalog_table()'s answer, kept for the backend: looking it up costs two scans of pg_extension
+// (pg_predict, then citus) and a dozen syscache reads, on every catalog access of every
+// statement. It is forgotten when the catalog table or its Citus copy changes (DROP or
+// ALTER EXTENSION, ALTER TABLE, OWNER TO, create_reference_table, a shard row Citus adds on a
+// node: each sends that relation's relcache invalidation), on a full reset, and when any
+// schema changes (a renamed schema renames the qualified names).
+CatalogTable kept_table;
+bool table_kept = false;
+uint64 table_invalidations = 0;  // counted, so that a lookup an invalidation overtook is not kept
+
+void forget_table_on_relation(Datum, Oid relation) {
+    if (relation == InvalidOid || relation == kept_table.catalog || relation == kept_table.relation) {
+        table_kept = false;
+        table_invalidations++;
+    }
+}
+
+void forget_table_on_schema(Datum, int, uint32) {
+    table_kept = false;
+    table_invalidations++;
+}
+
+void keep_table(const CatalogTable& table) {
+    if (kept_table.qualified_table != NULL) {  // the previous copy's strings
+        if (kept_table.read_table != kept_table.qualified_table) pfree(kept_table.read_table);
+        pfree(kept_table.qualified_table);
+        pfree(kept_table.qualified_sequence);
+    }
+    kept_table = table;
+    kept_table.qualified_table = MemoryContextStrdup(TopMemoryContext, table.qualified_table);
+    kept_table.qualified_sequence = MemoryContextStrdup(TopMemoryContext, table.qualified_sequence);
+    kept_table.read_table = table.read_table == table.qualified_table
+                                ? kept_table.qualified_table
+                                : MemoryContextStrdup(TopMemoryContext, table.read_table);
+    table_kept = true;
+}
+
+CatalogTable catalog_table() {
+    static bool registered = false;
+    if (!registered) {
+        CacheRegisterRelcacheCallback(forget_table_on_relation, (Datum)0);
+        CacheRegisterSyscacheCallback(NAMESPACEOID, forget_table_on_schema, (Datum)0);
+        registered = true;
+    }
+    // What other sessions committed (DROP EXTENSION, a new Citus copy) reaches the callbacks
+    // here, as taking a lock on the table would deliver it.
+    AcceptInvalidationMessages();
+    if (table_kept) return kept_table;
+    uint64 before = table_invalidations;
+    CatalogTable table = look_up_catalog_table();
+    if (table_invalidations == before) keep_table(table);
     return table;
 }
 

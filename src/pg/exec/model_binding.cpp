@@ -1,5 +1,7 @@
 #include "exec/model_binding.hpp"
 
+#include "catalog/shared_programs.hpp"
+
 #include <cmath>
 
 #include "guard.hpp"
@@ -180,6 +182,7 @@ void load_bound_program(BoundModel* model) {
     bool variant = strcmp(strategy, "auto") != 0 && strcmp(strategy, model->entry->strategy) != 0 &&
                    strcmp(model->entry->format, "torchscript") != 0;
     runtime::Program* program;
+    bool share = false;
     if (model->output != ModelOutput::Stored) {
         // decision_function / score_samples: the spec compiled with that tail, once per backend.
         runtime::Output output = model->output == ModelOutput::DecisionFunction ? runtime::Output::DecisionFunction
@@ -219,18 +222,24 @@ void load_bound_program(BoundModel* model) {
         }
     } else {
         program = guarded([&] { return runtime::acquire_cached_program(id); });
+        // Another backend's image in shared memory: mapped, nothing deserialized.
         if (program == nullptr) {
-            model->loaded_from_catalog = true;
+            program = map_shared_program(id);
+            model->loaded_from_catalog = true;  // counted as a load: it was not in this backend's cache
+        }
+        if (program == nullptr) {
             bytea* bytes = catalog_program(id);
             const char* data = VARDATA_ANY(bytes);
             size_t length = VARSIZE_ANY_EXHDR(bytes);
             program = guarded([&] { return runtime::load_program(id, data, length); });
             pfree(bytes);
+            share = true;
         }
     }
     callback->func = release_program_callback;
     callback->arg = program;
     MemoryContextRegisterResetCallback(context, callback);
+    if (share) share_program(id, program);  // for the other backends
     // Frees this backend's idle programs of the model's other versions.
     guarded([&] { runtime::note_model_version(name, id); });
     model->program = program;
@@ -269,6 +278,14 @@ runtime::Program* program_for(BoundModel* model, bool gpu) {
     MemoryContextCallback* callback =
         (MemoryContextCallback*)MemoryContextAllocZero(model->context, sizeof(MemoryContextCallback));
     runtime::Program* cpu = model->program;
+    if (guarded([&] { return runtime::program_is_mapped(cpu); })) {
+        // Mapped from shared memory: the GPU copy is made from the stored program's module.
+        bytea* bytes = catalog_program(model->entry->id);
+        const char* data = VARDATA_ANY(bytes);
+        size_t length = VARSIZE_ANY_EXHDR(bytes);
+        guarded([&] { runtime::attach_module(cpu, data, length); });
+        pfree(bytes);
+    }
     runtime::Program* on_gpu =
         guarded([&] { return runtime::acquire_on_device(cpu, runtime::Device::Cuda); });
     callback->func = release_program_callback;

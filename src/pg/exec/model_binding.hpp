@@ -40,7 +40,8 @@ struct BoundModel {
     // Predicate pruning: the bounds the program is specialized for (BatchInput::pruned_bounds),
     // set before load_bound_program; NULL for the stored program.
     const char* pruned_bounds;
-    // load_bound_program read the program from the catalog (false: this backend's cache had it).
+    // load_bound_program read the program from the catalog or mapped another backend's image
+    // from shared memory (false: this backend's cache had it).
     bool loaded_from_catalog;
 };
 

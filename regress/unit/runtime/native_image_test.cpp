@@ -1,0 +1,183 @@
+// Native images (runtime/native_image.cpp): a program mapped from another program's image, with
+// no module, scores every batch (one row, a few, many; float32 and float64) bit for bit as the
+// loaded program does; a damaged image is an error, never a read out of bounds; the unmap
+// listener hears of every mapped program the cache frees, once.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "pg_predict/common/error.hpp"
+#include "pg_predict/compiler/compile.hpp"
+#include "pg_predict/runtime/api.hpp"
+#include "program_ids.hpp"
+#include "tree_gen.hpp"
+
+namespace pg_predict {
+namespace {
+
+using compiler::Strategy;
+using spec::Comparison;
+using spec::PostTransform;
+using spec::Task;
+using testing::TreeShape;
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(float) * a.size()) == 0;
+}
+
+// An image copied to 64-byte aligned memory, as shared memory holds it.
+struct AlignedImage {
+    explicit AlignedImage(const std::string& image) : length(image.size()) {
+        data = static_cast<char*>(std::aligned_alloc(64, (image.size() + 63) / 64 * 64));
+        std::memcpy(data, image.data(), image.size());
+    }
+    ~AlignedImage() { std::free(data); }
+    char* data;
+    size_t length;
+};
+
+std::vector<void*> unmapped;
+void note_unmap(void* mapping) noexcept { unmapped.push_back(mapping); }
+
+runtime::Program* load(const spec::Pipeline& p) {
+    const std::string bytes = compiler::compile(p, Strategy::Native);
+    return runtime::load_program(testing::next_program_id(), bytes.data(), bytes.size());
+}
+
+struct Case {
+    const char* name;
+    Task task;
+    PostTransform link;
+    int features, trees, depth;
+    Comparison cmp;
+};
+
+const Case kCases[] = {
+    {"binary logistic", Task::Classification, PostTransform::Logistic, 28, 100, 6, Comparison::Less},
+    {"regression, <=", Task::Regression, PostTransform::Identity, 40, 50, 5, Comparison::LessEqual},
+    {"two-sided", Task::Classification, PostTransform::TwoSided, 8, 40, 7, Comparison::LessEqual},
+    {"complement", Task::Classification, PostTransform::Complement, 8, 40, 3, Comparison::LessEqual},
+    {"deep trees: generic layout", Task::Regression, PostTransform::Identity, 12, 20, 14, Comparison::Less},
+};
+
+TEST(NativeImage, MappedProgramScoresBitForBitWithoutAModule) {
+    for (const Case& c : kCases) {
+        SCOPED_TRACE(c.name);
+        std::mt19937 rng(static_cast<uint32_t>(c.features * 17 + c.depth));
+        auto p = testing::make_pipeline(c.task, c.link, 1, c.features, c.cmp);
+        testing::add_trees(p, rng, c.trees, TreeShape{c.depth, 0.3, true});
+        runtime::Program* loaded = load(p);
+        ASSERT_TRUE(runtime::program_maps_natively(loaded));
+        std::string image;
+        ASSERT_TRUE(runtime::program_native_image(loaded, &image));
+        AlignedImage shared(image);
+        int mapping = 0;
+        runtime::Program* mapped = runtime::map_program(testing::next_program_id(), shared.data, shared.length, &mapping);
+        EXPECT_TRUE(runtime::program_is_mapped(mapped));
+        EXPECT_FALSE(runtime::program_is_mapped(loaded));
+        const int width = runtime::program_output_width(loaded);
+        ASSERT_EQ(width, runtime::program_output_width(mapped));
+        for (int64_t rows : {int64_t(1), int64_t(7), int64_t(32), int64_t(33), int64_t(5000)}) {
+            const std::vector<float> x = testing::random_inputs(rng, rows, c.features);
+            std::vector<float> want(rows * width), got(rows * width), few(rows * width);
+            runtime::run_program(loaded, x.data(), rows, c.features, want.data());
+            runtime::run_program(mapped, x.data(), rows, c.features, got.data());
+            runtime::run_rows(mapped, x.data(), rows, c.features, few.data());
+            EXPECT_TRUE(same_bits(want, got)) << rows << " rows";
+            EXPECT_TRUE(same_bits(want, few)) << rows << " rows through run_rows";
+            std::vector<double> x64(x.begin(), x.end());
+            for (size_t i = 0; i < x64.size(); i += 3) x64[i] = x64[i] + 1e-9 * (i % 7);  // rounds as the module does
+            std::vector<float> want64(rows * width), got64(rows * width);
+            runtime::run_program(loaded, x64.data(), rows, c.features, want64.data());
+            runtime::run_program(mapped, x64.data(), rows, c.features, got64.data());
+            EXPECT_TRUE(same_bits(want64, got64)) << rows << " float64 rows";
+        }
+        runtime::release_program(mapped);
+        runtime::release_program(loaded);
+    }
+}
+
+TEST(NativeImage, ProgramsThatNeedTheirModuleHaveNoImage) {
+    std::mt19937 rng(5);
+    auto groups = testing::make_pipeline(Task::Classification, PostTransform::Logistic, 3, 10, Comparison::Less);
+    testing::add_trees(groups, rng, 30, TreeShape{4, 0.3, true});
+    runtime::Program* loaded = load(groups);
+    std::string image;
+    EXPECT_FALSE(runtime::program_maps_natively(loaded));
+    EXPECT_FALSE(runtime::program_native_image(loaded, &image));
+    runtime::release_program(loaded);
+}
+
+TEST(NativeImage, DamagedImagesAreErrors) {
+    std::mt19937 rng(9);
+    auto p = testing::make_pipeline(Task::Classification, PostTransform::Logistic, 1, 10, Comparison::Less);
+    testing::add_trees(p, rng, 20, TreeShape{5, 0.3, true});
+    runtime::Program* loaded = load(p);
+    std::string image;
+    ASSERT_TRUE(runtime::program_native_image(loaded, &image));
+    runtime::release_program(loaded);
+    auto expect_damaged = [&](std::string bad, size_t length, const char* what) {
+        AlignedImage shared(bad);
+        const int64_t id = testing::next_program_id();
+        try {
+            runtime::map_program(id, shared.data, length, nullptr);
+            ADD_FAILURE() << what << ": mapped";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.category(), ErrorCategory::InvalidModel) << what;
+        }
+        EXPECT_EQ(runtime::acquire_cached_program(id), nullptr) << what << ": cached";
+    };
+    expect_damaged(image, image.size() - 64, "truncated");
+    std::string magic = image;
+    magic[0] = 'X';
+    expect_damaged(magic, magic.size(), "magic");
+    // Every 4-byte word past the header set to a huge value in turn: an error or the same
+    // program, never a crash (make_view validates every index the kernels follow).
+    for (size_t at = 192; at + 4 <= image.size(); at += 4 * 13) {
+        std::string bad = image;
+        const int32_t huge = 0x3fffffff;
+        std::memcpy(&bad[at], &huge, sizeof huge);
+        AlignedImage shared(bad);
+        try {
+            runtime::Program* q = runtime::map_program(testing::next_program_id(), shared.data, shared.length, nullptr);
+            std::vector<float> x = testing::random_inputs(rng, 64, 10), out(64 * 2);
+            runtime::run_program(q, x.data(), 64, 10, out.data());
+            runtime::release_program(q);
+        } catch (const Error& e) {
+            EXPECT_EQ(e.category(), ErrorCategory::InvalidModel) << "word at " << at;
+        }
+    }
+}
+
+TEST(NativeImage, TheUnmapListenerHearsOfEveryFreedMappedProgramOnce) {
+    std::mt19937 rng(11);
+    auto p = testing::make_pipeline(Task::Regression, PostTransform::Identity, 1, 6, Comparison::Less);
+    testing::add_trees(p, rng, 10, TreeShape{3, 0.3, true});
+    runtime::Program* loaded = load(p);
+    std::string image;
+    ASSERT_TRUE(runtime::program_native_image(loaded, &image));
+    runtime::release_program(loaded);
+    AlignedImage shared(image);
+    runtime::set_unmap_listener(note_unmap);
+    unmapped.clear();
+    int first = 0, second = 0;
+    const int64_t id = testing::next_program_id();
+    runtime::Program* a = runtime::map_program(id, shared.data, shared.length, &first);
+    runtime::note_model_version("native image model", id);
+    runtime::Program* b = runtime::map_program(testing::next_program_id(), shared.data, shared.length, &second);
+    runtime::release_program(a);
+    EXPECT_TRUE(unmapped.empty());  // idle, still cached
+    runtime::forget_model("native image model");
+    ASSERT_EQ(unmapped.size(), 1u);
+    EXPECT_EQ(unmapped[0], &first);
+    runtime::release_program(b);
+    runtime::set_unmap_listener(nullptr);
+}
+
+}  // namespace
+}  // namespace pg_predict
