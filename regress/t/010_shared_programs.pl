@@ -54,6 +54,18 @@ is($mapper->query_safe("$scores; $shared"), "$want\nt bytes, 1 backends", 'a bac
 like($mapper->query_safe("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $scores"), qr/PredictBatch/,
      '... and scores it in the batching node');
 
+# LightGBM's programs (one bucketize, then the trees) are shared too: float8 columns, NULLs.
+$node->safe_psql('postgres', q{CREATE TABLE lgb_rows AS SELECT g AS id, }
+  . join(', ', map { "CASE WHEN g % 17 = $_ THEN NULL ELSE sin(g * " . ($_ + 1) . ") * 2 END AS f$_" } 0 .. 7)
+  . q{ FROM generate_series(1, 500) g; SELECT create_model('lgb', pg_read_file('} . fixture('lightgbm/binary.model.txt')
+  . q{'), 'lightgbm');});
+my $lgb = q{SELECT string_agg(predict_proba('lgb', r)::text, ',' ORDER BY id) FROM lgb_rows r};
+my $lgb_want = $node->safe_psql('postgres', $lgb);
+is($node->safe_psql('postgres', q{SELECT count(*) FROM shared_programs() s JOIN model_catalog c ON c.id = s.model_id
+                                  WHERE c.name = 'lgb'}), '1', 'a LightGBM program is shared');
+is($node->safe_psql('postgres', $lgb), $lgb_want, '... and a mapping backend scores it the same, batched');
+is($node->safe_psql('postgres', "SET pg_predict.enable_batching = off; $lgb"), $lgb_want, '... and per row');
+
 # Programs that need their module stay private: several groups (segment), featurizers (city).
 $node->safe_psql('postgres', q{SELECT predict('segment', r), predict('city', r) FROM scored_rows r});
 is($node->safe_psql('postgres', q{SELECT count(*) FROM shared_programs() s JOIN model_catalog c ON c.id = s.model_id

@@ -411,6 +411,11 @@ int program_output_width(const Program* p) {
     return p->output_width;
 }
 
+int64_t program_input_width(const Program* p) {
+    if (p == nullptr) fail(ErrorCategory::Internal, "program_input_width: null program");
+    return p->num_features;
+}
+
 bool program_reads_float64(const Program* p) {
     if (p == nullptr) fail(ErrorCategory::Internal, "program_reads_float64: null program");
     return p->reads_float64;

@@ -1,5 +1,5 @@
 // A program's native image: what a program that is the native kernel, its base margin and an
-// elementwise link needs to score, with no TorchScript module: the packed ensemble's header and
+// elementwise link (after one bucketize of its inputs, for LightGBM's programs) needs to score, with no TorchScript module: the packed ensemble's header and
 // arrays, the base margin, the link, the inputs without a missing-value rule. One flat block
 // addressed by offsets from its start (so any process may map it at any address), each array
 // 64-byte aligned as the module's tensors are (the kernels' vector loads). src/pg keeps one
@@ -18,9 +18,9 @@ namespace {
 constexpr char kMagic[8] = {'P', 'G', 'P', 'N', 'I', 'M', 'G', '1'};
 constexpr int64_t kAlign = 64;
 
-enum Part { Meta, Nodes, Leaves, Cuts, Aux, Base, Missing, kParts };
-constexpr size_t kElement[kParts] = {sizeof(int64_t), sizeof(int32_t), sizeof(float), sizeof(float),
-                                     sizeof(int32_t), sizeof(float),   sizeof(int32_t)};
+enum Part { Meta, Nodes, Leaves, Cuts, Aux, Base, Missing, Edges, Counts, kParts };
+constexpr size_t kElement[kParts] = {sizeof(int64_t), sizeof(int32_t), sizeof(float),  sizeof(float),  sizeof(int32_t),
+                                     sizeof(float),   sizeof(int32_t), sizeof(double), sizeof(int64_t)};
 
 struct Header {
     char magic[8];
@@ -28,6 +28,9 @@ struct Header {
     int64_t num_features;
     int32_t output_width;
     int32_t link;  // spec::PostTransform
+    int32_t bucketizes;  // its featurizer is one bucketize (Edges, Counts): 0 or 1
+    int32_t bucket_right;
+    int64_t bucket_stride;
     int64_t count[kParts];
     int64_t offset[kParts];
 };
@@ -49,8 +52,12 @@ bool known_link(int32_t link) {
 }  // namespace
 
 bool program_maps_natively(const Program* p) noexcept {
-    return p != nullptr && program_splits(p) && p->native_meta != nullptr && p->base_margin != nullptr &&
-           !p->native_rest && program_featurizer(p) == nullptr;
+    if (p == nullptr || p->device != Device::Cpu || p->native_meta == nullptr || p->native_arrays[0] == nullptr ||
+        p->base_margin == nullptr ||
+        p->native.num_groups != 1)
+        return false;
+    // The kernel, the base margin and the link; or the same after one bucketize.
+    return p->bucketizes ? p->native_rest : program_splits(p) && !p->native_rest && program_featurizer(p) == nullptr;
 }
 
 namespace {
@@ -64,12 +71,19 @@ Header image_header(const Program* p) {
     h.output_width = p->output_width;
     h.link = static_cast<int32_t>(p->link);
     h.count[Meta] = p->native_meta_size;
-    h.count[Nodes] = v.num_nodes;
-    h.count[Leaves] = v.num_leaves;
-    h.count[Cuts] = v.num_cuts;
-    h.count[Aux] = v.num_aux;
+    h.count[Nodes] = p->native_lengths[0];
+    h.count[Leaves] = p->native_lengths[1];
+    h.count[Cuts] = p->native_lengths[2];
+    h.count[Aux] = p->native_lengths[3];
     h.count[Base] = v.num_groups;
     h.count[Missing] = static_cast<int64_t>(p->missing_inputs.size());
+    if (p->bucketizes) {
+        h.bucketizes = 1;
+        h.bucket_right = p->bucket_right ? 1 : 0;
+        h.bucket_stride = p->bucket_stride;
+        h.count[Edges] = p->num_features * p->bucket_stride;
+        h.count[Counts] = p->num_features;
+    }
     int64_t at = aligned(sizeof(Header));
     for (int k = 0; k < kParts; ++k) {
         h.offset[k] = at;
@@ -88,8 +102,9 @@ size_t native_image_length(const Program* p) noexcept {
 void write_native_image(const Program* p, void* out) noexcept {
     if (!program_maps_natively(p)) return;
     const Header h = image_header(p);
-    const void* data[kParts] = {p->native_meta, p->native.nodes, p->native.leaves, p->native.cuts,
-                                p->native.aux,  p->base_margin,  p->missing_inputs.data()};
+    const void* data[kParts] = {p->native_meta,     p->native_arrays[0], p->native_arrays[1], p->native_arrays[2],
+                                p->native_arrays[3], p->base_margin,       p->missing_inputs.data(),
+                                p->bucket_edges, p->bucket_counts};
     char* image = static_cast<char*>(out);
     std::memset(image, 0, static_cast<size_t>(h.length));
     std::memcpy(image, &h, sizeof h);
@@ -131,14 +146,38 @@ void read_native_image(const void* image, size_t length, Program& p) {
     const auto* missing = reinterpret_cast<const int32_t*>(base + h.offset[Missing]);
     for (int64_t i = 0; i < h.count[Missing]; ++i)
         if (missing[i] < 0 || missing[i] >= view.num_features) damaged("missing_inputs out of range");
+    const auto* counts = reinterpret_cast<const int64_t*>(base + h.offset[Counts]);
+    if (h.bucketizes != 0) {
+        if (h.bucketizes != 1 || h.bucket_stride < 0 || h.count[Counts] != h.num_features ||
+            h.count[Edges] != h.num_features * h.bucket_stride)
+            damaged("bad bucketize header");
+        for (int64_t c = 0; c < h.num_features; ++c)
+            if (counts[c] < 0 || counts[c] > h.bucket_stride) damaged("bad bucketize counts");
+    } else if (h.count[Edges] != 0 || h.count[Counts] != 0) {
+        damaged("bucketize arrays without a bucketize");
+    }
     p.num_features = h.num_features;
     p.output_width = h.output_width;
-    p.reads_float64 = false;
     p.native_ops = true;  // its torch ops (the tail of large batches) run on one thread
-    p.one_row = true;
+    if (h.bucketizes != 0) {  // rows are float64, bucketized, then the rest
+        p.reads_float64 = true;
+        p.native_rest = true;
+        p.bucketizes = true;
+        p.bucket_edges = reinterpret_cast<const double*>(base + h.offset[Edges]);
+        p.bucket_counts = counts;
+        p.bucket_stride = h.bucket_stride;
+        p.bucket_right = h.bucket_right != 0;
+    } else {
+        p.reads_float64 = false;
+        p.one_row = true;
+    }
     p.native = view;
     p.native_meta = meta;
     p.native_meta_size = h.count[Meta];
+    for (int k = 0; k < 4; ++k) {
+        p.native_lengths[k] = h.count[Nodes + k];
+        p.native_arrays[k] = base + h.offset[Nodes + k];
+    }
     p.base_margin = reinterpret_cast<const float*>(base + h.offset[Base]);
     p.link = link;
     p.missing_inputs.assign(missing, missing + h.count[Missing]);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -24,6 +25,7 @@
 #include "pg_predict/common/error.hpp"
 #include "pg_predict/common/interrupt.hpp"
 #include "pg_predict/kernels/background.hpp"
+#include "pg_predict/kernels/bucketize.hpp"
 #include "pg_predict/kernels/logistic.hpp"
 #include "pg_predict/kernels/thread_pool.hpp"
 #include "pg_predict/runtime/api.hpp"
@@ -113,6 +115,14 @@ bool set_up_native(const torch::jit::Module& module, Program& shape, const char*
     shape.native = view;
     shape.native_meta = meta.data_ptr<int64_t>();
     shape.native_meta_size = meta.numel();
+    shape.native_lengths[0] = nodes.numel();
+    shape.native_lengths[1] = leaves.numel();
+    shape.native_lengths[2] = cuts.numel();
+    shape.native_lengths[3] = aux.numel();
+    shape.native_arrays[0] = nodes.data_ptr<int32_t>();
+    shape.native_arrays[1] = leaves.data_ptr<float>();
+    shape.native_arrays[2] = cuts.data_ptr<float>();
+    shape.native_arrays[3] = aux.data_ptr<int32_t>();
     shape.base_margin = base.data_ptr<float>();
     return true;
 }
@@ -124,6 +134,35 @@ bool calls_native_ops(const torch::jit::Module& module) {
         for (const torch::jit::Method& method : m.get_methods())
             if (method.graph()->toString(false).find("pg_predict::") != std::string::npos) return true;
     return false;
+}
+
+// A featurizer that is exactly one bucketize of the batch, as the compiler's emit_bucketize
+// writes it for LightGBM's programs: its edges and counts, viewed in the module's buffers, so
+// run_bucketized can run the whole program. False (nothing set) for any other featurizer.
+bool set_up_bucketize(const torch::jit::Module& module, Program& shape) {
+    if (!shape.native_rest || shape.native.num_groups != 1 || !module.hasattr("featurizer_source")) return false;
+    static const std::regex form(
+        "def featurize\\(self, x: Tensor\\) -> Tensor:\n"
+        "    h = x\\.double\\(\\)\n"
+        "    (\\w+) = ops\\.pg_predict\\.bucketize\\(h, self\\.(\\w+), self\\.(\\w+), (True|False)\\)\n"
+        "    return \\1\n");
+    const std::string source = module.attr("featurizer_source").toStringRef();
+    std::smatch m;
+    if (!std::regex_match(source, m, form) || !module.hasattr(m[2].str()) || !module.hasattr(m[3].str())) return false;
+    const at::Tensor edges = module.attr(m[2].str()).toTensor(), counts = module.attr(m[3].str()).toTensor();
+    if (edges.dim() != 2 || counts.dim() != 1 || edges.scalar_type() != at::kDouble ||
+        counts.scalar_type() != at::kLong || !edges.is_contiguous() || !counts.is_contiguous() ||
+        !edges.device().is_cpu() || !counts.device().is_cpu() || edges.size(0) != shape.num_features ||
+        counts.size(0) != shape.num_features || shape.native.num_features != shape.num_features)
+        return false;
+    const int64_t* n = counts.data_ptr<int64_t>();
+    for (int64_t c = 0; c < counts.size(0); ++c)
+        if (n[c] < 0 || n[c] > edges.size(1)) return false;
+    shape.bucket_edges = edges.data_ptr<double>();
+    shape.bucket_counts = n;
+    shape.bucket_stride = edges.size(1);
+    shape.bucket_right = m[4].str() == "True";
+    return true;
 }
 
 // missing_inputs are positions in the rows the native kernel reads (the batch, or its featurized
@@ -175,6 +214,7 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
             loaded->from_features = loaded->module.get_method("from_features");
             if (module.hasattr("from_features_link"))
                 shape.native_rest = set_up_native(module, shape, "from_features_link", -1);
+            shape.bucketizes = set_up_bucketize(module, shape);
         }
         if (module.hasattr("missing_inputs") && (shape.one_row || shape.native_rest))
             check_missing_inputs(module.attr("missing_inputs").toTensor().contiguous(), shape);
@@ -319,8 +359,8 @@ void run_on_device(LoadedModule* m, const float* x, int64_t rows, int64_t cols, 
 namespace {
 
 void check_batch(const Program* p, int64_t rows, int64_t cols) {
-    // A mapped program has no module: only the native path (program_splits) runs it.
-    if (p == nullptr || (p->module == nullptr && !(p->mapped && program_splits(p))))
+    // A mapped program has no module: only the native paths (program_splits, bucketizes) run it.
+    if (p == nullptr || (p->module == nullptr && !(p->mapped && (program_splits(p) || p->bucketizes))))
         fail(ErrorCategory::Internal, "run_program: null program");
     if (cols != p->num_features)
         fail(ErrorCategory::InvalidParameter, "the model reads " + std::to_string(p->num_features) +
@@ -474,6 +514,12 @@ void naming_float32_overflow(const Program* const& p, Batch&& batch, Body&& body
 }  // namespace
 
 void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
+    if (p != nullptr && p->bucketizes && p->device == Device::Cpu && (native_bucketize || p->module == nullptr)) {
+        // featurize() begins with x.double(): exact.
+        check_batch(p, rows, cols);
+        const std::vector<double> x64(x, x + rows * cols);
+        return run_bucketized(p, x64.data(), rows, cols, out);
+    }
     if (program_splits(p) && rows > 0) {
         // The kernel, then the program's own tail: what the TorchScript program computes, bit
         // for bit (test_overlap.py, one_row_test.cpp), without its interpreter.
@@ -558,6 +604,8 @@ void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols
 }
 
 void run_program(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
+    if (p != nullptr && p->bucketizes && p->device == Device::Cpu && (native_bucketize || p->module == nullptr))
+        return run_bucketized(p, x, rows, cols, out);
     if (p != nullptr && p->mapped && p->module == nullptr) {
         // No module: the rows as float32 (the module's input.to(kFloat32): round to nearest),
         // then the native path every float32 batch of such a program takes.
@@ -589,6 +637,40 @@ namespace {
 // Rows a native rest scores one at a time (score_row_natively) rather than through ATen's tail.
 constexpr int64_t kNativeRowsOneByOne = 32;
 }  // namespace
+
+bool native_bucketize = true;
+
+void set_native_bucketize(bool on) noexcept { native_bucketize = on; }
+
+void run_bucketized(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
+    if (!p->bucketizes) fail(ErrorCategory::Internal, "run_bucketized: the program does not bucketize");
+    enter_batch(p, rows, cols, [&] {
+        const int width = p->output_width;
+        std::vector<double> z;
+        std::vector<float> z32, margins;
+        // In runs of kLinkRows (a multiple of the kernel's 64-row blocks, as the interpreter's
+        // chunks are): each row meets the same block and the same tail either way.
+        for (int64_t start = 0; start < rows; start += kLinkRows) {
+            check_interrupts();
+            const int64_t n = std::min(kLinkRows, rows - start);
+            z.resize(static_cast<size_t>(n * cols));
+            z32.resize(z.size());
+            kernels::bucketize(x + start * cols, n, cols, p->bucket_edges, p->bucket_stride, p->bucket_counts,
+                               p->bucket_right, z.data(), kernels::process_isa());
+            for (size_t i = 0; i < z.size(); ++i) z32[i] = static_cast<float>(z[i]);  // from_features' z.float()
+            float* o = out + start * width;
+            if (rows <= kNativeRowsOneByOne) {  // as run_sharing_featurizer scores a few rows
+                for (int64_t r = 0; r < n; ++r) score_row_natively(p, z32.data() + r * cols, o + r * width);
+                continue;
+            }
+            margins.resize(static_cast<size_t>(n));
+            kernels::score(p->native, z32.data(), n, cols, margins.data(), kernels::process_isa());
+            mask_missing_margins(p, z32.data(), n, cols, margins.data(), 1);
+            const at::Tensor r = program_tail(p, torch::from_blob(margins.data(), {n, 1}, torch::kFloat32));
+            std::memcpy(o, r.data_ptr<float>(), sizeof(float) * n * width);
+        }
+    });
+}
 
 const void* program_featurizer(const Program* p) noexcept {
     return p != nullptr && p->module != nullptr && p->module->device.is_cpu() ? p->module->featurizer : nullptr;

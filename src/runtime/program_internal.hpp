@@ -44,6 +44,14 @@ struct Program {
     // The same for the rest of a program after its featurizer (its "from_features_link"
     // attribute): run_sharing_featurizer scores featurized rows through the kernel itself.
     bool native_rest = false;
+    // A featurizer that is one bucketize of the batch (LightGBM's programs: the compiler's
+    // emit_bucketize) runs natively (run_bucketized), so with native_rest the program needs no
+    // interpreter at all. Views into the module's buffers (or a mapped image).
+    bool bucketizes = false;
+    const double* bucket_edges = nullptr;  // num_features × bucket_stride, each padded with +inf
+    const int64_t* bucket_counts = nullptr;  // num_features: the real edges of each column
+    int64_t bucket_stride = 0;
+    bool bucket_right = false;
     // The trees' inputs where a missing value has no rule (the module's buffer "missing_inputs",
     // compiler/missing_rows.cpp): each native path gives a row with a NaN in one of them a NaN
     // margin, as forward() does (missing_rows.cpp). Empty for most models.
@@ -53,6 +61,10 @@ struct Program {
     // writes out with its arrays.
     const int64_t* native_meta = nullptr;
     int64_t native_meta_size = 0;
+    // The arrays' whole lengths (nodes, leaves, cuts, aux): make_view narrows `native` to the
+    // part it reads (the generic part of a bitvector packing, for one), the image keeps all.
+    int64_t native_lengths[4] = {0, 0, 0, 0};
+    const void* native_arrays[4] = {nullptr, nullptr, nullptr, nullptr};
     // native_image.cpp: a program mapped from its native image (another backend's load, in
     // shared memory) has no module; `mapping` is handed to the unmap listener when it is freed.
     bool mapped = false;
@@ -82,6 +94,13 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape);
 void free_module(LoadedModule*);
 // A copy of a CPU module on `device` (Error(Runtime) on failure); the original is untouched.
 LoadedModule* copy_module_to_device(const LoadedModule*, Device);
+
+// program.cpp: a bucketizes program's batch (float64 rows) natively: bucketize, the kernel, the
+// base margin and the link; what its TorchScript forward computes, bit for bit.
+void run_bucketized(Program* p, const double* x, int64_t rows, int64_t cols, float* out);
+// Whether run_program takes run_bucketized for such programs (on; the unit tests turn it off
+// to compare with the interpreter).
+extern bool native_bucketize;
 
 // native_image.cpp: p's native part from a native image (program_native_image's), viewed in
 // place; Error(InvalidModel) when the image is damaged.

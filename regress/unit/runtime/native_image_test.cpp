@@ -2,7 +2,10 @@
 // no module, scores every batch (one row, a few, many; float32 and float64) bit for bit as the
 // loaded program does; a damaged image is an error, never a read out of bounds; the unmap
 // listener hears of every mapped program the cache frees, once.
+#include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -177,6 +180,77 @@ TEST(NativeImage, TheUnmapListenerHearsOfEveryFreedMappedProgramOnce) {
     EXPECT_EQ(unmapped[0], &first);
     runtime::release_program(b);
     runtime::set_unmap_listener(nullptr);
+}
+
+}  // namespace
+}  // namespace pg_predict
+
+namespace pg_predict {
+namespace {
+
+std::string lightgbm_fixture(const std::string& name) {
+    std::ifstream in(std::string(PG_PREDICT_FIXTURES) + "/lightgbm/" + name + ".model.txt", std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Random float64 rows over [-3, 3], a NaN now and then, and values on the edges themselves.
+std::vector<double> random_rows(std::mt19937& rng, int64_t rows, int64_t cols) {
+    std::uniform_real_distribution<double> value(-3.0, 3.0);
+    std::uniform_int_distribution<int> pick(0, 19);
+    std::vector<double> x(static_cast<size_t>(rows * cols));
+    for (double& v : x) {
+        const int k = pick(rng);
+        v = k == 0 ? std::nan("") : k == 1 ? std::round(value(rng)) : value(rng);
+    }
+    return x;
+}
+
+// LightGBM's programs (one bucketize, then the trees): natively, mapped or not, bit for bit as
+// the TorchScript program; the fixtures with an elementwise link and one group are mapped.
+TEST(NativeImage, LightgbmProgramsRunNativelyBitForBit) {
+    int mapped_count = 0;
+    for (const char* name : {"binary", "regression", "no_missing", "zero_as_missing", "deep", "huber", "stump",
+                             "categorical", "multiclass", "poisson", "cross_entropy", "rf", "dart"}) {
+        SCOPED_TRACE(name);
+        runtime::BuiltModel* m = runtime::build_model(Artifact{ArtifactKind::Text, lightgbm_fixture(name)}, "auto", "{}");
+        runtime::Program* loaded = runtime::load_program(testing::next_program_id(), m->program.data(), m->program.size());
+        runtime::free_built_model(m);
+        const int width = runtime::program_output_width(loaded);
+        std::string image;
+        runtime::Program* mapped = nullptr;
+        std::unique_ptr<AlignedImage> shared;
+        if (runtime::program_native_image(loaded, &image)) {
+            shared = std::make_unique<AlignedImage>(image);
+            mapped = runtime::map_program(testing::next_program_id(), shared->data, shared->length, nullptr);
+            ++mapped_count;
+        }
+        std::mt19937 rng(42);
+        const int64_t features = static_cast<int64_t>(runtime::program_input_width(loaded));
+        for (int64_t rows : {int64_t(1), int64_t(5), int64_t(32), int64_t(33), int64_t(3000)}) {
+            const std::vector<double> x = random_rows(rng, rows, features);
+            std::vector<float> interpreted(rows * width), native(rows * width), from_image(rows * width);
+            runtime::set_native_bucketize(false);
+            runtime::run_program(loaded, x.data(), rows, features, interpreted.data());
+            runtime::set_native_bucketize(true);
+            runtime::run_program(loaded, x.data(), rows, features, native.data());
+            EXPECT_TRUE(same_bits(interpreted, native)) << rows << " rows";
+            if (mapped == nullptr) continue;
+            runtime::run_program(mapped, x.data(), rows, features, from_image.data());
+            EXPECT_TRUE(same_bits(interpreted, from_image)) << rows << " rows, mapped";
+            const std::vector<float> x32(x.begin(), x.end());
+            std::vector<float> want32(rows * width), got32(rows * width);
+            runtime::set_native_bucketize(false);
+            runtime::run_program(loaded, x32.data(), rows, features, want32.data());
+            runtime::set_native_bucketize(true);
+            runtime::run_rows(mapped, x32.data(), rows, features, got32.data());
+            EXPECT_TRUE(same_bits(want32, got32)) << rows << " float32 rows, mapped";
+        }
+        if (mapped != nullptr) runtime::release_program(mapped);
+        runtime::release_program(loaded);
+    }
+    EXPECT_GE(mapped_count, 6);  // binary, regression, no_missing, zero_as_missing, deep, huber, stump at least
 }
 
 }  // namespace
