@@ -7,6 +7,7 @@
 
 extern "C" {
 #include "access/xact.h"
+#include "catalog/pg_am.h"
 #include "access/xlog.h"
 #include "common/hashfn.h"
 #include "storage/lmgr.h"
@@ -37,6 +38,12 @@ Oid extension_schema(Oid extension) {
     return schema;
 }
 
+// The attribute numbers of the columns a lookup reads (lookup_by_index).
+struct CatalogColumns {
+    AttrNumber id, name, owner, format, strategy, features, columns, task, classes, summary, text_features,
+        unused_features, usable_by, class_labels, version, deployed;
+};
+
 struct CatalogTable {
     char* qualified_table;     // "schema".model_catalog: what changes are written to
     char* qualified_sequence;  // "schema".model_catalog_id_seq
@@ -63,6 +70,12 @@ struct CatalogTable {
     // 0.8.0 keeps each version's deployment times (deployments): the history rollback undoes.
     bool deploy_history;
     bool cascades;  // 0.9.0: a version's cascade (create_cascade)
+    // Lookups read the row through the table's indexes, without SPI (the current catalog in this
+    // database's own table); else through the query, which serves every version and Citus copies.
+    bool direct_reads;
+    Oid deployed_name_index;  // model_catalog_deployed_name: name, WHERE deployed
+    Oid id_index;             // model_catalog_pkey: id
+    CatalogColumns columns;
 };
 
 // The catalog's privileges need 0.2.0; a 0.1.0 catalog errors clearly instead.
@@ -71,6 +84,23 @@ void require_privileges(const CatalogTable& table) {
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                         errmsg("pg_predict's catalog in this database is still version 0.1.0"),
                         errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
+}
+
+// `index` when it is a valid btree index of `relation` whose first column is `column`, else
+// InvalidOid (an index renamed or replaced by hand: lookups then go through the query).
+Oid index_on(Oid index, Oid relation, AttrNumber column) {
+    if (!OidIsValid(index) || column == InvalidAttrNumber) return InvalidOid;
+    HeapTuple tuple = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(index));
+    if (!HeapTupleIsValid(tuple)) return InvalidOid;
+    Form_pg_index form = (Form_pg_index)GETSTRUCT(tuple);
+    bool fits = form->indrelid == relation && form->indisvalid && form->indnatts >= 1 && form->indkey.values[0] == column;
+    ReleaseSysCache(tuple);
+    if (!fits) return InvalidOid;
+    tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(index));
+    if (!HeapTupleIsValid(tuple)) return InvalidOid;
+    fits = ((Form_pg_class)GETSTRUCT(tuple))->relam == BTREE_AM_OID;
+    ReleaseSysCache(tuple);
+    return fits ? index : InvalidOid;
 }
 
 // The catalog table itself (not a Citus node's copy) and its schema.
@@ -117,6 +147,22 @@ CatalogTable look_up_catalog_table() {
     table.deployed_only = table.versions ? " AND deployed" : "";
     table.deploy_history = get_attnum(relation, "deployments") != InvalidAttrNumber;
     table.cascades = get_attnum(relation, "cascade") != InvalidAttrNumber;
+    table.direct_reads = false;
+    if (!table.legacy && table.typed_sources && table.text_labels && table.versions && table.cascades &&
+        table.read_table == table.qualified_table) {
+        CatalogColumns& c = table.columns;
+        const struct { AttrNumber* at; const char* name; } wanted[] = {
+            {&c.id, "id"}, {&c.name, "name"}, {&c.owner, "owner"}, {&c.format, "format"}, {&c.strategy, "strategy"},
+            {&c.features, "features"}, {&c.columns, "columns"}, {&c.task, "task"}, {&c.classes, "classes"},
+            {&c.summary, "summary"}, {&c.text_features, "text_features"}, {&c.unused_features, "unused_features"},
+            {&c.usable_by, "usable_by"}, {&c.class_labels, "class_labels"}, {&c.version, "version"},
+            {&c.deployed, "deployed"}};
+        bool found = true;
+        for (const auto& w : wanted) found = found && (*w.at = get_attnum(relation, w.name)) != InvalidAttrNumber;
+        table.deployed_name_index = index_on(get_relname_relid("model_catalog_deployed_name", schema), relation, c.name);
+        table.id_index = index_on(get_relname_relid("model_catalog_pkey", schema), relation, c.id);
+        table.direct_reads = found && OidIsValid(table.deployed_name_index) && OidIsValid(table.id_index);
+    }
     if (table.legacy) {
         table.owner_name = "(SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles r "
                            "WHERE r.oid OPERATOR(pg_catalog.=) owner::pg_catalog.oid)";
@@ -483,11 +529,69 @@ const char* unpinned_model_name(const char* name) {
     return mark == NULL ? name : pnstrdup(name, mark - name);
 }
 
-CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot snapshot) {
-    CatalogTable table = catalog_table();
+namespace {
+
+// The columns of a catalog lookup, in the order catalog_lookup's query returns them.
+enum LookupColumn {
+    kId, kName, kOwner, kFormat, kStrategy, kFeatures, kColumns, kTask, kClasses, kTrees, kDepth, kTextFeatures,
+    kProbabilities, kUnusedFeatures, kObjective, kUsableBy, kClassLabels, kOutputs, kVersion, kLayout, kText,
+    kLookupColumns
+};
+
+// A catalog row's lookup columns as a CatalogEntry, in the current memory context.
+CatalogEntry* entry_of_row(const char* name, const Datum* value, const bool* null) {
+    CatalogEntry* entry = (CatalogEntry*)palloc0(sizeof(CatalogEntry));
+    entry->id = DatumGetInt64(value[kId]);
+    entry->name = pstrdup(name);
+    entry->owner = null[kOwner] ? NULL : TextDatumGetCString(value[kOwner]);
+    entry->usable_by = text_array_to_cstrings(value[kUsableBy], &entry->num_usable_by);
+    entry->format = TextDatumGetCString(value[kFormat]);
+    entry->strategy = TextDatumGetCString(value[kStrategy]);
+    int columns_count;
+    entry->features = text_array_to_cstrings(value[kFeatures], &entry->num_features);
+    entry->columns = text_array_to_cstrings(value[kColumns], &columns_count);
+    if (columns_count != entry->num_features)
+        elog(ERROR, "pg_predict: catalog row of model \"%s\" is inconsistent (features/columns)", name);
+    char* task = TextDatumGetCString(value[kTask]);
+    entry->classification = strcmp(task, "classification") == 0;
+    entry->transformer = strcmp(task, "transformer") == 0;
+    if (!null[kClasses]) {
+        ArrayType* array = DatumGetArrayTypeP(value[kClasses]);
+        Datum* elements;
+        bool* nulls;
+        deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elements, &nulls,
+                          &entry->num_classes);
+        entry->classes = (double*)palloc(sizeof(double) * (entry->num_classes > 0 ? entry->num_classes : 1));
+        for (int i = 0; i < entry->num_classes; i++) entry->classes[i] = DatumGetFloat8(elements[i]);
+    }
+    if (!null[kClassLabels]) {
+        int count;
+        entry->class_labels = text_array_to_cstrings(value[kClassLabels], &count);
+        if (entry->classes != NULL && count != entry->num_classes)
+            elog(ERROR, "pg_predict: catalog row of model \"%s\" is inconsistent (classes/class_labels)", name);
+        entry->num_classes = count;
+    } else if (entry->classes != NULL) {  // a catalog from before 0.4.0
+        entry->class_labels = (char**)palloc(sizeof(char*) * Max(entry->num_classes, 1));
+        for (int i = 0; i < entry->num_classes; i++) entry->class_labels[i] = numeric_label_text(entry->classes[i]);
+    }
+    entry->trees = DatumGetInt32(value[kTrees]);
+    entry->depth = DatumGetInt32(value[kDepth]);
+    entry->has_probabilities = DatumGetBool(value[kProbabilities]);
+    entry->is_text = feature_flags(value[kTextFeatures], entry, "text features");
+    entry->is_unused = feature_flags(value[kUnusedFeatures], entry, "unused features");
+    entry->objective = TextDatumGetCString(value[kObjective]);
+    entry->num_outputs = DatumGetInt32(value[kOutputs]);
+    entry->version = DatumGetInt32(value[kVersion]);
+    entry->layout = TextDatumGetCString(value[kLayout]);
+    entry->text_summary = TextDatumGetCString(value[kText]);
+    for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
+    return entry;
+}
+
+// Through SPI: the query serves every catalog version (0.1.0 on) and a Citus node's copy.
+CatalogEntry* lookup_by_query(const CatalogTable& table, const char* pinned_name, const char* name,
+                              const char* which, Snapshot snapshot) {
     MemoryContext caller = CurrentMemoryContext;
-    const char* name;
-    const char* which = version_condition(table, pinned_name, &name);
     char* query = psprintf(
         "SELECT id, name, %s, format, strategy, features, columns, task, classes, "
         "coalesce((summary OPERATOR(pg_catalog.->>) 'trees')::pg_catalog.int4, 0), "
@@ -504,60 +608,116 @@ CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot 
     CatalogEntry* entry = NULL;
     read_catalog(table, query, TEXTOID, CStringGetTextDatum(name), [&] {
         if (SPI_processed == 0) return;
-        HeapTuple row = SPI_tuptable->vals[0];
-        TupleDesc desc = SPI_tuptable->tupdesc;
-        bool isnull;
+        Datum value[kLookupColumns];
+        bool null[kLookupColumns];
+        for (int c = 0; c < kLookupColumns; c++)
+            value[c] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, c + 1, &null[c]);
         MemoryContext spi = MemoryContextSwitchTo(caller);
-        entry = (CatalogEntry*)palloc0(sizeof(CatalogEntry));
-        entry->id = DatumGetInt64(SPI_getbinval(row, desc, 1, &isnull));
-        entry->name = pstrdup(name);
-        Datum owner = SPI_getbinval(row, desc, 3, &isnull);
-        entry->owner = isnull ? NULL : TextDatumGetCString(owner);
-        entry->usable_by = text_array_to_cstrings(SPI_getbinval(row, desc, 16, &isnull), &entry->num_usable_by);
-        entry->format = TextDatumGetCString(SPI_getbinval(row, desc, 4, &isnull));
-        entry->strategy = TextDatumGetCString(SPI_getbinval(row, desc, 5, &isnull));
-        int columns_count;
-        entry->features = text_array_to_cstrings(SPI_getbinval(row, desc, 6, &isnull), &entry->num_features);
-        entry->columns = text_array_to_cstrings(SPI_getbinval(row, desc, 7, &isnull), &columns_count);
-        if (columns_count != entry->num_features)
-            elog(ERROR, "pg_predict: catalog row of model \"%s\" is inconsistent (features/columns)", name);
-        char* task = TextDatumGetCString(SPI_getbinval(row, desc, 8, &isnull));
-        entry->classification = strcmp(task, "classification") == 0;
-        entry->transformer = strcmp(task, "transformer") == 0;
-        Datum classes = SPI_getbinval(row, desc, 9, &isnull);
-        if (!isnull) {
-            ArrayType* array = DatumGetArrayTypeP(classes);
-            Datum* elements;
-            bool* nulls;
-            deconstruct_array(array, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
-                              &elements, &nulls, &entry->num_classes);
-            entry->classes = (double*)palloc(sizeof(double) * (entry->num_classes > 0 ? entry->num_classes : 1));
-            for (int i = 0; i < entry->num_classes; i++) entry->classes[i] = DatumGetFloat8(elements[i]);
-        }
-        Datum labels = SPI_getbinval(row, desc, 17, &isnull);
-        if (!isnull) {
-            int count;
-            entry->class_labels = text_array_to_cstrings(labels, &count);
-            if (entry->classes != NULL && count != entry->num_classes)
-                elog(ERROR, "pg_predict: catalog row of model \"%s\" is inconsistent (classes/class_labels)", name);
-            entry->num_classes = count;
-        } else if (entry->classes != NULL) {  // a catalog from before 0.4.0
-            entry->class_labels = (char**)palloc(sizeof(char*) * Max(entry->num_classes, 1));
-            for (int i = 0; i < entry->num_classes; i++) entry->class_labels[i] = numeric_label_text(entry->classes[i]);
-        }
-        entry->trees = DatumGetInt32(SPI_getbinval(row, desc, 10, &isnull));
-        entry->depth = DatumGetInt32(SPI_getbinval(row, desc, 11, &isnull));
-        entry->has_probabilities = DatumGetBool(SPI_getbinval(row, desc, 13, &isnull));
-        entry->is_text = feature_flags(SPI_getbinval(row, desc, 12, &isnull), entry, "text features");
-        entry->is_unused = feature_flags(SPI_getbinval(row, desc, 14, &isnull), entry, "unused features");
-        entry->objective = TextDatumGetCString(SPI_getbinval(row, desc, 15, &isnull));
-        entry->num_outputs = DatumGetInt32(SPI_getbinval(row, desc, 18, &isnull));
-        entry->version = DatumGetInt32(SPI_getbinval(row, desc, 19, &isnull));
-        entry->layout = TextDatumGetCString(SPI_getbinval(row, desc, 20, &isnull));
-        entry->text_summary = TextDatumGetCString(SPI_getbinval(row, desc, 21, &isnull));
-        for (int f = 0; f < entry->num_features; f++) entry->has_text = entry->has_text || entry->is_text[f];
+        entry = entry_of_row(name, value, null);
         MemoryContextSwitchTo(spi);
     }, snapshot);
+    return entry;
+}
+
+// summary ->> key as a C string (NULL for a missing key or JSON null), as the operator gives it.
+char* summary_text(Jsonb* summary, const char* key) {
+    JsonbValue k;
+    k.type = jbvString;
+    k.val.string.val = (char*)key;
+    k.val.string.len = (int)strlen(key);
+    JsonbValue* v = findJsonbValueFromContainer(&summary->root, JB_FOBJECT, &k);
+    if (v == NULL) return NULL;
+    switch (v->type) {
+        case jbvNull: return NULL;
+        case jbvString: return pnstrdup(v->val.string.val, v->val.string.len);
+        case jbvNumeric: return DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric)));
+        case jbvBool: return pstrdup(v->val.boolean ? "true" : "false");
+        default: return JsonbToCString(NULL, &JsonbValueToJsonb(v)->root, 0);
+    }
+}
+
+Datum summary_int(Jsonb* summary, const char* key, int32 otherwise) {
+    char* text = summary_text(summary, key);
+    return text == NULL ? Int32GetDatum(otherwise) : DirectFunctionCall1(int4in, CStringGetDatum(text));
+}
+
+Datum summary_string(Jsonb* summary, const char* key) {
+    char* text = summary_text(summary, key);
+    return CStringGetTextDatum(text == NULL ? "" : text);
+}
+
+// The same row read straight through the table's indexes, without SPI: the current catalog
+// (0.9.0's columns) in this database's own table. What the query computes from the row's
+// columns is computed here the same way (the summary's keys as ->> and the casts give them).
+// The snapshot is the query's: the statement's, or `snapshot`.
+CatalogEntry* lookup_by_index(const CatalogTable& table, const char* name, int64 pinned_id, Snapshot snapshot) {
+    bool pushed_snapshot = snapshot != NULL || !ActiveSnapshotSet();
+    if (pushed_snapshot) PushActiveSnapshot(snapshot != NULL ? snapshot : GetTransactionSnapshot());
+    Relation rel = table_open(table.relation, AccessShareLock);
+    TupleDesc desc = RelationGetDescr(rel);
+    const CatalogColumns& a = table.columns;
+    ScanKeyData key;
+    if (pinned_id > 0) {
+        ScanKeyInit(&key, a.id, BTEqualStrategyNumber, F_INT8EQ, Int64GetDatum(pinned_id));
+    } else {
+        ScanKeyEntryInitialize(&key, 0, a.name, BTEqualStrategyNumber, InvalidOid,
+                               TupleDescAttr(desc, a.name - 1)->attcollation, F_TEXTEQ, CStringGetTextDatum(name));
+    }
+    SysScanDesc scan = systable_beginscan(rel, pinned_id > 0 ? table.id_index : table.deployed_name_index, true,
+                                          GetActiveSnapshot(), 1, &key);
+    HeapTuple row = NULL;
+    for (HeapTuple tuple; row == NULL && HeapTupleIsValid(tuple = systable_getnext(scan));) {
+        bool null;
+        Datum row_name = heap_getattr(tuple, a.name, desc, &null);
+        Datum deployed = heap_getattr(tuple, a.deployed, desc, &null);
+        char* row_text = TextDatumGetCString(row_name);
+        if (strcmp(row_text, name) == 0 && (pinned_id > 0 || DatumGetBool(deployed))) row = heap_copytuple(tuple);
+    }
+    systable_endscan(scan);
+    CatalogEntry* entry = NULL;
+    if (row != NULL) {
+        Datum value[kLookupColumns];
+        bool null[kLookupColumns];
+        const AttrNumber plain[][2] = {{kId, a.id},       {kOwner, a.owner},         {kFormat, a.format},
+                                       {kStrategy, a.strategy}, {kFeatures, a.features}, {kColumns, a.columns},
+                                       {kTask, a.task},   {kClasses, a.classes},     {kTextFeatures, a.text_features},
+                                       {kUnusedFeatures, a.unused_features},         {kUsableBy, a.usable_by},
+                                       {kClassLabels, a.class_labels},               {kVersion, a.version}};
+        for (const auto& c : plain) value[c[0]] = heap_getattr(row, c[1], desc, &null[c[0]]);
+        bool summary_null;
+        Jsonb* summary = DatumGetJsonbP(heap_getattr(row, a.summary, desc, &summary_null));
+        if (summary_null) elog(ERROR, "pg_predict: catalog row of model \"%s\" has no summary", name);
+        for (int c : {kTrees, kDepth, kProbabilities, kObjective, kOutputs, kLayout, kText}) null[c] = false;
+        value[kTrees] = summary_int(summary, "trees", 0);
+        value[kDepth] = summary_int(summary, "depth", 0);
+        char* probabilities = summary_text(summary, "probabilities");
+        value[kProbabilities] = probabilities != NULL
+                                    ? DirectFunctionCall1(boolin, CStringGetDatum(probabilities))
+                                    : BoolGetDatum(strcmp(TextDatumGetCString(value[kTask]), "classification") == 0);
+        value[kObjective] = summary_string(summary, "objective");
+        value[kOutputs] = summary_int(summary, "outputs", 1);
+        value[kLayout] = summary_string(summary, "layout");
+        value[kText] = summary_string(summary, "text");
+        entry = entry_of_row(name, value, null);
+    }
+    table_close(rel, NoLock);  // held to the end of the transaction, as the query's would be
+    if (pushed_snapshot) PopActiveSnapshot();
+    return entry;
+}
+
+}  // namespace
+
+CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot snapshot) {
+    CatalogTable table = catalog_table();
+    const char* name;
+    const char* which = version_condition(table, pinned_name, &name);
+    CatalogEntry* entry;
+    if (table.direct_reads) {
+        const char* mark = strchr(pinned_name, kVersionPinMark);
+        entry = lookup_by_index(table, name, mark != NULL ? strtoll(mark + 1, NULL, 10) : 0, snapshot);
+    } else {
+        entry = lookup_by_query(table, pinned_name, name, which, snapshot);
+    }
 
     if (entry == NULL && name != pinned_name)
         ereport(ERROR, (errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
