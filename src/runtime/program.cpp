@@ -644,6 +644,31 @@ void set_native_bucketize(bool on) noexcept { native_bucketize = on; }
 
 void run_bucketized(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
     if (!p->bucketizes) fail(ErrorCategory::Internal, "run_bucketized: the program does not bucketize");
+    if (rows <= kNativeRowsOneByOne) {
+        // A few rows (a one-row statement's): plain C++ only, as run_one_row; nothing of torch's
+        // is touched (its first use in a backend dirties megabytes: thread pools, dispatch tables).
+        check_batch(p, rows, cols);
+        constexpr int64_t kStackColumns = 256;  // a row of most models, without allocating
+        double z[kStackColumns];
+        float z32[kStackColumns];
+        std::vector<double> wide_z;
+        std::vector<float> wide_z32;
+        double* zs = z;
+        float* z32s = z32;
+        if (cols > kStackColumns) {
+            wide_z.resize(static_cast<size_t>(cols));
+            wide_z32.resize(static_cast<size_t>(cols));
+            zs = wide_z.data();
+            z32s = wide_z32.data();
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+            kernels::bucketize(x + r * cols, 1, cols, p->bucket_edges, p->bucket_stride, p->bucket_counts,
+                               p->bucket_right, zs, kernels::process_isa());
+            for (int64_t i = 0; i < cols; ++i) z32s[i] = static_cast<float>(zs[i]);  // from_features' z.float()
+            score_row_natively(p, z32s, out + r * p->output_width);
+        }
+        return;
+    }
     enter_batch(p, rows, cols, [&] {
         const int width = p->output_width;
         std::vector<double> z;
@@ -659,10 +684,6 @@ void run_bucketized(Program* p, const double* x, int64_t rows, int64_t cols, flo
                                p->bucket_right, z.data(), kernels::process_isa());
             for (size_t i = 0; i < z.size(); ++i) z32[i] = static_cast<float>(z[i]);  // from_features' z.float()
             float* o = out + start * width;
-            if (rows <= kNativeRowsOneByOne) {  // as run_sharing_featurizer scores a few rows
-                for (int64_t r = 0; r < n; ++r) score_row_natively(p, z32.data() + r * cols, o + r * width);
-                continue;
-            }
             margins.resize(static_cast<size_t>(n));
             kernels::score(p->native, z32.data(), n, cols, margins.data(), kernels::process_isa());
             mask_missing_margins(p, z32.data(), n, cols, margins.data(), 1);
