@@ -1,7 +1,7 @@
 # Programs shared between backends (docs/execution.md "Programs shared between backends"): one
-# backend's native program is written once to shared memory and other backends map it. Mapped
-# programs score bit for bit as the loaded ones (batched, per row, arrays); programs that need
-# their module (several groups, featurizers) are not shared; a backend's pins leave with it
+# backend's native program (trees; LightGBM's; a fused linear pipeline) is written once to shared
+# memory and other backends map it. Mapped programs score bit for bit as the loaded ones
+# (batched, per row, arrays); programs that need their module (several groups) are not shared; a backend's pins leave with it
 # (exit, SIGTERM); a new version and DROP are seen by the next statement; a crash restart starts
 # the area empty; beyond pg_predict.shared_programs_size the unpinned images are evicted and
 # every score stays right.
@@ -66,11 +66,20 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM shared_programs() s JOIN 
 is($node->safe_psql('postgres', $lgb), $lgb_want, '... and a mapping backend scores it the same, batched');
 is($node->safe_psql('postgres', "SET pg_predict.enable_batching = off; $lgb"), $lgb_want, '... and per row');
 
-# Programs that need their module stay private: several groups (segment), featurizers (city).
-$node->safe_psql('postgres', q{SELECT predict('segment', r), predict('city', r) FROM scored_rows r});
+# A scikit-learn pipeline fused into one linear kernel (city: a ColumnTransformer with a text
+# column, then a logistic regression) is shared too.
+my $city = q{SELECT string_agg(concat(predict('city', r), ' ', predict_proba('city', r)), ',' ORDER BY id)
+             FROM scored_rows r};
+my $city_want = $node->safe_psql('postgres', $city);
 is($node->safe_psql('postgres', q{SELECT count(*) FROM shared_programs() s JOIN model_catalog c ON c.id = s.model_id
-                                  WHERE c.name IN ('segment', 'city')}), '0',
-   'a multiclass model and a pipeline with featurizers are not shared');
+                                  WHERE c.name = 'city'}), '1', 'a scale / one-hot / logistic pipeline is shared');
+is($node->safe_psql('postgres', $city), $city_want, '... and a mapping backend scores it the same, batched');
+is($node->safe_psql('postgres', "SET pg_predict.enable_batching = off; $city"), $city_want, '... and per row');
+
+# Programs that need their module stay private: several output groups (segment).
+$node->safe_psql('postgres', q{SELECT predict('segment', r) FROM scored_rows r});
+is($node->safe_psql('postgres', q{SELECT count(*) FROM shared_programs() s JOIN model_catalog c ON c.id = s.model_id
+                                  WHERE c.name = 'segment'}), '0', 'a multiclass model is not shared');
 
 # A backend's pins leave with it: at its exit, and when it is terminated.
 $mapper->quit;

@@ -53,6 +53,11 @@ void build_linear(const spec::Pipeline& p, ProgramParts& parts, Output output, S
              "        m = torch.addmm(self.linear_intercept, self.featurize(x), self.linear_coef)\n"
              "    else:\n"
              "        m = ops.pg_predict.linear_margin(x, self.linear_terms, self.linear_intercept)\n";
+        // The runtime's native run applies these links itself, as link_source writes them.
+        for (spec::PostTransform t : {spec::PostTransform::Identity, spec::PostTransform::Logistic,
+                                      spec::PostTransform::TwoSided, spec::PostTransform::Complement})
+            if (output == Output::Predict && p.transform == t && p.decision_scale == 1.0)
+                parts.linear_link = spec::transform_name(t);
     } else if (!p.steps.empty() && parts.submodules.empty()) {
         // from_features() is the rest, so models with the same featurizers can share its run.
         parts.from_features = true;

@@ -75,6 +75,8 @@ std::string build_module(const ProgramParts& parts) {
         }
         if (!parts.from_features_link.empty())
             module.register_attribute("from_features_link", c10::StringType::get(), parts.from_features_link);
+        if (!parts.linear_link.empty())
+            module.register_attribute("linear_link", c10::StringType::get(), parts.linear_link);
         if (!parts.one_row_link.empty())
             module.register_attribute("one_row_link", c10::StringType::get(), parts.one_row_link);
         module.define(parts.source, std::make_shared<OpsResolver>());

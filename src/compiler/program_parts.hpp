@@ -56,6 +56,10 @@ struct ProgramParts {
     // The same for from_features() (saved as "from_features_link"): the native margin, the base
     // margin and this link over the featurized rows.
     std::string from_features_link;
+    // A linear model fused into ops.pg_predict.linear_margin (linear_models.cpp) whose output is
+    // its link alone, in float64 then rounded to float32: the runtime runs the kernel and the
+    // link itself (saved as "linear_link"; Identity, Logistic, TwoSided or Complement).
+    std::string linear_link;
     // Programs of op model's nested pipelines (name, serialized module): module_builder loads
     // each and registers it as the submodule self.<name>, which the source calls.
     std::vector<std::pair<std::string, std::string>> submodules;

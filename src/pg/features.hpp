@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 
 namespace pg_predict::pg {
 

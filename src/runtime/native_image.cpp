@@ -1,5 +1,6 @@
 // A program's native image: what a program that is the native kernel, its base margin and an
-// elementwise link (after one bucketize of its inputs, for LightGBM's programs) needs to score, with no TorchScript module: the packed ensemble's header and
+// elementwise link (after one bucketize of its inputs, for LightGBM's programs), or a linear
+// model fused into one kernel call and its link, needs to score, with no TorchScript module: the packed ensemble's header and
 // arrays, the base margin, the link, the inputs without a missing-value rule. One flat block
 // addressed by offsets from its start (so any process may map it at any address), each array
 // 64-byte aligned as the module's tensors are (the kernels' vector loads). src/pg keeps one
@@ -18,9 +19,10 @@ namespace {
 constexpr char kMagic[8] = {'P', 'G', 'P', 'N', 'I', 'M', 'G', '1'};
 constexpr int64_t kAlign = 64;
 
-enum Part { Meta, Nodes, Leaves, Cuts, Aux, Base, Missing, Edges, Counts, kParts };
-constexpr size_t kElement[kParts] = {sizeof(int64_t), sizeof(int32_t), sizeof(float),  sizeof(float),  sizeof(int32_t),
-                                     sizeof(float),   sizeof(int32_t), sizeof(double), sizeof(int64_t)};
+enum Part { Meta, Nodes, Leaves, Cuts, Aux, Base, Missing, Edges, Counts, Terms, kParts };
+constexpr size_t kElement[kParts] = {sizeof(int64_t), sizeof(int32_t), sizeof(float),  sizeof(float),
+                                     sizeof(int32_t), sizeof(float),   sizeof(int32_t), sizeof(double),
+                                     sizeof(int64_t), sizeof(double)};
 
 struct Header {
     char magic[8];
@@ -31,6 +33,9 @@ struct Header {
     int32_t bucketizes;  // its featurizer is one bucketize (Edges, Counts): 0 or 1
     int32_t bucket_right;
     int64_t bucket_stride;
+    int32_t linear;  // a fused linear model (Terms, the intercept) instead of trees: 0 or 1
+    int32_t unused;
+    double linear_intercept;
     int64_t count[kParts];
     int64_t offset[kParts];
 };
@@ -52,6 +57,7 @@ bool known_link(int32_t link) {
 }  // namespace
 
 bool program_maps_natively(const Program* p) noexcept {
+    if (p != nullptr && p->linear) return p->device == Device::Cpu && p->linear_packed != nullptr;
     if (p == nullptr || p->device != Device::Cpu || p->native_meta == nullptr || p->native_arrays[0] == nullptr ||
         p->base_margin == nullptr ||
         p->native.num_groups != 1)
@@ -70,6 +76,18 @@ Header image_header(const Program* p) {
     h.num_features = p->num_features;
     h.output_width = p->output_width;
     h.link = static_cast<int32_t>(p->link);
+    if (p->linear) {
+        h.linear = 1;
+        h.linear_intercept = p->linear_intercept;
+        h.count[Terms] = p->linear_count * kernels::kLinearTermFields;
+        int64_t at = aligned(sizeof(Header));
+        for (int k = 0; k < kParts; ++k) {
+            h.offset[k] = at;
+            at = aligned(at + h.count[k] * static_cast<int64_t>(kElement[k]));
+        }
+        h.length = at;
+        return h;
+    }
     h.count[Meta] = p->native_meta_size;
     h.count[Nodes] = p->native_lengths[0];
     h.count[Leaves] = p->native_lengths[1];
@@ -104,7 +122,7 @@ void write_native_image(const Program* p, void* out) noexcept {
     const Header h = image_header(p);
     const void* data[kParts] = {p->native_meta,     p->native_arrays[0], p->native_arrays[1], p->native_arrays[2],
                                 p->native_arrays[3], p->base_margin,       p->missing_inputs.data(),
-                                p->bucket_edges, p->bucket_counts};
+                                p->bucket_edges, p->bucket_counts, p->linear_packed};
     char* image = static_cast<char*>(out);
     std::memset(image, 0, static_cast<size_t>(h.length));
     std::memcpy(image, &h, sizeof h);
@@ -132,6 +150,27 @@ void read_native_image(const void* image, size_t length, Program& p) {
         if (h.count[k] < 0 || h.offset[k] < static_cast<int64_t>(sizeof(Header)) || h.offset[k] % kAlign != 0 ||
             h.offset[k] > h.length || h.count[k] > (h.length - h.offset[k]) / static_cast<int64_t>(kElement[k]))
             damaged("an array lies outside the image");
+    if (h.linear != 0) {
+        spec::PostTransform link;
+        if (h.linear != 1 || h.count[Terms] % kernels::kLinearTermFields != 0 || h.count[Meta] != 0 ||
+            h.count[Nodes] != 0 || h.bucketizes != 0 || h.num_features < 0 || !known_link(h.link) ||
+            !one_row_link(spec::transform_name(static_cast<spec::PostTransform>(h.link)), 1, h.output_width, &link))
+            damaged("bad linear header");
+        const auto* terms = reinterpret_cast<const double*>(base + h.offset[Terms]);
+        const int64_t count = h.count[Terms] / kernels::kLinearTermFields;
+        p.linear_terms = kernels::unpack_linear_terms(terms, count, h.num_features);  // checks every column
+        p.num_features = h.num_features;
+        p.output_width = h.output_width;
+        p.reads_float64 = true;
+        p.native_ops = true;
+        p.linear = true;
+        p.linear_packed = terms;
+        p.linear_count = count;
+        p.linear_intercept = h.linear_intercept;
+        p.link = link;
+        p.mapped = true;
+        return;
+    }
     const auto* meta = reinterpret_cast<const int64_t*>(base + h.offset[Meta]);
     const kernels::PackedView view = kernels::make_view(
         meta, h.count[Meta], reinterpret_cast<const int32_t*>(base + h.offset[Nodes]), h.count[Nodes],

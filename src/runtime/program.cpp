@@ -165,6 +165,25 @@ bool set_up_bucketize(const torch::jit::Module& module, Program& shape) {
     return true;
 }
 
+// A linear model fused into ops.pg_predict.linear_margin with its link alone after it (the
+// compiler's "linear_link" attribute): its terms, viewed in the module's buffer and unpacked
+// (which checks every column), its intercept and its link, for run_linear. False for any other.
+bool set_up_linear(const torch::jit::Module& module, Program& shape) {
+    if (!module.hasattr("linear_link") || !module.hasattr("linear_terms") || !module.hasattr("linear_intercept"))
+        return false;
+    const at::Tensor terms = module.attr("linear_terms").toTensor(), b = module.attr("linear_intercept").toTensor();
+    if (terms.dim() != 2 || terms.size(1) != kernels::kLinearTermFields || terms.scalar_type() != at::kDouble ||
+        !terms.is_contiguous() || !terms.device().is_cpu() || b.numel() != 1 || b.scalar_type() != at::kDouble ||
+        !b.device().is_cpu() ||
+        !one_row_link(module.attr("linear_link").toStringRef(), 1, shape.output_width, &shape.link))
+        return false;
+    shape.linear_packed = terms.data_ptr<double>();
+    shape.linear_count = terms.size(0);
+    shape.linear_terms = kernels::unpack_linear_terms(shape.linear_packed, shape.linear_count, shape.num_features);
+    shape.linear_intercept = b.contiguous().data_ptr<double>()[0];
+    return true;
+}
+
 // missing_inputs are positions in the rows the native kernel reads (the batch, or its featurized
 // columns), which mask_missing_margins reads row by row without further checks: a catalog row
 // changed by hand must give an ERROR at load, not a read out of range. (The TorchScript program
@@ -207,6 +226,7 @@ LoadedModule* load_module(const void* bytes, size_t length, Program& shape) {
             check_missing_inputs(m, shape);
         }
         shape.native_ops = calls_native_ops(module);
+        shape.linear = set_up_linear(module, shape);
         auto* loaded = new LoadedModule(module);
         loaded->featurizer = share_featurizer(loaded->module, &shape.shared_bytes);
         if (loaded->featurizer != nullptr) {
@@ -359,8 +379,8 @@ void run_on_device(LoadedModule* m, const float* x, int64_t rows, int64_t cols, 
 namespace {
 
 void check_batch(const Program* p, int64_t rows, int64_t cols) {
-    // A mapped program has no module: only the native paths (program_splits, bucketizes) run it.
-    if (p == nullptr || (p->module == nullptr && !(p->mapped && (program_splits(p) || p->bucketizes))))
+    // A mapped program has no module: only the native paths (program_splits, bucketizes, linear) run it.
+    if (p == nullptr || (p->module == nullptr && !(p->mapped && (program_splits(p) || p->bucketizes || p->linear))))
         fail(ErrorCategory::Internal, "run_program: null program");
     if (cols != p->num_features)
         fail(ErrorCategory::InvalidParameter, "the model reads " + std::to_string(p->num_features) +
@@ -514,7 +534,8 @@ void naming_float32_overflow(const Program* const& p, Batch&& batch, Body&& body
 }  // namespace
 
 void run_program(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
-    if (p != nullptr && p->bucketizes && p->device == Device::Cpu && (native_bucketize || p->module == nullptr)) {
+    if (runs_natively(p) && p->linear) return run_linear(p, x, rows, cols, out);
+    if (runs_natively(p)) {
         // featurize() begins with x.double(): exact.
         check_batch(p, rows, cols);
         const std::vector<double> x64(x, x + rows * cols);
@@ -604,8 +625,7 @@ void score_undecided_rows(Program* p, const float* x, int64_t rows, int64_t cols
 }
 
 void run_program(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
-    if (p != nullptr && p->bucketizes && p->device == Device::Cpu && (native_bucketize || p->module == nullptr))
-        return run_bucketized(p, x, rows, cols, out);
+    if (runs_natively(p)) return p->linear ? run_linear(p, x, rows, cols, out) : run_bucketized(p, x, rows, cols, out);
     if (p != nullptr && p->mapped && p->module == nullptr) {
         // No module: the rows as float32 (the module's input.to(kFloat32): round to nearest),
         // then the native path every float32 batch of such a program takes.
@@ -638,9 +658,77 @@ namespace {
 constexpr int64_t kNativeRowsOneByOne = 32;
 }  // namespace
 
-bool native_bucketize = true;
+bool native_programs = true;
 
-void set_native_bucketize(bool on) noexcept { native_bucketize = on; }
+void set_native_programs(bool on) noexcept { native_programs = on; }
+
+bool runs_natively(const Program* p) noexcept {
+    return p != nullptr && (p->bucketizes || p->linear) && p->device == Device::Cpu &&
+           (native_programs || p->module == nullptr);
+}
+
+namespace {
+
+// The link of a linear program over its float64 margins, as link_source writes it, each value
+// then rounded to float32 (the program's r.float()).
+void linear_link(const Program* p, const double* m, int64_t rows, float* out) {
+    const int width = p->output_width;
+    for (int64_t r = 0; r < rows; ++r) {
+        float* o = out + r * width;
+        switch (p->link) {
+        case spec::PostTransform::Identity: o[0] = static_cast<float>(m[r]); break;
+        case spec::PostTransform::Logistic: {
+            const double e = kernels::logistic(m[r]);
+            if (width == 2) {
+                o[0] = static_cast<float>(1.0 - e);
+                o[1] = static_cast<float>(e);
+            } else {
+                o[0] = static_cast<float>(e);
+            }
+            break;
+        }
+        case spec::PostTransform::TwoSided:
+            o[0] = static_cast<float>(-m[r]);
+            o[1] = static_cast<float>(m[r]);
+            break;
+        case spec::PostTransform::Complement:
+            o[0] = static_cast<float>(1.0 - m[r]);
+            o[1] = static_cast<float>(m[r]);
+            break;
+        default: fail(ErrorCategory::Internal, "run_linear: unexpected link");
+        }
+    }
+}
+
+template <typename T>
+void run_linear_rows(Program* p, const T* x, int64_t rows, int64_t cols, float* out) {
+    if (!p->linear) fail(ErrorCategory::Internal, "run_linear: not a linear program");
+    check_batch(p, rows, cols);
+    if (rows <= kNativeRowsOneByOne) {  // plain C++ only, as run_one_row: nothing of torch's is touched
+        double m[kNativeRowsOneByOne];
+        kernels::linear_margin(x, rows, cols, p->linear_terms, p->linear_intercept, m);
+        return linear_link(p, m, rows, out);
+    }
+    enter_batch(p, rows, cols, [&] {
+        std::vector<double> m(static_cast<size_t>(std::min(rows, kLinkRows)));
+        for (int64_t start = 0; start < rows; start += kLinkRows) {
+            check_interrupts();
+            const int64_t n = std::min(kLinkRows, rows - start);
+            kernels::linear_margin(x + start * cols, n, cols, p->linear_terms, p->linear_intercept, m.data());
+            linear_link(p, m.data(), n, out + start * p->output_width);
+        }
+    });
+}
+
+}  // namespace
+
+void run_linear(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
+    run_linear_rows(p, x, rows, cols, out);
+}
+
+void run_linear(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
+    run_linear_rows(p, x, rows, cols, out);
+}
 
 void run_bucketized(Program* p, const double* x, int64_t rows, int64_t cols, float* out) {
     if (!p->bucketizes) fail(ErrorCategory::Internal, "run_bucketized: the program does not bucketize");

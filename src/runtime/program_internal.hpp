@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pg_predict/kernels/linear_margin.hpp"
 #include "pg_predict/kernels/tree_bounds.hpp"
 #include "pg_predict/kernels/tree_ensemble.hpp"
 #include "pg_predict/runtime/api.hpp"
@@ -52,6 +53,15 @@ struct Program {
     const int64_t* bucket_counts = nullptr;  // num_features: the real edges of each column
     int64_t bucket_stride = 0;
     bool bucket_right = false;
+    // A linear model fused into one ops.pg_predict.linear_margin call and its link (the
+    // module's "linear_link" attribute: scikit-learn's scale / impute / one-hot pipelines before
+    // a linear or logistic regression) runs whole natively (run_linear). `link` is its link;
+    // linear_packed views the module's (or a mapped image's) terms, linear_terms unpacks them.
+    bool linear = false;
+    const double* linear_packed = nullptr;
+    int64_t linear_count = 0;
+    std::vector<kernels::LinearTerm> linear_terms;
+    double linear_intercept = 0.0;
     // The trees' inputs where a missing value has no rule (the module's buffer "missing_inputs",
     // compiler/missing_rows.cpp): each native path gives a row with a NaN in one of them a NaN
     // margin, as forward() does (missing_rows.cpp). Empty for most models.
@@ -98,9 +108,15 @@ LoadedModule* copy_module_to_device(const LoadedModule*, Device);
 // program.cpp: a bucketizes program's batch (float64 rows) natively: bucketize, the kernel, the
 // base margin and the link; what its TorchScript forward computes, bit for bit.
 void run_bucketized(Program* p, const double* x, int64_t rows, int64_t cols, float* out);
-// Whether run_program takes run_bucketized for such programs (on; the unit tests turn it off
-// to compare with the interpreter).
-extern bool native_bucketize;
+// A linear program's batch (float32 or float64 rows) natively: the kernel, then the link in
+// float64 rounded to float32; what its TorchScript forward computes, bit for bit.
+void run_linear(Program* p, const float* x, int64_t rows, int64_t cols, float* out);
+void run_linear(Program* p, const double* x, int64_t rows, int64_t cols, float* out);
+// Whether run_program takes run_bucketized and run_linear for such programs (on; the unit tests
+// turn it off to compare with the interpreter). Mapped programs have no module: always native.
+extern bool native_programs;
+// Whether p runs whole natively now (bucketizes or linear, on the CPU).
+bool runs_natively(const Program* p) noexcept;
 
 // native_image.cpp: p's native part from a native image (program_native_image's), viewed in
 // place; Error(InvalidModel) when the image is damaged.

@@ -107,15 +107,17 @@ void note_model_version(const char* name, int64_t id);
 // drop_model: frees the idle programs of every version of `name`.
 void forget_model(const char* name);
 
-// A program whose featurizer is one bucketize of its inputs (LightGBM's programs) runs whole
-// natively, featurizer included, without the TorchScript interpreter: a one-row call costs a few
-// microseconds instead of about 60. Off (tests only), such programs run their module as the
-// others do; mapped ones (below) have none and stay native.
-void set_native_bucketize(bool on) noexcept;
+// Programs that run whole natively, without the TorchScript interpreter: those whose featurizer
+// is one bucketize of their inputs before the trees (LightGBM's), and linear models fused into
+// one kernel call with their link (scikit-learn's scale / impute / one-hot pipelines before a
+// linear or logistic regression). A one-row call costs a few microseconds instead of 40-60.
+// Off (tests only), such programs run their module as the others do; mapped ones (below) have
+// none and stay native.
+void set_native_programs(bool on) noexcept;
 
 // Programs shared between backends (src/pg keeps one native image per model version in shared
 // memory). A program that is the native kernel, its base margin and an elementwise link, with
-// one group, on float32 inputs or after one bucketize (program_maps_natively), writes its image; another backend maps
+// one group, on float32 inputs or after one bucketize, or a fused linear model (program_maps_natively), writes its image; another backend maps
 // the image instead of loading the TorchScript archive: no module, nothing deserialized, views
 // into the image. The image must stay mapped and unchanged until the unmap listener is told.
 bool program_maps_natively(const Program*) noexcept;

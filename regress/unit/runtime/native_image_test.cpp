@@ -231,9 +231,9 @@ TEST(NativeImage, LightgbmProgramsRunNativelyBitForBit) {
         for (int64_t rows : {int64_t(1), int64_t(5), int64_t(32), int64_t(33), int64_t(3000)}) {
             const std::vector<double> x = random_rows(rng, rows, features);
             std::vector<float> interpreted(rows * width), native(rows * width), from_image(rows * width);
-            runtime::set_native_bucketize(false);
+            runtime::set_native_programs(false);
             runtime::run_program(loaded, x.data(), rows, features, interpreted.data());
-            runtime::set_native_bucketize(true);
+            runtime::set_native_programs(true);
             runtime::run_program(loaded, x.data(), rows, features, native.data());
             EXPECT_TRUE(same_bits(interpreted, native)) << rows << " rows";
             if (mapped == nullptr) continue;
@@ -241,9 +241,9 @@ TEST(NativeImage, LightgbmProgramsRunNativelyBitForBit) {
             EXPECT_TRUE(same_bits(interpreted, from_image)) << rows << " rows, mapped";
             const std::vector<float> x32(x.begin(), x.end());
             std::vector<float> want32(rows * width), got32(rows * width);
-            runtime::set_native_bucketize(false);
+            runtime::set_native_programs(false);
             runtime::run_program(loaded, x32.data(), rows, features, want32.data());
-            runtime::set_native_bucketize(true);
+            runtime::set_native_programs(true);
             runtime::run_rows(mapped, x32.data(), rows, features, got32.data());
             EXPECT_TRUE(same_bits(want32, got32)) << rows << " float32 rows, mapped";
         }
@@ -251,6 +251,77 @@ TEST(NativeImage, LightgbmProgramsRunNativelyBitForBit) {
         runtime::release_program(loaded);
     }
     EXPECT_GE(mapped_count, 6);  // binary, regression, no_missing, zero_as_missing, deep, huber, stump at least
+}
+
+}  // namespace
+}  // namespace pg_predict
+
+#include <nlohmann/json.hpp>
+
+#include "sklearn_fixtures.hpp"
+
+namespace pg_predict {
+namespace {
+
+// scikit-learn's scale / impute / encode pipelines before a linear model with one output: fused
+// into one linear_margin call, run natively with their link, mapped or not, bit for bit as the
+// TorchScript program. Inputs as the server gives them: numbers with NaN, and the text column as
+// its dictionary code (or NaN), some codes unknown.
+TEST(NativeImage, FusedLinearProgramsRunNativelyBitForBit) {
+    using json = nlohmann::json;
+    std::vector<std::string> linear;
+    json fixtures = json::parse(testing::kSklearnFixtures);
+    // A binary logistic regression over the one-hot columns (one group, the logistic link and
+    // [1 - p, p]): the multinomial fixture's coefficients, fitted as scikit-learn's default.
+    for (const json& c : json(fixtures["cases"]))
+        if (c["name"] == "logreg_binary_multinomial") {
+            json binary = c;
+            binary["name"] = "logreg_binary_onehot";
+            binary["doc"]["steps"][1]["multi_class"] = "auto";
+            fixtures["cases"].push_back(binary);
+        }
+    for (const json& c : fixtures["cases"]) {
+        const std::string name = c["name"];
+        SCOPED_TRACE(name);
+        runtime::BuiltModel* m = runtime::build_model(Artifact{ArtifactKind::Json, c["doc"].dump()}, "sklearn", "{}");
+        runtime::Program* loaded = runtime::load_program(testing::next_program_id(), m->program.data(), m->program.size());
+        runtime::free_built_model(m);
+        std::string image;
+        if (!runtime::program_native_image(loaded, &image)) {
+            runtime::release_program(loaded);
+            continue;
+        }
+        linear.push_back(name);
+        AlignedImage shared(image);
+        runtime::Program* mapped = runtime::map_program(testing::next_program_id(), shared.data, shared.length, nullptr);
+        const int width = runtime::program_output_width(loaded);
+        const int64_t cols = runtime::program_input_width(loaded);
+        std::mt19937 rng(7);
+        std::uniform_int_distribution<int> code(-1, 4), pick(0, 9);
+        std::uniform_real_distribution<double> value(-4.0, 10.0);
+        for (int64_t rows : {int64_t(1), int64_t(9), int64_t(32), int64_t(33), int64_t(2000)}) {
+            std::vector<double> x(static_cast<size_t>(rows * cols));
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t k = 0; k < cols; ++k) {
+                    double& v = x[r * cols + k];
+                    v = k == 2 || k == 3 ? static_cast<double>(code(rng)) : value(rng);
+                    if (pick(rng) == 0) v = std::nan("");
+                    if (k == 3 && pick(rng) < 5) v = std::vector<double>{1.0, 2.0, 5.0}[pick(rng) % 3];
+                }
+            std::vector<float> interpreted(rows * width), native(rows * width), from_image(rows * width);
+            runtime::set_native_programs(false);
+            runtime::run_program(loaded, x.data(), rows, cols, interpreted.data());
+            runtime::set_native_programs(true);
+            runtime::run_program(loaded, x.data(), rows, cols, native.data());
+            runtime::run_program(mapped, x.data(), rows, cols, from_image.data());
+            EXPECT_TRUE(same_bits(interpreted, native)) << rows << " rows";
+            EXPECT_TRUE(same_bits(interpreted, from_image)) << rows << " rows, mapped";
+        }
+        runtime::release_program(mapped);
+        runtime::release_program(loaded);
+    }
+    // The others: several groups, an ordinal encoder, LinearSVC's decision without fused terms.
+    EXPECT_EQ(linear, (std::vector<std::string>{"ridge", "logreg_binary_onehot"}));
 }
 
 }  // namespace

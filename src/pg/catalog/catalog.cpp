@@ -646,6 +646,84 @@ Datum summary_string(Jsonb* summary, const char* key) {
     return CStringGetTextDatum(text == NULL ? "" : text);
 }
 
+char** copy_strings(char** strings, int count) {
+    if (strings == NULL) return NULL;
+    char** copy = (char**)palloc(sizeof(char*) * Max(count, 1));
+    for (int i = 0; i < count; i++) copy[i] = strings[i] != NULL ? pstrdup(strings[i]) : NULL;
+    return copy;
+}
+
+template <typename T>
+T* copy_array(const T* values, int count) {
+    if (values == NULL) return NULL;
+    T* copy = (T*)palloc(sizeof(T) * Max(count, 1));
+    memcpy(copy, values, sizeof(T) * count);
+    return copy;
+}
+
+// A deep copy of `e` in the current memory context.
+CatalogEntry* copy_entry(const CatalogEntry* e) {
+    CatalogEntry* c = (CatalogEntry*)palloc(sizeof(CatalogEntry));
+    *c = *e;
+    c->name = pstrdup(e->name);
+    c->owner = e->owner != NULL ? pstrdup(e->owner) : NULL;
+    c->usable_by = copy_strings(e->usable_by, e->num_usable_by);
+    c->format = pstrdup(e->format);
+    c->strategy = pstrdup(e->strategy);
+    c->features = copy_strings(e->features, e->num_features);
+    c->columns = copy_strings(e->columns, e->num_features);
+    c->classes = copy_array(e->classes, e->num_classes);
+    c->class_labels = copy_strings(e->class_labels, e->num_classes);
+    c->text_summary = pstrdup(e->text_summary);
+    c->objective = pstrdup(e->objective);
+    c->is_text = copy_array(e->is_text, e->num_features);
+    c->is_unused = copy_array(e->is_unused, e->num_features);
+    c->layout = pstrdup(e->layout);
+    return c;
+}
+
+// The entries made from the last catalog rows this backend read, by row version: a tuple is
+// never changed in place, and (relation, TID, xmin) names one tuple version for as long as
+// anyone can see it. The lookup still finds the row in the statement's snapshot; only making
+// the entry from it (deforming, detoasting, parsing arrays and the summary) is skipped.
+struct ParsedRow {
+    Oid relation;
+    ItemPointerData tid;
+    TransactionId xmin;
+    char name[NAMEDATALEN];
+    MemoryContext context;  // holds entry; NULL: the slot is empty
+    CatalogEntry* entry;
+};
+constexpr int kParsedRows = 16;
+ParsedRow parsed_rows[kParsedRows];
+int next_parsed_row = 0;
+
+ParsedRow* parsed_row(Oid relation, HeapTuple tuple, const char* name) {
+    const TransactionId xmin = HeapTupleHeaderGetRawXmin(tuple->t_data);
+    for (ParsedRow& r : parsed_rows)
+        if (r.context != NULL && r.relation == relation && r.xmin == xmin && ItemPointerEquals(&r.tid, &tuple->t_self) &&
+            strcmp(r.name, name) == 0)
+            return &r;
+    return NULL;
+}
+
+void keep_parsed_row(Oid relation, HeapTuple tuple, const char* name, const CatalogEntry* entry) {
+    if (strlen(name) >= NAMEDATALEN) return;
+    ParsedRow& r = parsed_rows[next_parsed_row];
+    next_parsed_row = (next_parsed_row + 1) % kParsedRows;
+    if (r.context != NULL) MemoryContextDelete(r.context);
+    r.context = NULL;
+    MemoryContext context = AllocSetContextCreate(TopMemoryContext, "pg_predict parsed catalog row", ALLOCSET_SMALL_SIZES);
+    MemoryContext old = MemoryContextSwitchTo(context);
+    r.entry = copy_entry(entry);
+    MemoryContextSwitchTo(old);
+    r.relation = relation;
+    r.tid = tuple->t_self;
+    r.xmin = HeapTupleHeaderGetRawXmin(tuple->t_data);
+    strlcpy(r.name, name, NAMEDATALEN);
+    r.context = context;
+}
+
 // The same row read straight through the table's indexes, without SPI: the current catalog
 // (0.9.0's columns) in this database's own table. What the query computes from the row's
 // columns is computed here the same way (the summary's keys as ->> and the casts give them).
@@ -666,15 +744,19 @@ CatalogEntry* lookup_by_index(const CatalogTable& table, const char* name, int64
     SysScanDesc scan = systable_beginscan(rel, pinned_id > 0 ? table.id_index : table.deployed_name_index, true,
                                           GetActiveSnapshot(), 1, &key);
     HeapTuple row = NULL;
-    for (HeapTuple tuple; row == NULL && HeapTupleIsValid(tuple = systable_getnext(scan));) {
+    CatalogEntry* entry = NULL;
+    for (HeapTuple tuple; row == NULL && entry == NULL && HeapTupleIsValid(tuple = systable_getnext(scan));) {
         bool null;
         Datum row_name = heap_getattr(tuple, a.name, desc, &null);
         Datum deployed = heap_getattr(tuple, a.deployed, desc, &null);
         char* row_text = TextDatumGetCString(row_name);
-        if (strcmp(row_text, name) == 0 && (pinned_id > 0 || DatumGetBool(deployed))) row = heap_copytuple(tuple);
+        if (strcmp(row_text, name) != 0 || (pinned_id <= 0 && !DatumGetBool(deployed))) continue;
+        if (ParsedRow* seen = parsed_row(table.relation, tuple, name))
+            entry = copy_entry(seen->entry);
+        else
+            row = heap_copytuple(tuple);
     }
     systable_endscan(scan);
-    CatalogEntry* entry = NULL;
     if (row != NULL) {
         Datum value[kLookupColumns];
         bool null[kLookupColumns];
@@ -699,6 +781,7 @@ CatalogEntry* lookup_by_index(const CatalogTable& table, const char* name, int64
         value[kLayout] = summary_string(summary, "layout");
         value[kText] = summary_string(summary, "text");
         entry = entry_of_row(name, value, null);
+        keep_parsed_row(table.relation, row, name, entry);
     }
     table_close(rel, NoLock);  // held to the end of the transaction, as the query's would be
     if (pushed_snapshot) PopActiveSnapshot();

@@ -2,7 +2,7 @@
 
 #include "catalog/catalog.hpp"
 #include "shmem.hpp"
-#include "catalog/loaded_programs.hpp"
+#include "binding/loaded_programs.hpp"
 #include "exec/scoring_marks.hpp"
 #include "settings.hpp"
 

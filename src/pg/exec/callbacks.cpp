@@ -14,7 +14,7 @@
 #include "device.hpp"
 #include "features.hpp"
 #include "guard.hpp"
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 #include "plan/invalidation.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"

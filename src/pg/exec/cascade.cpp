@@ -12,7 +12,7 @@
 #include "catalog/catalog.hpp"
 #include "pg_predict/common/kept_cache.hpp"
 #include "features.hpp"
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 #include "guard.hpp"
 #include "settings.hpp"
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "exec/state.hpp"
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 
 extern "C" {
 #include "commands/explain.h"

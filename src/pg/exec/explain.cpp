@@ -13,7 +13,7 @@
 #include "features.hpp"
 #include "guard.hpp"
 #include "catalog/catalog.hpp"
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 #include "plan/invalidation.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"

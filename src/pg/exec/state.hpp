@@ -5,7 +5,7 @@
 #include "plan/node_private.hpp"
 #include "exec/early_exit.hpp"
 #include "features.hpp"
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 #include "exec/worker_counters.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "postgres_headers.hpp"

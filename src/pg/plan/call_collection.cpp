@@ -2,7 +2,7 @@
 
 #include "catalog/catalog.hpp"
 #include "plan/feature_pushdown.hpp"
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 #include "plan/invalidation.hpp"
 #include "plan/node_kinds.hpp"
 #include "plan/predict_calls.hpp"

@@ -16,7 +16,7 @@
 
 #include "sql/arguments.hpp"
 #include "catalog/catalog.hpp"
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 #include "features.hpp"
 #include "guard.hpp"
 #include "heap_trim.hpp"

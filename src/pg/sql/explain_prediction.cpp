@@ -5,7 +5,7 @@
 // picks the top features and names them. No C++ objects live here: plain PostgreSQL code.
 #include "sql/arguments.hpp"
 #include "catalog/catalog.hpp"
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 #include "guard.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "plan/invalidation.hpp"

@@ -7,7 +7,7 @@
 #include "guard.hpp"
 #include "heap_trim.hpp"
 #include "exec/cascade.hpp"
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 #include "plan/invalidation.hpp"
 #include "catalog/jsonb_text.hpp"
 #include "catalog/privileges.hpp"

@@ -1,4 +1,4 @@
-#include "catalog/loaded_programs.hpp"
+#include "binding/loaded_programs.hpp"
 
 #include "pg_predict/runtime/api.hpp"
 #include "shmem.hpp"

@@ -1,4 +1,4 @@
-#include "catalog/shared_programs.hpp"
+#include "binding/shared_programs.hpp"
 
 #include "catalog/catalog.hpp"
 #include "guard.hpp"

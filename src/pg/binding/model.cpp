@@ -1,11 +1,11 @@
-#include "exec/model_binding.hpp"
+#include "binding/model.hpp"
 
-#include "catalog/shared_programs.hpp"
+#include "binding/shared_programs.hpp"
 
 #include <cmath>
 
 #include "guard.hpp"
-#include "catalog/loaded_programs.hpp"
+#include "binding/loaded_programs.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "catalog/privileges.hpp"
 #include "settings.hpp"
