@@ -80,21 +80,15 @@ Header image_header(const Program* p) {
         h.linear = 1;
         h.linear_intercept = p->linear_intercept;
         h.count[Terms] = p->linear_count * kernels::kLinearTermFields;
-        int64_t at = aligned(sizeof(Header));
-        for (int k = 0; k < kParts; ++k) {
-            h.offset[k] = at;
-            at = aligned(at + h.count[k] * static_cast<int64_t>(kElement[k]));
-        }
-        h.length = at;
-        return h;
+    } else {
+        h.count[Meta] = p->native_meta_size;
+        h.count[Nodes] = p->native_lengths[0];
+        h.count[Leaves] = p->native_lengths[1];
+        h.count[Cuts] = p->native_lengths[2];
+        h.count[Aux] = p->native_lengths[3];
+        h.count[Base] = v.num_groups;
+        h.count[Missing] = static_cast<int64_t>(p->missing_inputs.size());
     }
-    h.count[Meta] = p->native_meta_size;
-    h.count[Nodes] = p->native_lengths[0];
-    h.count[Leaves] = p->native_lengths[1];
-    h.count[Cuts] = p->native_lengths[2];
-    h.count[Aux] = p->native_lengths[3];
-    h.count[Base] = v.num_groups;
-    h.count[Missing] = static_cast<int64_t>(p->missing_inputs.size());
     if (p->bucketizes) {
         h.bucketizes = 1;
         h.bucket_right = p->bucket_right ? 1 : 0;
