@@ -14,7 +14,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = new_node('shared_programs');
+my $node = new_node('shared_programs', allows_streaming => 1);
 $node->append_conf('postgresql.conf', "pg_predict.shared_programs_size = 1\nrestart_after_crash = on\n");
 $node->start;
 setup_models($node, 'postgres');
@@ -95,6 +95,27 @@ $node->poll_query_until('postgres', "$shared = 't bytes, 0 backends'")
   or fail('the pin of a terminated backend stays');
 pass('a terminated backend lets go of its pin');
 $victim->quit;
+
+# REVOKE is seen by the next statement of a backend that maps the program.
+$node->safe_psql('postgres', q{CREATE ROLE scorer LOGIN; GRANT SELECT ON scored_rows TO scorer;
+                               SELECT grant_model_usage('churn', 'scorer');});
+my $scorer = $node->background_psql('postgres', on_error_stop => 0, extra_params => ['-U', 'scorer']);
+is($scorer->query_safe($scores), $want, 'a role granted the model maps it and scores the same');
+$node->safe_psql('postgres', q{SELECT revoke_model_usage('churn', 'scorer')});
+$scorer->query($scores);
+like($scorer->{stderr}, qr/permission denied for model "churn"/, '... and its next statement after REVOKE is refused');
+$scorer->quit;
+
+# A hot standby maps what its own backends load (its area is its own; the ids are the primary's).
+$node->backup('base');
+my $standby = PostgreSQL::Test::Cluster->new('shared_programs_standby');
+$standby->init_from_backup($node, 'base', has_streaming => 1);
+$standby->start;
+$node->wait_for_catchup($standby);
+is($standby->safe_psql('postgres', $scores), $want, 'a standby backend loads the model and scores the same');
+is($standby->safe_psql('postgres', $scores), $want, '... another maps it');
+is($standby->safe_psql('postgres', $shared), 't bytes, 0 backends', "... from the standby's own area");
+$standby->stop;
 
 # A new version: the next statement of a backend holding the old one scores the new one.
 $mapper = $node->background_psql('postgres', on_error_stop => 0);
