@@ -672,32 +672,7 @@ namespace {
 // The link of a linear program over its float64 margins, as link_source writes it, each value
 // then rounded to float32 (the program's r.float()).
 void linear_link(const Program* p, const double* m, int64_t rows, float* out) {
-    const int width = p->output_width;
-    for (int64_t r = 0; r < rows; ++r) {
-        float* o = out + r * width;
-        switch (p->link) {
-        case spec::PostTransform::Identity: o[0] = static_cast<float>(m[r]); break;
-        case spec::PostTransform::Logistic: {
-            const double e = kernels::logistic(m[r]);
-            if (width == 2) {
-                o[0] = static_cast<float>(1.0 - e);
-                o[1] = static_cast<float>(e);
-            } else {
-                o[0] = static_cast<float>(e);
-            }
-            break;
-        }
-        case spec::PostTransform::TwoSided:
-            o[0] = static_cast<float>(-m[r]);
-            o[1] = static_cast<float>(m[r]);
-            break;
-        case spec::PostTransform::Complement:
-            o[0] = static_cast<float>(1.0 - m[r]);
-            o[1] = static_cast<float>(m[r]);
-            break;
-        default: fail(ErrorCategory::Internal, "run_linear: unexpected link");
-        }
-    }
+    for (int64_t r = 0; r < rows; ++r) apply_link(p->link, 1, p->output_width, m + r, out + r * p->output_width);
 }
 
 template <typename T>

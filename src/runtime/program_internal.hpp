@@ -93,6 +93,11 @@ bool one_row_link(const std::string& name, int groups, int output_width, spec::P
 // without its check (native_rest programs use it on featurized rows).
 void score_row_natively(const Program* p, const float* x, float* out);
 
+// row_shortcut.cpp: one row's link over its margins m (groups values, in float32 for trees or
+// float64 for linear programs), written as the program's float32 outputs (width of them).
+template <typename T>
+void apply_link(spec::PostTransform link, int groups, int width, const T* m, float* out);
+
 // missing_rows.cpp: the margins (`groups` per row) of the rows of x with a NaN in one of
 // p->missing_inputs become NaN; the screen's verdict on such a row is "undecided", so it is
 // scored.

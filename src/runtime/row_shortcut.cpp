@@ -39,7 +39,8 @@ void run_one_row(const Program* p, const float* x, float* out) {
 }
 
 void run_rows(Program* p, const float* x, int64_t rows, int64_t cols, float* out) {
-    if (rows > kFewRows || !program_scores_one_row(p)) {
+    // (a batch of another width goes to run_program, whose check names the mismatch)
+    if (rows > kFewRows || !program_scores_one_row(p) || cols != p->num_features) {
         run_program(p, x, rows, cols, out);
         return;
     }
@@ -53,32 +54,40 @@ void score_row_natively(const Program* p, const float* x, float* out) {
     kernels::score_one_row(p->native, x, m);
     mask_missing_margins(p, x, 1, p->native.num_features, m, groups);
     for (int g = 0; g < groups; ++g) m[g] = m[g] + p->base_margin[g];
-    // Each line is the float32 operation the program applies (the logistic link is
-    // ops.pg_predict.logistic, kernels/logistic.hpp).
-    switch (p->link) {
+    apply_link(p->link, groups, p->output_width, m, out);
+}
+
+template <typename T>
+void apply_link(spec::PostTransform link, int groups, int width, const T* m, float* out) {
+    // Each line is the operation the program applies, in T, then rounded to float32 (the
+    // logistic link is ops.pg_predict.logistic, kernels/logistic.hpp).
+    switch (link) {
     case spec::PostTransform::Identity:
-        std::memcpy(out, m, sizeof(float) * groups);
+        for (int g = 0; g < groups; ++g) out[g] = static_cast<float>(m[g]);
         return;
     case spec::PostTransform::Logistic:
-        if (p->output_width == 2 * groups) {  // [1 - p, p]
-            const float e = kernels::logistic(m[0]);
-            out[0] = 1.0f - e;
-            out[1] = e;
+        if (width == 2 * groups) {  // [1 - p, p]
+            const T e = kernels::logistic(m[0]);
+            out[0] = static_cast<float>(T(1) - e);
+            out[1] = static_cast<float>(e);
         } else {
-            for (int g = 0; g < groups; ++g) out[g] = kernels::logistic(m[g]);
+            for (int g = 0; g < groups; ++g) out[g] = static_cast<float>(kernels::logistic(m[g]));
         }
         return;
     case spec::PostTransform::TwoSided:
-        out[0] = -m[0];
-        out[1] = m[0];
+        out[0] = static_cast<float>(-m[0]);
+        out[1] = static_cast<float>(m[0]);
         return;
     case spec::PostTransform::Complement:
-        out[0] = 1.0f - m[0];
-        out[1] = m[0];
+        out[0] = static_cast<float>(T(1) - m[0]);
+        out[1] = static_cast<float>(m[0]);
         return;
     default:
-        fail(ErrorCategory::Internal, "run_one_row: unexpected link");
+        fail(ErrorCategory::Internal, "apply_link: unexpected link");
     }
 }
+
+template void apply_link<float>(spec::PostTransform, int, int, const float*, float*);
+template void apply_link<double>(spec::PostTransform, int, int, const double*, float*);
 
 }  // namespace pg_predict::runtime

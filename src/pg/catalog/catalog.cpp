@@ -198,18 +198,21 @@ void forget_table_on_schema(Datum, int, uint32) {
     table_invalidations++;
 }
 
+// The kept copy's strings live as long as the backend and are never freed: a caller may still
+// hold an older copy of the struct when an invalidation makes the next call look it up again. A
+// string that did not change keeps its pointer; one that did (a renamed schema, a new Citus copy:
+// rare DDL) is allocated anew and the old one left behind.
+char* kept_string(const char* kept, const char* now) {
+    return kept != NULL && strcmp(kept, now) == 0 ? (char*)kept : MemoryContextStrdup(TopMemoryContext, now);
+}
+
 void keep_table(const CatalogTable& table) {
-    if (kept_table.qualified_table != NULL) {  // the previous copy's strings
-        if (kept_table.read_table != kept_table.qualified_table) pfree(kept_table.read_table);
-        pfree(kept_table.qualified_table);
-        pfree(kept_table.qualified_sequence);
-    }
+    const CatalogTable before = kept_table;
     kept_table = table;
-    kept_table.qualified_table = MemoryContextStrdup(TopMemoryContext, table.qualified_table);
-    kept_table.qualified_sequence = MemoryContextStrdup(TopMemoryContext, table.qualified_sequence);
-    kept_table.read_table = table.read_table == table.qualified_table
-                                ? kept_table.qualified_table
-                                : MemoryContextStrdup(TopMemoryContext, table.read_table);
+    kept_table.qualified_table = kept_string(before.qualified_table, table.qualified_table);
+    kept_table.qualified_sequence = kept_string(before.qualified_sequence, table.qualified_sequence);
+    kept_table.read_table = table.read_table == table.qualified_table ? kept_table.qualified_table
+                                                                       : kept_string(before.read_table, table.read_table);
     table_kept = true;
 }
 
