@@ -17,6 +17,7 @@
 #include "catalog/role_hook.hpp"
 #include "settings.hpp"
 #include "catalog/usage_stats.hpp"
+#include "catalog/kept_entries.hpp"
 
 extern "C" {
 PG_MODULE_MAGIC;
@@ -37,5 +38,6 @@ void _PG_init(void) {
     install_usage_stats();
     install_loaded_programs();
     install_shared_programs();
+    install_kept_entries();
     note_how_loaded();  // last: a WARNING when a statement loaded the library
 }

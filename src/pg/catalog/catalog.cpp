@@ -2,6 +2,7 @@
 
 #include "catalog/citus.hpp"
 #include "catalog/jsonb_text.hpp"
+#include "catalog/kept_entries.hpp"
 #include "pg_predict/runtime/api.hpp"
 #include "settings.hpp"
 
@@ -649,89 +650,13 @@ Datum summary_string(Jsonb* summary, const char* key) {
     return CStringGetTextDatum(text == NULL ? "" : text);
 }
 
-char** copy_strings(char** strings, int count) {
-    if (strings == NULL) return NULL;
-    char** copy = (char**)palloc(sizeof(char*) * Max(count, 1));
-    for (int i = 0; i < count; i++) copy[i] = strings[i] != NULL ? pstrdup(strings[i]) : NULL;
-    return copy;
-}
-
-template <typename T>
-T* copy_array(const T* values, int count) {
-    if (values == NULL) return NULL;
-    T* copy = (T*)palloc(sizeof(T) * Max(count, 1));
-    memcpy(copy, values, sizeof(T) * count);
-    return copy;
-}
-
-// A deep copy of `e` in the current memory context.
-CatalogEntry* copy_entry(const CatalogEntry* e) {
-    CatalogEntry* c = (CatalogEntry*)palloc(sizeof(CatalogEntry));
-    *c = *e;
-    c->name = pstrdup(e->name);
-    c->owner = e->owner != NULL ? pstrdup(e->owner) : NULL;
-    c->usable_by = copy_strings(e->usable_by, e->num_usable_by);
-    c->format = pstrdup(e->format);
-    c->strategy = pstrdup(e->strategy);
-    c->features = copy_strings(e->features, e->num_features);
-    c->columns = copy_strings(e->columns, e->num_features);
-    c->classes = copy_array(e->classes, e->num_classes);
-    c->class_labels = copy_strings(e->class_labels, e->num_classes);
-    c->text_summary = pstrdup(e->text_summary);
-    c->objective = pstrdup(e->objective);
-    c->is_text = copy_array(e->is_text, e->num_features);
-    c->is_unused = copy_array(e->is_unused, e->num_features);
-    c->layout = pstrdup(e->layout);
-    return c;
-}
-
-// The entries made from the last catalog rows this backend read, by row version: a tuple is
-// never changed in place, and (relation, TID, xmin) names one tuple version for as long as
-// anyone can see it. The lookup still finds the row in the statement's snapshot; only making
-// the entry from it (deforming, detoasting, parsing arrays and the summary) is skipped.
-struct ParsedRow {
-    Oid relation;
-    ItemPointerData tid;
-    TransactionId xmin;
-    char name[NAMEDATALEN];
-    MemoryContext context;  // holds entry; NULL: the slot is empty
-    CatalogEntry* entry;
-};
-constexpr int kParsedRows = 16;
-ParsedRow parsed_rows[kParsedRows];
-int next_parsed_row = 0;
-
-ParsedRow* parsed_row(Oid relation, HeapTuple tuple, const char* name) {
-    const TransactionId xmin = HeapTupleHeaderGetRawXmin(tuple->t_data);
-    for (ParsedRow& r : parsed_rows)
-        if (r.context != NULL && r.relation == relation && r.xmin == xmin && ItemPointerEquals(&r.tid, &tuple->t_self) &&
-            strcmp(r.name, name) == 0)
-            return &r;
-    return NULL;
-}
-
-void keep_parsed_row(Oid relation, HeapTuple tuple, const char* name, const CatalogEntry* entry) {
-    if (strlen(name) >= NAMEDATALEN) return;
-    ParsedRow& r = parsed_rows[next_parsed_row];
-    next_parsed_row = (next_parsed_row + 1) % kParsedRows;
-    if (r.context != NULL) MemoryContextDelete(r.context);
-    r.context = NULL;
-    MemoryContext context = AllocSetContextCreate(TopMemoryContext, "pg_predict parsed catalog row", ALLOCSET_SMALL_SIZES);
-    MemoryContext old = MemoryContextSwitchTo(context);
-    r.entry = copy_entry(entry);
-    MemoryContextSwitchTo(old);
-    r.relation = relation;
-    r.tid = tuple->t_self;
-    r.xmin = HeapTupleHeaderGetRawXmin(tuple->t_data);
-    strlcpy(r.name, name, NAMEDATALEN);
-    r.context = context;
-}
-
 // The same row read straight through the table's indexes, without SPI: the current catalog
 // (0.9.0's columns) in this database's own table. What the query computes from the row's
 // columns is computed here the same way (the summary's keys as ->> and the casts give them).
 // The snapshot is the query's: the statement's, or `snapshot`.
-CatalogEntry* lookup_by_index(const CatalogTable& table, const char* name, int64 pinned_id, Snapshot snapshot) {
+// `xmin` (when not NULL) is set to the row's inserting transaction.
+CatalogEntry* lookup_by_index(const CatalogTable& table, const char* name, int64 pinned_id, Snapshot snapshot,
+                              TransactionId* xmin = NULL) {
     bool pushed_snapshot = snapshot != NULL || !ActiveSnapshotSet();
     if (pushed_snapshot) PushActiveSnapshot(snapshot != NULL ? snapshot : GetTransactionSnapshot());
     Relation rel = table_open(table.relation, AccessShareLock);
@@ -754,10 +679,9 @@ CatalogEntry* lookup_by_index(const CatalogTable& table, const char* name, int64
         Datum deployed = heap_getattr(tuple, a.deployed, desc, &null);
         char* row_text = TextDatumGetCString(row_name);
         if (strcmp(row_text, name) != 0 || (pinned_id <= 0 && !DatumGetBool(deployed))) continue;
-        if (ParsedRow* seen = parsed_row(table.relation, tuple, name))
-            entry = copy_entry(seen->entry);
-        else
-            row = heap_copytuple(tuple);
+        if (xmin != NULL) *xmin = HeapTupleHeaderGetXmin(tuple->t_data);
+        entry = parsed_row_entry(table.relation, tuple, name);
+        if (entry == NULL) row = heap_copytuple(tuple);
     }
     systable_endscan(scan);
     if (row != NULL) {
@@ -791,6 +715,22 @@ CatalogEntry* lookup_by_index(const CatalogTable& table, const char* name, int64
     return entry;
 }
 
+// Through the kept lookups when one may be used (catalog/kept_entries.hpp), else through the
+// index in the statement's snapshot. A lookup not kept yet is read once more with the newest
+// snapshot to be kept: the statement's own may be older than the writers' generation says.
+CatalogEntry* lookup_direct(const CatalogTable& table, const char* name, int64 pinned_id, Snapshot snapshot) {
+    Snapshot reading = snapshot != NULL ? snapshot : ActiveSnapshotSet() ? GetActiveSnapshot() : GetTransactionSnapshot();
+    if (CatalogEntry* kept = kept_lookup(table.relation, name, pinned_id, reading)) return kept;
+    uint64 generation;
+    if (may_keep_lookup(&generation)) {
+        TransactionId xmin = InvalidTransactionId;
+        CatalogEntry* newest = lookup_by_index(table, name, pinned_id, GetLatestSnapshot(), &xmin);
+        if (newest != NULL) keep_lookup(generation, table.relation, name, pinned_id, xmin, newest);
+        if (CatalogEntry* kept = kept_lookup(table.relation, name, pinned_id, reading)) return kept;
+    }
+    return lookup_by_index(table, name, pinned_id, reading);
+}
+
 }  // namespace
 
 CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot snapshot) {
@@ -800,7 +740,7 @@ CatalogEntry* catalog_lookup(const char* pinned_name, bool missing_ok, Snapshot 
     CatalogEntry* entry;
     if (table.direct_reads) {
         const char* mark = strchr(pinned_name, kVersionPinMark);
-        entry = lookup_by_index(table, name, mark != NULL ? strtoll(mark + 1, NULL, 10) : 0, snapshot);
+        entry = lookup_direct(table, name, mark != NULL ? strtoll(mark + 1, NULL, 10) : 0, snapshot);
     } else {
         entry = lookup_by_query(table, pinned_name, name, which, snapshot);
     }

@@ -1,6 +1,7 @@
 #include "plan/invalidation.hpp"
 
 #include "catalog/catalog.hpp"
+#include "catalog/kept_entries.hpp"
 
 extern "C" {
 #include "access/xact.h"
@@ -76,6 +77,7 @@ void drop_outdated_plans() {
 
 void executor_start(QueryDesc* query, int eflags) {
     drop_outdated_plans();
+    note_catalog_writes(query->plannedstmt);  // before it writes: a kept lookup must not outlive it
     if (previous_executor_start)
         previous_executor_start(query, eflags);
     else
