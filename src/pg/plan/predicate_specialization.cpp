@@ -24,6 +24,8 @@
 
 extern "C" {
 #include "access/stratnum.h"
+#include "access/sysattr.h"
+#include "optimizer/optimizer.h"
 #include "lib/stringinfo.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -350,7 +352,12 @@ enum class Known { Any, NoRow, Bound };
 // gives it (a Var of that scan, or a constant for a feature not read).
 void scan_feature_bounds(Plan* scan, List* columns, List* quals, const CatalogEntry* entry, ColumnBound* out,
                          Known* known) {
+    List* clauses = guaranteed_quals(scan, quals);
     Index scanrelid = ((Scan*)scan)->scanrelid;
+    // Only the columns a clause mentions can be bounded (a row read by a key that is no feature
+    // bounds none): the others need no bound to start from.
+    Bitmapset* mentioned = NULL;
+    pull_varattnos((Node*)clauses, scanrelid, &mentioned);
     Bounds all;
     all.scanrelid = scanrelid;
     all.count = 0;
@@ -360,7 +367,9 @@ void scan_feature_bounds(Plan* scan, List* columns, List* quals, const CatalogEn
     for (int f = 0; f < entry->num_features; f++) {
         feature_slot[f] = -1;
         Var* var = scan_column((Node*)list_nth(columns, f), scanrelid);
-        if (var == NULL || entry->is_unused[f]) continue;
+        if (var == NULL || entry->is_unused[f] ||
+            !bms_is_member(var->varattno - FirstLowInvalidHeapAttributeNumber, mentioned))
+            continue;
         int slot = -1;
         for (int i = 0; i < all.count; i++)
             if (all.attnos[i] == var->varattno) slot = i;
@@ -372,7 +381,7 @@ void scan_feature_bounds(Plan* scan, List* columns, List* quals, const CatalogEn
         feature_slot[f] = slot;
     }
     ListCell* lc;
-    foreach (lc, guaranteed_quals(scan, quals)) apply_clause(&all, (Node*)lfirst(lc));
+    foreach (lc, clauses) apply_clause(&all, (Node*)lfirst(lc));
     for (int f = 0; f < entry->num_features; f++) {
         known[f] = Known::Any;
         if (feature_slot[f] < 0) continue;
