@@ -92,3 +92,86 @@ LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
 COMMENT ON FUNCTION @extschema@.shared_programs_info() IS
 'The shared programs'' area: size, bytes and images used, images evicted, programs left private for want of room';
+
+-- ---- 0.9.0: profiles and drift (issue 50) ------------------------------------------------
+-- A version's profile (profile_model): what its inputs and output looked like on the rows it
+-- learned from, or any rows (docs/monitoring.md). In the version's own catalog row, so it is the
+-- owner's, dumped and replicated with the catalog (on Citus, every node's copy).
+ALTER TABLE @extschema@.model_catalog ADD COLUMN IF NOT EXISTS profile jsonb;
+ALTER TABLE @extschema@.model_catalog ADD COLUMN IF NOT EXISTS profiled_at timestamptz;
+
+CREATE FUNCTION @extschema@.profile_model(name text, query text, version int DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'pg_predict_profile_model'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.profile_model(text, text, int) IS
+'Profiles the query''s rows for model name (the deployed version, or version): per column the model reads, count, NULL share, min, max, mean, standard deviation, quantiles and decile bins for numbers, category shares for text; the distribution of the version''s output. Stores the profile with the version (only its owner may) and returns it';
+
+CREATE FUNCTION @extschema@.model_drift(name text, query text, baseline text DEFAULT NULL, options jsonb DEFAULT '{}')
+RETURNS TABLE(feature text, kind text, statistic text, value float8, threshold float8, anomaly boolean, detail jsonb)
+AS 'MODULE_PATHNAME', 'pg_predict_model_drift'
+LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION @extschema@.model_drift(text, text, text, jsonb) IS
+'Compares the query''s rows with the deployed version''s profile (baseline NULL: training-serving skew) or with the baseline query''s rows (drift between two windows): one row per column the model reads and one for its output, with the statistic (options: psi, jensen_shannon, ks, linf), its threshold, whether it or the change in NULL share or new categories flag an anomaly, and every statistic in detail';
+
+-- The models view: when the deployed version's profile was taken.
+CREATE OR REPLACE VIEW @extschema@.models AS
+SELECT name,
+       owner,
+       usable_by,
+       @extschema@.model_usable(owner, usable_by) AS usable,  -- by the current role
+       format,
+       -- the SQL type the artifact was given as (the catalog keeps it as given)
+       CASE WHEN source IS NOT NULL THEN 'jsonb'
+            WHEN source_text IS NOT NULL THEN 'text'
+            ELSE 'bytea' END AS source_type,
+       task,
+       class_labels AS classes,  -- as text, predict_proba's column order
+       features,
+       columns,
+       -- the columns a query really fetches: those of inputs the optimized model reads
+       ARRAY(SELECT c FROM pg_catalog.unnest(columns) WITH ORDINALITY AS u(c, i)
+              WHERE (i - 1)::int4 OPERATOR(pg_catalog.<>) ALL (unused_features) ORDER BY i) AS columns_read,
+       strategy,
+       (summary OPERATOR(pg_catalog.->>) 'objective') AS objective,
+       (summary OPERATOR(pg_catalog.->>) 'trees')::int AS trees,
+       (summary OPERATOR(pg_catalog.->>) 'depth')::int AS depth,
+       -- the model's shape: input features, output values (one per class for a classifier, the
+       -- columns transform() returns for a transformer), what computes them (tree_ensemble,
+       -- linear, torchscript, ..., none for a transformer) after how many featurizer steps
+       pg_catalog.cardinality(features) AS inputs,
+       CASE WHEN coalesce((summary OPERATOR(pg_catalog.->>) 'outputs')::int, 1) OPERATOR(pg_catalog.>) 1
+                 THEN (summary OPERATOR(pg_catalog.->>) 'outputs')::int
+            WHEN task OPERATOR(pg_catalog.=) 'classification' THEN pg_catalog.cardinality(class_labels)
+            WHEN task OPERATOR(pg_catalog.=) 'transformer' THEN (summary OPERATOR(pg_catalog.->>) 'num_groups')::int
+            ELSE 1 END AS outputs,
+       (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
+       coalesce((summary OPERATOR(pg_catalog.->>) 'steps')::int, 0) AS steps,
+       pg_catalog.octet_length(program) AS program_bytes,
+       created_at,  -- of the deployed version
+       version,     -- the deployed version
+       (SELECT pg_catalog.count(*) FROM @extschema@.model_catalog v
+         WHERE v.name OPERATOR(pg_catalog.=) c.name)::int4 AS versions,
+       cascade IS NOT NULL AS cascade,  -- the deployed version has one (create_cascade)
+       profiled_at  -- when the deployed version's profile was taken (profile_model); NULL: none
+  FROM @extschema@.model_catalog c
+ WHERE deployed;
+
+-- model_versions: when each version's profile was taken.
+CREATE OR REPLACE VIEW @extschema@.model_versions AS
+SELECT name,
+       version,
+       deployed,
+       owner,
+       created_by,
+       created_at,
+       deployed_at,
+       format,
+       task,
+       strategy,
+       (summary OPERATOR(pg_catalog.->>) 'estimator') AS estimator,
+       metrics,
+       pg_catalog.octet_length(program) AS program_bytes,
+       @extschema@.model_usable(owner, usable_by) AS usable,
+       profiled_at  -- when its profile was taken (profile_model); NULL: none
+  FROM @extschema@.model_catalog;

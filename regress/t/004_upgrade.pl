@@ -267,6 +267,17 @@ REVOKE CREATE ON SCHEMA public FROM model_owner, gone;
        '2 t t sklearn', "$from -> $latest: the trained version, its owner and metrics");
     is($node->safe_psql($db, q{SELECT count(predict_label('churn', s)) FROM scored_rows s}),
        '200', "$from -> $latest: the trained version scores its training table");
+    # 0.9.0: profiles. train() profiled the version it added; a version from before has none
+    # until profile_model takes one; model_drift compares rows with the deployed version's.
+    is($node->safe_psql($db, q{SELECT string_agg(format('%s %s', version, profiled_at IS NOT NULL), ' ' ORDER BY version)
+                               FROM model_versions WHERE name = 'churn'}),
+       '1 f 2 t', "$from -> $latest: train() profiles its version, one from before has no profile");
+    is($node->safe_psql($db, q{SELECT (profile_model('churn', 'SELECT * FROM scored_rows', 1))->>'rows'}),
+       '200', "$from -> $latest: profile_model profiles a version from before");
+    is($node->safe_psql($db, q{SELECT format('%s %s', count(*) = (SELECT cardinality(columns_read) + 1 FROM models
+                                                            WHERE name = 'churn'), count(*) FILTER (WHERE anomaly))
+                               FROM model_drift('churn', 'SELECT * FROM scored_rows')}),
+       't 0', "$from -> $latest: model_drift of the training rows against the profile train() took");
     # 0.8.0: the deploy history. A version from before keeps the deployment it had (its
     # deployed_at); train()'s version 2 is recorded on top, and rollback_model() undoes it.
     my $history_sql = q{SELECT string_agg(version::text || CASE WHEN current THEN '*' ELSE '' END, ' ' ORDER BY deployed_at)

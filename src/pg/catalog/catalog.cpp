@@ -71,6 +71,7 @@ struct CatalogTable {
     // 0.8.0 keeps each version's deployment times (deployments): the history rollback undoes.
     bool deploy_history;
     bool cascades;  // 0.9.0: a version's cascade (create_cascade)
+    bool profiles;  // 0.9.0: a version's profile (profile_model)
     // Lookups read the row through the table's indexes, without SPI (the current catalog in this
     // database's own table); else through the query, which serves every version and Citus copies.
     bool direct_reads;
@@ -148,6 +149,7 @@ CatalogTable look_up_catalog_table() {
     table.deployed_only = table.versions ? " AND deployed" : "";
     table.deploy_history = get_attnum(relation, "deployments") != InvalidAttrNumber;
     table.cascades = get_attnum(relation, "cascade") != InvalidAttrNumber;
+    table.profiles = get_attnum(relation, "profile") != InvalidAttrNumber;
     table.direct_reads = false;
     if (!table.legacy && table.typed_sources && table.text_labels && table.versions && table.cascades &&
         table.read_table == table.qualified_table) {
@@ -1174,6 +1176,84 @@ int catalog_set_cascade(const char* name, int version, const char* cascade_json)
 }
 
 bool catalog_has_versions() { return catalog_table().versions; }
+bool catalog_has_profiles() { return catalog_table().profiles; }
+namespace {
+
+void require_profiles(const CatalogTable& table) {
+    require_privileges(table);
+    if (!table.profiles)
+        ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+                        errmsg("pg_predict's catalog in this database has no profiles (before 0.9.0)"),
+                        errhint("Run ALTER EXTENSION pg_predict UPDATE.")));
+}
+
+}  // namespace
+
+int64 catalog_version_id(const char* name, int version) {
+    CatalogTable table = catalog_table();
+    require_profiles(table);  // 0.9.0, which has versions
+    char* query = psprintf("SELECT id FROM %s WHERE name OPERATOR(pg_catalog.=) $1 AND version OPERATOR(pg_catalog.=) %d",
+                           table.read_table, version);
+    int64 id = 0;
+    read_catalog(
+        table, query, TEXTOID, CStringGetTextDatum(name),
+        [&] {
+            bool isnull;
+            if (SPI_processed > 0) id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+        },
+        GetLatestSnapshot());  // a version this statement stored (train()) too
+    if (id == 0)
+        ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("model \"%s\" has no version %d", name, version),
+                        errhint("SELECT version FROM model_versions WHERE name = '%s' lists its versions.", name)));
+    return id;
+}
+
+char* catalog_profile(int64 id) {
+    CatalogTable table = catalog_table();
+    require_profiles(table);
+    MemoryContext caller = CurrentMemoryContext;
+    char* query = psprintf("SELECT profile::pg_catalog.text FROM %s WHERE id OPERATOR(pg_catalog.=) $1", table.read_table);
+    char* result = NULL;
+    read_catalog(table, query, INT8OID, Int64GetDatum(id), [&] {
+        if (SPI_processed == 0) return;
+        bool isnull;
+        Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+        if (isnull) return;
+        MemoryContext spi = MemoryContextSwitchTo(caller);
+        result = TextDatumGetCString(value);
+        MemoryContextSwitchTo(spi);
+    });
+    return result;
+}
+
+char* catalog_set_profile(const char* name, int64 id, const char* profile_json, const char* query) {
+    CatalogTable table = catalog_table();
+    require_profiles(table);
+    MemoryContext caller = CurrentMemoryContext;
+    OwnerSwitch saved = lock_owned_model(table, name);
+    // Kept with what it was taken from: the version, the query and the time.
+    char* statement = psprintf(
+        "UPDATE %s SET profile = $2::pg_catalog.jsonb OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object("
+        "'version', version, 'query', $4::pg_catalog.text, 'taken_at', pg_catalog.now()), profiled_at = pg_catalog.now() "
+        "WHERE name OPERATOR(pg_catalog.=) $1 AND id OPERATOR(pg_catalog.=) $3 RETURNING profile::pg_catalog.text",
+        table.qualified_table);
+    Oid types[4] = {TEXTOID, TEXTOID, INT8OID, TEXTOID};
+    Datum values[4] = {CStringGetTextDatum(name), CStringGetTextDatum(profile_json), Int64GetDatum(id),
+                       CStringGetTextDatum(query)};
+    int rc = SPI_execute_with_args(statement, 4, types, values, NULL, false, 0);
+    if (rc != SPI_OK_UPDATE_RETURNING)
+        elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
+    char* stored = NULL;
+    if (SPI_processed == 1) {
+        char* text = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+        stored = MemoryContextStrdup(caller, text);
+    }
+    SPI_finish();
+    restore_user(saved);
+    CacheInvalidateRelcacheByRelid(table.relation);
+    return stored;
+}
+
 
 namespace {
 

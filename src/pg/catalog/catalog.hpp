@@ -85,6 +85,18 @@ char* catalog_text_inputs(int64 id);
 char* catalog_cascade(int64 id);
 // Its program id alone (0: none), to find a cascade a backend has parsed before.
 int64 catalog_cascade_program_id(int64 id);
+// Whether the catalog keeps profiles (0.9.0).
+bool catalog_has_profiles();
+// The id of version `version` of `name` as the latest snapshot sees it (a version this statement
+// stored too); an error naming it when there is none.
+int64 catalog_version_id(const char* name, int version);
+// Model version `id`'s profile (profile_model's document, JSON text), or NULL when it has none.
+// Errors before 0.9.0.
+char* catalog_profile(int64 id);
+// Stores `profile_json` as version `id`'s profile, with the version, `query` and the time it
+// was taken (only the model's owner or a superuser may); returns what was stored (JSON text),
+// NULL when the row is gone.
+char* catalog_set_profile(const char* name, int64 id, const char* profile_json, const char* query);
 // After a new version `version` of `name` was deployed over `before` (NULL: none): a NOTICE
 // when `before` had a cascade, since the new one has none until create_cascade builds it.
 void notice_cascade_not_carried(const char* name, const CatalogEntry* before, int version);

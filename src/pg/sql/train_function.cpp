@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sql/arguments.hpp"
+#include "sql/monitoring.hpp"
 #include "sql/labels.hpp"
 #include "catalog/catalog.hpp"
 #include "features.hpp"
@@ -337,6 +338,8 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     // This backend's programs of the version no longer deployed are garbage now.
     if (existing != NULL && stored.deployed) guarded([&] { pg_predict::runtime::forget_model(name); });
     if (stored.deployed) notice_cascade_not_carried(name, existing, stored.version);
+    // The rows it learned from, profiled for model_drift (the query runs once more).
+    if (catalog_has_profiles()) profile_trained_version(name, stored.version, query, fcinfo->flinfo->fn_oid);
     StringInfoData summary;
     initStringInfo(&summary);
     appendStringInfoString(&summary, "{\"name\": ");
