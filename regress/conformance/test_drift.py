@@ -164,6 +164,8 @@ def training_profile_matches_numpy(env):
     close("output mean", columns["output"]["mean"], predictions.mean(), 1e-9)
     if env.query("SELECT profiled_at IS NOT NULL FROM models WHERE name = 'm'") != [(True,)]:
         raise Failure("models.profiled_at is NULL after train()")
+    if env.query("SELECT explain_model('m') -> 'profile' = profile FROM model_catalog WHERE name = 'm'") != [(True,)]:
+        raise Failure("explain_model does not show the deployed version's profile")
 
 
 @test

@@ -1,5 +1,5 @@
-// explain_model(name): the spec before and after the optimizer and the columns the model
-// reads. Like predict(), only roles that may use the model may read it (privileges.hpp); the
+// explain_model(name): the spec before and after the optimizer, the columns the model reads and
+// the deployed version's profile. Like predict(), only roles that may use the model may read it (privileges.hpp); the
 // body is runtime::explain_model.
 #include <cstdlib>
 
@@ -35,6 +35,15 @@ Datum pg_predict_explain_model(PG_FUNCTION_ARGS) {
     char* copy = (char*)palloc(strlen(raw) + 1);
     memcpy(copy, raw, strlen(raw) + 1);
     free(raw);
+    // The version's profile (profile_model, train()), null when it has none.
+    if (catalog_has_profiles()) {
+        char* profile = catalog_profile(entry->id);
+        char* end = strrchr(copy, '}');
+        if (end != NULL) {
+            *end = '\0';
+            copy = psprintf("%s, \"profile\": %s}", copy, profile != NULL ? profile : "null");
+        }
+    }
     PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(copy)));
 }
 
