@@ -80,7 +80,12 @@ struct DriftCheck::Column {
     std::vector<double> points_cdf;
     std::vector<int64_t> at, between;  // current values equal to points[j]; in (points[j-1], points[j])
     std::vector<double> edges, baseline_shares;
-    std::vector<int64_t> bin_counts;
+    std::vector<int64_t> bin_counts;  // only when an edge is not among the points (counted per value)
+    std::vector<int64_t> edge_point;  // else each edge's index in points: bins come from at/between
+    // A grid over [points.front(), points.back()]: grid[g] is the first point at or above the
+    // cell's low end, so a value is placed by one multiply and a short scan, not a binary search.
+    std::vector<uint32_t> grid;
+    double grid_low = 0, grid_scale = 0;
     int64_t values = 0, non_finite = 0;
     double sum = 0, baseline_mean = kNaN;
     // categorical
@@ -97,12 +102,61 @@ struct DriftCheck::Column {
         }
         values++;
         sum += v;
-        size_t j = std::lower_bound(points.begin(), points.end(), v) - points.begin();
+        const size_t j = first_point_at_or_above(v);
         if (j < points.size() && points[j] == v)
             at[j]++;
         else
             between[j]++;
-        bin_counts[std::upper_bound(edges.begin(), edges.end(), v) - edges.begin()]++;
+        if (!bin_counts.empty()) bin_counts[std::upper_bound(edges.begin(), edges.end(), v) - edges.begin()]++;
+    }
+
+    size_t cell_of(double v) const { return std::min((size_t)((v - grid_low) * grid_scale), grid.size() - 1); }
+
+    size_t first_point_at_or_above(double v) const {
+        if (points.empty() || v <= points.front()) return 0;
+        if (v > points.back()) return points.size();
+        if (grid.empty()) return std::lower_bound(points.begin(), points.end(), v) - points.begin();
+        size_t j = grid[cell_of(v)];
+        while (points[j] < v) j++;  // points.back() >= v stops it
+        return j;
+    }
+
+    // grid[g]: the first point whose cell is g or later. The cell of a value never decreases as
+    // the value grows, so every point in an earlier cell is below any value of cell g.
+    void build_grid() {
+        if (points.size() < 2) return;
+        grid_low = points.front();
+        grid_scale = (double)(4 * points.size()) / (points.back() - points.front());
+        if (!std::isfinite(grid_scale) || grid_scale <= 0) return;  // binary search then
+        grid.assign(4 * points.size(), 0);
+        size_t j = 0;
+        for (size_t g = 0; g < grid.size(); g++) {
+            while (j + 1 < points.size() && cell_of(points[j]) < g) j++;
+            grid[g] = (uint32_t)j;
+        }
+    }
+
+    // Counts of the current values per bin, from the per-point counts when the edges are points.
+    std::vector<int64_t> bins() const {
+        if (!bin_counts.empty() || edges.empty()) {
+            if (!bin_counts.empty()) return bin_counts;
+            return {values};
+        }
+        std::vector<int64_t> below(points.size() + 1, 0);  // values below points[j]
+        int64_t running = 0;
+        for (size_t j = 0; j < points.size(); j++) {
+            running += between[j];
+            below[j] = running;
+            running += at[j];
+        }
+        std::vector<int64_t> out;
+        int64_t previous = 0;
+        for (int64_t p : edge_point) {
+            out.push_back(below[p] - previous);
+            previous = below[p];
+        }
+        out.push_back(values - previous);
+        return out;
     }
 
     void add_text(std::string_view v) {
@@ -153,12 +207,14 @@ DriftCheck::DriftCheck(const std::string& baseline_text, std::vector<ColumnSpec>
                                                 "\" (known: psi, jensen_shannon, ks, linf, null_share, new_categories)"));
                 thresholds[name] = threshold_value(t, "thresholds." + name);
             }
+        } else if (key == "output") {  // read by model_drift() itself: whether to score the output
+            if (!value.is_boolean()) bad_option(("output must be true or false"));
         } else if (key == "features") {
             if (!value.is_object()) bad_option(("features must be a JSON object"));
             per_feature = value;
         } else {
             bad_option(("unknown option \"" + key +
-                                        "\" (known: numeric_statistic, categorical_statistic, thresholds, features)"));
+                                        "\" (known: numeric_statistic, categorical_statistic, thresholds, features, output)"));
         }
     }
     for (auto& [name, settings] : per_feature.items()) {
@@ -221,7 +277,15 @@ DriftCheck::DriftCheck(const std::string& baseline_text, std::vector<ColumnSpec>
                 c->between.assign(c->points.size() + 1, 0);
                 c->edges = b.at("bins").at("edges").get<std::vector<double>>();
                 c->baseline_shares = b.at("bins").at("shares").get<std::vector<double>>();
-                c->bin_counts.assign(c->edges.size() + 1, 0);
+                for (double e : c->edges) {
+                    auto at = std::lower_bound(c->points.begin(), c->points.end(), e);
+                    if (at == c->points.end() || *at != e) {
+                        c->bin_counts.assign(c->edges.size() + 1, 0);
+                        break;
+                    }
+                    c->edge_point.push_back(at - c->points.begin());
+                }
+                c->build_grid();
                 c->baseline_mean = json_number(b.value("mean", nlohmann::json(nullptr)));
             } else {
                 for (const nlohmann::json& pair : b.at("categories"))
@@ -242,6 +306,30 @@ DriftCheck::~DriftCheck() {
 
 void DriftCheck::add_number(int column, double v) { columns_[column]->add_number(v); }
 void DriftCheck::add_text(int column, std::string_view v) { columns_[column]->add_text(v); }
+void DriftCheck::add_numbers(int column, const double* values, const bool* nulls, int64_t n) {
+    Column* c = columns_[column];
+    for (int64_t i = 0; i < n; i++) {
+        if (nulls[i]) {
+            c->rows++;
+            c->nulls++;
+        } else {
+            c->add_number(values[i]);
+        }
+    }
+}
+
+void DriftCheck::add_texts(int column, const std::string_view* values, const bool* nulls, int64_t n) {
+    Column* c = columns_[column];
+    for (int64_t i = 0; i < n; i++) {
+        if (nulls[i]) {
+            c->rows++;
+            c->nulls++;
+        } else {
+            c->add_text(values[i]);
+        }
+    }
+}
+
 void DriftCheck::add_null(int column) {
     columns_[column]->rows++;
     columns_[column]->nulls++;
@@ -262,8 +350,9 @@ DriftRow DriftCheck::Column::result() const {
         detail["non_finite"] = non_finite;
         detail["mean"] = number_or_null(values > 0 ? sum / (double)values : kNaN);
         detail["baseline_mean"] = number_or_null(baseline_mean);
-        std::vector<double> current(bin_counts.size());
-        for (size_t i = 0; i < bin_counts.size(); i++) current[i] = share(bin_counts[i], values);
+        const std::vector<int64_t> counts = bins();
+        std::vector<double> current(counts.size());
+        for (size_t i = 0; i < counts.size(); i++) current[i] = share(counts[i], values);
         const bool comparable = values > 0 && !points.empty();
         stats["psi"] = comparable ? population_stability_index(baseline_shares, current) : kNaN;
         stats["jensen_shannon"] = comparable ? jensen_shannon_distance(baseline_shares, current) : kNaN;

@@ -54,10 +54,11 @@ nlohmann::json numeric_document(const std::string& name, const NumericValues& c)
         }
     }
     d["points"] = points;
-    // Decile edges of the values, without repeats (ties make fewer bins), and their shares.
+    // Decile edges of the values, taken among the points (so that model_drift counts bins from
+    // its per-point counts), without repeats (ties make fewer bins), and their shares.
     std::vector<double> edges;
     for (int k = 1; k < kBins && n > 0; k++) {
-        double e = sorted[(size_t)(k * n / kBins)];
+        double e = points[(size_t)(k * (int64_t)points.size() / kBins)];
         if (e > sorted.front() && (edges.empty() || e > edges.back())) edges.push_back(e);
     }
     std::vector<double> shares(edges.size() + 1, 0.0);
@@ -159,6 +160,16 @@ Profiler::Profiler(std::vector<ColumnSpec> columns) : columns_(std::move(columns
             categorical_.emplace_back();
         }
     }
+}
+
+void Profiler::add_numbers(int column, const double* values, const bool* nulls, int64_t n) {
+    NumericValues& c = numeric_[index_[column]];
+    for (int64_t i = 0; i < n; i++) nulls[i] ? c.add_null() : c.add(values[i]);
+}
+
+void Profiler::add_texts(int column, const std::string_view* values, const bool* nulls, int64_t n) {
+    CategoricalValues& c = categorical_[index_[column]];
+    for (int64_t i = 0; i < n; i++) nulls[i] ? c.add_null() : c.add(values[i]);
 }
 
 void Profiler::add_null(int column) {

@@ -49,6 +49,10 @@ public:
     void add_text(int column, std::string_view v);
     void add_null(int column);
     void end_row() { rows_++; }
+    // A column's values of n rows at once (nulls[i]: row i is NULL there), then end_rows(n).
+    void add_numbers(int column, const double* values, const bool* nulls, int64_t n);
+    void add_texts(int column, const std::string_view* values, const bool* nulls, int64_t n);
+    void end_rows(int64_t n) { rows_ += n; }
 
     std::vector<DriftRow> results() const;
 

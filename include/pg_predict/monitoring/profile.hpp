@@ -8,8 +8,8 @@
 //   sorted: every value when there are at most kPoints, else the values at ranks
 //   ceil((i + 1) n / kPoints), so the points' distribution function is within 1 / kPoints of the
 //   values'), "sampled" (more than kSample values: points and bins come from a uniform sample),
-//   "bins": {"edges": [...], "shares": [...]} (deciles of the values; shares of the values in
-//   (-inf, e1), [e1, e2), ..., [ek, inf)).
+//   "bins": {"edges": [...], "shares": [...]} (deciles of the values, among the points: the
+//   points at k/10 of their count; shares of the values in (-inf, e1), [e1, e2), ..., [ek, inf)).
 // categorical: "categories": [[value, count], ...] (the kCategories most frequent, most frequent
 //   first), "other" (rows in the categories beyond those), "distinct".
 #pragma once
@@ -64,6 +64,10 @@ public:
     void add_text(int column, std::string_view v) { categorical_[index_[column]].add(v); }
     void add_null(int column);
     void end_row() { rows_++; }
+    // A column's values of n rows at once (nulls[i]: row i is NULL there), then end_rows(n).
+    void add_numbers(int column, const double* values, const bool* nulls, int64_t n);
+    void add_texts(int column, const std::string_view* values, const bool* nulls, int64_t n);
+    void end_rows(int64_t n) { rows_ += n; }
     int64_t rows() const { return rows_; }
     std::string document() const;  // the profile (JSON text)
 

@@ -43,7 +43,7 @@ namespace {
 using monitoring::ColumnKind;
 using monitoring::ColumnSpec;
 
-constexpr long kFetchRows = 10000;
+constexpr int64 kBatchRows = 10000;  // rows handed to the statistics at once
 
 // The columns a profile or a drift check reads: the model's inputs by name, then its output.
 struct Monitored {
@@ -163,77 +163,114 @@ char* reading_query(const Monitored& m, const char* schema, const char* pinned_n
     return sql.data;
 }
 
-// One fetch's values as plain arrays: numbers, or text pointers into the fetch's context.
+// A batch of rows' values as plain arrays, a column after another: numbers, or text pointers
+// into the batch's context.
 struct Batch {
     int64 rows;
+    int64 stride;  // rows a column has room for
     int columns;
-    double* numbers;            // rows x columns
-    std::string_view* texts;    // rows x columns
-    bool* nulls;                // rows x columns
+    double* numbers;          // columns x stride
+    std::string_view* texts;  // columns x stride
+    bool* nulls;              // columns x stride
+};
+
+// A column at a time, so that one column's counters stay in cache.
+template <typename Sink>
+void feed(Sink* sink, const Batch& b, const bool* numeric) {
+    for (int c = 0; c < b.columns; c++) {
+        const int64 at = c * b.stride;
+        if (numeric[c])
+            sink->add_numbers(c, b.numbers + at, b.nulls + at, b.rows);
+        else
+            sink->add_texts(c, b.texts + at, b.nulls + at, b.rows);
+    }
+    sink->end_rows(b.rows);
+}
+
+// Receives the reading query's rows from the executor, as its slots (no tuple is formed or
+// copied), into a batch that it hands to the sink every kBatchRows rows.
+struct Receiver {
+    DestReceiver pub;  // first: the executor sees a DestReceiver
+    const Monitored* m;
+    const Reading* reading;
+    void* sink;
+    void (*flush)(Receiver*);
+    Batch b;
+    MemoryContext batch_context;  // the batch's texts
 };
 
 template <typename Sink>
-void feed(Sink* sink, const Batch& b, const bool* numeric) {
-    for (int64 r = 0; r < b.rows; r++) {
-        for (int c = 0; c < b.columns; c++) {
-            const int64 at = r * b.columns + c;
-            if (b.nulls[at])
-                sink->add_null(c);
-            else if (numeric[c])
-                sink->add_number(c, b.numbers[at]);
-            else
-                sink->add_text(c, b.texts[at]);
-        }
-        sink->end_row();
-    }
+void flush_to(Receiver* r) {
+    if (r->b.rows == 0) return;
+    Sink* sink = (Sink*)r->sink;
+    const Batch& b = r->b;
+    const bool* numeric = r->m->numeric;
+    guarded([&] { feed(sink, b, numeric); });
+    r->b.rows = 0;
+    MemoryContextReset(r->batch_context);
 }
 
-// Runs the reading query and hands every fetch to `sink` (a Profiler or a DriftCheck).
+bool receive_slot(TupleTableSlot* slot, DestReceiver* self) {
+    Receiver* r = (Receiver*)self;
+    const Monitored& m = *r->m;
+    Batch& b = r->b;
+    slot_getallattrs(slot);
+    const int64 row = b.rows;
+    for (int c = 0; c < b.columns; c++) {
+        const int64 at = c * b.stride + row;
+        b.nulls[at] = slot->tts_isnull[c];
+        if (b.nulls[at]) continue;
+        const Datum value = slot->tts_values[c];
+        if (c == m.inputs)  // the output
+            m.output_numeric ? (void)(b.numbers[at] = DatumGetFloat8(value))
+                             : (void)(b.texts[at] = text_bytes_copy(value, false, r->batch_context));
+        else if (m.numeric[c])
+            b.numbers[at] = r->reading->convert[c](value);
+        else
+            b.texts[at] = text_bytes_copy(value, r->reading->blank_padded[c], r->batch_context);
+    }
+    if (++b.rows == b.stride) r->flush(r);
+    return true;
+}
+
+void receiver_startup(DestReceiver*, int, TupleDesc) {}
+void receiver_shutdown(DestReceiver*) {}
+void receiver_destroy(DestReceiver*) {}
+
+// Runs the reading query and hands every row to `sink` (a Profiler or a DriftCheck).
 template <typename Sink>
 void read_rows(const Monitored& m, const Reading& reading, const char* sql, Sink* sink) {
-    const int columns = m.inputs + (m.has_output ? 1 : 0);
-    SPIPlanPtr plan = SPI_prepare_cursor(sql, 0, NULL, CURSOR_OPT_NO_SCROLL);
+    SPIPlanPtr plan = SPI_prepare(sql, 0, NULL);
     if (plan == NULL)
         ereport(ERROR, (errcode(ERRCODE_INTERNAL_ERROR),
                         errmsg("%s: could not prepare the query: %s", m.function, SPI_result_code_string(SPI_result))));
-    // Not read-only: a snapshot that sees what this statement wrote (train()'s new version).
-    Portal portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
-    MemoryContext per_fetch = AllocSetContextCreate(CurrentMemoryContext, "pg_predict monitoring fetch",
-                                                    ALLOCSET_DEFAULT_SIZES);
-    for (;;) {
-        SPI_cursor_fetch(portal, true, kFetchRows);
-        if (SPI_processed == 0) break;
-        MemoryContext old = MemoryContextSwitchTo(per_fetch);
-        Batch b;
-        b.rows = (int64)SPI_processed;
-        b.columns = columns;
-        b.numbers = (double*)palloc(sizeof(double) * b.rows * columns);
-        b.texts = (std::string_view*)palloc(sizeof(std::string_view) * b.rows * columns);
-        b.nulls = (bool*)palloc(sizeof(bool) * b.rows * columns);
-        TupleDesc desc = SPI_tuptable->tupdesc;
-        for (int64 r = 0; r < b.rows; r++) {
-            HeapTuple row = SPI_tuptable->vals[r];
-            for (int c = 0; c < columns; c++) {
-                const int64 at = r * columns + c;
-                Datum value = SPI_getbinval(row, desc, c + 1, &b.nulls[at]);
-                if (b.nulls[at]) continue;
-                if (c == m.inputs)  // the output
-                    m.output_numeric ? (void)(b.numbers[at] = DatumGetFloat8(value))
-                                     : (void)(b.texts[at] = text_bytes_copy(value, false, per_fetch));
-                else if (m.numeric[c])
-                    b.numbers[at] = reading.convert[c](value);
-                else
-                    b.texts[at] = text_bytes_copy(value, reading.blank_padded[c], per_fetch);
-            }
-        }
-        guarded([&] { feed(sink, b, m.numeric); });
-        MemoryContextSwitchTo(old);
-        MemoryContextReset(per_fetch);
-        SPI_freetuptable(SPI_tuptable);
-        CHECK_FOR_INTERRUPTS();
-    }
-    SPI_cursor_close(portal);
-    MemoryContextDelete(per_fetch);
+    Receiver* r = (Receiver*)palloc0(sizeof(Receiver));
+    r->pub.receiveSlot = receive_slot;
+    r->pub.rStartup = receiver_startup;
+    r->pub.rShutdown = receiver_shutdown;
+    r->pub.rDestroy = receiver_destroy;
+    r->pub.mydest = DestNone;
+    r->m = &m;
+    r->reading = &reading;
+    r->sink = sink;
+    r->flush = flush_to<Sink>;
+    r->b.columns = m.inputs + (m.has_output ? 1 : 0);
+    r->b.stride = kBatchRows;
+    r->b.numbers = (double*)palloc(sizeof(double) * kBatchRows * Max(r->b.columns, 1));
+    r->b.texts = (std::string_view*)palloc(sizeof(std::string_view) * kBatchRows * Max(r->b.columns, 1));
+    r->b.nulls = (bool*)palloc(sizeof(bool) * kBatchRows * Max(r->b.columns, 1));
+    r->batch_context = AllocSetContextCreate(CurrentMemoryContext, "pg_predict monitoring batch", ALLOCSET_DEFAULT_SIZES);
+    SPIExecuteOptions options = {};
+    options.read_only = false;  // a snapshot that sees what this statement wrote (train()'s new version)
+    options.dest = &r->pub;
+    // A SELECT (the query is a FROM item) whose rows went to the receiver: SPI says
+    // SPI_OK_UTILITY for a receiver of its own kind.
+    int rc = SPI_execute_plan_extended(plan, &options);
+    if (rc != SPI_OK_SELECT && rc != SPI_OK_UTILITY)
+        ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+                        errmsg("%s: the query must be a SELECT (%s)", m.function, SPI_result_code_string(rc))));
+    r->flush(r);
+    MemoryContextDelete(r->batch_context);
 }
 
 // The profile of `body`'s rows (JSON text, palloc'd in the current context); *rows: how many.
@@ -334,6 +371,14 @@ Datum pg_predict_model_drift(PG_FUNCTION_ARGS) {
     CatalogEntry* entry = catalog_lookup(name, false);
     check_model_usage(entry);
     Monitored m = monitored_columns(entry, "model_drift()");
+    // options' "output": false leaves the output out (its row and its scoring)
+    JsonbValue key;
+    key.type = jbvString;
+    key.val.string.val = (char*)"output";
+    key.val.string.len = 6;
+    JsonbValue* output = JB_ROOT_IS_OBJECT(options_jsonb)
+                             ? findJsonbValueFromContainer(&options_jsonb->root, JB_FOBJECT, &key) : NULL;
+    if (output != NULL && output->type == jbvBool && !output->val.boolean) m.has_output = false;
     char* pinned = pin_model_version(name, entry->id);
     const char* schema = function_schema(fcinfo);
 
