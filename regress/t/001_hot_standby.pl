@@ -56,7 +56,16 @@ $primary->safe_psql('postgres', q{SELECT rollback_model('churn')});
 $primary->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', $versions_sql), '1 t, 2 f', 'the rollback reaches the standby');
 is(score_all($standby, 'postgres', 'churn'), (split /\n/, $before)[0], 'the standby scores version 1 again');
-for my $call (q{SELECT deploy_model('churn', 2)}, q{SELECT rollback_model('churn')}, q{SELECT drop_model('churn', 2)}) {
+# Profiles: taken on the primary, replicated with the catalog; a standby runs model_drift against
+# the profile but cannot take one.
+$primary->safe_psql('postgres', q{SELECT profile_model('churn', 'SELECT * FROM scored_rows')});
+$primary->wait_for_catchup($standby);
+my $drift_sql = q{SELECT string_agg(format('%s %s', feature, anomaly), ', ' ORDER BY feature)
+                    FROM model_drift('churn', 'SELECT * FROM scored_rows')};
+is($standby->safe_psql('postgres', $drift_sql), $primary->safe_psql('postgres', $drift_sql),
+   'model_drift on the standby against the replicated profile');
+for my $call (q{SELECT deploy_model('churn', 2)}, q{SELECT rollback_model('churn')}, q{SELECT drop_model('churn', 2)},
+              q{SELECT profile_model('churn', 'SELECT * FROM scored_rows')}) {
     ($rc, $out, $err) = $standby->psql('postgres', $call);
     like($err, qr/during recovery/, "$call on a standby: clear error");
 }

@@ -45,6 +45,16 @@ my $cascade_sql = q{SELECT string_agg(format('%s %s %s', name, version, md5(casc
                       FROM model_catalog WHERE cascade IS NOT NULL};
 my $cascades = $source->safe_psql('src', $cascade_sql);
 like($cascades, qr/^churn 1 \w{32}$/, 'churn has a cascade');
+# 0.9.0: a version's profile (profile_model) is kept in its catalog row: dumped and restored, and
+# model_drift reads it there.
+$source->safe_psql('src', q{SELECT profile_model('churn', 'SELECT * FROM scored_rows')});
+my $profile_sql = q{SELECT string_agg(format('%s %s %s %s', name, version, md5(profile::text), profiled_at), ', ' ORDER BY name)
+                      FROM model_catalog WHERE profile IS NOT NULL};
+my $profiles = $source->safe_psql('src', $profile_sql);
+like($profiles, qr/^churn 1 \w{32} \d{4}-/, 'churn has a profile');
+my $drift_sql = q{SELECT string_agg(format('%s %s %s', feature, round(value::numeric, 9), anomaly), ', ' ORDER BY feature)
+                    FROM model_drift('churn', 'SELECT * FROM scored_rows WHERE id % 2 = 0')};
+my $drift = $source->safe_psql('src', $drift_sql);
 
 my $custom = "$tmp/src.dump";
 my $plain = "$tmp/src.sql";
@@ -71,6 +81,8 @@ for my $db ('restored', 'restored_plain') {
     is($target->safe_psql($db, $privileges_sql), $privileges, "$db: owners and grants kept by name");
     is($target->safe_psql($db, $versions_sql), $versions, "$db: every version, the deployed one marked");
     is($target->safe_psql($db, $cascade_sql), $cascades, "$db: the cascade restored with its version");
+    is($target->safe_psql($db, $profile_sql), $profiles, "$db: the profile restored with its version");
+    is($target->safe_psql($db, $drift_sql), $drift, "$db: model_drift against the restored profile");
 }
 # The restored staged version is whole: deployed there, it scores as the segment model.
 $target->safe_psql('restored', q{SELECT deploy_model('churn', 2)});
