@@ -221,6 +221,19 @@ my $evaluate = q{SELECT e ->> 'rows', e ->> 'accuracy' FROM evaluate_model('segm
 is($coordinator->safe_psql('postgres', sprintf($evaluate, 'dist')), $coordinator->safe_psql('postgres', sprintf($evaluate, 'scored_rows')),
    'evaluate_model() over a distributed query = over the local table');
 like($coordinator->safe_psql('postgres', sprintf($evaluate, 'dist')), qr/^200\|0\.\d+$/, '... every row, a real accuracy');
+# Profiles: train() leaves them to profile_model on Citus (its new version is not visible to the
+# workers before it commits); the profile goes into the catalog, so every node has it, and
+# model_drift over a distributed table compares on the coordinator, as over the local table.
+is($coordinator->safe_psql('postgres', q{SELECT profiled_at IS NULL FROM models WHERE name = 'trained'}), 't',
+   'train() does not profile on Citus');
+$coordinator->safe_psql('postgres', q{SELECT profile_model('trained', 'SELECT * FROM dist')});
+is($worker1->safe_psql('postgres', q{SELECT (explain_model('trained') -> 'profile' ->> 'rows')}), '200',
+   'the profile profile_model took over a distributed table reaches the workers');
+same_catalog_everywhere('after profile_model()');
+my $drift = q{SELECT string_agg(format('%%s %%s %%s', feature, round(value::numeric, 9), anomaly), ', ' ORDER BY feature)
+                FROM model_drift('trained', 'SELECT * FROM %s WHERE id %% 3 = 0')};
+is($coordinator->safe_psql('postgres', sprintf($drift, 'dist')), $coordinator->safe_psql('postgres', sprintf($drift, 'scored_rows')),
+   'model_drift over a distributed table = over the local table');
 
 # A worker that is down: an error, never a partial result; changes fail and change no node.
 my $sum_sql = q{SELECT sum(predict('churn', r)), count(*) FROM dist r};

@@ -1226,7 +1226,7 @@ char* catalog_profile(int64 id) {
     return result;
 }
 
-char* catalog_set_profile(const char* name, int64 id, const char* profile_json, const char* query) {
+char* catalog_set_profile(const char* name, int64 id, int version, const char* profile_json, const char* query) {
     CatalogTable table = catalog_table();
     require_profiles(table);
     MemoryContext caller = CurrentMemoryContext;
@@ -1234,13 +1234,15 @@ char* catalog_set_profile(const char* name, int64 id, const char* profile_json, 
     // Kept with what it was taken from: the version, the query and the time.
     char* statement = psprintf(
         "UPDATE %s SET profile = $2::pg_catalog.jsonb OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object("
-        "'version', version, 'query', $4::pg_catalog.text, 'taken_at', pg_catalog.now()), profiled_at = pg_catalog.now() "
+        "'version', $5::pg_catalog.int4, 'query', $4::pg_catalog.text, 'taken_at', pg_catalog.now()), "
+        "profiled_at = pg_catalog.now() "
         "WHERE name OPERATOR(pg_catalog.=) $1 AND id OPERATOR(pg_catalog.=) $3 RETURNING profile::pg_catalog.text",
         table.qualified_table);
-    Oid types[4] = {TEXTOID, TEXTOID, INT8OID, TEXTOID};
-    Datum values[4] = {CStringGetTextDatum(name), CStringGetTextDatum(profile_json), Int64GetDatum(id),
-                       CStringGetTextDatum(query)};
-    int rc = SPI_execute_with_args(statement, 4, types, values, NULL, false, 0);
+    // No column in the expressions: Citus refuses a stable function over columns in an UPDATE.
+    Oid types[5] = {TEXTOID, TEXTOID, INT8OID, TEXTOID, INT4OID};
+    Datum values[5] = {CStringGetTextDatum(name), CStringGetTextDatum(profile_json), Int64GetDatum(id),
+                       CStringGetTextDatum(query), Int32GetDatum(version)};
+    int rc = SPI_execute_with_args(statement, 5, types, values, NULL, false, 0);
     if (rc != SPI_OK_UPDATE_RETURNING)
         elog(ERROR, "pg_predict: writing the catalog failed: %s", SPI_result_code_string(rc));
     char* stored = NULL;

@@ -93,10 +93,10 @@ int64 catalog_version_id(const char* name, int version);
 // Model version `id`'s profile (profile_model's document, JSON text), or NULL when it has none.
 // Errors before 0.9.0.
 char* catalog_profile(int64 id);
-// Stores `profile_json` as version `id`'s profile, with the version, `query` and the time it
+// Stores `profile_json` as version `id`'s profile (number `version`), with the version, `query` and the time it
 // was taken (only the model's owner or a superuser may); returns what was stored (JSON text),
 // NULL when the row is gone.
-char* catalog_set_profile(const char* name, int64 id, const char* profile_json, const char* query);
+char* catalog_set_profile(const char* name, int64 id, int version, const char* profile_json, const char* query);
 // After a new version `version` of `name` was deployed over `before` (NULL: none): a NOTICE
 // when `before` had a cascade, since the new one has none until create_cascade builds it.
 void notice_cascade_not_carried(const char* name, const CatalogEntry* before, int version);

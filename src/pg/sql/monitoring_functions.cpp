@@ -329,7 +329,7 @@ char* store_profile(const CatalogEntry* entry, const char* body, const char* sch
     if (rows == 0)
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s: the query returned no rows", function),
                         errdetail("A profile describes rows; model \"%s\" keeps the profile it had.", name)));
-    char* stored = catalog_set_profile(name, entry->id, profile, body);
+    char* stored = catalog_set_profile(name, entry->id, entry->version, profile, body);
     if (stored == NULL)
         ereport(ERROR, (errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
                         errmsg("%s: version %d of model \"%s\" was dropped meanwhile", function, entry->version, name)));

@@ -338,8 +338,15 @@ Datum pg_predict_train(PG_FUNCTION_ARGS) {
     // This backend's programs of the version no longer deployed are garbage now.
     if (existing != NULL && stored.deployed) guarded([&] { pg_predict::runtime::forget_model(name); });
     if (stored.deployed) notice_cascade_not_carried(name, existing, stored.version);
-    // The rows it learned from, profiled for model_drift (the query runs once more).
-    if (catalog_has_profiles()) profile_trained_version(name, stored.version, query, fcinfo->flinfo->fn_oid);
+    // The rows it learned from, profiled for model_drift (the query runs once more). Not on a
+    // Citus cluster: the profile scores the rows with the new version, which Citus's workers,
+    // reading the catalog in their own transactions, cannot see before this one commits.
+    if (catalog_has_profiles() && !catalog_is_citus_reference_table())
+        profile_trained_version(name, stored.version, query, fcinfo->flinfo->fn_oid);
+    else if (catalog_has_profiles())
+        ereport(NOTICE, (errmsg("train() did not profile its rows: the catalog is a Citus reference table"),
+                         errhint("Once this transaction commits, profile_model('%s', <the query>, %d) takes the profile.",
+                                 name, stored.version)));
     StringInfoData summary;
     initStringInfo(&summary);
     appendStringInfoString(&summary, "{\"name\": ");
