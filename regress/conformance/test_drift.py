@@ -274,6 +274,33 @@ def pipeline_profile(env):
         raise Failure(f"pipe: flagged {[f for f, r in d.items() if r['anomaly']]}")
 
 
+@test
+def classifier_output(env):
+    """A binary classifier's output is its second class's probability; a multiclass one's, its label."""
+    from sklearn.linear_model import LogisticRegression
+    import pandas as pd
+    data = TABLES["last_month"]
+    frame = pd.DataFrame({"x0": data["x0"], "x2": data["x2"]})
+    binary = LogisticRegression().fit(frame, np.where(data["y"] > np.median(data["y"]), "high", "low"))
+    pg_predict.deploy(env.conn, "binary", binary)
+    doc = env.query("SELECT profile_model('binary', 'SELECT * FROM last_month')")[0][0]
+    output = {c["name"]: c for c in doc["columns"]}["output"]
+    want = binary.predict_proba(frame)[:, 1]
+    if output["kind"] != "numeric":
+        raise Failure(f"a binary classifier's output is {output['kind']}")
+    close("binary output mean", output["mean"], float(np.mean(want)), 1e-6)
+    close("binary output max", output["max"], float(np.max(want)), 1e-6)
+    tiers = np.select([data["y"] < 3, data["y"] < 7], ["low", "mid"], "high")
+    multi = LogisticRegression(max_iter=500).fit(frame, tiers)
+    pg_predict.deploy(env.conn, "multi", multi)
+    doc = env.query("SELECT profile_model('multi', 'SELECT * FROM last_month')")[0][0]
+    output = {c["name"]: c for c in doc["columns"]}["output"]
+    labels = multi.predict(frame)
+    if output["kind"] != "categorical" or {k: n for k, n in output["categories"]} != \
+            {k: int((labels == k).sum()) for k in set(labels)}:
+        raise Failure(f"a multiclass classifier's output: {output['kind']} {output.get('categories')}")
+
+
 def expect_error(env, sql, params, fragment):
     try:
         env.query(sql, params)

@@ -54,6 +54,7 @@ struct Monitored {
     bool* numeric;
     bool has_output;
     bool output_numeric;
+    bool output_probability;  // the second class's probability (a binary classifier)
 };
 
 Monitored monitored_columns(const CatalogEntry* entry, const char* function) {
@@ -78,7 +79,10 @@ Monitored monitored_columns(const CatalogEntry* entry, const char* function) {
         m.inputs++;
     }
     m.has_output = !entry->transformer;
-    m.output_numeric = !entry->classification;
+    // The output: a regressor's value; a binary classifier's probability of its second class (what
+    // moves first); another classifier's label (categorical).
+    m.output_probability = entry->classification && entry->has_probabilities && entry->num_classes == 2;
+    m.output_numeric = !entry->classification || m.output_probability;
     if (m.has_output) m.numeric[m.inputs] = m.output_numeric;
     return m;
 }
@@ -156,7 +160,10 @@ char* reading_query(const Monitored& m, const char* schema, const char* pinned_n
     initStringInfo(&sql);
     appendStringInfoString(&sql, "SELECT ");
     for (int i = 0; i < m.inputs; i++) appendStringInfo(&sql, "%sq.%s", i > 0 ? ", " : "", quote_identifier(m.names[i]));
-    if (m.has_output)
+    if (m.has_output && m.output_probability)
+        appendStringInfo(&sql, "%s(%s.predict_proba(%s, q))[2]", m.inputs > 0 ? ", " : "", quote_identifier(schema),
+                         quote_literal_cstr(pinned_name));
+    else if (m.has_output)
         appendStringInfo(&sql, "%s%s.%s(%s, q)", m.inputs > 0 ? ", " : "", quote_identifier(schema),
                          m.output_numeric ? "predict" : "predict_label", quote_literal_cstr(pinned_name));
     appendStringInfo(&sql, " FROM (%s\n) AS q", body);
