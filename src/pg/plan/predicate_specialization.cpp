@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "catalog/catalog.hpp"
 #include "plan/feature_pushdown.hpp"
 #include "features.hpp"
 #include "guard.hpp"
@@ -503,10 +504,14 @@ void specialize_input(List* targets, BatchInput* in) {
     in->pruned_bounds = pstrdup(result.bounds);
     free(result.bounds);
 
-    // Columns the specialized model does not read: constants, as for unused features.
+    // Columns the specialized model does not read: constants, as for unused features. Not when
+    // the version has a cascade: its small model may read such a column (pg_predict.cascades can
+    // be turned on after planning; a new cascade replans, as every catalog change does), and must
+    // see its value, as the per-row path does.
     StringInfoData dropped;
     initStringInfo(&dropped);
-    for (int f = 0; f < entry->num_features; f++) {
+    const bool has_cascade = catalog_cascade_program_id(entry->id) != 0;
+    for (int f = 0; f < entry->num_features && !has_cascade; f++) {
         if (!unread[f] || entry->is_unused[f]) continue;
         bool was_read = false;
         foreach (lc, targets) {
