@@ -307,5 +307,21 @@ SELECT count(*) FILTER (WHERE b.label IS DISTINCT FROM e.label) AS mismatches_ti
 RESET pg_predict.cache_size;
 DROP TABLE plan_models;
 
+-- A primary key lookup returns at most one row: its call stays with the per-row function (no
+-- PredictBatch node to plan and start), and scores what a batched scan of that row scores. A
+-- range, an IN list or a non-unique key is batched as before.
+EXPLAIN (costs off) SELECT id, predict('churn', c) FROM customers c WHERE id = 3;
+EXPLAIN (costs off) SELECT id, predict('churn', c) FROM customers c WHERE id IN (3, 4);
+SELECT (SELECT predict_proba('churn', c) FROM customers c WHERE id = 3) =
+       (SELECT predict_proba('churn', c) FROM customers c WHERE id BETWEEN 3 AND 3) AS lookup_equals_batched;
+CREATE TABLE deferred_key (id int UNIQUE DEFERRABLE INITIALLY DEFERRED, tenure int, monthly_charges numeric,
+                           plan_id smallint);
+INSERT INTO deferred_key SELECT id, tenure, monthly_charges, plan_id FROM customers WHERE id <= 10;
+SET enable_seqscan = off;
+-- a deferrable unique index may hold two rows of one key until commit: batched
+EXPLAIN (costs off) SELECT predict('churn', d) FROM deferred_key d WHERE id = 3;
+RESET enable_seqscan;
+DROP TABLE deferred_key;
+
 DROP FUNCTION churners;
 DROP TABLE customers, plans, scored, no_charges;

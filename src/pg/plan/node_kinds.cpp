@@ -1,8 +1,13 @@
 #include "plan/node_kinds.hpp"
 
 extern "C" {
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "catalog/pg_am.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 }
 
 namespace pg_predict::pg {
@@ -27,6 +32,42 @@ bool is_scan(const Plan* plan) {
         default:
             return false;
     }
+}
+
+bool returns_at_most_one_row(const Plan* plan) {
+    Oid index;
+    List* quals;
+    if (IsA(plan, IndexScan)) {
+        index = ((const IndexScan*)plan)->indexid;
+        quals = ((const IndexScan*)plan)->indexqual;
+    } else if (IsA(plan, IndexOnlyScan)) {
+        index = ((const IndexOnlyScan*)plan)->indexid;
+        quals = ((const IndexOnlyScan*)plan)->indexqual;
+    } else {
+        return false;
+    }
+    Relation rel = index_open(index, AccessShareLock);  // the planner holds it already
+    const Form_pg_index form = rel->rd_index;
+    bool one = rel->rd_rel->relam == BTREE_AM_OID && form->indisunique && form->indimmediate &&
+               form->indnkeyatts > 0 && form->indnkeyatts <= 32;
+    uint32 equal_columns = 0;
+    ListCell* lc;
+    foreach (lc, quals) {
+        if (!one) break;
+        Node* clause = (Node*)lfirst(lc);
+        if (!IsA(clause, OpExpr) || list_length(((OpExpr*)clause)->args) != 2) continue;
+        OpExpr* op = (OpExpr*)clause;
+        Node* left = strip_relabel((Node*)linitial(op->args));
+        // the index qual's key side is the index column, as an INDEX_VAR Var
+        if (left == NULL || !IsA(left, Var) || ((Var*)left)->varno != INDEX_VAR) continue;
+        AttrNumber column = ((Var*)left)->varattno;
+        if (column < 1 || column > form->indnkeyatts) continue;
+        if (get_op_opfamily_strategy(op->opno, rel->rd_opfamily[column - 1]) == BTEqualStrategyNumber)
+            equal_columns |= 1u << (column - 1);
+    }
+    one = one && equal_columns == (form->indnkeyatts == 32 ? 0xffffffffu : (1u << form->indnkeyatts) - 1);
+    index_close(rel, AccessShareLock);
+    return one;
 }
 
 bool is_join(const Plan* plan) {

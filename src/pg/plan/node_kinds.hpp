@@ -9,6 +9,10 @@ namespace pg_predict::pg {
 bool is_scan(const Plan* plan);
 bool is_join(const Plan* plan);
 
+// An index scan that returns at most one row each time it runs: equality with one value on every
+// key column of a unique, immediately checked btree index (a primary key lookup).
+bool returns_at_most_one_row(const Plan* plan);
+
 // Nodes whose expressions are evaluated over the single child's output.
 bool reads_one_child(const Plan* plan);
 
