@@ -91,8 +91,7 @@ struct DriftCheck::Column {
     // categorical
     std::unordered_map<std::string, int64_t> baseline_counts;
     int64_t baseline_other = 0;
-    std::unordered_map<std::string, int64_t> counts;
-    int64_t uncounted = 0;  // distinct values beyond kCountedCategories
+    CategoricalValues current;  // its `other`: distinct values beyond kCountedCategories
 
     void add_number(double v) {
         rows++;
@@ -161,13 +160,7 @@ struct DriftCheck::Column {
 
     void add_text(std::string_view v) {
         rows++;
-        auto found = counts.find(std::string(v));
-        if (found != counts.end())
-            found->second++;
-        else if ((int64_t)counts.size() < kCountedCategories)
-            counts.emplace(std::string(v), 1);
-        else
-            uncounted++;
+        current.add(v);
     }
 
     DriftRow result() const;
@@ -351,12 +344,12 @@ DriftRow DriftCheck::Column::result() const {
         detail["mean"] = number_or_null(values > 0 ? sum / (double)values : kNaN);
         detail["baseline_mean"] = number_or_null(baseline_mean);
         const std::vector<int64_t> counts = bins();
-        std::vector<double> current(counts.size());
-        for (size_t i = 0; i < counts.size(); i++) current[i] = share(counts[i], values);
+        std::vector<double> shares(counts.size());
+        for (size_t i = 0; i < counts.size(); i++) shares[i] = share(counts[i], values);
         const bool comparable = values > 0 && !points.empty();
-        stats["psi"] = comparable ? population_stability_index(baseline_shares, current) : kNaN;
-        stats["jensen_shannon"] = comparable ? jensen_shannon_distance(baseline_shares, current) : kNaN;
-        stats["linf"] = comparable ? l_infinity(baseline_shares, current) : kNaN;
+        stats["psi"] = comparable ? population_stability_index(baseline_shares, shares) : kNaN;
+        stats["jensen_shannon"] = comparable ? jensen_shannon_distance(baseline_shares, shares) : kNaN;
+        stats["linf"] = comparable ? l_infinity(baseline_shares, shares) : kNaN;
         // Two-sample KS against the points: the baseline's distribution is constant between
         // points, the current one's rises, so the largest gap is at a point or just below one.
         double ks = 0, below_total = 0;
@@ -367,22 +360,22 @@ DriftRow DriftCheck::Column::result() const {
             ks = std::max(ks, std::fabs(below_total / (double)values - points_cdf[j]));
         }
         stats["ks"] = comparable ? ks : kNaN;
-        detail["bins"] = {{"edges", edges}, {"baseline_shares", baseline_shares}, {"shares", current}};
+        detail["bins"] = {{"edges", edges}, {"baseline_shares", baseline_shares}, {"shares", shares}};
     } else {
         // Bins: the baseline's categories, its "other" (categories beyond those it kept), then
         // each category it never saw. With an "other", an unseen value may be one of those.
-        std::vector<std::string> names;
-        std::vector<double> baseline, current;
-        int64_t baseline_total = 0, total = 0, in_other = uncounted, unseen_rows = 0;
+        const auto& counts = current.counts;
+        std::vector<double> baseline, shares;
+        int64_t baseline_total = 0, total = 0, in_other = current.other, unseen_rows = 0;
         for (const auto& [name, count] : baseline_counts) baseline_total += count;
         baseline_total += baseline_other;
         for (const auto& [name, count] : counts) total += count;
-        total += uncounted;
+        total += current.other;
         std::vector<std::pair<std::string, int64_t>> unseen;
         for (const auto& [name, count] : baseline_counts) {
             auto found = counts.find(name);
             baseline.push_back(share(count, baseline_total));
-            current.push_back(share(found == counts.end() ? 0 : found->second, total));
+            shares.push_back(share(found == counts.end() ? 0 : found->second, total));
         }
         for (const auto& [name, count] : counts)
             if (!baseline_counts.count(name)) {
@@ -393,7 +386,7 @@ DriftRow DriftCheck::Column::result() const {
             }
         if (baseline_other > 0 || in_other > 0) {
             baseline.push_back(share(baseline_other, baseline_total));
-            current.push_back(share(in_other, total));
+            shares.push_back(share(in_other, total));
         }
         std::sort(unseen.begin(), unseen.end(), [](const auto& a, const auto& b) {
             return a.second != b.second ? a.second > b.second : a.first < b.first;
@@ -401,7 +394,7 @@ DriftRow DriftCheck::Column::result() const {
         nlohmann::json listed = nlohmann::json::array();
         for (const auto& [name, count] : unseen) {
             baseline.push_back(0.0);
-            current.push_back(share(count, total));
+            shares.push_back(share(count, total));
             unseen_rows += count;
             if (listed.size() < 10) listed.push_back(name);
         }
@@ -411,9 +404,9 @@ DriftRow DriftCheck::Column::result() const {
         detail["new_category_share"] = new_share;
         detail["new_categories_known"] = baseline_other == 0;
         const bool comparable = total > 0 && baseline_total > 0;
-        stats["psi"] = comparable ? population_stability_index(baseline, current) : kNaN;
-        stats["jensen_shannon"] = comparable ? jensen_shannon_distance(baseline, current) : kNaN;
-        stats["linf"] = comparable ? l_infinity(baseline, current) : kNaN;
+        stats["psi"] = comparable ? population_stability_index(baseline, shares) : kNaN;
+        stats["jensen_shannon"] = comparable ? jensen_shannon_distance(baseline, shares) : kNaN;
+        stats["linf"] = comparable ? l_infinity(baseline, shares) : kNaN;
     }
     for (const auto& [name, value] : stats) detail[name] = number_or_null(value);
 

@@ -810,11 +810,14 @@ char* catalog_spec(int64 id) {
     return TextDatumGetCString(read_column_by_id(id, "spec::pg_catalog.text"));
 }
 
-char* catalog_cascade(int64 id) {
-    CatalogTable table = catalog_table();
-    if (!table.cascades) return NULL;
+namespace {
+
+// A jsonb column of row `id` as JSON text in the caller's context; NULL when the row or the
+// value is missing.
+char* optional_json_by_id(const CatalogTable& table, int64 id, const char* column) {
     MemoryContext caller = CurrentMemoryContext;
-    char* query = psprintf("SELECT cascade::pg_catalog.text FROM %s WHERE id OPERATOR(pg_catalog.=) $1", table.read_table);
+    char* query = psprintf("SELECT %s::pg_catalog.text FROM %s WHERE id OPERATOR(pg_catalog.=) $1", column,
+                           table.read_table);
     char* result = NULL;
     read_catalog(table, query, INT8OID, Int64GetDatum(id), [&] {
         if (SPI_processed == 0) return;
@@ -826,6 +829,13 @@ char* catalog_cascade(int64 id) {
         MemoryContextSwitchTo(spi);
     });
     return result;
+}
+
+}  // namespace
+
+char* catalog_cascade(int64 id) {
+    CatalogTable table = catalog_table();
+    return table.cascades ? optional_json_by_id(table, id, "cascade") : NULL;
 }
 
 void notice_cascade_not_carried(const char* name, const CatalogEntry* before, int version) {
@@ -1211,19 +1221,7 @@ int64 catalog_version_id(const char* name, int version) {
 char* catalog_profile(int64 id) {
     CatalogTable table = catalog_table();
     require_profiles(table);
-    MemoryContext caller = CurrentMemoryContext;
-    char* query = psprintf("SELECT profile::pg_catalog.text FROM %s WHERE id OPERATOR(pg_catalog.=) $1", table.read_table);
-    char* result = NULL;
-    read_catalog(table, query, INT8OID, Int64GetDatum(id), [&] {
-        if (SPI_processed == 0) return;
-        bool isnull;
-        Datum value = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-        if (isnull) return;
-        MemoryContext spi = MemoryContextSwitchTo(caller);
-        result = TextDatumGetCString(value);
-        MemoryContextSwitchTo(spi);
-    });
-    return result;
+    return optional_json_by_id(table, id, "profile");
 }
 
 char* catalog_set_profile(const char* name, int64 id, int version, const char* profile_json, const char* query) {
