@@ -301,6 +301,21 @@ def classifier_output(env):
         raise Failure(f"a multiclass classifier's output: {output['kind']} {output.get('categories')}")
 
 
+@test
+def multi_output_model_has_no_output_row(env):
+    from sklearn.linear_model import LinearRegression
+    import pandas as pd
+    data = TABLES["last_month"]
+    frame = pd.DataFrame({"x0": data["x0"], "x2": data["x2"]})
+    pg_predict.deploy(env.conn, "two", LinearRegression().fit(frame, np.column_stack([data["y"], -data["y"]])))
+    doc = env.query("SELECT profile_model('two', 'SELECT * FROM last_month')")[0][0]
+    if sorted(c["name"] for c in doc["columns"]) != ["x0", "x2"]:
+        raise Failure(f"a two-output model's profile: {[c['name'] for c in doc['columns']]}")
+    d = env.drift("SELECT * FROM like_last", name="two")
+    if sorted(d) != ["x0", "x2"] or any(r["anomaly"] for r in d.values()):
+        raise Failure(f"a two-output model's drift: {d}")
+
+
 def expect_error(env, sql, params, fragment):
     try:
         env.query(sql, params)

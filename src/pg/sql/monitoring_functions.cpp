@@ -78,7 +78,8 @@ Monitored monitored_columns(const CatalogEntry* entry, const char* function) {
         m.numeric[m.inputs] = !entry->is_text[f];
         m.inputs++;
     }
-    m.has_output = !entry->transformer;
+    // (a transformer has none; a multi-output model's several values are not profiled)
+    m.has_output = !entry->transformer && entry->num_outputs <= 1;
     // The output: a regressor's value; a binary classifier's probability of its second class (what
     // moves first); another classifier's label (categorical).
     m.output_probability = entry->classification && entry->has_probabilities && entry->num_classes == 2;
