@@ -340,6 +340,10 @@ def bad_input_errors_and_changes_nothing(env):
          ('{"numeric_statistic": "median"}',), 'unknown statistic "median"'),
         ("SELECT * FROM model_drift('m', 'SELECT * FROM this_month', options => %s)",
          ('{"features": {"zzz": {}}}',), 'features names "zzz"'),
+        # options are checked before the baseline query reads a row
+        ("SELECT * FROM model_drift('m', 'SELECT * FROM this_month', "
+         "'SELECT *, 1 / (id - id) AS boom FROM last_month', %s)",
+         ('{"categorical_statistic": "ks"}',), 'statistic "ks" in categorical_statistic is for numeric columns'),
         ("SELECT * FROM model_drift('m', '')", None, "query must not be an empty string"),
         ("SELECT profile_model('m', 'SELECT * FROM this_month WHERE false')", None, "the query returned no rows"),
         ("SELECT profile_model('m', 'SELECT * FROM this_month', 7)", None, 'model "m" has no version 7'),

@@ -166,93 +166,117 @@ struct DriftCheck::Column {
     DriftRow result() const;
 };
 
-DriftCheck::DriftCheck(const std::string& baseline_text, std::vector<ColumnSpec> specs, const std::string& options_text) {
-    nlohmann::json baseline = nlohmann::json::parse(baseline_text);
+namespace {
+
+// What one column reports: its statistic and its thresholds ("__main": the statistic's own).
+struct ColumnSettings {
+    std::string statistic;
+    std::map<std::string, double> thresholds;
+};
+
+void check_statistic(const std::string& s, ColumnKind kind, const std::string& where) {
+    const auto& all = drift_statistics();
+    if (std::find(all.begin(), all.end(), s) == all.end())
+        bad_option("unknown statistic \"" + s + "\" in " + where + " (known: psi, jensen_shannon, ks, linf)");
+    if (s == "ks" && kind == ColumnKind::Categorical)
+        bad_option("statistic \"ks\" in " + where + " is for numeric columns");
+}
+
+double threshold_value(const nlohmann::json& v, const std::string& where) {
+    if (!v.is_number() || !(v.get<double>() >= 0)) bad_option(where + " must be a number >= 0");
+    return v.get<double>();
+}
+
+// model_drift's options for these columns, one setting per column (docs/monitoring.md).
+std::vector<ColumnSettings> parse_options(const std::string& options_text, const std::vector<ColumnSpec>& specs) {
     nlohmann::json options = options_text.empty() ? nlohmann::json::object() : nlohmann::json::parse(options_text);
-    if (!options.is_object()) bad_option(("options must be a JSON object"));
+    if (!options.is_object()) bad_option("options must be a JSON object");
     std::string numeric_statistic = "psi", categorical_statistic = "psi";
     std::map<std::string, double> thresholds = default_thresholds();
     nlohmann::json per_feature = nlohmann::json::object();
-    auto known_statistic = [](const std::string& s, ColumnKind kind, const std::string& where) {
-        const auto& all = drift_statistics();
-        if (std::find(all.begin(), all.end(), s) == all.end())
-            bad_option(("unknown statistic \"" + s + "\" in " + where +
-                                        " (known: psi, jensen_shannon, ks, linf)"));
-        if (s == "ks" && kind == ColumnKind::Categorical)
-            bad_option(("statistic \"ks\" in " + where + " is for numeric columns"));
-    };
-    auto threshold_value = [](const nlohmann::json& v, const std::string& where) {
-        if (!v.is_number() || !(v.get<double>() >= 0))
-            bad_option((where + " must be a number >= 0"));
-        return v.get<double>();
-    };
     for (auto& [key, value] : options.items()) {
         if (key == "numeric_statistic" || key == "categorical_statistic") {
-            if (!value.is_string()) bad_option((key + " must be a string"));
-            known_statistic(value.get<std::string>(),
+            if (!value.is_string()) bad_option(key + " must be a string");
+            check_statistic(value.get<std::string>(),
                             key == "numeric_statistic" ? ColumnKind::Numeric : ColumnKind::Categorical, key);
             (key == "numeric_statistic" ? numeric_statistic : categorical_statistic) = value.get<std::string>();
         } else if (key == "thresholds") {
-            if (!value.is_object()) bad_option(("thresholds must be a JSON object"));
+            if (!value.is_object()) bad_option("thresholds must be a JSON object");
             for (auto& [name, t] : value.items()) {
                 if (!default_thresholds().count(name))
-                    bad_option(("unknown threshold \"" + name +
-                                                "\" (known: psi, jensen_shannon, ks, linf, null_share, new_categories)"));
+                    bad_option("unknown threshold \"" + name +
+                               "\" (known: psi, jensen_shannon, ks, linf, null_share, new_categories)");
                 thresholds[name] = threshold_value(t, "thresholds." + name);
             }
         } else if (key == "output") {  // read by model_drift() itself: whether to score the output
-            if (!value.is_boolean()) bad_option(("output must be true or false"));
+            if (!value.is_boolean()) bad_option("output must be true or false");
         } else if (key == "features") {
-            if (!value.is_object()) bad_option(("features must be a JSON object"));
+            if (!value.is_object()) bad_option("features must be a JSON object");
             per_feature = value;
         } else {
-            bad_option(("unknown option \"" + key +
-                                        "\" (known: numeric_statistic, categorical_statistic, thresholds, features, output)"));
+            bad_option("unknown option \"" + key +
+                       "\" (known: numeric_statistic, categorical_statistic, thresholds, features, output)");
         }
     }
     for (auto& [name, settings] : per_feature.items()) {
         bool found = false;
         for (const ColumnSpec& s : specs) found = found || s.name == name;
-        if (!found) bad_option(("features names \"" + name + "\", which the model does not read"));
-        if (!settings.is_object()) bad_option(("features." + name + " must be a JSON object"));
+        if (!found) bad_option("features names \"" + name + "\", which the model does not read");
+        if (!settings.is_object()) bad_option("features." + name + " must be a JSON object");
     }
+    std::vector<ColumnSettings> out;
+    for (const ColumnSpec& spec : specs) {
+        ColumnSettings c{spec.kind == ColumnKind::Numeric ? numeric_statistic : categorical_statistic, thresholds};
+        if (per_feature.contains(spec.name)) {
+            for (auto& [key, value] : per_feature[spec.name].items()) {
+                const std::string where = "features." + spec.name + "." + key;
+                if (key == "statistic") {
+                    if (!value.is_string()) bad_option(where + " must be a string");
+                    check_statistic(value.get<std::string>(), spec.kind, where);
+                    c.statistic = value.get<std::string>();
+                } else if (key == "threshold") {
+                    c.thresholds["__main"] = threshold_value(value, where);
+                } else if (key == "null_share" || key == "new_categories") {
+                    c.thresholds[key] = threshold_value(value, where);
+                } else {
+                    bad_option("unknown key \"" + key + "\" in features." + spec.name +
+                               " (known: statistic, threshold, null_share, new_categories)");
+                }
+            }
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
 
+}  // namespace
+
+void check_drift_options(const std::string& options, const std::vector<ColumnSpec>& columns) {
+    parse_options(options, columns);
+}
+
+DriftCheck::DriftCheck(const std::string& baseline_text, std::vector<ColumnSpec> specs, const std::string& options_text) {
+    const std::vector<ColumnSettings> settings = parse_options(options_text, specs);
+    nlohmann::json baseline = nlohmann::json::parse(baseline_text);
     std::unordered_map<std::string, const nlohmann::json*> by_name;
     if (!baseline.contains("columns") || !baseline["columns"].is_array())
-        bad_option(("the baseline profile has no columns"));
+        bad_option("the baseline profile has no columns");
     for (const nlohmann::json& c : baseline["columns"]) by_name[c.value("name", "")] = &c;
 
     try {
-        for (const ColumnSpec& spec : specs) {
+        for (size_t i = 0; i < specs.size(); i++) {
+            const ColumnSpec& spec = specs[i];
             auto found = by_name.find(spec.name);
-            if (found == by_name.end())
-                bad_option(("the baseline has no column \"" + spec.name + "\""));
+            if (found == by_name.end()) bad_option("the baseline has no column \"" + spec.name + "\"");
             const nlohmann::json& b = *found->second;
             if (b.value("kind", "") != kind_name(spec.kind))
-                bad_option(("column \"" + spec.name + "\" is " + kind_name(spec.kind) +
-                                            " here but " + b.value("kind", "?") + " in the baseline"));
+                bad_option("column \"" + spec.name + "\" is " + kind_name(spec.kind) + " here but " +
+                           b.value("kind", "?") + " in the baseline");
             Column* c = new Column();
             columns_.push_back(c);
             c->spec = spec;
-            c->statistic = spec.kind == ColumnKind::Numeric ? numeric_statistic : categorical_statistic;
-            c->thresholds = thresholds;
-            if (per_feature.contains(spec.name)) {
-                for (auto& [key, value] : per_feature[spec.name].items()) {
-                    const std::string where = "features." + spec.name + "." + key;
-                    if (key == "statistic") {
-                        if (!value.is_string()) bad_option((where + " must be a string"));
-                        known_statistic(value.get<std::string>(), spec.kind, where);
-                        c->statistic = value.get<std::string>();
-                    } else if (key == "threshold") {
-                        c->thresholds["__main"] = threshold_value(value, where);
-                    } else if (key == "null_share" || key == "new_categories") {
-                        c->thresholds[key] = threshold_value(value, where);
-                    } else {
-                        bad_option(("unknown key \"" + key + "\" in features." + spec.name +
-                                                    " (known: statistic, threshold, null_share, new_categories)"));
-                    }
-                }
-            }
+            c->statistic = settings[i].statistic;
+            c->thresholds = settings[i].thresholds;
             c->baseline_rows = b.value("rows", (int64_t)0);
             c->baseline_nulls = b.value("nulls", (int64_t)0);
             if (spec.kind == ColumnKind::Numeric) {

@@ -63,6 +63,9 @@ private:
     int64_t rows_ = 0;
 };
 
+// Checks model_drift's options for these columns, as DriftCheck would, before any row is read.
+void check_drift_options(const std::string& options, const std::vector<ColumnSpec>& columns);
+
 // The option keys and statistics model_drift knows, for its documentation and errors.
 const std::vector<std::string>& drift_statistics();
 

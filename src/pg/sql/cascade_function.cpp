@@ -118,9 +118,7 @@ ReadRows read_query_rows(BoundModel* model, const char* query) {
     Datum* sample = (Datum*)palloc(sizeof(Datum) * kCostSample);
 
     // The query as the FROM item of one SELECT: a statement of another kind is a syntax error.
-    char* body = pstrdup(query);
-    for (size_t n = strlen(body); n > 0 && (body[n - 1] == ';' || isspace((unsigned char)body[n - 1])); n--)
-        body[n - 1] = '\0';
+    char* body = query_without_terminator(query);
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
     SPIPlanPtr plan = SPI_prepare(psprintf("SELECT q FROM (%s\n) AS q", body), 0, NULL);
     if (plan == NULL)

@@ -233,10 +233,8 @@ char* scoring_query(const char* schema, const char* name, const char* query, con
 
 // The user's query without trailing semicolons and blanks (it becomes a subquery).
 char* trimmed_query(const char* query) {
-    char* copy = pstrdup(query);
-    size_t length = strlen(copy);
-    while (length > 0 && (copy[length - 1] == ';' || isspace((unsigned char)copy[length - 1]))) copy[--length] = '\0';
-    if (length == 0)
+    char* copy = query_without_terminator(query);
+    if (copy[0] == '\0')
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("evaluate_model() needs a query, not an empty string")));
     return copy;
 }

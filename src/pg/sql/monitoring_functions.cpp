@@ -2,12 +2,12 @@
 // query's rows look like to a model, and how far they are from a baseline (docs/monitoring.md).
 //
 // Both read the columns the model reads (its columns_read, by name, each once) and its output,
-// through one query run in a cursor:
+// through one query:
 //     SELECT q."<column>", ..., <schema>.predict('<name pinned to the version>', q) FROM (<query>) q
-// so the output is scored by the normal path (a PredictBatch node). Each fetch's values are
-// copied into plain arrays here, then handed to monitoring::Profiler or monitoring::DriftCheck
-// inside guarded(): nothing but reading happens per row on the PostgreSQL side.
-#include <cctype>
+// so the output is scored by the normal path (a PredictBatch node). A DestReceiver copies each
+// row's values from the executor's slot into plain arrays, and every 10,000 rows hands them to
+// monitoring::Profiler or monitoring::DriftCheck inside guarded(): nothing but reading happens
+// per row on the PostgreSQL side.
 #include <cmath>
 #include <new>
 #include <stdexcept>
@@ -97,12 +97,10 @@ std::vector<ColumnSpec> column_specs(const Monitored& m) {
     return specs;
 }
 
-// The query without trailing semicolons and blanks (it becomes a subquery).
+// The query as a subquery's body; an error when nothing is left.
 char* query_body(const char* query, const char* what) {
-    char* copy = pstrdup(query);
-    size_t length = strlen(copy);
-    while (length > 0 && (copy[length - 1] == ';' || isspace((unsigned char)copy[length - 1]))) copy[--length] = '\0';
-    if (length == 0)
+    char* copy = query_without_terminator(query);
+    if (copy[0] == '\0')
         ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE), errmsg("%s must not be an empty string", what)));
     return copy;
 }
@@ -403,12 +401,13 @@ Datum pg_predict_model_drift(PG_FUNCTION_ARGS) {
     ReturnSetInfo* rsinfo = (ReturnSetInfo*)fcinfo->resultinfo;
     MemoryContext caller = CurrentMemoryContext;
     if (SPI_connect() != SPI_OK_CONNECT) elog(ERROR, "pg_predict: SPI_connect failed");
+    // The query's columns and the options are checked before any row is read.
+    Reading reading = check_columns(m, body, "the query");
+    guarded([&] { monitoring::check_drift_options(options, column_specs(m)); });
     if (baseline_body != NULL) {
         int64 rows = 0;
         baseline = profile_rows(m, schema, pinned, baseline_body, "the baseline query", &rows);
     }
-    // The options and the baseline's columns are checked before the query runs.
-    Reading reading = check_columns(m, body, "the query");
     monitoring::DriftCheck* check = guarded([&] {
         return new monitoring::DriftCheck(baseline, column_specs(m), options);
     });
